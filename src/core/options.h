@@ -1,0 +1,71 @@
+#pragma once
+// Server options: nats-server's flags and config-file keys where they overlap, plus
+// Peregrine's own (shards, polling, transport, durability). Command-line flags override
+// the config file, as in nats-server.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace core {
+
+struct server_options {
+  // identity and listener
+  std::string host = "0.0.0.0";
+  int port = 4222;
+  std::string server_name;        // default: the server id
+  std::string config_file;
+  // logging
+  std::string log_file;           // empty: stderr
+  bool debug = false;
+  bool trace = false;
+  // limits (nats-server defaults)
+  std::int64_t max_payload = 1048576;
+  int max_control_line = 4096;
+  std::int64_t max_pending = 64ll * 1024 * 1024;
+  int max_connections = 65536;
+  std::int64_t ping_interval_ms = 120'000;
+  int ping_max = 2;
+  std::int64_t auth_timeout_ms = 2'000;
+  std::int64_t write_deadline_ms = 10'000;
+  // auth
+  std::string user;
+  std::string pass;
+  std::string token;
+  // monitoring
+  int http_port = 0;
+  // JetStream
+  bool jetstream = false;
+  std::string store_dir;          // empty: the embedded default (see default_store_dir())
+  std::int64_t max_memory_store = -1;
+  std::int64_t max_file_store = -1;
+  std::string js_domain;
+  // Peregrine
+  int shards = 0;                 // 0: fit the machine
+  std::string poll_mode = "adaptive";  // adaptive | busy
+  std::int64_t spin_us = 50;
+  std::string cpus;               // pin shard threads to these cpus ("0,1" or "0-3"); empty: no pinning
+  std::string transport = "uring";     // uring | socket | dpdk
+  std::string durability = "write";    // write | sync
+};
+
+// The default store directory when JetStream is on and none was given.
+std::string default_store_dir();
+
+enum class cli_outcome { run, exit_ok, exit_error };
+
+struct cli_result {
+  cli_outcome outcome = cli_outcome::run;
+  std::string message;                // --help / --version text, or the error
+  std::vector<std::string> warnings;  // e.g. unknown config keys
+};
+
+// Parses argv (accepting -flag and --flag as nats-server does), loading -c FILE first so
+// that flags override it. --help and -v/--version produce exit_ok with the text to print.
+cli_result parse_command_line(int argc, const char* const* argv, server_options& out);
+
+// Loads a nats-server style config file into `out`. On a syntax error returns false and
+// sets `error` to "<file>:<line>:<col>: <reason>"; unknown keys become warnings.
+bool load_config_file(const std::string& path, server_options& out, std::string& error,
+                      std::vector<std::string>& warnings);
+
+}  // namespace core
