@@ -1,0 +1,198 @@
+#include "tests/integration/server_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace peregrine::test {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+bool port_accepts(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size()))
+    s.replace(pos, from.size(), to);
+  return s;
+}
+
+}  // namespace
+
+std::string server_binary() {
+  for (const char* name : {"PEREGRINE_SERVER_BIN_OVERRIDE", "PEREGRINE_SERVER_BIN"}) {
+    const char* v = std::getenv(name);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return {};
+}
+
+int pick_free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = 0;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  ::close(fd);
+  return port;
+}
+
+server_process::server_process(std::string extra_conf) : extra_conf_(std::move(extra_conf)) {}
+
+server_process::~server_process() {
+  stop();
+  if (!tmp_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmp_dir_, ec);
+  }
+}
+
+std::string server_process::url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
+
+std::string server_process::log() const {
+  std::ifstream in(tmp_dir_ / "server.log");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool server_process::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+bool server_process::start(std::chrono::milliseconds ready_timeout) {
+  if (server_binary().empty()) {
+    error_ = "PEREGRINE_SERVER_BIN is not set";
+    return false;
+  }
+  if (tmp_dir_.empty()) {
+    std::string templ = (std::filesystem::temp_directory_path() / "pg-it-XXXXXX").string();
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()) == nullptr) {
+      error_ = std::string("mkdtemp: ") + std::strerror(errno);
+      return false;
+    }
+    tmp_dir_ = buf.data();
+  }
+  // A port picked free can be taken by a parallel test before the server binds it: retry.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (start_once(ready_timeout)) return true;
+    stop();
+  }
+  return false;
+}
+
+bool server_process::start_once(std::chrono::milliseconds ready_timeout) {
+  port_ = pick_free_port();
+  if (port_ == 0) {
+    error_ = "no free port";
+    return false;
+  }
+  const auto conf_path = tmp_dir_ / "server.conf";
+  {
+    std::ofstream conf(conf_path, std::ios::trunc);
+    conf << "port: " << port_ << "\n"
+         << replace_all(extra_conf_, "@TMPDIR@", tmp_dir_.string()) << "\n";
+    if (!conf) {
+      error_ = "cannot write " + conf_path.string();
+      return false;
+    }
+  }
+  const std::string bin = server_binary();
+  const std::string port_str = std::to_string(port_);
+  const std::string log_path = (tmp_dir_ / "server.log").string();
+  const std::string conf_str = conf_path.string();
+  const pid_t parent = ::getpid();
+
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    error_ = std::string("fork: ") + std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    // Child: die with the test process so a crashed test never leaks a server.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+    const char* argv[] = {bin.c_str(), "-a", "127.0.0.1", "-p", port_str.c_str(),
+                          "-c", conf_str.c_str(), nullptr};
+    ::execv(bin.c_str(), const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  pid_ = pid;
+
+  const auto deadline = clock_type::now() + ready_timeout;
+  while (clock_type::now() < deadline) {
+    if (!running()) {
+      error_ = "server exited during startup; log:\n" + log();
+      return false;
+    }
+    if (port_accepts(port_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  error_ = "server did not accept on port " + port_str + " within " +
+           std::to_string(ready_timeout.count()) + " ms; log:\n" + log();
+  return false;
+}
+
+void server_process::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGTERM);
+  const auto deadline = clock_type::now() + std::chrono::seconds(2);
+  while (clock_type::now() < deadline) {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+}  // namespace peregrine::test
