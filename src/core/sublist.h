@@ -48,6 +48,8 @@ class sublist {
   bool has_match(std::string_view subject);
   std::size_t count() const noexcept;
   std::size_t cache_size() const noexcept;
+  // Trie nodes currently allocated (tests use it to check that remove prunes).
+  std::size_t node_count() const noexcept;
 
  private:
   struct impl;
