@@ -1,0 +1,425 @@
+#include "src/core/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "peregrine_config.h"
+#include "src/core/config_file.h"
+
+namespace core {
+
+namespace {
+
+// "0,1" or "0-3" or "0-3,6": comma-separated cpu numbers and ascending ranges.
+bool valid_cpu_list(std::string_view s) {
+  if (s.empty()) return false;
+  std::size_t i = 0;
+  for (;;) {
+    auto number = [&](long& v) {
+      const std::size_t start = i;
+      v = 0;
+      while (i < s.size() && s[i] >= '0' && s[i] <= '9' && i - start < 6) v = v * 10 + (s[i++] - '0');
+      return i > start && (i == s.size() || s[i] < '0' || s[i] > '9');
+    };
+    long lo = 0, hi = 0;
+    if (!number(lo)) return false;
+    if (i < s.size() && s[i] == '-') {
+      ++i;
+      if (!number(hi) || hi < lo) return false;
+    }
+    if (i == s.size()) return true;
+    if (s[i] != ',') return false;
+    ++i;
+  }
+}
+
+bool one_of(std::string_view v, std::initializer_list<std::string_view> allowed) {
+  for (auto a : allowed) {
+    if (v == a) return true;
+  }
+  return false;
+}
+
+// Converts config values to option fields; each failure names the value's position.
+class mapper {
+ public:
+  mapper(server_options& o, std::string& error, std::vector<std::string>& warnings)
+      : _o(o), _error(error), _warnings(warnings) {}
+
+  bool apply(const config_value& root) {
+    for (const auto& [key, v] : root.entries) {
+      if (!top(key, v)) return false;
+    }
+    return true;
+  }
+
+ private:
+  server_options& _o;
+  std::string& _error;
+  std::vector<std::string>& _warnings;
+
+  static bool is(std::string_view key, std::initializer_list<std::string_view> names) {
+    for (auto n : names) {
+      if (key.size() == n.size() && std::equal(key.begin(), key.end(), n.begin(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == b;
+          })) {
+        return true;
+      }
+    }
+    return false;
+  }
+  bool bad(const config_value& v, const std::string& key, const std::string& what) {
+    _error = v.where() + ": invalid value for '" + key + "': " + what;
+    return false;
+  }
+  void unknown(const std::string& key, const config_value& v, const std::string& section = "") {
+    if (v.used_as_variable) return;  // a variable definition, not an option
+    _warnings.push_back(v.key_where() + ": unknown config key '" + section + key + "' ignored");
+  }
+  bool str(const config_value& v, const std::string& key, std::string& out) {
+    if (!v.is_scalar()) return bad(v, key, "expected a string");
+    out = v.text;
+    return true;
+  }
+  template <typename T>
+  bool num(const config_value& v, const std::string& key, T& out, std::int64_t lo, std::int64_t hi) {
+    std::int64_t n = 0;
+    if (!v.is_scalar() || !parse_size(v.text, n)) return bad(v, key, "expected an integer");
+    if (n < lo || n > hi) {
+      return bad(v, key, std::to_string(n) + " is out of range [" + std::to_string(lo) + ", " +
+                             std::to_string(hi) + "]");
+    }
+    out = static_cast<T>(n);
+    return true;
+  }
+  bool flag(const config_value& v, const std::string& key, bool& out) {
+    if (!v.is_scalar() || !parse_bool(v.text, out)) return bad(v, key, "expected true or false");
+    return true;
+  }
+  bool duration(const config_value& v, const std::string& key, std::int64_t& out_ms) {
+    std::int64_t ms = 0;
+    if (!v.is_scalar() || !parse_duration_ms(v.text, ms) || ms <= 0) {
+      return bad(v, key, "expected a duration such as \"2m\", \"10s\", \"500ms\" or seconds");
+    }
+    out_ms = ms;
+    return true;
+  }
+  bool choice(const config_value& v, const std::string& key, std::string& out,
+              std::initializer_list<std::string_view> allowed) {
+    std::string s;
+    if (!str(v, key, s)) return false;
+    if (!one_of(s, allowed)) {
+      std::string list;
+      for (auto a : allowed) list += (list.empty() ? "" : "|") + std::string(a);
+      return bad(v, key, "expected one of " + list);
+    }
+    out = s;
+    return true;
+  }
+
+  bool listen(const config_value& v, const std::string& key) {
+    if (!v.is_scalar()) return bad(v, key, "expected \"host:port\" or \":port\"");
+    const std::string& s = v.text;
+    std::int64_t port = 0;
+    if (parse_size(s, port) && s.find_first_not_of("0123456789") == std::string::npos) {
+      if (port > 65535) return bad(v, key, "port out of range");
+      _o.port = static_cast<int>(port);
+      return true;
+    }
+    const auto colon = s.rfind(':');
+    if (colon == std::string::npos) return bad(v, key, "expected \"host:port\" or \":port\"");
+    std::string host = s.substr(0, colon);
+    const std::string p = s.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos || p.size() > 5 ||
+        std::stoi(p) > 65535) {
+      return bad(v, key, "bad port in '" + s + "'");
+    }
+    if (!host.empty()) _o.host = host;
+    _o.port = std::stoi(p);
+    return true;
+  }
+
+  bool jetstream(const config_value& v, const std::string& key) {
+    if (v.is_scalar()) {
+      if (v.text == "enabled" || v.text == "disabled") {
+        _o.jetstream = v.text == "enabled";
+        return true;
+      }
+      return flag(v, key, _o.jetstream);
+    }
+    if (!v.is_map()) return bad(v, key, "expected a boolean or a map");
+    _o.jetstream = true;  // a jetstream block turns it on unless it says otherwise
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (is(k, {"enabled", "enable"})) {
+        ok = flag(e, k, _o.jetstream);
+      } else if (is(k, {"store_dir", "store"})) {
+        ok = str(e, k, _o.store_dir);
+      } else if (is(k, {"max_memory_store", "max_mem", "max_memory", "max_mem_store"})) {
+        ok = num(e, k, _o.max_memory_store, -1, INT64_MAX);
+      } else if (is(k, {"max_file_store", "max_file", "max_file_size"})) {
+        ok = num(e, k, _o.max_file_store, -1, INT64_MAX);
+      } else if (is(k, {"domain"})) {
+        ok = str(e, k, _o.js_domain);
+      } else {
+        unknown(k, e, "jetstream.");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  bool authorization(const config_value& v, const std::string& key) {
+    if (!v.is_map()) return bad(v, key, "expected a map");
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (is(k, {"user", "username"})) {
+        ok = str(e, k, _o.user);
+      } else if (is(k, {"password", "pass"})) {
+        ok = str(e, k, _o.pass);
+      } else if (is(k, {"token"})) {
+        ok = str(e, k, _o.token);
+      } else if (is(k, {"timeout"})) {
+        ok = duration(e, k, _o.auth_timeout_ms);
+      } else {
+        unknown(k, e, "authorization.");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  bool top(const std::string& k, const config_value& v) {
+    if (is(k, {"port"})) return num(v, k, _o.port, -1, 65535);
+    if (is(k, {"listen"})) return listen(v, k);
+    if (is(k, {"host", "net"})) return str(v, k, _o.host);
+    if (is(k, {"server_name"})) return str(v, k, _o.server_name);
+    if (is(k, {"max_payload"})) return num(v, k, _o.max_payload, 1, INT32_MAX);
+    if (is(k, {"max_control_line"})) return num(v, k, _o.max_control_line, 1, INT32_MAX);
+    if (is(k, {"max_pending"})) return num(v, k, _o.max_pending, 1, INT64_MAX);
+    if (is(k, {"max_connections", "max_conn"})) return num(v, k, _o.max_connections, 0, INT32_MAX);
+    if (is(k, {"ping_interval"})) return duration(v, k, _o.ping_interval_ms);
+    if (is(k, {"ping_max"})) return num(v, k, _o.ping_max, 0, INT32_MAX);
+    if (is(k, {"write_deadline"})) return duration(v, k, _o.write_deadline_ms);
+    if (is(k, {"http_port", "monitor_port"})) return num(v, k, _o.http_port, -1, 65535);
+    if (is(k, {"debug"})) return flag(v, k, _o.debug);
+    if (is(k, {"trace"})) return flag(v, k, _o.trace);
+    if (is(k, {"logfile", "log_file"})) return str(v, k, _o.log_file);
+    if (is(k, {"jetstream"})) return jetstream(v, k);
+    if (is(k, {"authorization"})) return authorization(v, k);
+    // Peregrine's own keys, named as the flags.
+    if (is(k, {"shards"})) return num(v, k, _o.shards, 0, 4096);
+    if (is(k, {"poll", "poll_mode"})) return choice(v, k, _o.poll_mode, {"adaptive", "busy"});
+    if (is(k, {"spin_us"})) return num(v, k, _o.spin_us, 0, 10'000'000);
+    if (is(k, {"transport"})) return choice(v, k, _o.transport, {"uring", "socket", "dpdk"});
+    if (is(k, {"durability"})) return choice(v, k, _o.durability, {"write", "sync"});
+    if (is(k, {"cpus"})) {
+      std::string s;
+      if (!str(v, k, s)) return false;
+      if (!valid_cpu_list(s)) return bad(v, k, "expected a cpu list such as \"0,1\" or \"0-3\"");
+      _o.cpus = s;
+      return true;
+    }
+    unknown(k, v);
+    return true;
+  }
+};
+
+// Go's flag package accepts -name and --name (and -name=value) for every flag. CLI11 wants
+// one dash for single letters and two for words, so rewrite argv into that form.
+struct flag_spec {
+  std::string_view name;
+  std::string_view canonical;  // long name used when a value is attached to a short flag
+  bool takes_value;
+};
+
+constexpr flag_spec kFlags[] = {
+    {"a", "addr", true},          {"addr", "addr", true},
+    {"net", "addr", true},        {"p", "port", true},
+    {"port", "port", true},       {"n", "name", true},
+    {"name", "name", true},       {"server_name", "name", true},
+    {"c", "config", true},        {"config", "config", true},
+    {"js", "js", false},          {"jetstream", "js", false},
+    {"sd", "store_dir", true},    {"store_dir", "store_dir", true},
+    {"m", "http_port", true},     {"http_port", "http_port", true},
+    {"l", "log", true},           {"log", "log", true},
+    {"log_file", "log", true},    {"D", "debug", false},
+    {"debug", "debug", false},    {"V", "trace", false},
+    {"trace", "trace", false},    {"DV", "DV", false},
+    {"user", "user", true},       {"pass", "pass", true},
+    {"auth", "auth", true},       {"max_payload", "max_payload", true},
+    {"v", "version", false},      {"version", "version", false},
+    {"h", "help", false},         {"help", "help", false},
+    {"shards", "shards", true},   {"poll", "poll", true},
+    {"spin_us", "spin_us", true}, {"cpus", "cpus", true},
+    {"transport", "transport", true}, {"durability", "durability", true},
+};
+
+const flag_spec* find_flag(std::string_view name) {
+  for (const auto& f : kFlags) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+struct normalised {
+  std::vector<std::string> args;  // args[0] is the program name
+  bool help = false;
+  bool version = false;
+  std::string config;
+};
+
+normalised normalise(int argc, const char* const* argv) {
+  normalised n;
+  n.args.emplace_back(argc > 0 && argv[0] ? argv[0] : "peregrine-server");
+  bool rest_literal = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i] ? argv[i] : "";
+    if (rest_literal || a.size() < 2 || a[0] != '-' || a == "--") {
+      if (a == "--") rest_literal = true;
+      n.args.push_back(a);
+      continue;
+    }
+    std::string body = a.substr(a[1] == '-' ? 2 : 1);
+    std::string value;
+    const auto eq = body.find('=');
+    const bool has_value = eq != std::string::npos;
+    if (has_value) {
+      value = body.substr(eq + 1);
+      body.resize(eq);
+    }
+    const flag_spec* f = find_flag(body);
+    if (f == nullptr) {  // unknown: keep it in CLI11's form so CLI11 reports it
+      n.args.push_back((body.size() == 1 ? "-" : "--") + body + (has_value ? "=" + value : ""));
+      continue;
+    }
+    if (f->canonical == "help") n.help = true;
+    if (f->canonical == "version") n.version = true;
+    if (has_value) {
+      n.args.push_back("--" + std::string(f->canonical) + "=" + value);
+    } else {
+      n.args.push_back((body.size() == 1 ? "-" : "--") + body);
+    }
+    if (f->canonical == "config") {
+      if (has_value) {
+        n.config = value;
+      } else if (i + 1 < argc && argv[i + 1]) {
+        n.config = argv[i + 1];
+      }
+    }
+    if (f->takes_value && !has_value && i + 1 < argc) n.args.push_back(argv[++i]);  // the value, verbatim
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string default_store_dir() {
+  std::string base = "/tmp";
+  if (const char* t = std::getenv("TMPDIR"); t != nullptr && *t != '\0') base = t;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  return base + "/peregrine/jetstream";
+}
+
+bool load_config_file(const std::string& path, server_options& out, std::string& error,
+                      std::vector<std::string>& warnings) {
+  config_value root;
+  if (!parse_config_file(path, root, error)) return false;
+  mapper m(out, error, warnings);
+  if (!m.apply(root)) return false;
+  out.config_file = path;
+  return true;
+}
+
+cli_result parse_command_line(int argc, const char* const* argv, server_options& out) {
+  cli_result res;
+  const normalised n = normalise(argc, argv);
+
+  CLI::App app{"Peregrine: a NATS-protocol message broker with JetStream.", "peregrine-server"};
+  app.set_help_flag();  // our own -h, so the text comes back instead of being printed
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.footer("Every flag also works with one or two dashes (-js, --js, -sd, --port), as in nats-server.\n"
+             "Flags override the config file given with -c.");
+
+  bool help = false, version = false, dv = false;
+  std::string max_payload;
+  app.add_option("-a,--addr,--net", out.host, "Address to listen on for clients");
+  app.add_option("-p,--port", out.port, "Port for clients (-1: random)")->check(CLI::Range(-1, 65535));
+  app.add_option("-n,--name,--server_name", out.server_name, "Server name (default: the server id)");
+  app.add_option("-c,--config", out.config_file, "Configuration file (nats-server syntax)");
+  app.add_flag("--js,--jetstream", out.jetstream, "Enable JetStream");
+  app.add_option("--sd,--store_dir", out.store_dir, "JetStream storage directory");
+  app.add_option("-m,--http_port", out.http_port, "HTTP monitoring port")->check(CLI::Range(-1, 65535));
+  app.add_option("-l,--log,--log_file", out.log_file, "Log file (default: stderr)");
+  app.add_flag("-D,--debug", out.debug, "Enable debug logging");
+  app.add_flag("-V,--trace", out.trace, "Enable protocol tracing");
+  app.add_flag("--DV", dv, "Enable debug logging and protocol tracing");
+  app.add_option("--user", out.user, "User required for connections");
+  app.add_option("--pass", out.pass, "Password required for connections");
+  app.add_option("--auth", out.token, "Authorization token required for connections");
+  app.add_option("--max_payload", max_payload, "Maximum message payload (bytes; 1MB, 512KB ...)");
+  app.add_flag("-v,--version", version, "Print the version and exit");
+  app.add_flag("-h,--help", help, "Print this help and exit");
+  app.add_option("--shards", out.shards, "Shard (worker thread) count; 0 fits the machine")
+      ->check(CLI::Range(0, 4096));
+  app.add_option("--poll", out.poll_mode, "Shard polling: adaptive or busy")
+      ->check(CLI::IsMember({"adaptive", "busy"}));
+  app.add_option("--spin_us", out.spin_us, "Microseconds an idle shard spins before sleeping (adaptive)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000'000}));
+  app.add_option("--cpus", out.cpus, "Pin shard threads to these cpus, e.g. 0,1 or 0-3")
+      ->check(CLI::Validator(
+          [](std::string& s) { return valid_cpu_list(s) ? std::string() : "bad cpu list '" + s + "'"; },
+          "CPU LIST"));
+  app.add_option("--transport", out.transport, "Network transport: uring, socket or dpdk")
+      ->check(CLI::IsMember({"uring", "socket", "dpdk"}));
+  app.add_option("--durability", out.durability, "PubAck after the write or after fsync: write or sync")
+      ->check(CLI::IsMember({"write", "sync"}));
+
+  if (n.help) {
+    res.outcome = cli_outcome::exit_ok;
+    res.message = app.help();
+    return res;
+  }
+  if (n.version) {
+    res.outcome = cli_outcome::exit_ok;
+    res.message = std::string("peregrine-server: v") + PEREGRINE_NATS_LEVEL + " (peregrine " +
+                  PEREGRINE_VERSION + ")";
+    return res;
+  }
+  // The config file first, so that the flags parsed below override it.
+  if (!n.config.empty()) {
+    std::string error;
+    if (!load_config_file(n.config, out, error, res.warnings)) {
+      res.outcome = cli_outcome::exit_error;
+      res.message = error;
+      return res;
+    }
+  }
+
+  std::vector<const char*> cargv;
+  for (const auto& a : n.args) cargv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(cargv.size()), cargv.data());
+  } catch (const CLI::ParseError& e) {
+    res.outcome = cli_outcome::exit_error;
+    res.message = std::string("peregrine-server: ") + e.what();
+    return res;
+  }
+  if (dv) out.debug = out.trace = true;
+  if (!max_payload.empty()) {
+    std::int64_t v = 0;
+    if (!parse_size(max_payload, v) || v <= 0 || v > INT32_MAX) {
+      res.outcome = cli_outcome::exit_error;
+      res.message = "peregrine-server: --max_payload: expected a size such as 1048576 or 1MB, got '" +
+                    max_payload + "'";
+      return res;
+    }
+    out.max_payload = v;
+  }
+  return res;
+}
+
+}  // namespace core
