@@ -100,6 +100,10 @@ bool server_process::start(std::chrono::milliseconds ready_timeout) {
     error_ = "PEREGRINE_SERVER_BIN is not set";
     return false;
   }
+  if (::access(server_binary().c_str(), X_OK) != 0) {
+    error_ = "server binary is missing or not executable: " + server_binary();
+    return false;
+  }
   if (tmp_dir_.empty()) {
     std::string templ = (std::filesystem::temp_directory_path() / "pg-it-XXXXXX").string();
     std::vector<char> buf(templ.begin(), templ.end());
