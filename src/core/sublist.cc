@@ -50,6 +50,25 @@ bool has_wildcard(std::string_view filter) noexcept {
   return false;
 }
 
+// subject_matches without the validation: `filter` was validated on insert and cache keys
+// are routable. Cache invalidation runs this over every cached subject.
+bool filter_matches(std::string_view filter, std::string_view subject) noexcept {
+  std::size_t i = 0, j = 0;
+  for (;;) {
+    auto fe = filter.find('.', i);
+    if (fe == std::string_view::npos) fe = filter.size();
+    if (j > subject.size()) return false;  // subject has no tokens left
+    auto se = subject.find('.', j);
+    if (se == std::string_view::npos) se = subject.size();
+    const auto ft = filter.substr(i, fe - i);
+    if (is_fwc(ft)) return true;
+    if (!is_pwc(ft) && ft != subject.substr(j, se - j)) return false;
+    i = fe + 1;
+    j = se + 1;
+    if (i > filter.size()) return j > subject.size();
+  }
+}
+
 struct node;
 
 struct level {
@@ -155,7 +174,7 @@ struct sublist::impl {
       return;
     }
     for (auto it = cache.begin(); it != cache.end();) {
-      if (subject_matches(filter, it->first)) {
+      if (filter_matches(filter, it->first)) {
         it = cache.erase(it);
       } else {
         ++it;

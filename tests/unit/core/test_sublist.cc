@@ -254,9 +254,11 @@ TEST(Sublist, RandomizedAgainstBruteForce) {
     }
     return s;
   };
+  for (const std::size_t cache_max : {std::size_t{4096}, std::size_t{16}, std::size_t{0}}) {
+  SCOPED_TRACE("cache_max=" + std::to_string(cache_max));
   std::vector<std::unique_ptr<subscription>> owned;
   std::vector<subscription*> live;
-  sublist sl(r.chance(0.5) ? 4096 : 16);
+  sublist sl(cache_max);
   for (int step = 0; step < 20000; ++step) {
     const auto op = r.below(10);
     if (op < 3 || live.empty()) {
@@ -286,6 +288,7 @@ TEST(Sublist, RandomizedAgainstBruteForce) {
   for (auto* s : live) ASSERT_TRUE(sl.remove(s));
   EXPECT_EQ(sl.node_count(), 0u);
   EXPECT_EQ(sl.count(), 0u);
+  }
 }
 
 }  // namespace
