@@ -1,0 +1,321 @@
+#include "storage/file_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "io/sync_backend.h"
+#include "src/base/log.h"
+#include "storage/record.h"
+
+namespace storage {
+namespace {
+
+constexpr int kOffBits = 40;
+std::uint64_t make_loc(std::uint32_t block, std::uint64_t off) {
+  return (std::uint64_t(block) << kOffBits) | off;
+}
+std::uint32_t loc_block(std::uint64_t loc) { return std::uint32_t(loc >> kOffBits); }
+std::uint64_t loc_off(std::uint64_t loc) { return loc & ((1ull << kOffBits) - 1); }
+
+stored_msg to_msg(const record_view& r) {
+  stored_msg m;
+  m.seq = r.seq;
+  m.ts = r.ts;
+  m.ttl = r.ttl;
+  m.subject.assign(r.subject);
+  m.headers.assign(r.headers);
+  m.payload.assign(r.payload);
+  return m;
+}
+
+}  // namespace
+
+file_store::file_store(const file_store_config& cfg, std::unique_ptr<io::backend> be)
+    : indexed_store(cfg.acct), _cfg(cfg), _be(std::move(be)) {}
+
+file_store::~file_store() {
+  if (!_closed) {
+    drain();  // a dropped store loses what was never submitted, like a crash would
+    for (auto& b : _blocks) _be->close(b.fh);
+  }
+}
+
+std::string file_store::block_path(std::uint32_t id) const {
+  char name[32];
+  std::snprintf(name, sizeof name, "/%08u.blk", id);
+  return _cfg.dir + name;
+}
+
+file_store::block_file* file_store::block_by_id(std::uint32_t id) {
+  if (_blocks.empty()) return nullptr;
+  std::uint32_t first = _blocks.front().id;
+  if (id >= first && id - first < _blocks.size() && _blocks[id - first].id == id)
+    return &_blocks[id - first];
+  for (auto& b : _blocks)
+    if (b.id == id) return &b;
+  return nullptr;
+}
+
+base::status file_store::new_block() {
+  std::uint32_t id = _blocks.empty() ? 1 : _blocks.back().id + 1;
+  std::string path = block_path(id);
+  auto fh = _be->open(path, true);
+  if (!fh) return fh.err();
+  if (auto st = _be->allocate(*fh, _cfg.block_size); !st) {
+    _be->close(*fh);
+    ::unlink(path.c_str());
+    return st;
+  }
+  if (_cfg.dur == durability::sync) {
+    // The new file's directory entry must survive power loss too.
+    int dfd = ::open(_cfg.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+  }
+  cut();  // seal the old block's pending bytes before switching files
+  block_file b;
+  b.id = id;
+  b.fh = *fh;
+  b.size = _cfg.block_size;
+  _blocks.push_back(b);
+  _pend.clear();
+  _pend_off = 0;
+  _pend_head = 0;
+  // Every block opens with the current last_seq, so dropping older blocks never loses it.
+  std::uint64_t loc;
+  return append_record(rec_kind::skip, last_seq(), _last_ts, 0, {}, {}, {}, &loc);
+}
+
+base::status file_store::append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts,
+                                       std::int64_t ttl, std::string_view subj,
+                                       std::string_view hdr, std::string_view payload,
+                                       std::uint64_t* loc) {
+  std::size_t r = record_size(subj.size(), hdr.size(), payload.size());
+  if (r > kRecMaxLen) return base::errc::invalid_argument;
+  std::uint64_t pos = _pend_off + _pend.size();
+  if (_blocks.empty() || (pos + r > _blocks.back().size && pos > kRecHeader * 2)) {
+    if (auto st = new_block(); !st) return st;
+    pos = _pend_off + _pend.size();
+  }
+  std::size_t at = _pend.size();
+  _pend.resize(at + r);
+  encode_record(_pend.data() + at, kind, seq, ts, ttl, subj, hdr, payload);
+  ++_pend_records;
+  *loc = make_loc(_blocks.back().id, pos);
+  return {};
+}
+
+base::status file_store::check_writable() const {
+  if (_failed.code != base::errc::ok) return _failed;
+  if (_closed) return base::errc::closed;
+  return {};
+}
+
+base::status file_store::persist_msg(std::uint64_t seq, msg_entry& e, std::string_view subject,
+                                     std::string_view headers, std::string_view payload) {
+  std::uint64_t loc;
+  if (auto st = append_record(rec_kind::msg, seq, e.ts, e.ttl, subject, headers, payload, &loc);
+      !st)
+    return st;
+  e.loc = loc;
+  e.rec_len = std::uint32_t(record_size(subject.size(), headers.size(), payload.size()));
+  block_by_id(loc_block(loc))->live++;
+  std::string rec(e.rec_len, '\0');
+  std::memcpy(rec.data(), _pend.data() + (loc_off(loc) - _pend_off), e.rec_len);
+  _cache_bytes += rec.size();
+  _cache.push_back({seq, std::move(rec)});
+  trim_cache();
+  return {};
+}
+
+void file_store::log_control(rec_kind kind, std::uint64_t seq) {
+  if (_failed.code != base::errc::ok) return;
+  std::uint64_t loc;
+  if (auto st = append_record(kind, seq, _last_ts, 0, {}, {}, {}, &loc); !st) fail(st.err());
+}
+
+void file_store::persist_remove(std::uint64_t seq, const msg_entry&, bool) {
+  // Erase is logged as a tombstone; the bytes go when the block is released.
+  log_control(rec_kind::tomb, seq);
+}
+
+void file_store::persist_purge(std::uint64_t first_keep) { log_control(rec_kind::purge, first_keep); }
+
+void file_store::persist_skip(std::uint64_t new_last) { log_control(rec_kind::skip, new_last); }
+
+void file_store::dropped(std::uint64_t, const msg_entry& e) {
+  if (block_file* b = block_by_id(loc_block(e.loc)); b && b->live > 0) --b->live;
+  release_front_blocks();
+}
+
+void file_store::release_front_blocks() {
+  // Only a fully dead front block may go: tombstones only ever point backwards, so no
+  // later block depends on it. The active block stays.
+  while (_blocks.size() > 1 && _blocks.front().live == 0) {
+    const block_file& b = _blocks.front();
+    bool busy = false;
+    for (const auto& s : _queue) busy |= s.fh == b.fh;
+    if (busy) break;
+    _be->close(b.fh);
+    ::unlink(block_path(b.id).c_str());
+    _blocks.pop_front();
+  }
+}
+
+void file_store::trim_cache() {
+  while (!_cache.empty() && _cache_bytes > _cfg.cache_bytes && _cache.front().seq <= _durable) {
+    _cache_bytes -= _cache.front().rec.size();
+    _cache.pop_front();
+  }
+}
+
+base::result<stored_msg> file_store::fetch(std::uint64_t seq, const msg_entry& e) {
+  record_view r;
+  if (!_cache.empty() && seq >= _cache.front().seq) {
+    auto it = std::lower_bound(_cache.begin(), _cache.end(), seq,
+                               [](const cached& c, std::uint64_t s) { return c.seq < s; });
+    if (it != _cache.end() && it->seq == seq) {
+      ++_stats.cache_hits;
+      auto* p = reinterpret_cast<const std::uint8_t*>(it->rec.data());
+      if (decode_record(p, it->rec.size(), &r) != decode_result::ok) return base::errc::corrupt;
+      return to_msg(r);
+    }
+  }
+  block_file* b = block_by_id(loc_block(e.loc));
+  if (!b) return base::errc::internal;
+  std::uint64_t off = loc_off(e.loc);
+  std::uint64_t start = io::align_down(off), end = io::align_up(off + e.rec_len);
+  _read_buf.resize(end - start);
+  auto n = _be->read_at(b->fh, start, _read_buf.data(), end - start);
+  if (!n) return n.err();
+  ++_stats.disk_reads;
+  if (decode_record(_read_buf.data() + (off - start), *n - (off - start), &r) != decode_result::ok ||
+      r.kind != rec_kind::msg || r.seq != seq)
+    return base::errc::corrupt;  // never serve bytes that fail their checksum
+  return to_msg(r);
+}
+
+void file_store::cut() {
+  if (_pend.size() == _pend_head || _blocks.empty()) return;
+  segment s;
+  s.token = _next_token++;
+  s.fh = _blocks.back().fh;
+  s.off = _pend_off;
+  s.last_seq = last_seq();
+  s.records = _pend_records;
+  std::size_t size = _pend.size();
+  s.buf = std::move(_pend);
+  s.len = s.buf.padded_size();
+  std::size_t tail = io::align_down(size);
+  _pend = io::aligned_buf(std::max<std::size_t>(s.buf.capacity(), io::kDioAlign));
+  _pend.append(s.buf.data() + tail, size - tail);  // the tail page, rewritten next time
+  _pend_off += tail;
+  _pend_head = _pend.size();
+  _pend_records = 0;
+  _queue.push_back(std::move(s));
+}
+
+void file_store::submit_front() {
+  if (_inflight || _queue.empty() || _failed.code != base::errc::ok) return;
+  segment& s = _queue.front();
+  auto st = _be->submit_write(s.fh, s.off + s.done, s.buf.data() + s.done, s.len - s.done,
+                              _cfg.dur == durability::sync, s.token);
+  if (!st) {
+    fail(st.err());
+    return;
+  }
+  _inflight = true;
+}
+
+void file_store::fail(base::error e) {
+  if (_failed.code != base::errc::ok) return;
+  _failed = e;
+  PG_ERROR("storage: {} write failed ({}, errno {}); sequences {}..{} not durable", _cfg.dir,
+           base::errc_name(e.code), e.sys_errno, _durable + 1, last_seq());
+  if (_on_error && last_seq() > _durable) _on_error(e, _durable + 1, last_seq());
+}
+
+int file_store::reap(bool wait) {
+  io::completion cs[16];
+  int n = _be->reap(cs, 16, wait);
+  for (int i = 0; i < n; ++i) {
+    const io::completion& c = cs[i];
+    if (_queue.empty() || c.token != _queue.front().token) continue;
+    segment& s = _queue.front();
+    _inflight = false;
+    if (c.res < 0) {
+      fail(io::sys_error(-c.res));
+      continue;
+    }
+    s.done += std::size_t(c.res);
+    if (s.done < s.len) {
+      ++_stats.short_writes;
+      if (c.res == 0) {
+        fail({base::errc::short_write, 0});
+        continue;
+      }
+      s.done = io::align_down(s.done);  // resume at a page boundary
+      submit_front();
+      continue;
+    }
+    ++_stats.writes;
+    _stats.records += s.records;
+    _stats.bytes += s.len;
+    _durable = std::max(_durable, s.last_seq);
+    _queue.pop_front();
+  }
+  if (n > 0) {
+    trim_cache();
+    release_front_blocks();
+  }
+  return n;
+}
+
+int file_store::poll() {
+  int work = reap(false);
+  if (_failed.code == base::errc::ok && !_inflight) {
+    if (_queue.empty()) cut();
+    if (!_queue.empty()) {
+      submit_front();
+      ++work;
+    }
+  }
+  if (_durable > _reported) {
+    _reported = _durable;
+    if (_on_durable) _on_durable(_durable);
+  }
+  return work;
+}
+
+base::status file_store::flush() {
+  while (_failed.code == base::errc::ok) {
+    poll();
+    if (!_inflight && _queue.empty() && _pend.size() == _pend_head) break;
+    if (_inflight) reap(true);
+  }
+  poll();
+  if (_failed.code != base::errc::ok) return _failed;
+  return {};
+}
+
+void file_store::drain() {
+  while (_inflight) reap(true);
+}
+
+base::status file_store::close() {
+  if (_closed) return {};
+  auto st = flush();
+  drain();
+  for (auto& b : _blocks) _be->close(b.fh);
+  _closed = true;
+  return st;
+}
+
+}  // namespace storage

@@ -1,0 +1,147 @@
+#pragma once
+// file_store: a stream as a directory of preallocated block files holding checksummed
+// records (storage/record.h). Appends encode into an in-memory, page-aligned pending
+// buffer; poll() cuts it into one write per turn (group commit) with at most one write in
+// flight, so the disk always holds a prefix of the log plus at most one torn batch. The
+// partially filled tail page is carried into the next buffer and rewritten. Recent
+// records are served from a cache; older ones are read back and re-verified.
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "io/aligned_buf.h"
+#include "io/backend.h"
+#include "storage/index.h"
+#include "storage/record.h"
+
+namespace storage {
+
+struct file_store_config {
+  std::string dir;
+  durability dur = durability::write;
+  std::uint64_t block_size = 64ull << 20;
+  std::uint64_t cache_bytes = 8ull << 20;
+  byte_accounting acct = byte_accounting::file;
+  io::backend_kind backend = io::backend_kind::automatic;
+};
+
+// What recovery found and dropped. lost_seqs are message sequences whose records were
+// corrupt (exact when the damaged record is bracketed by intact ones; otherwise the gap
+// between the intact neighbours).
+struct recovery_report {
+  std::uint64_t blocks = 0;
+  std::uint64_t records = 0;
+  std::uint64_t corrupt_records = 0;
+  std::vector<std::uint64_t> lost_seqs;
+  std::uint64_t lost_bytes = 0;       // bytes of records dropped inside the log
+  std::uint64_t truncated_bytes = 0;  // non-zero bytes cut from a torn tail
+  std::vector<std::string> notes;     // one line per event, for the log
+  std::int64_t elapsed_ns = 0;
+  bool clean() const { return corrupt_records == 0 && truncated_bytes == 0; }
+};
+
+struct io_stats {
+  std::uint64_t writes = 0;          // write submissions (batches)
+  std::uint64_t records = 0;         // records written
+  std::uint64_t bytes = 0;           // bytes written (padded)
+  std::uint64_t short_writes = 0;
+  std::uint64_t disk_reads = 0;
+  std::uint64_t cache_hits = 0;
+};
+
+class file_store final : public indexed_store {
+ public:
+  // Opens (creating dir if needed) and recovers. be overrides the backend (tests inject
+  // io::fault_backend through it).
+  static base::result<std::unique_ptr<file_store>> open(const file_store_config& cfg,
+                                                        std::unique_ptr<io::backend> be = nullptr);
+  ~file_store() override;
+
+  int poll() override;
+  std::uint64_t durable_seq() const override { return _durable; }
+  void on_durable(durable_fn fn) override { _on_durable = std::move(fn); }
+  void on_error(error_fn fn) override { _on_error = std::move(fn); }
+  base::status flush() override;
+  base::status close() override;
+
+  const recovery_report& recovery() const { return _report; }
+  const io_stats& stats() const { return _stats; }
+  std::string_view backend_name() const { return _be->name(); }
+  std::size_t block_count() const { return _blocks.size(); }
+  base::error failure() const { return _failed; }
+
+ protected:
+  base::status persist_msg(std::uint64_t seq, msg_entry& e, std::string_view subject,
+                           std::string_view headers, std::string_view payload) override;
+  base::result<stored_msg> fetch(std::uint64_t seq, const msg_entry& e) override;
+  void persist_remove(std::uint64_t seq, const msg_entry& e, bool erase) override;
+  void persist_purge(std::uint64_t first_keep) override;
+  void persist_skip(std::uint64_t new_last) override;
+  void dropped(std::uint64_t seq, const msg_entry& e) override;
+  base::status check_writable() const override;
+
+ private:
+  struct block_file {
+    std::uint32_t id = 0;
+    int fh = -1;
+    std::uint64_t size = 0;  // allocated bytes
+    std::uint64_t live = 0;  // live messages in this block
+  };
+  struct segment {
+    std::uint64_t token = 0;
+    int fh = -1;
+    std::uint64_t off = 0;  // file offset of buf[0], page aligned
+    io::aligned_buf buf;
+    std::size_t len = 0;   // padded length to write
+    std::size_t done = 0;  // bytes confirmed (short-write resume)
+    std::uint64_t last_seq = 0;
+    std::uint32_t records = 0;
+  };
+  struct cached {
+    std::uint64_t seq;
+    std::string rec;
+  };
+
+  file_store(const file_store_config& cfg, std::unique_ptr<io::backend> be);
+  base::status recover();  // storage/recovery.cc
+  base::status scan_block(block_file& b, io::aligned_buf& data, std::uint64_t& end,
+                          std::uint64_t& prev_seq);
+  std::string block_path(std::uint32_t id) const;
+  base::status new_block();
+  block_file* block_by_id(std::uint32_t id);
+  base::status append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts, std::int64_t ttl,
+                             std::string_view subj, std::string_view hdr, std::string_view payload,
+                             std::uint64_t* loc);
+  void log_control(rec_kind kind, std::uint64_t seq);
+  void cut();
+  void submit_front();
+  int reap(bool wait);
+  void fail(base::error e);
+  void trim_cache();
+  void release_front_blocks();
+  void drain();
+
+  file_store_config _cfg;
+  std::unique_ptr<io::backend> _be;
+  std::deque<block_file> _blocks;
+  io::aligned_buf _pend;
+  std::uint64_t _pend_off = 0;   // file offset of _pend[0] in the active block
+  std::size_t _pend_head = 0;    // carried-over bytes already handed to a segment
+  std::uint32_t _pend_records = 0;
+  std::deque<segment> _queue;    // sealed segments; the front may be in flight
+  bool _inflight = false;
+  std::uint64_t _next_token = 1;
+  std::uint64_t _durable = 0;
+  std::uint64_t _reported = 0;
+  std::deque<cached> _cache;
+  std::uint64_t _cache_bytes = 0;
+  io::aligned_buf _read_buf;
+  base::error _failed{base::errc::ok, 0};
+  bool _closed = false;
+  recovery_report _report;
+  io_stats _stats;
+  durable_fn _on_durable;
+  error_fn _on_error;
+};
+
+}  // namespace storage

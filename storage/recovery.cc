@@ -1,0 +1,195 @@
+// file_store open and recovery: scan every block, verify every checksum, replay records
+// into the indexes, drop corrupt records, truncate a torn tail, report what was lost.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "src/base/log.h"
+#include "storage/file_store.h"
+#include "storage/record.h"
+
+namespace storage {
+namespace {
+
+std::uint64_t make_loc(std::uint32_t block, std::uint64_t off) {
+  return (std::uint64_t(block) << 40) | off;
+}
+
+// Next offset >= from holding an intact message record newer than prev_seq, or 0.
+std::uint64_t resync(const std::uint8_t* p, std::uint64_t n, std::uint64_t from,
+                     std::uint64_t prev_seq, record_view* out) {
+  for (std::uint64_t o = rec_pad(from); o + kRecHeader <= n; o += kRecAlign) {
+    std::uint32_t len;
+    std::memcpy(&len, p + o, 4);
+    if (len < kRecHeader || len > n - o) continue;
+    if (decode_record(p + o, n - o, out) == decode_result::ok &&
+        (out->kind == rec_kind::msg || out->kind == rec_kind::erased) && out->seq > prev_seq)
+      return o;
+  }
+  return 0;
+}
+
+std::uint64_t nonzero_extent(const std::uint8_t* p, std::uint64_t from, std::uint64_t n) {
+  std::uint64_t last = from;
+  for (std::uint64_t o = from; o < n; ++o)
+    if (p[o]) last = o + 1;
+  return last - from;
+}
+
+}  // namespace
+
+base::result<std::unique_ptr<file_store>> file_store::open(const file_store_config& cfg,
+                                                           std::unique_ptr<io::backend> be) {
+  if (cfg.block_size < (64u << 10) || !io::is_aligned(cfg.block_size))
+    return base::errc::invalid_argument;
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.dir, ec);
+  if (ec) return base::error{base::errc::io_error, ec.value()};
+  if (!be) be = io::make_backend(cfg.dir, cfg.backend);
+  std::unique_ptr<file_store> fs(new file_store(cfg, std::move(be)));
+  if (auto st = fs->recover(); !st) return st.err();
+  return fs;
+}
+
+base::status file_store::scan_block(block_file& b, io::aligned_buf& data, std::uint64_t& end,
+                                    std::uint64_t& prev_seq) {
+  const std::uint8_t* p = data.data();
+  std::uint64_t n = data.size(), off = 0;
+  end = 0;
+  while (off + 4 <= n) {
+    record_view r;
+    decode_result d = decode_record(p + off, n - off, &r);
+    bool stale = d == decode_result::ok &&
+                 (r.kind == rec_kind::msg || r.kind == rec_kind::erased) && r.seq <= prev_seq;
+    if (d == decode_result::ok && !stale) {
+      ++_report.records;
+      switch (r.kind) {
+        case rec_kind::msg:
+          if (r.seq > last_seq()) {
+            msg_entry e;
+            e.ts = r.ts;
+            e.ttl = r.ttl;
+            e.loc = make_loc(b.id, off);
+            e.hdr_len = std::uint32_t(r.headers.size());
+            e.payload_len = std::uint32_t(r.payload.size());
+            e.rec_len = std::uint32_t(rec_pad(r.len));
+            replay_msg(r.seq, e, r.subject);
+            ++b.live;
+          }
+          prev_seq = r.seq;
+          break;
+        case rec_kind::erased:
+          replay_skip(r.seq, r.ts);
+          prev_seq = r.seq;
+          break;
+        case rec_kind::tomb: replay_remove(r.seq); break;
+        case rec_kind::purge: replay_purge(r.seq, r.ts); break;
+        case rec_kind::skip: replay_skip(r.seq, r.ts); break;
+      }
+      off += rec_pad(r.len);
+      continue;
+    }
+    // Damage or the end of data: is there anything intact further on?
+    record_view next;
+    std::uint64_t at = resync(p, n, off + kRecAlign, prev_seq, &next);
+    if (at == 0) {
+      if (d != decode_result::end) {
+        _report.truncated_bytes += nonzero_extent(p, off, n);
+        ++_report.corrupt_records;
+        _report.notes.push_back(fmt::format("block {}: torn tail at offset {}, {} bytes cut", b.id,
+                                            off, _report.truncated_bytes));
+      }
+      end = off;
+      return {};
+    }
+    ++_report.corrupt_records;
+    _report.lost_bytes += at - off;
+    // The damaged record's own header names its seq when it sits between intact neighbours.
+    std::uint64_t hseq = 0;
+    if (off + kRecHeader <= n) std::memcpy(&hseq, p + off + 8, 8);
+    std::uint64_t lost_from = prev_seq + 1, lost_to = next.seq - 1;
+    std::uint32_t hlen = 0;
+    if (off + 4 <= n) std::memcpy(&hlen, p + off, 4);
+    if (d == decode_result::corrupt && hseq > prev_seq && hseq < next.seq && hlen >= kRecHeader &&
+        off + rec_pad(hlen) == at)
+      lost_from = lost_to = hseq;
+    for (std::uint64_t s = lost_from; s <= lost_to && s - lost_from < 1'000'000; ++s)
+      _report.lost_seqs.push_back(s);
+    _report.notes.push_back(fmt::format("block {}: {} damaged bytes at offset {}, lost seqs {}..{}",
+                                        b.id, at - off, off, lost_from, lost_to));
+    off = at;
+  }
+  end = off;
+  return {};
+}
+
+base::status file_store::recover() {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::uint32_t> ids;
+  std::error_code ec;
+  for (const auto& de : std::filesystem::directory_iterator(_cfg.dir, ec)) {
+    std::string name = de.path().filename().string();
+    if (name.size() == 12 && name.ends_with(".blk") &&
+        std::all_of(name.begin(), name.begin() + 8, [](char c) { return c >= '0' && c <= '9'; }))
+      ids.push_back(std::uint32_t(std::stoul(name.substr(0, 8))));
+  }
+  if (ec) return base::error{base::errc::io_error, ec.value()};
+  std::sort(ids.begin(), ids.end());
+  std::uint64_t prev_seq = 0, end = 0;
+  io::aligned_buf data;
+  for (std::uint32_t id : ids) {
+    auto fh = _be->open(block_path(id), false);
+    if (!fh) return fh.err();
+    auto size = _be->file_size(*fh);
+    if (!size) return size.err();
+    block_file b;
+    b.id = id;
+    b.fh = *fh;
+    b.size = std::max<std::uint64_t>(*size, _cfg.block_size);
+    _blocks.push_back(b);
+    data.clear();
+    data.resize(io::align_up(*size));
+    auto n = _be->read_at(*fh, 0, data.data(), data.size());
+    if (!n) return n.err();
+    data.resize(*n);
+    if (auto st = scan_block(_blocks.back(), data, end, prev_seq); !st) return st;
+    ++_report.blocks;
+  }
+  if (_blocks.empty()) {
+    if (auto st = new_block(); !st) return st;
+  } else {
+    block_file& b = _blocks.back();
+    _pend_off = io::align_down(end);
+    _pend.clear();
+    _pend.append(data.data() + _pend_off, end - _pend_off);
+    _pend_head = _pend.size();
+    if (nonzero_extent(data.data(), end, data.size()) > 0) {
+      // Clear the torn bytes on disk now, so a later crash cannot resurrect them.
+      io::aligned_buf page(io::kDioAlign);
+      page.append(_pend.data(), _pend.size());
+      std::size_t len = page.padded_size();
+      if (auto st = _be->zero_range(b.fh, _pend_off + len, b.size - std::min(b.size, _pend_off + len)); !st)
+        PG_WARN("storage: zeroing torn tail failed: {}", base::errc_name(st.code()));
+      if (len) {
+        if (auto st = _be->submit_write(b.fh, _pend_off, page.data(), len, true, 1); !st) return st;
+        io::completion c;
+        while (_be->reap(&c, 1, true) == 0) {
+        }
+        if (c.res < 0) return base::error{base::errc::io_error, -c.res};
+      }
+      if (auto st = _be->datasync(b.fh); !st) return st;
+    }
+  }
+  _durable = _reported = last_seq();
+  _lost = _report.lost_seqs;
+  _lost_bytes = _report.lost_bytes;
+  release_front_blocks();
+  _report.elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now() - t0)
+                           .count();
+  for (const auto& line : _report.notes) PG_WARN("storage: {}: {}", _cfg.dir, line);
+  return {};
+}
+
+}  // namespace storage

@@ -1,0 +1,145 @@
+#pragma once
+// stream_store: what a stream needs from its storage. Two implementations share this
+// interface: memory_store (the reference model) and file_store (io_uring + O_DIRECT).
+//
+// Threading: a store belongs to one owner thread; nothing here is thread-safe.
+// Durability: append() assigns the sequence at once; the record becomes durable later.
+// The owner's loop calls poll(), which submits one group-commit batch and reaps I/O
+// completions; on_durable() reports the highest sequence that reached the store's
+// durability point, always in order. A write failure puts the store into a failed state:
+// on_error() reports the affected sequences and later appends return the error; reopening
+// the store recovers exactly what is on disk.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/base/result.h"
+
+namespace storage {
+
+enum class durability : std::uint8_t {
+  write,  // the O_DIRECT write completed: survives a process crash
+  sync,   // the batch was also fdatasync'ed: survives power loss
+};
+
+// nats-server counts a record size, not the payload (streams.md §2.15).
+enum class byte_accounting : std::uint8_t {
+  file,    // 30 + subj + payload, or 34 + subj + hdr + payload with headers
+  memory,  // 16 + subj + hdr + payload
+};
+
+inline std::uint64_t msg_size(byte_accounting a, std::size_t subj, std::size_t hdr,
+                              std::size_t payload) {
+  if (a == byte_accounting::memory) return 16 + subj + hdr + payload;
+  return hdr > 0 ? 34 + subj + hdr + payload : 30 + subj + payload;
+}
+
+// Per-message TTL in nanoseconds: 0 = none (max_age applies), ttl_never = exempt from
+// TTL and max_age (Nats-TTL: never).
+constexpr std::int64_t ttl_none = 0;
+constexpr std::int64_t ttl_never = -1;
+
+struct stored_msg {
+  std::uint64_t seq = 0;
+  std::int64_t ts = 0;  // unix ns
+  std::int64_t ttl = ttl_none;
+  std::string subject;
+  std::string headers;  // the raw NATS/1.0 header block, or empty
+  std::string payload;
+};
+
+// Discard-old limits; -1 (0 for max_age) = unlimited. Discard-new is the stream's call.
+struct stream_limits {
+  std::int64_t max_msgs = -1;
+  std::int64_t max_bytes = -1;
+  std::int64_t max_age_ns = 0;
+  std::int64_t max_msgs_per_subject = -1;
+};
+
+struct stream_state {
+  std::uint64_t msgs = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t first_seq = 0;  // last_seq + 1 once everything was removed
+  std::uint64_t last_seq = 0;   // highest sequence ever assigned
+  std::int64_t first_ts = 0;
+  std::int64_t last_ts = 0;
+  std::uint64_t num_subjects = 0;
+  std::uint64_t num_deleted = 0;       // interior gaps between first and last
+  std::vector<std::uint64_t> deleted;  // filled only when asked
+  std::vector<std::uint64_t> lost;     // sequences dropped by recovery (corruption)
+  std::uint64_t lost_bytes = 0;
+  bool operator==(const stream_state&) const = default;
+};
+
+// STREAM.PURGE semantics (streams.md §6.2). seq: remove sequences < seq; keep: keep the
+// newest `keep` (matching) messages. seq and keep together are invalid.
+struct purge_request {
+  std::string filter;  // "" or ">" = all subjects
+  std::uint64_t seq = 0;
+  std::uint64_t keep = 0;
+};
+
+using durable_fn = std::function<void(std::uint64_t durable_seq)>;
+using error_fn = std::function<void(base::error e, std::uint64_t first_seq, std::uint64_t last_seq)>;
+
+class stream_store {
+ public:
+  virtual ~stream_store() = default;
+
+  // --- writes
+  // ts is the store time (unix ns). Returns the assigned sequence.
+  virtual base::result<std::uint64_t> append(std::string_view subject, std::string_view headers,
+                                             std::string_view payload, std::int64_t ts,
+                                             std::int64_t ttl = ttl_none) = 0;
+  // Removes one message; erase also overwrites its bytes. not_found if absent.
+  virtual base::status remove(std::uint64_t seq, bool erase = false) = 0;
+  // Returns the number of messages purged.
+  virtual base::result<std::uint64_t> purge(const purge_request& req) = 0;
+  // Assigns n sequences without storing messages (interest retention, no match).
+  virtual base::status skip(std::uint64_t n) = 0;
+
+  // --- reads
+  virtual base::result<stored_msg> load(std::uint64_t seq) = 0;
+  // First message with sequence >= start whose subject matches filter ("" = any).
+  virtual base::result<stored_msg> load_next(std::string_view filter, std::uint64_t start) = 0;
+  virtual base::result<stored_msg> load_next(const std::vector<std::string>& filters,
+                                             std::uint64_t start) = 0;
+  // Last message whose subject matches filter (wildcards allowed).
+  virtual base::result<stored_msg> load_last(std::string_view filter) = 0;
+  // First sequence at or after ts (unix ns); not_found if none.
+  virtual base::result<std::uint64_t> seq_for_time(std::int64_t ts) const = 0;
+  virtual std::uint64_t first_seq() const = 0;
+  virtual std::uint64_t last_seq() const = 0;
+  virtual std::map<std::string, std::uint64_t> subject_counts(std::string_view filter) const = 0;
+  virtual std::uint64_t num_subjects() const = 0;
+  virtual stream_state state(bool with_deleted = false) const = 0;
+
+  // --- limits
+  virtual void set_limits(const stream_limits& l) = 0;
+  virtual const stream_limits& limits() const = 0;
+  // Applies max_msgs, max_bytes and max_msgs_per_subject (discard old). Returns the count
+  // removed; their sequences are appended to *removed when given.
+  virtual std::uint64_t enforce_limits(std::vector<std::uint64_t>* removed = nullptr) = 0;
+  // Removes messages past max_age or their own TTL at now_ns (unix ns).
+  virtual std::uint64_t expire(std::int64_t now_ns, std::vector<std::uint64_t>* removed = nullptr) = 0;
+  // Earliest time something expires (unix ns), 0 if nothing will.
+  virtual std::int64_t next_expiry() const = 0;
+
+  // --- durability
+  virtual int poll() = 0;  // work done
+  virtual std::uint64_t durable_seq() const = 0;
+  virtual void on_durable(durable_fn fn) = 0;
+  virtual void on_error(error_fn fn) = 0;
+  // Blocks until everything appended so far is durable (or the store failed).
+  virtual base::status flush() = 0;
+  virtual base::status close() = 0;
+};
+
+// Compact binary state snapshot (checksummed) for restart bookkeeping and replicas.
+std::string encode_state(const stream_state& s);
+base::result<stream_state> decode_state(std::string_view bytes);
+
+}  // namespace storage
