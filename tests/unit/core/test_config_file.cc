@@ -116,6 +116,14 @@ empty_arr: []
   EXPECT_TRUE(r.find("empty_arr")->items.empty());
 }
 
+TEST(ConfigParse, CrlfLineEndings) {
+  const auto r = parse_ok("a: 1\r\nb {\r\n  c: two\r\n}\r\nd: [x,\r\n y]\r\n");
+  EXPECT_EQ(scalar(r, "a"), "1");
+  EXPECT_EQ(scalar(*r.find("b"), "c"), "two");
+  EXPECT_EQ(r.find("d")->items.size(), 2u);
+  EXPECT_EQ(parse_err("a: 1\r\nb: [\r\n"), "t.conf:3:1: unexpected end of file, expected ']'");
+}
+
 TEST(ConfigParse, JsonStyleWholeFile) {
   const auto r = parse_ok("{\n  \"port\": 4222,\n  \"jetstream\": {\"store_dir\": \"/x\"}\n}\n");
   EXPECT_EQ(scalar(r, "port"), "4222");
