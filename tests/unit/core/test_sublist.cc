@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <new>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -12,6 +15,19 @@
 
 #include "src/base/rng.h"
 #include "src/core/subject.h"
+
+// Counts heap allocations so the test can check that a cache hit allocates nothing.
+// The helpers are out of line so GCC does not pair malloc/free against new/delete inline.
+static std::atomic<std::size_t> g_allocs{0};
+[[gnu::noinline]] static void* raw_alloc(std::size_t n) { return std::malloc(n ? n : 1); }
+[[gnu::noinline]] static void raw_free(void* p) { std::free(p); }
+void* operator new(std::size_t n) {
+  g_allocs.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = raw_alloc(n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { raw_free(p); }
+void operator delete(void* p, std::size_t) noexcept { raw_free(p); }
 
 namespace {
 
@@ -187,6 +203,22 @@ TEST(Sublist, CacheInvalidation) {
   EXPECT_EQ(sl.match("foo.baz").plain.size(), 1u);
 }
 
+TEST(Sublist, CacheHitDoesNotAllocate) {
+  sublist sl;
+  auto a = make("foo.bar"), w = make("foo.*"), q = make("foo.>", "g");
+  for (auto* s : {&a, &w, &q}) ASSERT_TRUE(sl.insert(s).ok());
+  const std::string subject = "foo.bar";
+  const auto& first = sl.match(subject);  // miss: fills the cache
+  ASSERT_EQ(first.plain.size(), 2u);
+  const auto before = g_allocs.load();
+  for (int i = 0; i < 100; ++i) {
+    const auto& r = sl.match(std::string_view(subject));
+    if (r.plain.size() != 2u || r.queues.size() != 1u) std::abort();
+    if (!sl.has_match("foo.bar")) std::abort();
+  }
+  EXPECT_EQ(g_allocs.load(), before);
+}
+
 TEST(Sublist, CacheIsBounded) {
   sublist sl(64);
   auto all = make(">");
@@ -236,8 +268,11 @@ std::pair<std::set<subscription*>, std::set<std::set<subscription*>>> brute(
 }
 
 TEST(Sublist, RandomizedAgainstBruteForce) {
+  // PG_SEED=<n> replays a failing run.
+  const char* env_seed = std::getenv("PG_SEED");
   const std::uint64_t seed =
-      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+      env_seed ? std::strtoull(env_seed, nullptr, 10)
+               : static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   std::printf("RandomizedAgainstBruteForce seed=%llu\n", static_cast<unsigned long long>(seed));
   SCOPED_TRACE("seed=" + std::to_string(seed));
   base::rng r(seed);
