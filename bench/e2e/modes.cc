@@ -1,0 +1,313 @@
+#include "bench/e2e/modes.h"
+
+#include <nats/nats.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace peregrine::bench {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count();
+}
+
+// Payload layout: [0..8) send timestamp (steady clock ns, host order: same process reads it),
+// [8] phase marker ('W' warmup, 'M' measured), rest filler.
+constexpr size_t ts_bytes = 8;
+constexpr size_t marker_at = 8;
+
+void stamp(std::vector<char>& buf, char marker) {
+  const int64_t t = now_ns();
+  std::memcpy(buf.data(), &t, ts_bytes);
+  buf[marker_at] = marker;
+}
+
+int64_t stamp_of(const char* data) {
+  int64_t t = 0;
+  std::memcpy(&t, data, ts_bytes);
+  return t;
+}
+
+struct nc_closer {
+  void operator()(natsConnection* nc) const {
+    natsConnection_Close(nc);
+    natsConnection_Destroy(nc);
+  }
+};
+using nc_ptr = std::unique_ptr<natsConnection, nc_closer>;
+struct sub_deleter {
+  void operator()(natsSubscription* s) const { natsSubscription_Destroy(s); }
+};
+using sub_ptr = std::unique_ptr<natsSubscription, sub_deleter>;
+
+std::string err_text(const char* what, natsStatus s) {
+  std::string out = std::string(what) + ": " + natsStatus_GetText(s);
+  const char* last = nats_GetLastError(nullptr);
+  if (last != nullptr && *last != '\0') out += std::string(" (") + last + ")";
+  return out;
+}
+
+// send_asap: write every publish immediately (latency modes) instead of batching (throughput).
+nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err) {
+  natsOptions* opts = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, cfg.url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+  if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, send_asap);
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 5000);
+  natsConnection* nc = nullptr;
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  natsOptions_Destroy(opts);
+  if (s != NATS_OK) {
+    err = err_text(("connect " + cfg.url).c_str(), s);
+    return nullptr;
+  }
+  return nc_ptr(nc);
+}
+
+double seconds_between(int64_t a_ns, int64_t b_ns) { return static_cast<double>(b_ns - a_ns) / 1e9; }
+
+}  // namespace
+
+result run_latency(const config& cfg, progress& prog) {
+  result r;
+  auto pub = open_conn(cfg, true, r.error);
+  if (!pub) return r;
+  auto subc = open_conn(cfg, true, r.error);
+  if (!subc) return r;
+  const std::string subject = cfg.subject + ".lat";
+  natsSubscription* raw = nullptr;
+  natsStatus s = natsConnection_SubscribeSync(&raw, subc.get(), subject.c_str());
+  if (s != NATS_OK) return r.error = err_text("subscribe", s), r;
+  sub_ptr sub(raw);
+  natsConnection_Flush(subc.get());
+
+  std::vector<char> buf(cfg.size, 'x');
+  r.samples_ns.reserve(cfg.count);
+  prog.total = cfg.count;
+  const uint64_t total = cfg.warmup + cfg.count;
+  int64_t start = now_ns();
+  const int64_t cap_ns = static_cast<int64_t>(cfg.duration_s * 1e9);
+  for (uint64_t i = 0; i < total; ++i) {
+    const bool measured = i >= cfg.warmup;
+    if (i == cfg.warmup) start = now_ns();
+    if (measured && now_ns() - start > cap_ns) break;
+    stamp(buf, measured ? 'M' : 'W');
+    s = natsConnection_Publish(pub.get(), subject.c_str(), buf.data(), static_cast<int>(buf.size()));
+    if (s != NATS_OK) return r.error = err_text("publish", s), r;
+    if (measured) ++r.sent;
+    natsMsg* m = nullptr;
+    s = natsSubscription_NextMsg(&m, sub.get(), 5000);
+    if (s != NATS_OK) return r.error = err_text("waiting for message", s), r;
+    const int64_t t = now_ns();
+    if (measured) {
+      r.samples_ns.push_back(t - stamp_of(natsMsg_GetData(m)));
+      ++r.received;
+      ++prog.done;
+    }
+    natsMsg_Destroy(m);
+  }
+  r.elapsed_s = seconds_between(start, now_ns());
+  return r;
+}
+
+result run_request_reply(const config& cfg, progress& prog) {
+  result r;
+  auto requester = open_conn(cfg, true, r.error);
+  if (!requester) return r;
+  auto responder = open_conn(cfg, true, r.error);
+  if (!responder) return r;
+  const std::string subject = cfg.subject + ".rr";
+  natsSubscription* raw = nullptr;
+  natsStatus s = natsConnection_SubscribeSync(&raw, responder.get(), subject.c_str());
+  if (s != NATS_OK) return r.error = err_text("subscribe", s), r;
+  sub_ptr sub(raw);
+  natsConnection_Flush(responder.get());
+
+  // Echo responder on its own thread and connection, polling so it notices the stop flag.
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      natsMsg* m = nullptr;
+      if (natsSubscription_NextMsg(&m, sub.get(), 100) != NATS_OK) continue;
+      if (const char* reply = natsMsg_GetReply(m); reply != nullptr)
+        natsConnection_Publish(responder.get(), reply, natsMsg_GetData(m), natsMsg_GetDataLength(m));
+      natsMsg_Destroy(m);
+    }
+  });
+
+  std::vector<char> buf(cfg.size, 'x');
+  r.samples_ns.reserve(cfg.count);
+  prog.total = cfg.count;
+  const uint64_t total = cfg.warmup + cfg.count;
+  int64_t start = now_ns();
+  const int64_t cap_ns = static_cast<int64_t>(cfg.duration_s * 1e9);
+  for (uint64_t i = 0; i < total; ++i) {
+    const bool measured = i >= cfg.warmup;
+    if (i == cfg.warmup) start = now_ns();
+    if (measured && now_ns() - start > cap_ns) break;
+    stamp(buf, measured ? 'M' : 'W');
+    const int64_t t0 = now_ns();
+    natsMsg* reply = nullptr;
+    s = natsConnection_Request(&reply, requester.get(), subject.c_str(), buf.data(),
+                               static_cast<int>(buf.size()), 5000);
+    const int64_t t1 = now_ns();
+    if (s != NATS_OK) {
+      r.error = err_text("request", s);
+      break;
+    }
+    natsMsg_Destroy(reply);
+    if (measured) {
+      ++r.sent;
+      ++r.received;
+      r.samples_ns.push_back(t1 - t0);
+      ++prog.done;
+    }
+  }
+  r.elapsed_s = seconds_between(start, now_ns());
+  stop = true;
+  echo.join();
+  return r;
+}
+
+namespace {
+
+// Subscriber side of the throughput mode: counts warmup and measured messages separately and
+// records one-way latency (under load, so it includes queueing) for measured ones.
+struct tp_sink {
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t warm = 0;
+  uint64_t measured = 0;
+  int64_t last_ns = 0;
+  std::vector<int64_t> samples;
+  progress* prog = nullptr;
+
+  static void on_msg(natsConnection*, natsSubscription*, natsMsg* m, void* closure) {
+    auto* self = static_cast<tp_sink*>(closure);
+    const int64_t t = now_ns();
+    const char* d = natsMsg_GetData(m);
+    const bool is_measured = natsMsg_GetDataLength(m) > static_cast<int>(marker_at) && d[marker_at] == 'M';
+    {
+      std::lock_guard lock(self->mu);
+      if (is_measured) {
+        self->samples.push_back(t - stamp_of(d));
+        ++self->measured;
+        self->last_ns = t;
+      } else {
+        ++self->warm;
+      }
+    }
+    if (is_measured) ++self->prog->done;
+    self->cv.notify_all();
+    natsMsg_Destroy(m);
+  }
+
+  // Waits until pred() holds or the deadline passes.
+  template <class Pred>
+  bool wait_until(int64_t deadline_ns, Pred pred) {
+    std::unique_lock lock(mu);
+    while (!pred()) {
+      const int64_t left = deadline_ns - now_ns();
+      if (left <= 0) return false;
+      cv.wait_for(lock, std::chrono::nanoseconds(std::min<int64_t>(left, 100'000'000)));
+    }
+    return true;
+  }
+};
+
+// Publishes n stamped messages; returns how many were sent before the deadline.
+uint64_t publish_burst(natsConnection* nc, const std::string& subject, size_t size, uint64_t n,
+                       char marker, int64_t deadline_ns, std::string& err) {
+  std::vector<char> buf(size, 'x');
+  uint64_t sent = 0;
+  for (; sent < n; ++sent) {
+    if ((sent & 1023) == 0 && now_ns() > deadline_ns) break;
+    stamp(buf, marker);
+    natsStatus s = natsConnection_Publish(nc, subject.c_str(), buf.data(), static_cast<int>(buf.size()));
+    if (s != NATS_OK) {
+      err = err_text("publish", s);
+      break;
+    }
+  }
+  natsStatus s = natsConnection_FlushTimeout(nc, 10000);
+  if (s != NATS_OK && err.empty()) err = err_text("flush", s);
+  return sent;
+}
+
+}  // namespace
+
+result run_throughput(const config& cfg, progress& prog) {
+  result r;
+  const std::string subject = cfg.subject + ".tp";
+  // Declared before the connection so it outlives it: callbacks may run until the close.
+  tp_sink sink;
+  sink.prog = &prog;
+  auto subc = open_conn(cfg, false, r.error);
+  if (!subc) return r;
+  sink.samples.reserve(cfg.count);
+  natsSubscription* raw = nullptr;
+  natsStatus s = natsConnection_Subscribe(&raw, subc.get(), subject.c_str(), tp_sink::on_msg, &sink);
+  if (s != NATS_OK) return r.error = err_text("subscribe", s), r;
+  sub_ptr sub(raw);
+  // Count what the server delivers, never drop client side.
+  natsSubscription_SetPendingLimits(raw, -1, -1);
+  natsConnection_Flush(subc.get());
+
+  const int npub = std::max(1, cfg.publishers);
+  std::vector<nc_ptr> pubs;
+  for (int i = 0; i < npub; ++i) {
+    pubs.push_back(open_conn(cfg, false, r.error));
+    if (!pubs.back()) return r;
+  }
+  const int64_t cap_ns = static_cast<int64_t>(cfg.duration_s * 1e9);
+
+  // Warmup through the full path, then wait (bounded) until it has all arrived.
+  if (cfg.warmup > 0) {
+    std::string err;
+    const uint64_t w = publish_burst(pubs[0].get(), subject, cfg.size, cfg.warmup, 'W', now_ns() + cap_ns, err);
+    if (!err.empty()) return r.error = err, r;
+    if (!sink.wait_until(now_ns() + 10'000'000'000, [&] { return sink.warm >= w; }))
+      return r.error = "warmup messages did not all arrive", r;
+  }
+
+  prog.total = cfg.count;
+  std::vector<uint64_t> sent(static_cast<size_t>(npub), 0);
+  std::vector<std::string> errs(static_cast<size_t>(npub));
+  const int64_t start = now_ns();
+  const int64_t deadline = start + cap_ns;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < npub; ++i) {
+    const uint64_t share = cfg.count / static_cast<uint64_t>(npub) +
+                           (static_cast<uint64_t>(i) < cfg.count % static_cast<uint64_t>(npub) ? 1 : 0);
+    threads.emplace_back([&, i, share] {
+      const auto k = static_cast<size_t>(i);
+      sent[k] = publish_burst(pubs[k].get(), subject, cfg.size, share, 'M', deadline, errs[k]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (uint64_t v : sent) r.sent += v;
+  for (const auto& e : errs)
+    if (!e.empty() && r.error.empty()) r.error = e;
+
+  // Everything published must arrive; allow a short grace after the cap for in-flight data.
+  const bool all = sink.wait_until(std::max(deadline, now_ns()) + 5'000'000'000,
+                                   [&] { return sink.measured >= r.sent; });
+  std::lock_guard lock(sink.mu);
+  r.received = sink.measured;
+  if (!all && r.error.empty())
+    r.error = "only " + std::to_string(r.received) + " of " + std::to_string(r.sent) + " messages arrived";
+  r.elapsed_s = seconds_between(start, sink.last_ns > start ? sink.last_ns : now_ns());
+  r.samples_ns = std::move(sink.samples);
+  sink.samples.clear();
+  return r;
+}
+
+}  // namespace peregrine::bench

@@ -1,0 +1,43 @@
+// pg-bench measurement modes, each over real libnats connections to one server URL.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace peregrine::bench {
+
+struct config {
+  std::string url = "nats://127.0.0.1:4222";
+  std::string mode = "latency";
+  uint64_t count = 100000;   // measured messages (or requests)
+  size_t size = 128;         // payload bytes; the first 8 carry the send timestamp
+  uint64_t warmup = 1000;    // unmeasured messages sent first
+  double duration_s = 60;    // hard cap on the measured phase
+  int publishers = 1;        // throughput mode only
+  std::string subject = "pgbench";
+};
+
+struct result {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+  double elapsed_s = 0;
+  std::vector<int64_t> samples_ns;  // per-message latency (one-way or round trip)
+  std::string error;                // non-empty if the run was cut short
+};
+
+// Live counter the progress reporter reads while a mode runs.
+struct progress {
+  std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> total{0};
+};
+
+// One message in flight: pub connection -> server -> sub connection, one-way latency.
+result run_latency(const config& cfg, progress& prog);
+// Request/reply round trips against a responder on a separate connection.
+result run_request_reply(const config& cfg, progress& prog);
+// cfg.publishers connections publish flat out to one subscriber; rate measured at the subscriber.
+result run_throughput(const config& cfg, progress& prog);
+
+}  // namespace peregrine::bench

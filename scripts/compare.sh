@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Side-by-side end-to-end benchmark: peregrine-server vs nats-server, same machine, same run.
+#
+#   scripts/compare.sh [path/to/peregrine-server]
+#
+# Server under test: $1, else $PEREGRINE_BIN, else build-main/src/peregrine-server.
+# Reference: $NATS_SERVER_BIN, else nats-server on PATH. pg-bench: $PG_BENCH, else the first
+# build*/bench/e2e/pg-bench found. Both servers get the same invocation
+# (`-a 127.0.0.1 -p <port> -c <conf>`) and the same config. For each mode pg-bench runs against
+# both, alternating which goes first, and the table shows peregrine/nats-server per metric
+# (msgs/s: higher is better; latencies: lower is better).
+#
+# Knobs (env): SIZE=128 LAT_COUNT=20000 RR_COUNT=20000 TP_COUNT=1000000 TP_PUBS=2 WARMUP=1000
+#              ROUNDS=1 (repeat every mode, alternating order each time) DURATION=60
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+peregrine_bin=${1:-${PEREGRINE_BIN:-$repo/build-main/src/peregrine-server}}
+nats_bin=${NATS_SERVER_BIN:-$(command -v nats-server || true)}
+pg_bench=${PG_BENCH:-}
+if [[ -z $pg_bench ]]; then
+  for b in "$repo"/build-it/bench/e2e/pg-bench "$repo"/build-main/bench/e2e/pg-bench "$repo"/build*/bench/e2e/pg-bench; do
+    if [[ -x $b ]]; then pg_bench=$b; break; fi
+  done
+fi
+SIZE=${SIZE:-128}
+LAT_COUNT=${LAT_COUNT:-20000}
+RR_COUNT=${RR_COUNT:-20000}
+TP_COUNT=${TP_COUNT:-1000000}
+TP_PUBS=${TP_PUBS:-2}
+WARMUP=${WARMUP:-1000}
+ROUNDS=${ROUNDS:-1}
+DURATION=${DURATION:-60}
+
+die() { echo "compare.sh: $*" >&2; exit 2; }
+[[ -x $peregrine_bin ]] || die "peregrine-server not found/executable: $peregrine_bin"
+[[ -n $nats_bin && -x $nats_bin ]] || die "nats-server not found (set NATS_SERVER_BIN)"
+[[ -n $pg_bench && -x $pg_bench ]] || die "pg-bench not found (build it: ninja -C <builddir> bench/e2e/pg-bench, or set PG_BENCH)"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/pg-compare.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_server <name> <binary> -> sets port_<name>
+start_server() {
+  local name=$1 bin=$2 port conf
+  port=$(free_port)
+  conf="$work/$name.conf"
+  printf 'port: %s\n' "$port" >"$conf"
+  "$bin" -a 127.0.0.1 -p "$port" -c "$conf" >"$work/$name.log" 2>&1 &
+  pids+=($!)
+  local deadline=$((SECONDS + 5))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    if ((SECONDS >= deadline)) || ! kill -0 "${pids[-1]}" 2>/dev/null; then
+      cat "$work/$name.log" >&2
+      die "$name ($bin) did not start on port $port"
+    fi
+    sleep 0.05
+  done
+  printf -v "port_$name" '%s' "$port"
+}
+
+start_server peregrine "$peregrine_bin"
+start_server nats "$nats_bin"
+
+jget() {  # jget <json-line> <key>
+  sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$1"
+}
+
+# run_bench <server-name> <mode> <count> -> prints pg-bench's JSON line (ok:false on failure)
+run_bench() {
+  local name=$1 mode=$2 count=$3 port_var="port_$1" out
+  out=$("$pg_bench" --url "nats://127.0.0.1:${!port_var}" --mode "$mode" --count "$count" --size "$SIZE" \
+        --warmup "$WARMUP" --duration "$DURATION" --publishers "$TP_PUBS" --subject "cmp.$mode" \
+        --json --quiet 2>"$work/bench.err") || true
+  if [[ -z $out ]]; then
+    out="{\"ok\":false,\"error\":\"pg-bench produced no output: $(tr -d '\n"' <"$work/bench.err" | head -c 200)\"}"
+  fi
+  printf '%s\n' "$out"
+}
+
+echo "peregrine-server: $peregrine_bin (port $port_peregrine)"
+echo "nats-server:      $nats_bin (port $port_nats) [$("$nats_bin" --version 2>&1 | head -1)]"
+echo "pg-bench:         $pg_bench  size=$SIZE warmup=$WARMUP rounds=$ROUNDS"
+echo "host:             $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+
+declare -A results
+turn=0
+for round in $(seq "$ROUNDS"); do
+  for spec in "latency:$LAT_COUNT" "rr:$RR_COUNT" "throughput:$TP_COUNT"; do
+    mode=${spec%%:*}
+    count=${spec##*:}
+    # Alternate who goes first so warm caches/CPU frequency do not always favour one side.
+    if ((turn % 2 == 0)); then order=(peregrine nats); else order=(nats peregrine); fi
+    turn=$((turn + 1))
+    for name in "${order[@]}"; do
+      echo "round $round: $mode against $name ..." >&2
+      results[$round,$mode,$name]=$(run_bench "$name" "$mode" "$count")
+    done
+  done
+done
+
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'
+}
+
+printf '%-6s %-11s %-10s %14s %14s %9s\n' round mode metric peregrine nats-server pg/nats
+printf '%s\n' "--------------------------------------------------------------------------"
+for round in $(seq "$ROUNDS"); do
+  for mode in latency rr throughput; do
+    p=${results[$round,$mode,peregrine]}
+    n=${results[$round,$mode,nats]}
+    metrics=(msgs_per_s p50_us p90_us p99_us p999_us max_us)
+    [[ $mode == throughput ]] && metrics=(msgs_per_s mb_per_s p50_us p99_us max_us)
+    for m in "${metrics[@]}"; do
+      pv=$(jget "$p" "$m")
+      nv=$(jget "$n" "$m")
+      printf '%-6s %-11s %-10s %14s %14s %9s\n' "$round" "$mode" "$m" "${pv:--}" "${nv:--}" "$(ratio "$pv" "$nv")"
+    done
+    for name in peregrine nats; do
+      line=${results[$round,$mode,$name]}
+      if [[ $(jget "$line" ok) != true ]]; then
+        echo "       !! $mode on $name failed: $(jget "$line" error)"
+      fi
+    done
+  done
+done
+echo
+echo "msgs_per_s / mb_per_s: higher is better; *_us latencies (latency: one-way, rr: round trip,"
+echo "throughput: one-way under full load incl. queueing): lower is better."
