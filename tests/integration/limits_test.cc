@@ -70,6 +70,29 @@ TEST_F(max_payload, raw_pub_at_limit_is_delivered) {
   EXPECT_EQ(c.read_bytes(1026), payload + "\r\n");
 }
 
+class config_keys : public server_test {
+ protected:
+  std::string extra_conf() const override {
+    return "server_name: \"pg-it-node\"\nmax_control_line: 512\n";
+  }
+};
+
+TEST_F(config_keys, server_name_and_max_control_line_apply) {
+  raw_client c;
+  ASSERT_TRUE(c.connect(port()));
+  std::string info = c.read_info();
+  EXPECT_NE(info.find("\"server_name\":\"pg-it-node\""), std::string::npos) << info;
+  ASSERT_TRUE(c.send(std::string(default_connect) + "PING\r\n"));
+  ASSERT_EQ(c.read_line(), "PONG\r\n");
+  const std::string ok_subject(400, 'k');
+  ASSERT_TRUE(c.send("SUB " + ok_subject + " 1\r\nPING\r\n"));
+  EXPECT_EQ(c.read_line(), "PONG\r\n") << "a 407-byte control line is under the 512 limit";
+  ASSERT_TRUE(c.send("SUB " + std::string(600, 'k') + " 2\r\n"));
+  EXPECT_EQ(c.read_line(2s, false), "-ERR 'maximum control line exceeded'\r\n");
+  EXPECT_TRUE(c.read_until_closed(5s)) << "connection still open";
+  EXPECT_TRUE(healthy_client_works(url()));
+}
+
 class slow_consumer : public server_test {
  protected:
   // nats-server stalls a producer feeding a slow reader, so the cut can come from either the

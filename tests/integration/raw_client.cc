@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace peregrine::test {
@@ -31,7 +32,7 @@ bool raw_client::connect(int port, int rcvbuf) {
 }
 
 std::string raw_client::read_info(std::chrono::milliseconds timeout) {
-  auto line = read_line(timeout, false);
+  auto line = read_raw_line(timeout);
   return line ? *line : std::string{};
 }
 
@@ -75,18 +76,28 @@ bool raw_client::fill(clock_type::time_point deadline) {
   }
 }
 
+std::optional<std::string> raw_client::read_raw_line(std::chrono::milliseconds timeout) {
+  const auto deadline = clock_type::now() + timeout;
+  size_t nl = buf_.find('\n');
+  while (nl == std::string::npos) {
+    if (!fill(deadline)) return std::nullopt;
+    nl = buf_.find('\n');
+  }
+  std::string line = buf_.substr(0, nl + 1);
+  buf_.erase(0, nl + 1);
+  return line;
+}
+
 std::optional<std::string> raw_client::read_line(std::chrono::milliseconds timeout,
                                                  bool answer_pings) {
   const auto deadline = clock_type::now() + timeout;
   for (;;) {
-    size_t nl = buf_.find('\n');
-    while (nl == std::string::npos) {
-      if (!fill(deadline)) return std::nullopt;
-      nl = buf_.find('\n');
-    }
-    std::string line = buf_.substr(0, nl + 1);
-    buf_.erase(0, nl + 1);
-    if (answer_pings && line == "PING\r\n") {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_type::now());
+    auto line = read_raw_line(std::max(left, std::chrono::milliseconds(0)));
+    if (!line) return line;
+    // Servers may send async INFO at any time (2.12+ does after the first PONG): clients ignore it.
+    if (line->rfind("INFO ", 0) == 0) continue;
+    if (answer_pings && *line == "PING\r\n") {
       send("PONG\r\n");
       continue;
     }

@@ -31,8 +31,8 @@ class raw_client {
   bool open(int port, std::string_view connect_line = default_connect);
 
   bool send(std::string_view bytes);
-  // Next line including its terminator. When answer_pings, server PINGs are answered with PONG
-  // and skipped (servers send a first PING ~1-2 s after connect).
+  // Next line including its terminator. Async INFO lines are skipped. When answer_pings, server
+  // PINGs are answered with PONG and skipped (servers send a first PING ~1-2 s after connect).
   std::optional<std::string> read_line(std::chrono::milliseconds timeout = 2s,
                                        bool answer_pings = true);
   // Exactly n bytes (e.g. a payload after a MSG line).
@@ -48,6 +48,7 @@ class raw_client {
   int fd() const { return fd_; }
 
  private:
+  std::optional<std::string> read_raw_line(std::chrono::milliseconds timeout);
   // Pulls more bytes into buf_; false on timeout or close.
   bool fill(std::chrono::steady_clock::time_point deadline);
 
