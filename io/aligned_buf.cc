@@ -43,6 +43,7 @@ void aligned_buf::resize(std::size_t n) {
 }
 
 void aligned_buf::append(const void* p, std::size_t n) {
+  if (n == 0) return;
   std::size_t old = _size;
   resize(_size + n);
   std::memcpy(_p + old, p, n);
