@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "src/base/rng.h"
 
 namespace {
 
@@ -308,6 +311,26 @@ TEST(ConfigScalars, Booleans) {
     EXPECT_FALSE(b) << f;
   }
   for (const char* bad : {"", "1", "0", "y", "enabled"}) EXPECT_FALSE(parse_bool(bad, b)) << bad;
+}
+
+// Random inputs built from the syntax's own characters must fail or succeed cleanly, and a
+// failure must always carry a position.
+TEST(ConfigParse, RandomInputNeverCrashes) {
+  const char* env_seed = std::getenv("PG_SEED");
+  const std::uint64_t seed = env_seed ? std::strtoull(env_seed, nullptr, 10) : 0x5eed;
+  std::printf("RandomInputNeverCrashes seed=%llu\n", static_cast<unsigned long long>(seed));
+  base::rng r(seed);
+  const std::string alphabet = "ab1$:= \t\n{}[],;#/\"'\\xK.-";
+  for (int i = 0; i < 20000; ++i) {
+    std::string text;
+    const auto n = r.below(40);
+    for (std::uint64_t j = 0; j < n; ++j) text += alphabet[r.below(alphabet.size())];
+    config_value root;
+    std::string err;
+    if (!parse_config_text(text, "f.conf", root, err)) {
+      ASSERT_EQ(err.rfind("f.conf:", 0), 0u) << "seed " << seed << " input [" << text << "] -> " << err;
+    }
+  }
 }
 
 }  // namespace
