@@ -298,8 +298,10 @@ normalised normalise(int argc, const char* const* argv) {
       n.args.push_back((body.size() == 1 ? "-" : "--") + body + (has_value ? "=" + value : ""));
       continue;
     }
-    if (f->canonical == "help") n.help = true;
-    if (f->canonical == "version") n.version = true;
+    bool on = true;
+    if (has_value && !parse_bool(value, on)) on = true;  // CLI11 rejects the bad value later
+    if (f->canonical == "help") n.help = n.help || on;
+    if (f->canonical == "version") n.version = n.version || on;
     if (has_value) {
       n.args.push_back("--" + std::string(f->canonical) + "=" + value);
     } else {

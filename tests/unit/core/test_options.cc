@@ -171,6 +171,9 @@ TEST(Cli, HelpListsEveryFlag) {
     }
     EXPECT_NE(p.res.message.find("Enable JetStream"), std::string::npos);
   }
+  auto p = run({"--help=false", "-p", "5"});
+  EXPECT_EQ(p.res.outcome, cli_outcome::run) << p.res.message;
+  EXPECT_EQ(p.opts.port, 5);
 }
 
 TEST(Cli, Version) {
