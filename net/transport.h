@@ -1,0 +1,50 @@
+#pragma once
+// The interface between a shard's dispatcher and whatever moves its bytes: kernel sockets
+// (io_uring or epoll) or the DPDK user-space TCP stack. One transport instance per shard;
+// every call happens on that shard's thread.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "src/base/result.h"
+#include "src/shard/loop.h"
+
+namespace net {
+
+using conn_handle = std::uint64_t;
+
+class transport_handler {
+ public:
+  virtual ~transport_handler() = default;
+  virtual void on_open(conn_handle h, std::string_view peer_ip, int peer_port) = 0;
+  // `bytes` is valid only during the call.
+  virtual void on_data(conn_handle h, std::string_view bytes) = 0;
+  // Called exactly once per connection, after which `h` is dead.
+  virtual void on_close(conn_handle h) = 0;
+};
+
+class transport : public shard::poller, public shard::waiter {
+ public:
+  virtual std::string_view name() const = 0;
+  virtual void set_handler(transport_handler* h) = 0;
+  // Starts accepting on host:port. Accepted sockets go to the accept sink when one is set
+  // (to spread them over shards), else they are adopted here.
+  virtual base::status listen(const std::string& host, int port) = 0;
+  virtual void set_accept_sink(std::function<void(int fd)> sink) = 0;
+  virtual void stop_listening() = 0;
+  // Takes ownership of an accepted kernel socket (kernel transports only).
+  virtual void adopt(int fd) = 0;
+  // The connection's outbound buffer: append protocol bytes, they leave on flush().
+  virtual std::string& outbuf(conn_handle h) = 0;
+  // Bytes appended but not yet acknowledged by the kernel/stack.
+  virtual std::size_t pending_bytes(conn_handle h) const = 0;
+  // Under outbound pressure: pushes what the kernel takes right now, synchronously.
+  virtual void flush_now(conn_handle h) = 0;
+  // Starts sending every non-empty outbound buffer; returns the number of sends started.
+  virtual std::size_t flush() = 0;
+  // Closes the connection; with `after_flush` once its outbound bytes have left.
+  virtual void close(conn_handle h, bool after_flush) = 0;
+};
+
+}  // namespace net

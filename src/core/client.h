@@ -1,0 +1,47 @@
+#pragma once
+// One client connection's protocol state, owned by its shard's thread.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "net/transport.h"
+#include "src/base/clock.h"
+#include "src/core/sublist.h"
+
+namespace core {
+
+struct client {
+  net::conn_handle handle = 0;
+  std::uint64_t id = 0;
+  std::string peer_ip;
+  int peer_port = 0;
+  std::string inbuf;  // bytes of an incomplete operation carried to the next read
+  std::size_t need = 0;  // inbuf size worth parsing again (from the parser's hint)
+  // CONNECT options (nats-server's defaults before CONNECT)
+  bool connected = false;
+  bool verbose = true;
+  bool pedantic = true;
+  bool echo = true;
+  bool headers = false;
+  bool no_responders = false;
+  int protocol = 0;
+  std::string name, lang, version;
+  // liveness
+  base::nanos created_ns = 0;
+  base::nanos last_in_ns = 0;
+  base::nanos next_ping_ns = 0;
+  int pings_out = 0;
+  bool closing = false;
+  // back-pressure: a publisher feeding a nearly full subscriber pauses its parsing; a
+  // subscriber above the stall mark for longer than write_deadline is cut as slow
+  bool stalled = false;
+  std::uint64_t stalled_on = 0;  // the subscriber's connection id while stalled
+  base::nanos pressure_since_ns = 0;
+  // multi-shard: PONGs wait until other shards have applied this client's SUB/UNSUBs
+  std::uint64_t sub_seq = 0;
+  int deferred_pongs = 0;
+  std::unordered_map<std::string, std::unique_ptr<subscription>> subs;  // by sid
+};
+
+}  // namespace core

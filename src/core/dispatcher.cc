@@ -1,0 +1,294 @@
+#include "src/core/dispatcher.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "src/base/log.h"
+#include "src/proto/writer.h"
+
+namespace core {
+namespace {
+constexpr std::size_t kRingSize = 4096;
+constexpr base::nanos kTick = 50 * base::kMilli;
+}  // namespace
+
+dispatcher::dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<net::transport> t,
+                       shard::loop_config lcfg)
+    : _index(index), _srv(srv), _transport(std::move(t)), _loop(lcfg) {
+  _limits.max_control_line = std::size_t(srv.opts.max_control_line);
+  _limits.max_payload = srv.opts.max_payload;
+  _transport->set_handler(this);
+  _loop.add_poller(_transport.get());
+  _loop.add_poller(this);
+  _loop.set_waiter(_transport.get());
+  _loop.set_end_of_turn([this](base::nanos) { return _transport->flush(); });
+}
+
+dispatcher::~dispatcher() = default;
+
+void dispatcher::connect(const std::vector<dispatcher*>& all) {
+  const std::size_t n = all.size();
+  _peers = all;
+  _inbox.clear();
+  for (std::size_t i = 0; i < n; ++i)
+    _inbox.push_back(i == _index ? nullptr : std::make_unique<base::spsc_ring<shard_msg>>(kRingSize));
+  _outbox.assign(n, nullptr);
+  _overflow.assign(n, {});
+  _acked.assign(n, 0);
+  _applied.assign(n, 0);
+  _remote_targets.assign(n, {});
+}
+
+void dispatcher::place_connection(int fd) {
+  _transport->adopt(fd);
+}
+
+void dispatcher::post_new_connection(std::uint32_t to, int fd) {
+  shard_msg m;
+  m.k = shard_msg::kind::new_conn;
+  m.fd = fd;
+  post(to, std::move(m));
+}
+
+void dispatcher::post(std::uint32_t to, shard_msg m) {
+  if (!_outbox[to]) _outbox[to] = _peers[to]->_inbox[_index].get();
+  m.from = _index;
+  auto& pending = _overflow[to];
+  if (pending.empty() && _outbox[to]->try_push(std::move(m))) {
+    _peers[to]->_loop.wake();
+    return;
+  }
+  pending.push_back(std::move(m));  // keep order: later posts queue behind the overflow
+}
+
+std::size_t dispatcher::drain_inbox() {
+  std::size_t work = 0;
+  for (std::uint32_t from = 0; from < _inbox.size(); ++from) {
+    if (!_inbox[from]) continue;
+    const std::uint64_t before = _applied[from];
+    work += _inbox[from]->drain([&](shard_msg&& m) { apply(m); }, 1024);
+    if (_applied[from] != before) {
+      shard_msg ack;
+      ack.k = shard_msg::kind::sub_ack;
+      ack.seq = _applied[from];
+      post(from, std::move(ack));
+    }
+  }
+  for (std::uint32_t to = 0; to < _overflow.size(); ++to) {
+    auto& q = _overflow[to];
+    while (!q.empty() && _outbox[to]->try_push(std::move(q.front()))) {
+      q.pop_front();
+      ++work;
+    }
+    if (work) _peers[to]->_loop.wake();
+  }
+  return work;
+}
+
+void dispatcher::apply(shard_msg& m) {
+  using k = shard_msg::kind;
+  switch (m.k) {
+    case k::new_conn: place_connection(m.fd); break;
+    case k::sub_add: {
+      auto s = std::make_unique<subscription>();
+      s->subject = std::move(m.subject);
+      s->queue = std::move(m.queue);
+      s->sid = m.sid;
+      s->shard = m.from;
+      s->conn_id = m.conn_id;
+      auto& slot = _remote[m.conn_id][m.sid];
+      if (slot) _subs.remove(slot.get());
+      if (_subs.insert(s.get()).ok()) slot = std::move(s);
+      _applied[m.from] = m.seq;
+      break;
+    }
+    case k::sub_del: {
+      auto it = _remote.find(m.conn_id);
+      if (it != _remote.end()) {
+        auto sit = it->second.find(m.sid);
+        if (sit != it->second.end()) {
+          _subs.remove(sit->second.get());
+          it->second.erase(sit);
+        }
+      }
+      _applied[m.from] = m.seq;
+      break;
+    }
+    case k::conn_gone: {
+      auto it = _remote.find(m.conn_id);
+      if (it != _remote.end()) {
+        for (auto& [sid, s] : it->second) _subs.remove(s.get());
+        _remote.erase(it);
+      }
+      _applied[m.from] = m.seq;
+      break;
+    }
+    case k::deliver: {
+      const shared_msg& msg = *m.msg;
+      for (const auto& t : m.targets) {
+        auto cit = _by_id.find(t.conn_id);
+        if (cit == _by_id.end()) continue;
+        auto sit = cit->second->subs.find(t.sid);
+        if (sit == cit->second->subs.end()) continue;
+        deliver_local(*sit->second, msg.subject, msg.reply, msg.headers, msg.payload);
+      }
+      for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
+      _expired.clear();
+      break;
+    }
+    case k::sub_ack:
+      if (m.seq > _acked[m.from]) _acked[m.from] = m.seq;
+      break;
+  }
+}
+
+std::uint64_t dispatcher::min_acked() const {
+  std::uint64_t lo = _bcast_seq;
+  for (std::uint32_t i = 0; i < _acked.size(); ++i)
+    if (i != _index && _acked[i] < lo) lo = _acked[i];
+  return lo;
+}
+
+std::size_t dispatcher::poll(base::nanos now) {
+  std::size_t work = _inbox.empty() ? 0 : drain_inbox();
+  work += resume_stalled();
+  if (!_pong_waiters.empty()) {
+    const std::uint64_t acked = min_acked();
+    std::size_t kept = 0;
+    for (client* c : _pong_waiters) {
+      if (c->sub_seq <= acked) {
+        for (; c->deferred_pongs > 0; --c->deferred_pongs) _transport->outbuf(c->handle).append(proto::kPong);
+        ++work;
+      } else {
+        _pong_waiters[kept++] = c;
+      }
+    }
+    _pong_waiters.resize(kept);
+  }
+  if (now >= _next_tick) {
+    _next_tick = now + kTick;
+    work += tick(now);
+  }
+  return work;
+}
+
+std::size_t dispatcher::tick(base::nanos now) {
+  const auto& o = _srv.opts;
+  const base::nanos interval = o.ping_interval_ms * base::kMilli;
+  std::vector<client*> stale, auth_late, slow;
+  const std::size_t stall_mark = std::size_t(o.max_pending) / 4 * 3;
+  for (auto& [h, cp] : _clients) {
+    client& c = *cp;
+    if (c.closing) continue;
+    if (_transport->pending_bytes(c.handle) > stall_mark) {
+      if (c.pressure_since_ns == 0) {
+        c.pressure_since_ns = now;
+      } else if (now - c.pressure_since_ns > o.write_deadline_ms * base::kMilli) {
+        slow.push_back(&c);
+        continue;
+      }
+    } else {
+      c.pressure_since_ns = 0;
+    }
+    if (_srv.auth_required && !c.connected && now - c.created_ns > o.auth_timeout_ms * base::kMilli) {
+      auth_late.push_back(&c);
+      continue;
+    }
+    if (now < c.next_ping_ns) continue;
+    c.next_ping_ns = now + interval;
+    if (c.pings_out == 0 && now - c.last_in_ns < interval && c.last_in_ns > c.created_ns) continue;
+    if (c.pings_out + 1 > o.ping_max) {
+      stale.push_back(&c);
+      continue;
+    }
+    ++c.pings_out;
+    _transport->outbuf(c.handle).append(proto::kPing);
+  }
+  for (client* c : slow) cut_slow_consumer(*c, fmt::format("WriteDeadline of {}ms Exceeded", o.write_deadline_ms));
+  for (client* c : auth_late) close_client(*c, proto::err_text::auth_timeout);
+  for (client* c : stale) {
+    PG_DEBUG("{}:{} - cid:{} - Stale Client Connection - Closing", c->peer_ip, c->peer_port, c->id);
+    close_client(*c, proto::err_text::stale);
+  }
+  return auth_late.size() + stale.size();
+}
+
+void dispatcher::on_open(net::conn_handle h, std::string_view ip, int port) {
+  const int n = _srv.connections.fetch_add(1) + 1;
+  auto cp = std::make_unique<client>();
+  client& c = *cp;
+  c.handle = h;
+  c.id = (std::uint64_t(_index) << 48) | _next_client++;
+  c.peer_ip = std::string(ip);
+  c.peer_port = port;
+  const base::nanos now = _loop.clk().monotonic_ns();
+  c.created_ns = now;
+  c.last_in_ns = now;
+  const base::nanos interval = _srv.opts.ping_interval_ms * base::kMilli;
+  c.next_ping_ns = now + std::min<base::nanos>(interval, 2 * base::kSecond);
+  _clients.emplace(h, std::move(cp));
+  _by_id.emplace(c.id, &c);
+  if (n > _srv.opts.max_connections) {
+    close_client(c, proto::err_text::max_connections);
+    return;
+  }
+  _transport->outbuf(h).append(_srv.info_line(c.id & 0xffffffffffffull, c.peer_ip));
+  PG_DEBUG("{}:{} - cid:{} - Client connection created", c.peer_ip, c.peer_port, c.id);
+}
+
+void dispatcher::on_data(net::conn_handle h, std::string_view bytes) {
+  auto it = _clients.find(h);
+  if (it == _clients.end() || it->second->closing) return;
+  client& c = *it->second;
+  c.last_in_ns = _loop.clk().monotonic_ns();
+  if (c.stalled) {  // paused by back-pressure: keep the bytes for resume_stalled()
+    c.inbuf.append(bytes);
+    return;
+  }
+  if (c.inbuf.empty()) {
+    const std::size_t used = process(c, bytes);
+    if (used < bytes.size() && !c.closing) c.inbuf.assign(bytes.substr(used));
+    return;
+  }
+  c.inbuf.append(bytes);
+  if (c.inbuf.size() < c.need) return;  // a large payload is still arriving
+  const std::size_t used = process(c, c.inbuf);
+  if (c.closing) {
+    c.inbuf.clear();
+  } else {
+    c.inbuf.erase(0, used);
+  }
+}
+
+void dispatcher::on_close(net::conn_handle h) {
+  auto it = _clients.find(h);
+  if (it == _clients.end()) return;
+  client& c = *it->second;
+  for (auto& [sid, s] : c.subs) _subs.remove(s.get());
+  if (!c.subs.empty() && _peers.size() > 1) {
+    ++_bcast_seq;
+    for (std::uint32_t to = 0; to < _peers.size(); ++to) {
+      if (to == _index) continue;
+      shard_msg m;
+      m.k = shard_msg::kind::conn_gone;
+      m.conn_id = c.id;
+      m.seq = _bcast_seq;
+      post(to, std::move(m));
+    }
+  }
+  std::erase(_pong_waiters, &c);
+  std::erase(_stalled, &c);
+  _by_id.erase(c.id);
+  _srv.connections.fetch_sub(1);
+  PG_DEBUG("{}:{} - cid:{} - Client connection closed", c.peer_ip, c.peer_port, c.id);
+  _clients.erase(it);
+}
+
+void dispatcher::close_client(client& c, std::string_view err_text) {
+  if (c.closing) return;
+  c.closing = true;
+  if (!err_text.empty()) proto::append_err(_transport->outbuf(c.handle), err_text);
+  _transport->close(c.handle, true);
+}
+
+}  // namespace core

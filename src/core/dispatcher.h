@@ -1,0 +1,106 @@
+#pragma once
+// A shard's dispatcher: owns the shard's client connections, its copy of the subscription
+// index and its inbound rings; parses client bytes, routes publishes locally and to other
+// shards, and answers protocol operations as nats-server does.
+#include <deque>
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "net/transport.h"
+#include "src/base/spsc_ring.h"
+#include "src/core/client.h"
+#include "src/core/server_shared.h"
+#include "src/core/shard_msg.h"
+#include "src/core/sublist.h"
+#include "src/proto/parser.h"
+#include "src/shard/loop.h"
+
+namespace core {
+
+class dispatcher final : public net::transport_handler, public shard::poller {
+ public:
+  dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<net::transport> t,
+             shard::loop_config lcfg);
+  ~dispatcher() override;
+
+  // Wires the rings between every pair of shards; call on all before any runs.
+  void connect(const std::vector<dispatcher*>& all);
+  std::uint32_t index() const { return _index; }
+  shard::loop& event_loop() { return _loop; }
+  net::transport& transport() { return *_transport; }
+  // Hands an accepted socket to this shard (from any thread via the rings, or locally).
+  void place_connection(int fd);
+  // From this shard's thread: sends an accepted socket to shard `to`.
+  void post_new_connection(std::uint32_t to, int fd);
+
+  // net::transport_handler
+  void on_open(net::conn_handle h, std::string_view ip, int port) override;
+  void on_data(net::conn_handle h, std::string_view bytes) override;
+  void on_close(net::conn_handle h) override;
+  // shard::poller: inbound rings, timers, deferred PONGs
+  std::size_t poll(base::nanos now) override;
+
+ private:
+  void post(std::uint32_t to, shard_msg m);
+  std::size_t drain_inbox();
+  void apply(shard_msg& m);
+  std::size_t tick(base::nanos now);
+  std::size_t resume_stalled();
+  void cut_slow_consumer(client& c, std::string_view why);
+
+  // protocol
+  // Parses and handles every complete op; returns the bytes consumed.
+  std::size_t process(client& c, std::string_view data);
+  bool handle_op(client& c, const proto::client_op& op);  // false: connection closed
+  bool handle_connect(client& c, std::string_view json);
+  void handle_pub(client& c, const proto::client_op& op);
+  void handle_sub(client& c, const proto::client_op& op);
+  void handle_unsub(client& c, const proto::client_op& op);
+  void handle_ping(client& c);
+  void protocol_error(client& c, proto::parse_error e);
+  void close_client(client& c, std::string_view err_text);
+  void send_err(client& c, std::string_view text);
+  void send_ok(client& c);
+
+  // routing
+  void route(client* from, std::string_view subject, std::string_view reply,
+             std::string_view headers, std::string_view payload);
+  bool deliver_local(subscription& s, std::string_view subject, std::string_view reply,
+                     std::string_view headers, std::string_view payload);
+  void remove_sub(client& c, const std::string& sid, bool broadcast);
+  void broadcast_sub(shard_msg::kind k, client& c, const subscription& s);
+  void send_no_responders(client& c, std::string_view reply);
+  std::uint64_t min_acked() const;
+
+  std::uint32_t _index;
+  server_shared& _srv;
+  std::unique_ptr<net::transport> _transport;
+  shard::loop _loop;
+  sublist _subs;
+  proto::parser_limits _limits;
+  std::uint64_t _next_client = 1;
+  std::unordered_map<net::conn_handle, std::unique_ptr<client>> _clients;
+  std::unordered_map<std::uint64_t, client*> _by_id;
+  // copies of other shards' subscriptions: conn_id -> sid -> subscription
+  std::unordered_map<std::uint64_t, std::unordered_map<std::string, std::unique_ptr<subscription>>> _remote;
+  // rings: _inbox[from] is written by shard `from`, read here
+  std::vector<std::unique_ptr<base::spsc_ring<shard_msg>>> _inbox;
+  std::vector<base::spsc_ring<shard_msg>*> _outbox;  // _outbox[to] = peer's _inbox[_index]
+  std::vector<dispatcher*> _peers;
+  std::vector<std::deque<shard_msg>> _overflow;  // ring full: retried each turn
+  std::uint64_t _bcast_seq = 0;
+  std::vector<std::uint64_t> _acked;     // highest broadcast seq each peer applied
+  std::vector<std::uint64_t> _applied;   // highest seq applied from each peer (to ack)
+  std::vector<client*> _pong_waiters;
+  std::vector<client*> _stalled;   // publishers paused by a subscriber's back-pressure
+  std::uint64_t _stall_current = 0;  // subscriber whose delivery crossed the stall mark
+  std::vector<std::vector<delivery_target>> _remote_targets;  // scratch per route
+  std::vector<std::pair<client*, std::string>> _expired;       // scratch: subs hitting max
+  std::uint64_t _rr = 0;
+  base::nanos _next_tick = 0;
+  std::uint32_t _next_place = 0;
+};
+
+}  // namespace core

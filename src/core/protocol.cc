@@ -1,0 +1,332 @@
+// Client protocol handling and publish routing for one shard (see dispatcher.h).
+#include <nlohmann/json.hpp>
+
+#include "src/base/log.h"
+#include "src/core/dispatcher.h"
+#include "src/core/subject.h"
+#include "src/proto/writer.h"
+
+namespace core {
+
+std::size_t dispatcher::process(client& c, std::string_view data) {
+  std::size_t off = 0;
+  while (off < data.size() && !c.closing) {
+    const proto::parse_result r = proto::parse_client(data.substr(off), _limits);
+    if (r.status == proto::parse_status::need_more) {
+      c.need = r.needed;
+      return off;
+    }
+    if (r.status == proto::parse_status::error) {
+      protocol_error(c, r.error);
+      return data.size();
+    }
+    off += r.consumed;
+    if (!handle_op(c, r.op)) return data.size();
+    if (_stall_current) {  // a subscriber is nearly full: pause this publisher until it drains
+      c.stalled_on = _stall_current;
+      _stall_current = 0;
+      if (off < data.size()) {
+        c.stalled = true;
+        _stalled.push_back(&c);
+        c.need = 0;
+        return off;
+      }
+    }
+  }
+  c.need = 0;
+  return off;
+}
+
+void dispatcher::protocol_error(client& c, proto::parse_error e) {
+  switch (e) {
+    case proto::parse_error::unknown_op: close_client(c, proto::err_text::unknown_op); break;
+    case proto::parse_error::control_line_too_long: close_client(c, proto::err_text::max_control_line); break;
+    case proto::parse_error::max_payload: close_client(c, proto::err_text::max_payload); break;
+    case proto::parse_error::bad_args:
+    case proto::parse_error::none: close_client(c, {}); break;
+  }
+}
+
+void dispatcher::send_err(client& c, std::string_view text) {
+  proto::append_err(_transport->outbuf(c.handle), text);
+}
+
+void dispatcher::send_ok(client& c) {
+  if (c.verbose) _transport->outbuf(c.handle).append(proto::kOk);
+}
+
+bool dispatcher::handle_op(client& c, const proto::client_op& op) {
+  using k = proto::op_kind;
+  if (!c.connected && _srv.auth_required && op.kind != k::connect) {
+    close_client(c, proto::err_text::auth_violation);
+    return false;
+  }
+  switch (op.kind) {
+    case k::connect: return handle_connect(c, op.json);
+    case k::pub:
+    case k::hpub:
+      if (op.kind == k::hpub && !c.headers && c.connected) {
+        close_client(c, {});  // HPUB without negotiated headers: nats-server just closes
+        return false;
+      }
+      handle_pub(c, op);
+      return !c.closing;
+    case k::sub: handle_sub(c, op); return true;
+    case k::unsub: handle_unsub(c, op); return true;
+    case k::ping: handle_ping(c); return true;
+    case k::pong: c.pings_out = 0; return true;
+    case k::info:
+    case k::ok: return true;
+  }
+  return true;
+}
+
+bool dispatcher::handle_connect(client& c, std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    close_client(c, {});  // malformed CONNECT: closed without -ERR, like nats-server
+    return false;
+  }
+  auto get_bool = [&](const char* key, bool& out) {
+    auto it = j.find(key);
+    if (it != j.end() && it->is_boolean()) out = it->get<bool>();
+  };
+  auto get_str = [&](const char* key) -> std::string {
+    auto it = j.find(key);
+    return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
+  };
+  get_bool("verbose", c.verbose);
+  get_bool("pedantic", c.pedantic);
+  get_bool("echo", c.echo);
+  get_bool("headers", c.headers);
+  get_bool("no_responders", c.no_responders);
+  if (auto it = j.find("protocol"); it != j.end() && it->is_number_integer()) c.protocol = it->get<int>();
+  c.name = get_str("name");
+  c.lang = get_str("lang");
+  c.version = get_str("version");
+  if (_srv.auth_required) {
+    const auto& o = _srv.opts;
+    bool ok = false;
+    if (!o.token.empty()) ok = get_str("auth_token") == o.token;
+    if (!ok && !o.user.empty()) ok = get_str("user") == o.user && get_str("pass") == o.pass;
+    if (!ok) {
+      PG_WARN("{}:{} - cid:{} - authentication error", c.peer_ip, c.peer_port, c.id);
+      close_client(c, proto::err_text::auth_violation);
+      return false;
+    }
+  }
+  if (c.protocol < 0 || c.protocol > 1) {
+    close_client(c, proto::err_text::bad_protocol);
+    return false;
+  }
+  if (c.no_responders && !c.headers) {
+    close_client(c, proto::err_text::no_responders_headers);
+    return false;
+  }
+  c.connected = true;
+  send_ok(c);
+  return true;
+}
+
+void dispatcher::handle_ping(client& c) {
+  if (c.sub_seq > 0 && _peers.size() > 1 && c.sub_seq > min_acked()) {
+    if (c.deferred_pongs++ == 0) _pong_waiters.push_back(&c);
+    return;
+  }
+  if (c.deferred_pongs > 0) {  // keep PONGs in order behind the deferred ones
+    ++c.deferred_pongs;
+    return;
+  }
+  _transport->outbuf(c.handle).append(proto::kPong);
+}
+
+void dispatcher::handle_sub(client& c, const proto::client_op& op) {
+  if (!valid_subject(op.subject) || (!op.queue.empty() && !valid_queue_name(op.queue))) {
+    send_err(c, proto::err_text::invalid_subject);
+    return;
+  }
+  const std::string sid(op.sid);
+  if (c.subs.count(sid)) {  // a reused sid is ignored; the first subscription stays
+    send_ok(c);
+    return;
+  }
+  auto s = std::make_unique<subscription>();
+  s->subject = std::string(op.subject);
+  s->queue = std::string(op.queue);
+  s->sid = sid;
+  s->shard = _index;
+  s->conn_id = c.id;
+  s->conn = &c;
+  if (!_subs.insert(s.get()).ok()) {
+    send_err(c, proto::err_text::invalid_subject);
+    return;
+  }
+  broadcast_sub(shard_msg::kind::sub_add, c, *s);
+  c.subs.emplace(sid, std::move(s));
+  send_ok(c);
+}
+
+void dispatcher::handle_unsub(client& c, const proto::client_op& op) {
+  auto it = c.subs.find(std::string(op.sid));
+  if (it != c.subs.end()) {
+    subscription& s = *it->second;
+    if (op.max_msgs > 0 && s.delivered < std::uint64_t(op.max_msgs)) {
+      s.max_msgs = std::uint64_t(op.max_msgs);
+    } else {
+      remove_sub(c, it->first, true);
+    }
+  }
+  send_ok(c);
+}
+
+void dispatcher::broadcast_sub(shard_msg::kind k, client& c, const subscription& s) {
+  if (_peers.size() < 2) return;
+  ++_bcast_seq;
+  c.sub_seq = _bcast_seq;
+  for (std::uint32_t to = 0; to < _peers.size(); ++to) {
+    if (to == _index) continue;
+    shard_msg m;
+    m.k = k;
+    m.seq = _bcast_seq;
+    m.conn_id = c.id;
+    m.sid = s.sid;
+    if (k == shard_msg::kind::sub_add) {
+      m.subject = s.subject;
+      m.queue = s.queue;
+    }
+    post(to, std::move(m));
+  }
+}
+
+void dispatcher::remove_sub(client& c, const std::string& sid, bool broadcast) {
+  auto it = c.subs.find(sid);
+  if (it == c.subs.end()) return;
+  _subs.remove(it->second.get());
+  if (broadcast) broadcast_sub(shard_msg::kind::sub_del, c, *it->second);
+  c.subs.erase(it);
+}
+
+void dispatcher::handle_pub(client& c, const proto::client_op& op) {
+  if (c.pedantic && !valid_literal_subject(op.subject)) send_err(c, proto::err_text::invalid_publish_subject);
+  send_ok(c);
+  _srv.in_msgs.fetch_add(1, std::memory_order_relaxed);
+  if (!valid_subject(op.subject)) return;  // e.g. "foo..bar": silently not delivered
+  route(&c, op.subject, op.reply, op.headers, op.payload);
+}
+
+bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::string_view reply,
+                               std::string_view headers, std::string_view payload) {
+  client& c = *static_cast<client*>(s.conn);
+  if (c.closing) return false;
+  if (s.max_msgs && s.delivered >= s.max_msgs) return false;
+  std::string& out = _transport->outbuf(c.handle);
+  if (!headers.empty() && c.headers) {
+    proto::append_hmsg(out, subject, s.sid, reply, headers, payload);
+  } else {
+    proto::append_msg(out, subject, s.sid, reply, payload);
+  }
+  ++s.delivered;
+  if (s.max_msgs && s.delivered >= s.max_msgs) _expired.emplace_back(&c, s.sid);
+  const std::size_t limit = std::size_t(_srv.opts.max_pending);
+  std::size_t pending = _transport->pending_bytes(c.handle);
+  if (pending > limit / 2) {
+    _transport->flush_now(c.handle);
+    pending = _transport->pending_bytes(c.handle);
+  }
+  if (pending > limit) {
+    cut_slow_consumer(c, fmt::format("MaxPending of {} Exceeded", limit));
+  } else if (pending > limit / 4 * 3) {
+    _stall_current = c.id;
+  }
+  return true;
+}
+
+void dispatcher::route(client* from, std::string_view subject, std::string_view reply,
+                       std::string_view headers, std::string_view payload) {
+  const match_result& r = _subs.match(subject);
+  const bool multi = _peers.size() > 1;
+  bool any = false;
+  auto take = [&](subscription* s) {
+    if (from && !from->echo && s->conn_id == from->id) return;
+    any = true;
+    if (s->shard == _index) {
+      deliver_local(*s, subject, reply, headers, payload);
+    } else {
+      _remote_targets[s->shard].push_back({s->conn_id, s->sid});
+    }
+  };
+  for (subscription* s : r.plain) take(s);
+  for (const auto& group : r.queues) {
+    const std::size_t n = group.size();
+    const std::size_t start = std::size_t(_rr++ % n);
+    for (std::size_t i = 0; i < n; ++i) {  // first eligible member from a rotating start
+      subscription* s = group[(start + i) % n];
+      if (from && !from->echo && s->conn_id == from->id) continue;
+      take(s);
+      break;
+    }
+  }
+  if (multi) {
+    std::shared_ptr<shared_msg> shared;
+    for (std::uint32_t to = 0; to < _remote_targets.size(); ++to) {
+      auto& targets = _remote_targets[to];
+      if (targets.empty()) continue;
+      if (!shared)
+        shared = std::make_shared<shared_msg>(shared_msg{std::string(subject), std::string(reply),
+                                                         std::string(headers), std::string(payload)});
+      shard_msg m;
+      m.k = shard_msg::kind::deliver;
+      m.msg = shared;
+      m.targets = std::move(targets);
+      targets.clear();
+      post(to, std::move(m));
+    }
+  }
+  for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
+  _expired.clear();
+  if (!any && from && !reply.empty() && from->no_responders && from->headers) send_no_responders(*from, reply);
+}
+
+void dispatcher::cut_slow_consumer(client& c, std::string_view why) {
+  _srv.slow_consumers.fetch_add(1, std::memory_order_relaxed);
+  PG_INFO("{}:{} - cid:{} - Slow Consumer Detected: {}", c.peer_ip, c.peer_port, c.id, why);
+  c.closing = true;
+  _transport->close(c.handle, false);
+}
+
+std::size_t dispatcher::resume_stalled() {
+  if (_stalled.empty()) return 0;
+  std::vector<client*> list;
+  list.swap(_stalled);
+  const std::size_t mark = std::size_t(_srv.opts.max_pending) / 2;
+  std::size_t resumed = 0;
+  for (client* c : list) {
+    if (c->closing || !c->stalled) continue;
+    auto sub = _by_id.find(c->stalled_on);
+    if (sub != _by_id.end() && !sub->second->closing &&
+        _transport->pending_bytes(sub->second->handle) > mark) {
+      _stalled.push_back(c);  // still full: stay paused (the deadline check cuts it if stuck)
+      continue;
+    }
+    ++resumed;
+    c->stalled = false;
+    const std::size_t used = process(*c, c->inbuf);
+    if (c->closing) {
+      c->inbuf.clear();
+    } else {
+      c->inbuf.erase(0, used);
+    }
+  }
+  return resumed;
+}
+
+void dispatcher::send_no_responders(client& c, std::string_view reply) {
+  for (auto& [sid, s] : c.subs) {
+    if (subject_matches(s->subject, reply)) {
+      proto::append_hmsg(_transport->outbuf(c.handle), reply, sid, {}, "NATS/1.0 503\r\n\r\n", {});
+      return;
+    }
+  }
+}
+
+}  // namespace core

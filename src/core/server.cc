@@ -1,0 +1,154 @@
+#include "src/core/server.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "net/epoll_transport.h"
+#include "net/uring_transport.h"
+#include "peregrine_config.h"
+#include "src/base/log.h"
+
+namespace core {
+namespace {
+std::vector<int> parse_cpus(const std::string& list) {
+  std::vector<int> out;
+  std::size_t i = 0;
+  while (i < list.size()) {
+    std::size_t j = list.find(',', i);
+    if (j == std::string::npos) j = list.size();
+    const std::string part = list.substr(i, j - i);
+    const auto dash = part.find('-');
+    try {
+      if (dash == std::string::npos) {
+        out.push_back(std::stoi(part));
+      } else {
+        for (int c = std::stoi(part.substr(0, dash)); c <= std::stoi(part.substr(dash + 1)); ++c) out.push_back(c);
+      }
+    } catch (...) {
+    }
+    i = j + 1;
+  }
+  return out;
+}
+}  // namespace
+
+std::string server_shared::info_line(std::uint64_t client_id, const std::string& client_ip) const {
+  nlohmann::ordered_json j = info;
+  j["client_id"] = client_id;
+  if (!client_ip.empty()) j["client_ip"] = client_ip;
+  return "INFO " + j.dump() + " \r\n";
+}
+
+int default_shard_count() {
+  // Leave a core for the kernel and other processes: one shard per two cores, at least one.
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n >= 4 ? int(n / 2) : 1;
+}
+
+std::string make_server_id() {
+  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  std::random_device rd;
+  std::mt19937_64 g(rd());
+  std::string id = "N";
+  for (int i = 0; i < 55; ++i) id.push_back(alphabet[g() % 32]);
+  return id;
+}
+
+server::server(server_options opts) {
+  _shared.opts = std::move(opts);
+  const auto& o = _shared.opts;
+  _shared.server_id = make_server_id();
+  _shared.server_name = o.server_name.empty() ? _shared.server_id : o.server_name;
+  _shared.auth_required = !o.user.empty() || !o.token.empty();
+  _shared.shard_count = std::uint32_t(o.shards > 0 ? o.shards : default_shard_count());
+  auto& j = _shared.info;
+  j = nlohmann::ordered_json::object();
+  j["server_id"] = _shared.server_id;
+  j["server_name"] = _shared.server_name;
+  j["version"] = PEREGRINE_NATS_LEVEL;
+  j["proto"] = 1;
+  j["git_commit"] = std::string("peregrine-") + PEREGRINE_VERSION;
+  j["go"] = std::string("peregrine ") + PEREGRINE_VERSION;
+  j["host"] = o.host;
+  j["port"] = o.port;
+  j["headers"] = true;
+  j["max_payload"] = o.max_payload;
+  if (_shared.auth_required) j["auth_required"] = true;
+  if (o.jetstream) j["jetstream"] = true;
+  if (!o.js_domain.empty()) j["domain"] = o.js_domain;
+}
+
+server::~server() { shutdown(); }
+
+std::unique_ptr<net::transport> server::make_transport() {
+  const auto& t = _shared.opts.transport;
+  if (t == "uring") {
+    std::string why;
+    auto u = net::uring_transport::create(why);
+    if (u) {
+      _transport_name = "io_uring";
+      return u;
+    }
+    if (!_fallback_logged) {
+      PG_WARN("io_uring unavailable ({}); falling back to epoll sockets", why);
+      _fallback_logged = true;
+    }
+  }
+  _transport_name = "epoll";
+  return std::make_unique<net::epoll_transport>();
+}
+
+base::status server::start() {
+  const auto& o = _shared.opts;
+  shard::loop_config lcfg;
+  lcfg.mode = o.poll_mode == "busy" ? shard::poll_mode::busy : shard::poll_mode::adaptive;
+  lcfg.spin_ns = o.spin_us * base::kMicro;
+  for (std::uint32_t i = 0; i < _shared.shard_count; ++i)
+    _shards.push_back(std::make_unique<dispatcher>(i, _shared, make_transport(), lcfg));
+  std::vector<dispatcher*> all;
+  for (auto& s : _shards) all.push_back(s.get());
+  for (auto& s : _shards) s->connect(all);
+  auto st = _shards[0]->transport().listen(o.host, o.port);
+  if (!st) return st;
+  if (_shards.size() > 1) {
+    // Shard 0 accepts; connections are spread round-robin and handed over on the rings.
+    auto next = std::make_shared<std::uint32_t>(0);
+    dispatcher* first = _shards[0].get();
+    first->transport().set_accept_sink([this, first, next](int fd) {
+      const std::uint32_t to = (*next)++ % std::uint32_t(_shards.size());
+      if (to == 0) {
+        first->place_connection(fd);
+      } else {
+        first->post_new_connection(to, fd);
+      }
+    });
+  }
+  const std::vector<int> cpus = parse_cpus(o.cpus);
+  for (std::size_t i = 0; i < _shards.size(); ++i) {
+    dispatcher* d = _shards[i].get();
+    _threads.emplace_back([d] { d->event_loop().run(); });
+    if (!cpus.empty()) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpus[i % cpus.size()], &set);
+      pthread_setaffinity_np(_threads.back().native_handle(), sizeof set, &set);
+    }
+    pthread_setname_np(_threads.back().native_handle(), ("pg-shard-" + std::to_string(i)).c_str());
+  }
+  _started = true;
+  return {};
+}
+
+void server::shutdown() {
+  if (!_started) return;
+  _started = false;
+  for (auto& s : _shards) s->event_loop().stop();
+  for (auto& t : _threads) t.join();
+  _threads.clear();
+  _shards.clear();
+}
+
+}  // namespace core

@@ -1,0 +1,80 @@
+#pragma once
+// One shard's event loop: `poll(now) -> work_done` over registered pollers, with an
+// adaptive idle strategy (spin for spin_ns after the last work, then block) or busy mode.
+// Other threads wake a blocked loop through its doorbell only when it is asleep.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "src/base/clock.h"
+
+namespace shard {
+
+class poller {
+ public:
+  virtual ~poller() = default;
+  // Does up to a bounded amount of work; returns how much was done (0 = idle).
+  virtual std::size_t poll(base::nanos now) = 0;
+};
+
+// What a loop blocks on when idle. The transport usually provides it (epoll_wait or an
+// io_uring wait) so that network events, the doorbell and timeouts all end the block.
+class waiter {
+ public:
+  virtual ~waiter() = default;
+  // Blocks until an event, a doorbell ring (`doorbell_fd` readable) or the timeout.
+  virtual void wait(base::nanos timeout, int doorbell_fd) = 0;
+};
+
+enum class poll_mode { adaptive, busy };
+
+struct loop_config {
+  poll_mode mode = poll_mode::adaptive;
+  base::nanos spin_ns = 50 * base::kMicro;
+  base::nanos max_block_ns = 100 * base::kMilli;  // bounds a block so periodic work runs
+};
+
+class loop {
+ public:
+  explicit loop(loop_config cfg, const base::clock& clk = base::system_clock::instance());
+  ~loop();
+  loop(const loop&) = delete;
+  loop& operator=(const loop&) = delete;
+
+  void add_poller(poller* p) { _pollers.push_back(p); }
+  void set_waiter(waiter* w) { _waiter = w; }
+  // Called once per turn after the pollers (e.g. to flush batched sends).
+  void set_end_of_turn(std::function<std::size_t(base::nanos)> fn) { _end_of_turn = std::move(fn); }
+
+  // One turn over every poller; returns the work done.
+  std::size_t run_once();
+  // Runs until stop(); blocks per the idle strategy.
+  void run();
+  void stop();
+  bool stopping() const { return _stop.load(std::memory_order_acquire); }
+
+  // Thread-safe: wakes the loop if it is blocked (cheap no-op while it is spinning).
+  void wake();
+  int doorbell_fd() const { return _doorbell; }
+  // Drains the doorbell counter (called by waiters after it fired).
+  void clear_doorbell();
+  // True while the loop is (about to be) blocked; producers check it before ringing.
+  bool sleeping() const { return _sleeping.load(std::memory_order_seq_cst); }
+
+  const base::clock& clk() const { return _clk; }
+  std::uint64_t blocks() const { return _blocks; }
+
+ private:
+  loop_config _cfg;
+  const base::clock& _clk;
+  std::vector<poller*> _pollers;
+  waiter* _waiter = nullptr;
+  std::function<std::size_t(base::nanos)> _end_of_turn;
+  int _doorbell = -1;
+  std::atomic<bool> _sleeping{false};
+  std::atomic<bool> _stop{false};
+  std::uint64_t _blocks = 0;
+};
+
+}  // namespace shard
