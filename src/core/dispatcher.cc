@@ -1,5 +1,6 @@
 #include "src/core/dispatcher.h"
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,8 +19,12 @@ dispatcher::dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<
   _limits.max_control_line = std::size_t(srv.opts.max_control_line);
   _limits.max_payload = srv.opts.max_payload;
   _transport->set_handler(this);
+  _loop.add_poller(this);  // first: services start before the transport accepts anyone
   _loop.add_poller(_transport.get());
-  _loop.add_poller(this);
+  _internal.id = 0;
+  _internal.connected = true;
+  _internal.headers = true;
+  _by_id.emplace(0, &_internal);
   _loop.set_waiter(_transport.get());
   _loop.set_end_of_turn([this](base::nanos) { return _transport->flush(); });
 }
@@ -150,7 +155,18 @@ std::uint64_t dispatcher::min_acked() const {
 }
 
 std::size_t dispatcher::poll(base::nanos now) {
+  if (!_services_started) {
+    _services_started = true;
+    for (auto& svc : _services) {
+      std::string err;
+      if (!svc->start(*this, err)) {
+        PG_ERROR("{}", err);
+        ::kill(::getpid(), SIGTERM);  // a service that cannot start stops the server
+      }
+    }
+  }
   std::size_t work = _inbox.empty() ? 0 : drain_inbox();
+  for (shard::poller* p : _service_pollers) work += p->poll(now);
   work += resume_stalled();
   if (!_pong_waiters.empty()) {
     const std::uint64_t acked = min_acked();
@@ -290,5 +306,42 @@ void dispatcher::close_client(client& c, std::string_view err_text) {
   if (!err_text.empty()) proto::append_err(_transport->outbuf(c.handle), err_text);
   _transport->close(c.handle, true);
 }
+
+}  // namespace core
+
+namespace core {
+
+void dispatcher::stop_services() {
+  for (auto it = _services.rbegin(); it != _services.rend(); ++it) (*it)->stop();
+  _transport->flush();
+}
+
+std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view queue,
+                                    internal_handler* h) {
+  auto s = std::make_unique<subscription>();
+  const std::uint64_t id = _next_internal_sid++;
+  s->subject = std::string(subject);
+  s->queue = std::string(queue);
+  s->sid = "$I" + std::to_string(id);
+  s->shard = _index;
+  s->conn_id = 0;
+  s->conn = &_internal;
+  s->handler = h;
+  if (!_subs.insert(s.get()).ok()) return 0;
+  broadcast_sub(shard_msg::kind::sub_add, _internal, *s);
+  _internal.subs.emplace(s->sid, std::move(s));
+  return id;
+}
+
+void dispatcher::unsubscribe(std::uint64_t id) {
+  remove_sub(_internal, "$I" + std::to_string(id), true);
+}
+
+void dispatcher::publish(std::string_view subject, std::string_view reply, std::string_view headers,
+                         std::string_view payload) {
+  route(nullptr, subject, reply, headers, payload);
+}
+
+bool dispatcher::has_interest(std::string_view subject) { return _subs.has_match(subject); }
 
 }  // namespace core

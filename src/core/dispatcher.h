@@ -12,6 +12,7 @@
 #include "src/base/spsc_ring.h"
 #include "src/core/client.h"
 #include "src/core/server_shared.h"
+#include "src/core/service.h"
 #include "src/core/shard_msg.h"
 #include "src/core/sublist.h"
 #include "src/proto/parser.h"
@@ -19,7 +20,7 @@
 
 namespace core {
 
-class dispatcher final : public net::transport_handler, public shard::poller {
+class dispatcher final : public net::transport_handler, public shard::poller, public service_host {
  public:
   dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<net::transport> t,
              shard::loop_config lcfg);
@@ -41,6 +42,21 @@ class dispatcher final : public net::transport_handler, public shard::poller {
   void on_close(net::conn_handle h) override;
   // shard::poller: inbound rings, timers, deferred PONGs
   std::size_t poll(base::nanos now) override;
+
+  // Services run on this shard (shard 0); started on its thread before clients are served.
+  void add_service(std::unique_ptr<service> s) { _services.push_back(std::move(s)); }
+  void stop_services();
+  // service_host
+  std::uint64_t subscribe(std::string_view subject, std::string_view queue, internal_handler* h) override;
+  void unsubscribe(std::uint64_t id) override;
+  void publish(std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override;
+  bool has_interest(std::string_view subject) override;
+  void add_poller(shard::poller* p) override { _service_pollers.push_back(p); }
+  const base::clock& clk() const override { return _loop.clk(); }
+  const server_options& options() const override { return _srv.opts; }
+  const std::string& server_id() const override { return _srv.server_id; }
+  const std::string& server_name() const override { return _srv.server_name; }
 
  private:
   void post(std::uint32_t to, shard_msg m);
@@ -101,6 +117,13 @@ class dispatcher final : public net::transport_handler, public shard::poller {
   std::uint64_t _rr = 0;
   base::nanos _next_tick = 0;
   std::uint32_t _next_place = 0;
+  // services (shard 0 only) and their internal pseudo-client (id 0)
+  std::vector<std::unique_ptr<service>> _services;
+  std::vector<shard::poller*> _service_pollers;
+  bool _services_started = false;
+  client _internal;
+  std::uint64_t _next_internal_sid = 1;
+  std::uint64_t _publishing_client = 0;  // client id whose PUB is being routed
 };
 
 }  // namespace core

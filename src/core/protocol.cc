@@ -216,6 +216,10 @@ void dispatcher::handle_pub(client& c, const proto::client_op& op) {
 
 bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::string_view reply,
                                std::string_view headers, std::string_view payload) {
+  if (s.handler) {  // server-internal subscriber (JetStream)
+    s.handler->on_msg(inbound_msg{subject, reply, headers, payload, _publishing_client});
+    return true;
+  }
   client& c = *static_cast<client*>(s.conn);
   if (c.closing) return false;
   if (s.max_msgs && s.delivered >= s.max_msgs) return false;
@@ -246,10 +250,15 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
   const match_result& r = _subs.match(subject);
   const bool multi = _peers.size() > 1;
   bool any = false;
+  // Internal handlers run after the match result is no longer used: they may subscribe or
+  // publish, which changes the sublist.
+  std::vector<std::string> internal_sids;
   auto take = [&](subscription* s) {
     if (from && !from->echo && s->conn_id == from->id) return;
     any = true;
-    if (s->shard == _index) {
+    if (s->handler) {
+      internal_sids.push_back(s->sid);
+    } else if (s->shard == _index) {
       deliver_local(*s, subject, reply, headers, payload);
     } else {
       _remote_targets[s->shard].push_back({s->conn_id, s->sid});
@@ -284,6 +293,16 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
   }
   for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
   _expired.clear();
+  if (!internal_sids.empty()) {
+    const std::uint64_t saved = _publishing_client;
+    _publishing_client = from ? from->id : 0;
+    for (const auto& sid : internal_sids) {
+      auto it = _internal.subs.find(sid);
+      if (it != _internal.subs.end())
+        deliver_local(*it->second, subject, reply, headers, payload);
+    }
+    _publishing_client = saved;
+  }
   if (!any && from && !reply.empty() && from->no_responders && from->headers) send_no_responders(*from, reply);
 }
 

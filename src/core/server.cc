@@ -111,6 +111,8 @@ base::status server::start() {
   std::vector<dispatcher*> all;
   for (auto& s : _shards) all.push_back(s.get());
   for (auto& s : _shards) s->connect(all);
+  for (auto& svc : _pending_services) _shards[0]->add_service(std::move(svc));
+  _pending_services.clear();
   auto st = _shards[0]->transport().listen(o.host, o.port);
   if (!st) return st;
   if (_shards.size() > 1) {
@@ -129,7 +131,10 @@ base::status server::start() {
   const std::vector<int> cpus = parse_cpus(o.cpus);
   for (std::size_t i = 0; i < _shards.size(); ++i) {
     dispatcher* d = _shards[i].get();
-    _threads.emplace_back([d] { d->event_loop().run(); });
+    _threads.emplace_back([d] {
+      d->event_loop().run();
+      d->stop_services();
+    });
     if (!cpus.empty()) {
       cpu_set_t set;
       CPU_ZERO(&set);

@@ -17,6 +17,8 @@ class server {
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
+  // Adds a service (JetStream) that runs on shard 0; call before start().
+  void add_service(std::unique_ptr<service> s) { _pending_services.push_back(std::move(s)); }
   // Creates shards and transports, binds the listener and starts the shard threads.
   base::status start();
   // Stops accepting, stops every shard and joins the threads. Idempotent.
@@ -30,6 +32,7 @@ class server {
   std::vector<std::unique_ptr<dispatcher>> _shards;
   std::vector<std::thread> _threads;
   std::string _transport_name;
+  std::vector<std::unique_ptr<service>> _pending_services;
   bool _fallback_logged = false;
   bool _started = false;
 };

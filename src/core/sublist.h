@@ -11,6 +11,8 @@
 
 namespace core {
 
+class internal_handler;
+
 // Owned by the caller; the sublist stores pointers. `subject` and `queue` must not change
 // while inserted.
 struct subscription {
@@ -22,6 +24,7 @@ struct subscription {
   void* conn = nullptr;         // the connection object, meaningful only on its shard
   std::uint64_t max_msgs = 0;   // 0: unlimited (UNSUB with max)
   std::uint64_t delivered = 0;  // messages delivered so far
+  internal_handler* handler = nullptr;  // set for server-internal subscriptions (JetStream)
 };
 
 struct match_result {

@@ -1,0 +1,62 @@
+#pragma once
+// Server-side services (JetStream) plug into the core through this interface. A service
+// runs on shard 0's thread: its internal subscriptions receive messages there (from any
+// shard, over the rings), and what it publishes is routed from there. It never touches
+// sockets or other shards' state.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "src/base/clock.h"
+#include "src/core/options.h"
+#include "src/shard/loop.h"
+
+namespace core {
+
+// A message as an internal subscriber sees it; the views are valid only during the call.
+struct inbound_msg {
+  std::string_view subject;
+  std::string_view reply;
+  std::string_view headers;  // raw "NATS/1.0..." block or empty
+  std::string_view payload;
+  std::uint64_t client_id = 0;  // publishing connection, 0 for internal publishes
+};
+
+class internal_handler {
+ public:
+  virtual ~internal_handler() = default;
+  virtual void on_msg(const inbound_msg& m) = 0;
+};
+
+class service_host {
+ public:
+  virtual ~service_host() = default;
+  // Subscribes an internal handler (queue may be empty). Returns an id for unsubscribe;
+  // 0 if the subject is invalid.
+  virtual std::uint64_t subscribe(std::string_view subject, std::string_view queue,
+                                  internal_handler* h) = 0;
+  virtual void unsubscribe(std::uint64_t id) = 0;
+  // Publishes as the server; headers may be empty.
+  virtual void publish(std::string_view subject, std::string_view reply, std::string_view headers,
+                       std::string_view payload) = 0;
+  // True when some subscription (client or internal) matches the subject.
+  virtual bool has_interest(std::string_view subject) = 0;
+  // Polled by shard 0's loop every turn (store completions, timers).
+  virtual void add_poller(shard::poller* p) = 0;
+  virtual const base::clock& clk() const = 0;
+  virtual const server_options& options() const = 0;
+  virtual const std::string& server_id() const = 0;
+  virtual const std::string& server_name() const = 0;
+};
+
+class service {
+ public:
+  virtual ~service() = default;
+  // Called once on shard 0's thread before it serves clients. An error stops the server.
+  virtual bool start(service_host& host, std::string& error) = 0;
+  // Called on shard 0's thread when the server stops (flush stores, persist state).
+  virtual void stop() = 0;
+};
+
+}  // namespace core
