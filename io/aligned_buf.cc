@@ -29,7 +29,6 @@ void aligned_buf::reserve(std::size_t cap) {
   auto* p = static_cast<std::uint8_t*>(std::aligned_alloc(kDioAlign, cap));
   PG_ASSERT(p != nullptr);
   if (_size) std::memcpy(p, _p, _size);
-  std::memset(p + _size, 0, cap - _size);
   std::free(_p);
   _p = p;
   _cap = cap;
@@ -39,6 +38,11 @@ void aligned_buf::reserve(std::size_t cap) {
 void aligned_buf::resize(std::size_t n) {
   if (n > _cap) reserve(n > 2 * _cap ? n : 2 * _cap);
   if (n > _size) std::memset(_p + _size, 0, n - _size);
+  _size = n;
+}
+
+void aligned_buf::resize_uninit(std::size_t n) {
+  if (n > _cap) reserve(n > 2 * _cap ? n : 2 * _cap);
   _size = n;
 }
 

@@ -34,6 +34,7 @@ class aligned_buf {
 
   void reserve(std::size_t cap);  // keeps contents, rounds capacity up to kDioAlign
   void resize(std::size_t n);     // grows capacity as needed; new bytes are zero
+  void resize_uninit(std::size_t n);  // same, new bytes unspecified (read targets)
   void clear() { _size = 0; }
   void append(const void* p, std::size_t n);
   std::uint8_t* data() { return _p; }

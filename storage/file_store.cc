@@ -105,7 +105,7 @@ base::status file_store::append_record(rec_kind kind, std::uint64_t seq, std::in
     pos = _pend_off + _pend.size();
   }
   std::size_t at = _pend.size();
-  _pend.resize(at + r);
+  _pend.resize_uninit(at + r);  // encode_record writes every byte, padding too
   encode_record(_pend.data() + at, kind, seq, ts, ttl, subj, hdr, payload);
   ++_pend_records;
   *loc = make_loc(_blocks.back().id, pos);
@@ -192,7 +192,7 @@ base::result<stored_msg> file_store::fetch(std::uint64_t seq, const msg_entry& e
   if (!b) return base::errc::internal;
   std::uint64_t off = loc_off(e.loc);
   std::uint64_t start = io::align_down(off), end = io::align_up(off + e.rec_len);
-  _read_buf.resize(end - start);
+  _read_buf.resize_uninit(end - start);
   auto n = _be->read_at(b->fh, start, _read_buf.data(), end - start);
   if (!n) return n.err();
   ++_stats.disk_reads;

@@ -15,7 +15,7 @@ bool is_all(std::string_view f) { return f.empty() || f == ">"; }
 }  // namespace
 
 std::uint32_t indexed_store::intern(std::string_view subject) {
-  auto it = _subj_ids.find(std::string(subject));
+  auto it = _subj_ids.find(subject);
   if (it != _subj_ids.end()) return it->second;
   std::uint32_t id;
   if (!_free_subjects.empty()) {
@@ -228,7 +228,7 @@ std::uint64_t indexed_store::next_live_matching(std::string_view filter,
   if (start >= end) return 0;
   bool all = is_all(filter);
   if (!all && !filter_has_wildcard(filter)) {
-    auto it = _subj_ids.find(std::string(filter));
+    auto it = _subj_ids.find(filter);
     if (it == _subj_ids.end()) return 0;
     const subject_rec& sr = _subjects[it->second];
     auto p = std::lower_bound(sr.seqs.begin() + static_cast<std::ptrdiff_t>(sr.head),
@@ -281,7 +281,7 @@ base::result<stored_msg> indexed_store::load_last(std::string_view filter) {
         break;
       }
   } else if (!filter_has_wildcard(filter)) {
-    auto it = _subj_ids.find(std::string(filter));
+    auto it = _subj_ids.find(filter);
     if (it != _subj_ids.end()) best = _subjects[it->second].seqs.back();
   } else {
     for (const auto& [name, id] : _subj_ids)

@@ -112,7 +112,12 @@ class indexed_store : public stream_store {
   std::uint64_t _bytes = 0;
   std::vector<subject_rec> _subjects;
   std::vector<std::uint32_t> _free_subjects;
-  std::unordered_map<std::string, std::uint32_t> _subj_ids;
+  struct sv_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  // Transparent lookup: finding a subject never allocates.
+  std::unordered_map<std::string, std::uint32_t, sv_hash, std::equal_to<>> _subj_ids;
   std::set<std::pair<std::int64_t, std::uint64_t>> _ttl;  // (deadline, seq)
   std::vector<std::uint32_t> _dirty_subjects;  // appended to since the last enforce
 };

@@ -20,8 +20,10 @@ std::uint64_t make_loc(std::uint32_t block, std::uint64_t off) {
 std::uint64_t resync(const std::uint8_t* p, std::uint64_t n, std::uint64_t from,
                      std::uint64_t prev_seq, record_view* out) {
   for (std::uint64_t o = rec_pad(from); o + kRecHeader <= n; o += kRecAlign) {
-    std::uint32_t len;
-    std::memcpy(&len, p + o, 4);
+    std::uint64_t w;
+    std::memcpy(&w, p + o, 8);
+    if (w == 0) continue;  // preallocated zeros: the common case, skip fast
+    auto len = std::uint32_t(w);
     if (len < kRecHeader || len > n - o) continue;
     if (decode_record(p + o, n - o, out) == decode_result::ok &&
         (out->kind == rec_kind::msg || out->kind == rec_kind::erased) && out->seq > prev_seq)
@@ -30,12 +32,33 @@ std::uint64_t resync(const std::uint8_t* p, std::uint64_t n, std::uint64_t from,
   return 0;
 }
 
+// Bytes from `from` up to the last non-zero byte before n.
 std::uint64_t nonzero_extent(const std::uint8_t* p, std::uint64_t from, std::uint64_t n) {
-  std::uint64_t last = from;
-  for (std::uint64_t o = from; o < n; ++o)
-    if (p[o]) last = o + 1;
+  std::uint64_t last = n;
+  while (last > from && (last - from) % 8) {
+    if (p[last - 1]) return last - from;
+    --last;
+  }
+  while (last > from) {
+    std::uint64_t w;
+    std::memcpy(&w, p + last - 8, 8);
+    if (w) break;
+    last -= 8;
+  }
+  while (last > from && p[last - 1] == 0) --last;
   return last - from;
 }
+
+bool all_zero(const std::uint8_t* p, std::size_t n) {
+  for (std::size_t i = 0; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (w) return false;
+  }
+  return true;
+}
+
+constexpr std::size_t kReadChunk = 8u << 20;
 
 }  // namespace
 
@@ -148,11 +171,20 @@ base::status file_store::recover() {
     b.fh = *fh;
     b.size = std::max<std::uint64_t>(*size, _cfg.block_size);
     _blocks.push_back(b);
+    // Read in chunks and stop at a chunk of zeros: the preallocated, never-written rest.
     data.clear();
-    data.resize(io::align_up(*size));
-    auto n = _be->read_at(*fh, 0, data.data(), data.size());
-    if (!n) return n.err();
-    data.resize(*n);
+    std::uint64_t want = io::align_up(*size), got = 0;
+    data.reserve(std::min<std::uint64_t>(want, 64ull << 20));
+    while (got < want) {
+      std::size_t chunk = std::size_t(std::min<std::uint64_t>(kReadChunk, want - got));
+      data.resize_uninit(got + chunk);
+      auto n = _be->read_at(*fh, got, data.data() + got, chunk);
+      if (!n) return n.err();
+      bool zeros = all_zero(data.data() + got, *n);
+      got += *n;
+      data.resize_uninit(got);
+      if (*n < chunk || (zeros && got > chunk)) break;
+    }
     if (auto st = scan_block(_blocks.back(), data, end, prev_seq); !st) return st;
     ++_report.blocks;
   }
