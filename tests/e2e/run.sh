@@ -14,4 +14,4 @@ if [ -z "${PEREGRINE_SERVER_BIN_OVERRIDE:-}${PEREGRINE_SERVER_BIN:-}" ]; then
   echo "PEREGRINE_SERVER_BIN not set; skipping" >&2
   exit 77
 fi
-cd "$here" && exec node --test smoke.test.mjs
+cd "$here" && exec node --test ./*.test.mjs

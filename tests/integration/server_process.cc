@@ -133,6 +133,8 @@ bool server_process::start_once(std::chrono::milliseconds ready_timeout) {
     std::ofstream conf(conf_path, std::ios::trunc);
     conf << "port: " << port_ << "\n"
          << replace_all(extra_conf_, "@TMPDIR@", tmp_dir_.string()) << "\n";
+    // Suite variants (e.g. `shards: 2`, `transport: socket`) come from the environment.
+    if (const char* variant = std::getenv("PEREGRINE_EXTRA_CONF")) conf << variant << "\n";
     if (!conf) {
       error_ = "cannot write " + conf_path.string();
       return false;
