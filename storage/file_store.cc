@@ -61,6 +61,21 @@ file_store::block_file* file_store::block_by_id(std::uint32_t id) {
   return nullptr;
 }
 
+base::status file_store::prezero(int fh) {
+  // Plain pwrite on the fd: the backend's completion queue may hold our in-flight batch.
+  static const io::aligned_buf zeros = [] {
+    io::aligned_buf z(1 << 20);
+    z.resize(1 << 20);
+    return z;
+  }();
+  for (std::uint64_t off = 0; off < _cfg.block_size; off += zeros.size()) {
+    std::size_t n = std::size_t(std::min<std::uint64_t>(zeros.size(), _cfg.block_size - off));
+    if (::pwrite(fh, zeros.data(), n, off_t(off)) != ssize_t(n)) return io::sys_error(errno);
+  }
+  if (::fdatasync(fh) != 0) return io::sys_error(errno);
+  return {};
+}
+
 base::status file_store::new_block() {
   std::uint32_t id = _blocks.empty() ? 1 : _blocks.back().id + 1;
   std::string path = block_path(id);
@@ -70,6 +85,13 @@ base::status file_store::new_block() {
     _be->close(*fh);
     ::unlink(path.c_str());
     return st;
+  }
+  if (_cfg.prezero_blocks) {
+    if (auto st = prezero(*fh); !st) {
+      _be->close(*fh);
+      ::unlink(path.c_str());
+      return st;
+    }
   }
   if (_cfg.dur == durability::sync) {
     // The new file's directory entry must survive power loss too.

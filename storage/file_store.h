@@ -23,6 +23,10 @@ struct file_store_config {
   std::uint64_t cache_bytes = 8ull << 20;
   byte_accounting acct = byte_accounting::file;
   io::backend_kind backend = io::backend_kind::automatic;
+  // Write zeros over a new block (then fdatasync) instead of leaving fallocate's unwritten
+  // extents: a later O_DIRECT write then needs no journaled metadata change, so `write`
+  // also survives an OS crash. Costs one sequential block write per rollover.
+  bool prezero_blocks = true;
 };
 
 // What recovery found and dropped. lost_seqs are message sequences whose records were
@@ -108,6 +112,7 @@ class file_store final : public indexed_store {
                           std::uint64_t& prev_seq);
   std::string block_path(std::uint32_t id) const;
   base::status new_block();
+  base::status prezero(int fh);
   block_file* block_by_id(std::uint32_t id);
   base::status append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts, std::int64_t ttl,
                              std::string_view subj, std::string_view hdr, std::string_view payload,

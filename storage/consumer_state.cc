@@ -1,0 +1,176 @@
+#include "storage/consumer_state.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "io/sync_backend.h"
+#include "storage/crc32c.h"
+
+namespace storage {
+namespace {
+
+constexpr std::uint64_t kMagic = 0x5047435331ull;  // "PGCS1"
+
+void put(std::string& o, std::uint64_t v) { o.append(reinterpret_cast<const char*>(&v), 8); }
+bool get(std::string_view& in, std::uint64_t& v) {
+  if (in.size() < 8) return false;
+  std::memcpy(&v, in.data(), 8);
+  in.remove_prefix(8);
+  return true;
+}
+
+}  // namespace
+
+std::string encode_consumer_state(const consumer_state& s) {
+  std::string o;
+  put(o, kMagic);
+  put(o, s.delivered.consumer);
+  put(o, s.delivered.stream);
+  put(o, s.ack_floor.consumer);
+  put(o, s.ack_floor.stream);
+  put(o, s.pending.size());
+  for (const auto& [sseq, p] : s.pending) {
+    put(o, sseq);
+    put(o, p.consumer_seq);
+    put(o, std::uint64_t(p.ts));
+  }
+  put(o, s.redelivered.size());
+  for (const auto& [sseq, n] : s.redelivered) {
+    put(o, sseq);
+    put(o, n);
+  }
+  put(o, crc32c(o.data(), o.size()));
+  return o;
+}
+
+base::result<consumer_state> decode_consumer_state(std::string_view in) {
+  if (in.size() < 16) return base::errc::corrupt;
+  std::uint64_t crc;
+  std::memcpy(&crc, in.data() + in.size() - 8, 8);
+  if (crc != crc32c(in.data(), in.size() - 8)) return base::errc::corrupt;
+  in.remove_suffix(8);
+  consumer_state s;
+  std::uint64_t magic, n, a, b, c;
+  if (!get(in, magic) || magic != kMagic || !get(in, s.delivered.consumer) ||
+      !get(in, s.delivered.stream) || !get(in, s.ack_floor.consumer) || !get(in, s.ack_floor.stream))
+    return base::errc::corrupt;
+  if (!get(in, n) || n > in.size() / 24) return base::errc::corrupt;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    get(in, a);
+    get(in, b);
+    get(in, c);
+    s.pending[a] = {b, std::int64_t(c)};
+  }
+  if (!get(in, n) || n > in.size() / 16) return base::errc::corrupt;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    get(in, a);
+    get(in, b);
+    s.redelivered[a] = b;
+  }
+  if (!in.empty()) return base::errc::corrupt;
+  return s;
+}
+
+base::status memory_consumer_store::update_delivered(std::uint64_t dseq, std::uint64_t sseq,
+                                                     std::uint64_t dcount, std::int64_t ts) {
+  if (dcount == 0 || sseq == 0) return base::errc::invalid_argument;
+  if (dcount == 1) {
+    if (dseq > _s.delivered.consumer) _s.delivered.consumer = dseq;
+    if (sseq > _s.delivered.stream) _s.delivered.stream = sseq;
+    _s.pending[sseq] = {dseq, ts};
+  } else {
+    auto it = _s.pending.find(sseq);
+    if (it == _s.pending.end()) return base::errc::not_found;  // redelivery of an acked msg
+    it->second.ts = ts;
+    _s.redelivered[sseq] = dcount - 1;
+  }
+  _dirty = true;
+  return {};
+}
+
+base::status memory_consumer_store::update_acks(std::uint64_t dseq, std::uint64_t sseq) {
+  auto it = _s.pending.find(sseq);
+  if (it == _s.pending.end()) return base::errc::not_found;
+  (void)dseq;
+  _s.pending.erase(it);
+  _s.redelivered.erase(sseq);
+  if (_s.pending.empty()) {
+    _s.ack_floor = _s.delivered;
+  } else {
+    // Everything before the oldest pending message is acknowledged.
+    const auto& [first_sseq, p] = *_s.pending.begin();
+    _s.ack_floor = {p.consumer_seq - 1, first_sseq - 1};
+  }
+  _dirty = true;
+  return {};
+}
+
+base::status memory_consumer_store::update(const consumer_state& s) {
+  _s = s;
+  _dirty = true;
+  return {};
+}
+
+base::result<std::unique_ptr<file_consumer_store>> file_consumer_store::open(
+    const std::string& dir, const std::string& name) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return base::error{base::errc::io_error, ec.value()};
+  std::unique_ptr<file_consumer_store> s(new file_consumer_store());
+  s->_dir = dir;
+  s->_path = dir + "/" + name + ".cstate";
+  int fd = ::open(s->_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return s;
+    return io::sys_error(errno);
+  }
+  std::string bytes;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) bytes.append(buf, std::size_t(n));
+  ::close(fd);
+  if (n < 0) return io::sys_error(errno);
+  auto st = decode_consumer_state(bytes);
+  if (!st) return st.err();
+  s->_s = std::move(*st);
+  return s;
+}
+
+base::status file_consumer_store::flush() {
+  if (!_dirty) return {};
+  std::string bytes = encode_consumer_state(_s);
+  std::string tmp = _path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io::sys_error(errno);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      return io::sys_error(err);
+    }
+    done += std::size_t(n);
+  }
+  if (::fdatasync(fd) != 0) {
+    int err = errno;
+    ::close(fd);
+    return io::sys_error(err);
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), _path.c_str()) != 0) return io::sys_error(errno);
+  int dfd = ::open(_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  _dirty = false;
+  return {};
+}
+
+}  // namespace storage

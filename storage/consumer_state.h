@@ -1,0 +1,84 @@
+#pragma once
+// Consumer state persistence: delivered and ack-floor sequences, pending acks with their
+// delivery times, and redelivery counts, so a consumer resumes where it was. Updates apply
+// in memory; flush() (from the owner's loop, at its chosen rate, and at shutdown) writes a
+// checksummed snapshot atomically (temp file, fdatasync, rename, directory fsync). After a
+// crash the consumer resumes from the last flush: at-least-once, never skipping an unacked
+// message that was flushed as pending.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "src/base/result.h"
+
+namespace storage {
+
+struct seq_pair {
+  std::uint64_t consumer = 0;
+  std::uint64_t stream = 0;
+  bool operator==(const seq_pair&) const = default;
+};
+
+struct pending_ack {
+  std::uint64_t consumer_seq = 0;
+  std::int64_t ts = 0;  // last delivery time (unix ns)
+  bool operator==(const pending_ack&) const = default;
+};
+
+struct consumer_state {
+  seq_pair delivered;
+  seq_pair ack_floor;
+  std::map<std::uint64_t, pending_ack> pending;        // by stream seq
+  std::map<std::uint64_t, std::uint64_t> redelivered;  // stream seq -> redeliveries
+  bool operator==(const consumer_state&) const = default;
+};
+
+std::string encode_consumer_state(const consumer_state& s);
+base::result<consumer_state> decode_consumer_state(std::string_view bytes);
+
+class consumer_store {
+ public:
+  virtual ~consumer_store() = default;
+  // A delivery of stream seq sseq as consumer seq dseq; dcount is its delivery count.
+  virtual base::status update_delivered(std::uint64_t dseq, std::uint64_t sseq,
+                                        std::uint64_t dcount, std::int64_t ts) = 0;
+  // An ack for (dseq, sseq): drops it from pending and moves the ack floor.
+  virtual base::status update_acks(std::uint64_t dseq, std::uint64_t sseq) = 0;
+  virtual base::status update(const consumer_state& s) = 0;  // replace everything
+  virtual const consumer_state& state() const = 0;
+  virtual base::status flush() = 0;
+  virtual bool dirty() const = 0;
+};
+
+// The in-memory implementation, also the rules both share.
+class memory_consumer_store : public consumer_store {
+ public:
+  base::status update_delivered(std::uint64_t dseq, std::uint64_t sseq, std::uint64_t dcount,
+                                std::int64_t ts) override;
+  base::status update_acks(std::uint64_t dseq, std::uint64_t sseq) override;
+  base::status update(const consumer_state& s) override;
+  const consumer_state& state() const override { return _s; }
+  base::status flush() override {
+    _dirty = false;
+    return {};
+  }
+  bool dirty() const override { return _dirty; }
+
+ protected:
+  consumer_state _s;
+  bool _dirty = false;
+};
+
+class file_consumer_store final : public memory_consumer_store {
+ public:
+  // Loads dir/<name>.cstate when present (corrupt -> errc::corrupt, nothing guessed).
+  static base::result<std::unique_ptr<file_consumer_store>> open(const std::string& dir,
+                                                                 const std::string& name);
+  base::status flush() override;
+
+ private:
+  std::string _dir, _path;
+};
+
+}  // namespace storage

@@ -1,0 +1,77 @@
+#include "storage/consumer_state.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/unit/storage/temp_dir.h"
+
+namespace storage {
+namespace {
+
+TEST(consumer_state, delivery_ack_and_floor) {
+  memory_consumer_store c;
+  for (std::uint64_t i = 1; i <= 5; ++i) ASSERT_TRUE(c.update_delivered(i, i * 10, 1, 100).ok());
+  EXPECT_EQ(c.state().delivered, (seq_pair{5, 50}));
+  EXPECT_EQ(c.state().pending.size(), 5u);
+  ASSERT_TRUE(c.update_delivered(6, 20, 2, 200).ok());  // redelivery of stream seq 20
+  EXPECT_EQ(c.state().redelivered.at(20), 1u);
+  EXPECT_EQ(c.state().pending.at(20).ts, 200);
+  ASSERT_TRUE(c.update_acks(1, 10).ok());
+  EXPECT_EQ(c.state().ack_floor, (seq_pair{1, 19}));
+  ASSERT_TRUE(c.update_acks(3, 30).ok());  // out of order: floor stays below 20
+  EXPECT_EQ(c.state().ack_floor, (seq_pair{1, 19}));
+  ASSERT_TRUE(c.update_acks(2, 20).ok());
+  EXPECT_EQ(c.state().ack_floor, (seq_pair{3, 39}));
+  EXPECT_TRUE(c.state().redelivered.empty());
+  EXPECT_EQ(c.update_acks(2, 20).code(), base::errc::not_found);
+  ASSERT_TRUE(c.update_acks(4, 40).ok());
+  ASSERT_TRUE(c.update_acks(5, 50).ok());
+  EXPECT_EQ(c.state().ack_floor, (seq_pair{5, 50}));
+  EXPECT_TRUE(c.state().pending.empty());
+}
+
+TEST(consumer_state, codec_round_trip_and_corruption) {
+  consumer_state s;
+  s.delivered = {9, 90};
+  s.ack_floor = {3, 30};
+  s.pending[40] = {4, 1234};
+  s.pending[70] = {7, 5678};
+  s.redelivered[40] = 2;
+  std::string b = encode_consumer_state(s);
+  EXPECT_EQ(*decode_consumer_state(b), s);
+  for (std::size_t i = 0; i < b.size(); i += 7) {
+    std::string c = b;
+    c[i] ^= 0x20;
+    EXPECT_EQ(decode_consumer_state(c).code(), base::errc::corrupt) << i;
+  }
+}
+
+TEST(consumer_state, file_store_resumes_exactly) {
+  storage_test::temp_dir d;
+  consumer_state expect;
+  {
+    auto c = file_consumer_store::open(d.path(), "C1");
+    ASSERT_TRUE(c.ok());
+    for (std::uint64_t i = 1; i <= 100; ++i) ASSERT_TRUE((*c)->update_delivered(i, i, 1, 7).ok());
+    for (std::uint64_t i = 1; i <= 100; i += 3) ASSERT_TRUE((*c)->update_acks(i, i).ok());
+    ASSERT_TRUE((*c)->update_delivered(101, 2, 2, 8).ok());
+    EXPECT_TRUE((*c)->dirty());
+    ASSERT_TRUE((*c)->flush().ok());
+    EXPECT_FALSE((*c)->dirty());
+    expect = (*c)->state();
+    // Unflushed changes are not promised after a crash.
+    ASSERT_TRUE((*c)->update_acks(2, 2).ok());
+  }
+  auto c = file_consumer_store::open(d.path(), "C1");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->state(), expect);
+  auto fresh = file_consumer_store::open(d.path(), "other");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ((*fresh)->state(), consumer_state{});
+  std::ofstream(d.path() + "/bad.cstate") << "garbage that is long enough";
+  EXPECT_EQ(file_consumer_store::open(d.path(), "bad").code(), base::errc::corrupt);
+}
+
+}  // namespace
+}  // namespace storage
