@@ -10,12 +10,14 @@
 
 #include "io/sync_backend.h"
 #include "src/base/log.h"
+#include "src/base/rng.h"
 #include "storage/record.h"
 
 namespace storage {
 namespace {
 
 constexpr int kOffBits = 40;
+constexpr std::uint64_t kEraseToken = 1ull << 62;  // never a segment token
 std::uint64_t make_loc(std::uint32_t block, std::uint64_t off) {
   return (std::uint64_t(block) << kOffBits) | off;
 }
@@ -163,9 +165,57 @@ void file_store::log_control(rec_kind kind, std::uint64_t seq) {
   if (auto st = append_record(kind, seq, _last_ts, 0, {}, {}, {}, &loc); !st) fail(st.err());
 }
 
-void file_store::persist_remove(std::uint64_t seq, const msg_entry&, bool) {
-  // Erase is logged as a tombstone; the bytes go when the block is released.
+void file_store::persist_remove(std::uint64_t seq, const msg_entry& e, bool erase) {
   log_control(rec_kind::tomb, seq);
+  if (erase && _failed.code == base::errc::ok) erase_record(seq, e);
+}
+
+void file_store::erase_record(std::uint64_t seq, const msg_entry& e) {
+  // Overwrite the record in place with an `erased` record of the same length and random
+  // contents, wherever its bytes live: queued buffers, the pending buffer, the cache, disk.
+  drain();  // no buffer may be in flight while we patch it
+  if (_failed.code != base::errc::ok) return;
+  block_file* b = block_by_id(loc_block(e.loc));
+  if (!b) return;
+  const std::uint64_t off = loc_off(e.loc), len = e.rec_len;
+  base::rng r(seq * 0x9e3779b97f4a7c15ULL ^ std::uint64_t(e.ts));
+  std::size_t subj = subject_name(e.subj).size();
+  std::string junk(subj + e.hdr_len + e.payload_len, '\0');
+  for (auto& c : junk) c = char(r.next());
+  std::string rec(len, '\0');
+  encode_record(reinterpret_cast<std::uint8_t*>(rec.data()), rec_kind::erased, seq, e.ts, e.ttl,
+                std::string_view(junk).substr(0, subj),
+                std::string_view(junk).substr(subj, e.hdr_len),
+                std::string_view(junk).substr(subj + e.hdr_len));
+  auto patch = [&](std::uint8_t* base, std::uint64_t base_off, std::uint64_t base_len) {
+    std::uint64_t lo = std::max(off, base_off), hi = std::min(off + len, base_off + base_len);
+    if (lo < hi) std::memcpy(base + (lo - base_off), rec.data() + (lo - off), hi - lo);
+  };
+  std::uint64_t frontier = _blocks.back().id == b->id ? _pend_off + _pend_head : b->size;
+  for (auto& sg : _queue) {
+    if (sg.fh != b->fh) continue;
+    patch(sg.buf.data(), sg.off, sg.buf.size());
+    frontier = std::min(frontier, sg.off);
+  }
+  if (_blocks.back().id == b->id) patch(_pend.data(), _pend_off, _pend.size());
+  for (auto& c : _cache)
+    if (c.seq == seq) c.rec = rec;
+  // On disk, only below the written frontier: patching ahead of unwritten bytes would put a
+  // valid record after a hole.
+  std::uint64_t hi = std::min(off + len, frontier);
+  if (hi <= off) return;
+  std::uint64_t p0 = io::align_down(off), p1 = io::align_up(hi);
+  io::aligned_buf page;
+  page.resize_uninit(p1 - p0);
+  auto n = _be->read_at(b->fh, p0, page.data(), p1 - p0);
+  if (!n || *n != p1 - p0) return fail(n ? base::error{base::errc::short_write, 0} : n.err());
+  patch(page.data(), p0, hi - p0);
+  if (auto st = _be->submit_write(b->fh, p0, page.data(), page.size(), true, kEraseToken); !st)
+    return fail(st.err());
+  io::completion c{};
+  while (_be->reap(&c, 1, true) == 0) {
+  }
+  if (c.res != std::int32_t(page.size())) fail(io::sys_error(c.res < 0 ? -c.res : EIO));
 }
 
 void file_store::persist_purge(std::uint64_t first_keep) { log_control(rec_kind::purge, first_keep); }

@@ -118,6 +118,7 @@ class file_store final : public indexed_store {
                              std::string_view subj, std::string_view hdr, std::string_view payload,
                              std::uint64_t* loc);
   void log_control(rec_kind kind, std::uint64_t seq);
+  void erase_record(std::uint64_t seq, const msg_entry& e);
   void cut();
   void submit_front();
   int reap(bool wait);

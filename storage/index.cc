@@ -80,6 +80,9 @@ void indexed_store::advance_last(std::uint64_t new_last) {
 void indexed_store::remove_live(std::uint64_t seq, bool persist, bool erase) {
   msg_entry* e = find_mut(seq);
   PG_ASSERT(e != nullptr);
+  // Hooks first, while the entry and its subject are still intact.
+  if (persist) persist_remove(seq, *e, erase);
+  dropped(seq, *e);
   subject_rec& sr = _subjects[e->subj];
   if (sr.seqs[sr.head] == seq) {
     ++sr.head;
@@ -104,8 +107,6 @@ void indexed_store::remove_live(std::uint64_t seq, bool persist, bool erase) {
     sr.head = 0;
     _free_subjects.push_back(e->subj);
   }
-  if (persist) persist_remove(seq, *e, erase);
-  dropped(seq, *e);
   e->subj = kDead;
   trim_front();
 }

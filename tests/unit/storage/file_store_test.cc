@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "storage/file_store.h"
 #include "storage/record.h"
@@ -249,6 +251,49 @@ TEST(file_store, group_commit_batches_records) {
   EXPECT_EQ(s->durable_seq(), 640u);
   EXPECT_LE(s->stats().writes, 12u);
   EXPECT_GE(s->stats().records, 640u);
+}
+
+}  // namespace
+}  // namespace storage
+
+namespace storage {
+namespace {
+
+bool file_contains(const std::string& dir, const std::string& needle) {
+  for (const auto& de : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(de.path(), std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (all.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(file_store, erase_overwrites_bytes_on_disk_and_in_buffers) {
+  storage_test::temp_dir d;
+  auto c = cfg_for(d.path());
+  {
+    auto s = open_ok(c);
+    for (int i = 1; i <= 40; ++i)
+      ASSERT_TRUE(s->append("a", "", "SECRET-" + std::to_string(1000 + i), kT0).ok());
+    ASSERT_TRUE(s->flush().ok());  // 1..40 on disk
+    for (int i = 41; i <= 45; ++i)
+      ASSERT_TRUE(s->append("a", "", "SECRET-" + std::to_string(1000 + i), kT0).ok());
+    ASSERT_TRUE(s->remove(7, true).ok());    // on disk
+    ASSERT_TRUE(s->remove(43, true).ok());   // still in the pending buffer
+    ASSERT_TRUE(s->remove(8, false).ok());   // plain delete keeps bytes until compaction
+    EXPECT_EQ(s->load(7).code(), base::errc::not_found);
+    ASSERT_TRUE(s->close().ok());
+  }
+  EXPECT_FALSE(file_contains(d.path(), "SECRET-1007"));
+  EXPECT_FALSE(file_contains(d.path(), "SECRET-1043"));
+  EXPECT_TRUE(file_contains(d.path(), "SECRET-1008"));
+  EXPECT_TRUE(file_contains(d.path(), "SECRET-1044"));
+  auto s = open_ok(c);
+  EXPECT_TRUE(s->recovery().clean());
+  auto st = s->state(true);
+  EXPECT_EQ(st.msgs, 42u);
+  EXPECT_EQ(st.deleted, (std::vector<std::uint64_t>{7, 8, 43}));
+  EXPECT_EQ(s->load(44)->payload, "SECRET-1044");
 }
 
 }  // namespace
