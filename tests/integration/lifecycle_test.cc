@@ -92,8 +92,9 @@ TEST_F(lifecycle, sigterm_stops_cleanly_with_clients_connected_and_restarts_on_s
     std::cout << "stopped after " << took.count() << " ms\n";
     ASSERT_NE(status, -1) << "server did not stop on signal " << sig;
     // Peregrine exits 0 after a clean stop (nats-server reports the signal instead).
-    if (server_binary().find("peregrine") != std::string::npos)
+    if (server_binary().find("peregrine") != std::string::npos) {
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    }
   }
 }
 
