@@ -68,6 +68,10 @@ class file_store final : public indexed_store {
   base::status flush() override;
   base::status close() override;
 
+  // Rewrites sealed blocks whose live bytes are at most max_live_ratio of their used bytes
+  // (storage/compact.cc). Blocks the owner thread for the rewrite; returns bytes reclaimed.
+  base::result<std::uint64_t> compact(double max_live_ratio = 0.5);
+
   const recovery_report& recovery() const { return _report; }
   const io_stats& stats() const { return _stats; }
   std::string_view backend_name() const { return _be->name(); }

@@ -71,6 +71,7 @@ class indexed_store : public stream_store {
   void replay_skip(std::uint64_t new_last, std::int64_t ts);
 
   const msg_entry* find(std::uint64_t seq) const;
+  void set_loc(std::uint64_t seq, std::uint64_t loc) { find_mut(seq)->loc = loc; }
   const std::string& subject_name(std::uint32_t id) const { return _subjects[id].name; }
   std::uint64_t entry_bytes(const msg_entry& e) const {
     return msg_size(_acct, _subjects[e.subj].name.size(), e.hdr_len, e.payload_len);

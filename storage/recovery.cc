@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <future>
 
+#include "io/sync_backend.h"
 #include "src/base/log.h"
 #include "storage/file_store.h"
 #include "storage/record.h"
@@ -59,6 +61,25 @@ bool all_zero(const std::uint8_t* p, std::size_t n) {
 }
 
 constexpr std::size_t kReadChunk = 8u << 20;
+
+// Reads a block in chunks, stopping at a chunk of zeros: the preallocated, never-written
+// rest. Plain pread, so it can run on a helper thread.
+base::status read_block(int fd, std::uint64_t size, io::aligned_buf& data) {
+  data.clear();
+  std::uint64_t want = io::align_up(size), got = 0;
+  data.reserve(std::min<std::uint64_t>(want, 64ull << 20));
+  while (got < want) {
+    std::size_t chunk = std::size_t(std::min<std::uint64_t>(kReadChunk, want - got));
+    data.resize_uninit(got + chunk);
+    auto n = io::pread_full(fd, got, data.data() + got, chunk);
+    if (!n) return n.err();
+    bool zeros = all_zero(data.data() + got, *n);
+    got += *n;
+    data.resize_uninit(got);
+    if (*n < chunk || (zeros && got > chunk)) break;
+  }
+  return {};
+}
 
 }  // namespace
 
@@ -153,41 +174,61 @@ base::status file_store::recover() {
   std::error_code ec;
   for (const auto& de : std::filesystem::directory_iterator(_cfg.dir, ec)) {
     std::string name = de.path().filename().string();
+    if (name.ends_with(".blk.compact")) {  // a compaction that never reached its rename
+      std::filesystem::remove(de.path(), ec);
+      continue;
+    }
     if (name.size() == 12 && name.ends_with(".blk") &&
         std::all_of(name.begin(), name.begin() + 8, [](char c) { return c >= '0' && c <= '9'; }))
       ids.push_back(std::uint32_t(std::stoul(name.substr(0, 8))));
   }
   if (ec) return base::error{base::errc::io_error, ec.value()};
   std::sort(ids.begin(), ids.end());
-  std::uint64_t prev_seq = 0, end = 0;
-  io::aligned_buf data;
-  for (std::uint32_t id : ids) {
+  // Block i+1 is read on a helper thread while block i is scanned (recovery is I/O bound).
+  struct opened {
+    std::uint32_t id = 0;
+    int fh = -1;
+    std::uint64_t size = 0;
+  };
+  auto open_block = [&](std::uint32_t id) -> base::result<opened> {
     auto fh = _be->open(block_path(id), false);
     if (!fh) return fh.err();
     auto size = _be->file_size(*fh);
-    if (!size) return size.err();
-    block_file b;
-    b.id = id;
-    b.fh = *fh;
-    b.size = std::max<std::uint64_t>(*size, _cfg.block_size);
-    _blocks.push_back(b);
-    // Read in chunks and stop at a chunk of zeros: the preallocated, never-written rest.
-    data.clear();
-    std::uint64_t want = io::align_up(*size), got = 0;
-    data.reserve(std::min<std::uint64_t>(want, 64ull << 20));
-    while (got < want) {
-      std::size_t chunk = std::size_t(std::min<std::uint64_t>(kReadChunk, want - got));
-      data.resize_uninit(got + chunk);
-      auto n = _be->read_at(*fh, got, data.data() + got, chunk);
-      if (!n) return n.err();
-      bool zeros = all_zero(data.data() + got, *n);
-      got += *n;
-      data.resize_uninit(got);
-      if (*n < chunk || (zeros && got > chunk)) break;
+    if (!size) {
+      _be->close(*fh);
+      return size.err();
     }
-    if (auto st = scan_block(_blocks.back(), data, end, prev_seq); !st) return st;
+    return opened{id, *fh, *size};
+  };
+  auto start_read = [](const opened& o, io::aligned_buf* buf) {
+    return std::async(std::launch::async, [o, buf] { return read_block(o.fh, o.size, *buf); });
+  };
+  std::uint64_t prev_seq = 0, end = 0;
+  io::aligned_buf bufs[2];
+  std::future<base::status> ahead;
+  base::result<opened> next = base::errc::not_found;
+  if (!ids.empty()) {
+    next = open_block(ids[0]);
+    if (!next) return next.err();
+    ahead = start_read(*next, &bufs[0]);
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    opened cur = *next;
+    block_file b;
+    b.id = cur.id;
+    b.fh = cur.fh;
+    b.size = std::max<std::uint64_t>(cur.size, _cfg.block_size);
+    _blocks.push_back(b);
+    if (auto st = ahead.get(); !st) return st;
+    if (i + 1 < ids.size()) {
+      next = open_block(ids[i + 1]);
+      if (!next) return next.err();
+      ahead = start_read(*next, &bufs[(i + 1) % 2]);
+    }
+    if (auto st = scan_block(_blocks.back(), bufs[i % 2], end, prev_seq); !st) return st;
     ++_report.blocks;
   }
+  io::aligned_buf& data = bufs[ids.empty() ? 0 : (ids.size() - 1) % 2];
   if (_blocks.empty()) {
     if (auto st = new_block(); !st) return st;
   } else {

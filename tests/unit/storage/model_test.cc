@@ -106,8 +106,11 @@ void run_seed(std::uint64_t seed, int ops) {
       std::string f = kFilters[r.below(9)];
       expect_same(model.load_last(f), fs->load_last(f));
       ASSERT_EQ(model.subject_counts(f), fs->subject_counts(f));
-    } else if (op < 97) {
+    } else if (op < 95) {
       fs->poll();
+    } else if (op < 97) {
+      auto rc = fs->compact(r.chance(0.5) ? 0.5 : 1.0);
+      ASSERT_TRUE(rc.ok());
     } else {
       // Clean close and reopen: the file store must come back identical.
       ASSERT_TRUE(fs->close().ok());
