@@ -33,6 +33,8 @@ class transport : public shard::poller, public shard::waiter {
   virtual base::status listen(const std::string& host, int port) = 0;
   virtual void set_accept_sink(std::function<void(int fd)> sink) = 0;
   virtual void stop_listening() = 0;
+  // The port actually bound (differs from the requested one when that was 0).
+  virtual int bound_port() const = 0;
   // Takes ownership of an accepted kernel socket (kernel transports only).
   virtual void adopt(int fd) = 0;
   // The connection's outbound buffer: append protocol bytes, they leave on flush().

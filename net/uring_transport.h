@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "net/socket_util.h"
 #include "net/transport.h"
 
 namespace net {
@@ -23,6 +24,7 @@ class uring_transport final : public transport {
   base::status listen(const std::string& host, int port) override;
   void set_accept_sink(std::function<void(int)> sink) override { _accept_sink = std::move(sink); }
   void stop_listening() override;
+  int bound_port() const override { return local_port(_listen_fd); }
   void adopt(int fd) override;
   std::string& outbuf(conn_handle h) override;
   std::size_t pending_bytes(conn_handle h) const override;

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   PG_INFO("Listening for client connections on {}:{} ({} shard{}, {} transport)", opts.host,
-          opts.port, srv.shared().shard_count, srv.shared().shard_count == 1 ? "" : "s",
+          srv.shared().opts.port, srv.shared().shard_count, srv.shared().shard_count == 1 ? "" : "s",
           srv.transport_name());
   PG_INFO("Server is ready");
 

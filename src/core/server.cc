@@ -113,8 +113,13 @@ base::status server::start() {
   for (auto& s : _shards) s->connect(all);
   for (auto& svc : _pending_services) _shards[0]->add_service(std::move(svc));
   _pending_services.clear();
-  auto st = _shards[0]->transport().listen(o.host, o.port);
+  // -1 asks for a random port, as in nats-server.
+  auto st = _shards[0]->transport().listen(o.host, o.port < 0 ? 0 : o.port);
   if (!st) return st;
+  if (o.port <= 0) {  // shards have not started: the options and INFO may still change
+    _shared.opts.port = _shards[0]->transport().bound_port();
+    _shared.info["port"] = _shared.opts.port;
+  }
   if (_shards.size() > 1) {
     // Shard 0 accepts; connections are spread round-robin and handed over on the rings.
     auto next = std::make_shared<std::uint32_t>(0);
