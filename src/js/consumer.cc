@@ -1,0 +1,720 @@
+#include "src/js/consumer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "src/base/assert.h"
+
+namespace js {
+namespace {
+
+std::size_t digits(std::uint64_t v) {
+  std::size_t n = 1;
+  while (v >= 10) {
+    v /= 10;
+    ++n;
+  }
+  return n;
+}
+
+constexpr std::size_t kEmptyHdr = 12;  // "NATS/1.0\r\n" + final "\r\n"
+
+}  // namespace
+
+std::string status_reply::render() const {
+  std::string s = "NATS/1.0 " + std::to_string(code) + " " + description + "\r\n";
+  if (last_headers) {
+    s += "Nats-Last-Consumer: " + std::to_string(last_consumer) + "\r\n";
+    s += "Nats-Last-Stream: " + std::to_string(last_stream) + "\r\n";
+  }
+  if (pending_headers) {
+    s += "Nats-Pending-Messages: " + std::to_string(pending_msgs) + "\r\n";
+    s += "Nats-Pending-Bytes: " + std::to_string(pending_bytes) + "\r\n";
+  }
+  return s + "\r\n";
+}
+
+consumer_state_machine::consumer_state_machine(consumer_params params, message_source& src,
+                                               base::nanos now)
+    : _p(std::move(params)), _src(src), _last_activity(now) {
+  _sseq = std::max<std::uint64_t>(1, _p.start_seq);
+  _floor = {0, _sseq - 1};  // floors start at (dseq-1, sseq-1)
+  if (!_p.new_pin_id) {
+    _p.new_pin_id = [this] { return "pin" + std::to_string(++_pin_serial_counter); };
+  }
+}
+
+// ---- timers and pending bookkeeping ---------------------------------------------------
+
+base::nanos consumer_state_machine::wait_for(std::uint64_t redeliveries) const {
+  if (_p.backoff.empty()) return _p.ack_wait;
+  return _p.backoff[std::min<std::size_t>(redeliveries, _p.backoff.size() - 1)];
+}
+
+base::nanos consumer_state_machine::deadline_of(std::uint64_t sseq,
+                                                const pending_entry& e) const {
+  auto it = _rdc.find(sseq);
+  return e.delivered_at + wait_for(it == _rdc.end() ? 0 : it->second);
+}
+
+void consumer_state_machine::arm(std::uint64_t sseq) {
+  disarm(sseq);
+  _timers.emplace(deadline_of(sseq, _pending.at(sseq)), sseq);
+}
+
+void consumer_state_machine::disarm(std::uint64_t sseq) {
+  auto it = _pending.find(sseq);
+  if (it != _pending.end()) _timers.erase({deadline_of(sseq, it->second), sseq});
+}
+
+bool consumer_state_machine::ack_pending_full() const {
+  return _p.ack != ack_policy::none && _p.max_ack_pending > 0 &&
+         _pending.size() >= std::uint64_t(_p.max_ack_pending);
+}
+
+std::uint64_t consumer_state_machine::num_pending() const {
+  return _src.count_matching(_sseq);
+}
+
+std::uint64_t consumer_state_machine::delivery_count(std::uint64_t seq) const {
+  auto it = _rdc.find(seq);
+  return it == _rdc.end() ? (_pending.count(seq) ? 1 : 0) : it->second + 1;
+}
+
+void consumer_state_machine::remove_pending(std::uint64_t sseq) {
+  disarm(sseq);
+  _pending.erase(sseq);
+  if (_rdq_set.erase(sseq)) _rdq.erase(std::find(_rdq.begin(), _rdq.end(), sseq));
+}
+
+// Called after `sseq` (last delivered as `dseq`) left pending. The floor moves only when
+// the lowest outstanding message leaves: to just below the next outstanding one, or to
+// the last delivered pair when nothing is outstanding.
+void consumer_state_machine::advance_floor_after(std::uint64_t sseq, std::uint64_t dseq) {
+  (void)dseq;
+  if (!_pending.empty() && _pending.begin()->first < sseq) return;
+  if (_pending.empty()) {
+    _floor = {std::max(_floor.consumer_seq, _dseq - 1), std::max(_floor.stream_seq, _sseq - 1)};
+    return;
+  }
+  auto next = _pending.begin();
+  // A redelivered lower message can carry a higher consumer seq; keep the floor monotonic.
+  _floor.consumer_seq = std::max(_floor.consumer_seq, next->second.consumer_seq - 1);
+  _floor.stream_seq = std::max(_floor.stream_seq, next->first - 1);
+}
+
+// ---- acks -----------------------------------------------------------------------------
+
+void consumer_state_machine::ack_one(std::uint64_t sseq, base::nanos, actions& out) {
+  auto it = _pending.find(sseq);
+  if (it == _pending.end()) {
+    if (_max_delivered.erase(sseq)) {  // late ack of a kept message releases it
+      _rdc.erase(sseq);
+      out.emplace_back(released{sseq});
+    }
+    return;
+  }
+  std::uint64_t dseq = it->second.consumer_seq;
+  remove_pending(sseq);
+  _rdc.erase(sseq);
+  out.emplace_back(released{sseq});
+  advance_floor_after(sseq, dseq);
+}
+
+void consumer_state_machine::ack_all_upto(std::uint64_t sseq, std::uint64_t dseq, base::nanos,
+                                          actions& out) {
+  if (sseq <= _floor.stream_seq) return;
+  auto p = _pending.find(sseq);
+  if (p != _pending.end()) dseq = p->second.consumer_seq;
+  while (!_pending.empty() && _pending.begin()->first <= sseq) {
+    std::uint64_t s = _pending.begin()->first;
+    remove_pending(s);
+    _rdc.erase(s);
+    out.emplace_back(released{s});
+  }
+  while (!_max_delivered.empty() && *_max_delivered.begin() <= sseq) {
+    std::uint64_t s = *_max_delivered.begin();
+    _max_delivered.erase(_max_delivered.begin());
+    _rdc.erase(s);
+    out.emplace_back(released{s});
+  }
+  _floor = {std::max(_floor.consumer_seq, dseq), sseq};
+  if (_pending.empty()) advance_floor_after(sseq, dseq);
+}
+
+void consumer_state_machine::terminate(std::uint64_t sseq, const std::string& reason,
+                                       bool release, actions& out) {
+  auto it = _pending.find(sseq);
+  advisory a;
+  a.kind = advisory_kind::terminated;
+  a.stream_seq = sseq;
+  a.reason = reason;
+  a.deliveries = delivery_count(sseq);
+  if (it != _pending.end()) {
+    const std::uint64_t dseq = it->second.consumer_seq;
+    a.consumer_seq = dseq;
+    remove_pending(sseq);
+    _rdc.erase(sseq);
+    out.emplace_back(std::move(a));
+    if (release) out.emplace_back(released{sseq});  // +TERM releases like an ack
+    advance_floor_after(sseq, dseq);
+  } else if (_max_delivered.erase(sseq)) {
+    _rdc.erase(sseq);
+    out.emplace_back(std::move(a));
+    if (release) out.emplace_back(released{sseq});
+  }
+}
+
+// Ack wait expired (or plain NAK): queue for redelivery, unless max_deliver is reached, in
+// which case the message leaves pending (floor moves) but stays tracked and kept.
+void consumer_state_machine::expire_to_redelivery(std::uint64_t sseq, base::nanos,
+                                                  actions& out) {
+  auto it = _pending.find(sseq);
+  if (it == _pending.end()) return;
+  std::uint64_t dc = delivery_count(sseq);
+  if (_p.max_deliver > 0 && dc >= std::uint64_t(_p.max_deliver)) {
+    advisory a;
+    a.kind = advisory_kind::max_deliveries;
+    a.stream_seq = sseq;
+    a.consumer_seq = it->second.consumer_seq;
+    a.deliveries = dc;
+    std::uint64_t dseq = it->second.consumer_seq;
+    remove_pending(sseq);
+    _rdc[sseq] = dc - 1;  // keeps num_redelivered and the kept-for-DLQ mark
+    _max_delivered.insert(sseq);
+    out.emplace_back(std::move(a));
+    advance_floor_after(sseq, dseq);
+    return;
+  }
+  disarm(sseq);
+  if (_rdq_set.insert(sseq).second) _rdq.push_back(sseq);
+}
+
+bool consumer_state_machine::on_ack(const ack_subject& subj, const ack_body& body,
+                                    base::nanos now, actions& out) {
+  if (_p.ack == ack_policy::none) return false;  // no ack subscription exists
+  _last_activity = now;
+  const std::uint64_t sseq = subj.stream_seq;
+  const bool delivered = sseq < _sseq;  // never-delivered acks get no ack-sync reply
+  switch (body.kind) {
+    case ack_kind::ack:
+    case ack_kind::next:
+      if (!delivered) break;
+      if (_p.ack == ack_policy::all) {
+        ack_all_upto(sseq, subj.consumer_seq, now, out);
+      } else {
+        ack_one(sseq, now, out);
+      }
+      break;
+    case ack_kind::nak: {
+      auto it = _pending.find(sseq);
+      if (it == _pending.end()) break;
+      advisory a;
+      a.kind = advisory_kind::nak;
+      a.stream_seq = sseq;
+      a.consumer_seq = it->second.consumer_seq;
+      a.deliveries = delivery_count(sseq);
+      out.emplace_back(std::move(a));
+      disarm(sseq);
+      if (body.delay > 0) {
+        // As the server: pretend it was delivered ack_wait ago, plus the delay.
+        if (_rdq_set.erase(sseq)) _rdq.erase(std::find(_rdq.begin(), _rdq.end(), sseq));
+        it->second.delivered_at = now + body.delay - _p.ack_wait;
+        arm(sseq);
+      } else {
+        // Deadline "now", so a restored snapshot also redelivers it at once.
+        it->second.delivered_at = now - wait_for(delivery_count(sseq) - 1);
+        expire_to_redelivery(sseq, now, out);
+      }
+      break;
+    }
+    case ack_kind::progress: {
+      auto it = _pending.find(sseq);
+      if (it == _pending.end()) break;
+      disarm(sseq);
+      if (_rdq_set.erase(sseq)) _rdq.erase(std::find(_rdq.begin(), _rdq.end(), sseq));
+      it->second.delivered_at = now;
+      arm(sseq);
+      break;
+    }
+    case ack_kind::term:
+      terminate(sseq, std::string(body.reason), true, out);
+      break;
+    case ack_kind::unknown:
+      break;
+  }
+  deliver(now, out);
+  return delivered && body.kind != ack_kind::next;
+}
+
+void consumer_state_machine::on_removed(std::uint64_t seq, base::nanos now, actions& out) {
+  if (_pending.count(seq)) {
+    terminate(seq, "Unacknowledged message was deleted", false, out);
+  } else if (_max_delivered.erase(seq)) {
+    _rdc.erase(seq);
+  }
+  deliver(now, out);
+}
+
+// ---- pull requests --------------------------------------------------------------------
+
+status_reply consumer_state_machine::status(const waiting_request& w, int code,
+                                            std::string text, bool pend) const {
+  status_reply s;
+  s.to = w.reply;
+  s.code = code;
+  s.description = std::move(text);
+  s.pending_headers = pend;
+  s.pending_msgs = w.n;
+  s.pending_bytes = w.has_bytes ? w.b : 0;
+  return s;
+}
+
+void consumer_state_machine::enqueue(waiting_request w) {
+  if (_p.priority != priority_policy::prioritized) {
+    _waiting.push_back(std::move(w));
+    return;
+  }
+  // End of its priority band: after every request with priority <= its own.
+  auto pos = std::find_if(_waiting.begin(), _waiting.end(),
+                          [&](const waiting_request& o) { return o.priority > w.priority; });
+  _waiting.insert(pos, std::move(w));
+}
+
+void consumer_state_machine::requeue(waiting_request w) { enqueue(std::move(w)); }
+
+void consumer_state_machine::on_pull(std::string reply, const pull_request& req,
+                                     base::nanos now, actions& out) {
+  if (reply.empty()) return;
+  _last_activity = now;
+  waiting_request w;
+  w.reply = std::move(reply);
+  w.n = req.batch;
+  auto reject = [&](int code, std::string text) {
+    out.emplace_back(status(w, code, std::move(text), false));
+  };
+  if (_p.max_batch > 0 && req.batch > _p.max_batch)
+    return reject(409, "Exceeded MaxRequestBatch of " + std::to_string(_p.max_batch));
+  if (_p.max_expires > 0 && req.expires > _p.max_expires)
+    return reject(409, "Exceeded MaxRequestExpires of " + format_go_duration(_p.max_expires));
+  if (_p.max_bytes > 0 && req.max_bytes > _p.max_bytes)
+    return reject(409, "Exceeded MaxRequestMaxBytes of " + std::to_string(_p.max_bytes));
+  if ((req.min_pending > 0 || req.min_ack_pending > 0) && _p.priority != priority_policy::overflow)
+    return reject(400, "Bad Request - Not a Overflow Priority consumer");
+  if (!req.id.empty() && _p.priority != priority_policy::pinned_client)
+    return reject(400, "Bad Request - Not a Pinned Client Priority consumer");
+  if (_p.priority != priority_policy::none) {
+    if (req.group.empty()) return reject(400, "Bad Request - Priority Group missing");
+    if (std::find(_p.priority_groups.begin(), _p.priority_groups.end(), req.group) ==
+        _p.priority_groups.end())
+      return reject(400, "Bad Request - Invalid Priority Group");
+  }
+  if (_p.priority == priority_policy::pinned_client && !req.id.empty() && !_pin.empty()) {
+    if (req.id != _pin) return reject(423, "Nats-Pin-Id mismatch");
+    _pin_deadline = now + _p.priority_timeout;  // the pinned client is alive
+  }
+  if (req.no_wait) {
+    std::uint64_t avail = paused(now) ? 0 : num_pending() + _rdq.size();
+    std::uint64_t asked = 0;
+    for (const auto& o : _waiting) asked += std::uint64_t(o.n);
+    if (avail == 0 && req.expires == 0) return reject(404, "No Messages");
+    if (avail > 0 && avail < asked) return reject(408, "Requests Pending");
+  }
+  if (_p.max_waiting > 0 && _waiting.size() >= std::uint64_t(_p.max_waiting)) {
+    expire_requests(now, out);
+    if (_waiting.size() >= std::uint64_t(_p.max_waiting))
+      return reject(409, "Exceeded MaxWaiting");
+  }
+  w.serial = _next_serial++;
+  w.has_bytes = req.max_bytes > 0;
+  w.b = req.max_bytes;
+  w.no_wait = req.no_wait;
+  w.expires_at = req.expires > 0 ? now + req.expires : 0;
+  w.hb = req.idle_heartbeat;
+  w.hb_next = w.hb > 0 ? now + w.hb : 0;
+  w.group = req.group;
+  w.min_pending = req.min_pending;
+  w.min_ack_pending = req.min_ack_pending;
+  w.id = req.id;
+  w.priority = req.priority;
+  enqueue(std::move(w));
+  deliver(now, out);
+}
+
+void consumer_state_machine::expire_requests(base::nanos now, actions& out) {
+  for (auto it = _waiting.begin(); it != _waiting.end();) {
+    if (it->expires_at != 0 && now >= it->expires_at) {
+      out.emplace_back(status(*it, 408, "Request Timeout", true));
+      it = _waiting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void consumer_state_machine::drop_requests(const std::string& reply) {
+  std::erase_if(_waiting, [&](const waiting_request& w) { return w.reply == reply; });
+}
+
+void consumer_state_machine::on_delete(actions& out) {
+  for (const auto& w : _waiting) out.emplace_back(status(w, 409, "Consumer Deleted", false));
+  _waiting.clear();
+}
+
+// ---- delivery -------------------------------------------------------------------------
+
+std::optional<consumer_state_machine::candidate> consumer_state_machine::next_candidate(
+    base::nanos now, actions& out) {
+  while (!_rdq.empty()) {
+    std::uint64_t s = _rdq.front();
+    if (!_pending.count(s)) {  // defensive: the queue mirrors pending
+      _rdq.pop_front();
+      _rdq_set.erase(s);
+      continue;
+    }
+    auto m = _src.load(s);
+    if (!m) {
+      terminate(s, "Unacknowledged message was deleted", false, out);
+      (void)now;
+      continue;
+    }
+    return candidate{*m, true};
+  }
+  if (ack_pending_full()) return std::nullopt;
+  auto m = _src.next_matching(_sseq);
+  if (!m) return std::nullopt;
+  PG_ASSERT(m->seq >= _sseq);
+  return candidate{*m, false};
+}
+
+std::uint64_t consumer_state_machine::msg_size(const msg_meta& m, std::uint64_t dc,
+                                               std::uint64_t dseq, std::uint64_t pending) const {
+  std::uint64_t hdr = m.hdr_len;
+  std::uint64_t payload = m.payload_len;
+  if (_p.headers_only) {
+    if (hdr == 0) hdr = kEmptyHdr;
+    hdr += 15 + digits(payload) + 2;  // "Nats-Msg-Size: N\r\n"
+    payload = 0;
+  }
+  if (!_pin.empty()) {
+    if (hdr == 0) hdr = kEmptyHdr;
+    hdr += 13 + _pin.size() + 2;  // "Nats-Pin-Id: <id>\r\n"
+  }
+  return m.subject_len + hdr + payload +
+         ack_subject_len(_p.stream_name.size(), _p.consumer_name.size(), dc, m.seq, dseq,
+                         m.timestamp, pending);
+}
+
+void consumer_state_machine::deliver(base::nanos now, actions& out) {
+  if (_pause_until != 0 && now >= _pause_until) set_pause(0, now, out);
+  expire_requests(now, out);
+  bool exhausted = paused(now);
+  while (!exhausted && !_waiting.empty()) {
+    auto c = next_candidate(now, out);
+    if (!c) {
+      exhausted = !ack_pending_full();
+      break;
+    }
+    const bool pinned_policy = _p.priority == priority_policy::pinned_client;
+    std::optional<std::uint64_t> backlog;
+    std::optional<std::size_t> pick;
+    for (std::size_t i = 0; i < _waiting.size();) {
+      auto& w = _waiting[i];
+      if (pinned_policy) {
+        if (!w.id.empty() && w.id != _pin) {  // stale pin id
+          out.emplace_back(status(w, 423, "Nats-Wrong-Pin-Id", true));
+          _waiting.erase(_waiting.begin() + std::ptrdiff_t(i));
+          continue;
+        }
+        if (w.id.empty() && !_pin.empty()) {  // standby while someone is pinned
+          ++i;
+          continue;
+        }
+      } else if (_p.priority == priority_policy::overflow &&
+                 (w.min_pending > 0 || w.min_ack_pending > 0)) {
+        if (!backlog) backlog = num_pending() + _rdq.size();
+        bool ok = (w.min_pending > 0 && *backlog >= std::uint64_t(w.min_pending)) ||
+                  (w.min_ack_pending > 0 && _pending.size() >= std::uint64_t(w.min_ack_pending));
+        if (!ok) {
+          ++i;
+          continue;
+        }
+      }
+      pick = i;
+      break;
+    }
+    if (!pick) break;
+    bool new_pin = false;
+    if (pinned_policy && _pin.empty()) {
+      set_pin(_p.new_pin_id(), now, out);
+      new_pin = true;
+      for (std::size_t i = *pick + 1; i < _waiting.size();) {
+        if (!_waiting[i].id.empty()) {
+          out.emplace_back(status(_waiting[i], 423, "Nats-Wrong-Pin-Id", true));
+          _waiting.erase(_waiting.begin() + std::ptrdiff_t(i));
+        } else {
+          ++i;
+        }
+      }
+    }
+    waiting_request w = std::move(_waiting[*pick]);
+    _waiting.erase(_waiting.begin() + std::ptrdiff_t(*pick));
+
+    const msg_meta& m = c->meta;
+    const std::uint64_t dseq = _dseq;
+    const std::uint64_t dc = c->redelivery ? delivery_count(m.seq) + 1 : 1;
+    const std::uint64_t next_sseq = c->redelivery ? _sseq : m.seq + 1;
+    const std::uint64_t pend = _src.count_matching(next_sseq);
+    const std::uint64_t size = msg_size(m, dc, dseq, pend);
+    if (w.has_bytes && std::int64_t(size) > w.b) {
+      out.emplace_back(status(w, 409, "Message Size Exceeds MaxBytes", true));
+      if (new_pin) {  // the just-pinned request could not take it: release the pin
+        _pin.clear();
+        _pin_deadline = kNever;
+      }
+      continue;
+    }
+    // Commit the delivery.
+    if (c->redelivery) {
+      _rdq.pop_front();
+      _rdq_set.erase(m.seq);
+      _rdc[m.seq] = dc - 1;
+      _pending[m.seq] = {dseq, now};
+      arm(m.seq);
+    } else {
+      _sseq = next_sseq;
+      if (_p.ack == ack_policy::none) {
+        _floor = {dseq, m.seq};
+        out.emplace_back(released{m.seq});
+      } else {
+        _pending[m.seq] = {dseq, now};
+        arm(m.seq);
+      }
+    }
+    ++_dseq;
+    _last_activity = now;
+    delivery d;
+    d.to = w.reply;
+    d.stream_seq = m.seq;
+    d.consumer_seq = dseq;
+    d.delivery_count = dc;
+    d.pending = pend;
+    d.timestamp = m.timestamp;
+    d.pin_id = _pin;
+    d.size = size;
+    out.emplace_back(std::move(d));
+
+    --w.n;
+    ++w.d;
+    if (w.has_bytes) w.b -= std::int64_t(size);
+    if (w.hb > 0) w.hb_next = now + w.hb;
+    if (w.has_bytes && w.b == 0) continue;  // budget used up exactly: silent end
+    if (w.n == 0) {
+      if (w.has_bytes) out.emplace_back(status(w, 409, "Batch Completed", true));
+      continue;
+    }
+    requeue(std::move(w));  // round-robin: one message at a time across requests
+  }
+  if (exhausted) {
+    // No message to hand out: no_wait requests end now (408 with pending after some
+    // messages, 404 if nothing and no expiry; with expiry they wait for a first message).
+    for (auto it = _waiting.begin(); it != _waiting.end();) {
+      if (it->no_wait && (it->expires_at == 0 || it->d > 0)) {
+        if (it->d > 0) {
+          out.emplace_back(status(*it, 408, "Request Timeout", true));
+        } else {
+          out.emplace_back(status(*it, 404, "No Messages", false));
+        }
+        it = _waiting.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+void consumer_state_machine::on_stream_advanced(std::uint64_t last_seq, base::nanos now,
+                                                actions& out) {
+  _last_stream_seq = std::max(_last_stream_seq, last_seq);
+  deliver(now, out);
+}
+
+// ---- timers -----------------------------------------------------------------------------
+
+void consumer_state_machine::tick(base::nanos now, actions& out) {
+  if (_pause_until != 0 && now >= _pause_until) set_pause(0, now, out);
+  expire_requests(now, out);
+  for (auto& w : _waiting) {
+    if (w.hb > 0 && now >= w.hb_next) {
+      status_reply s;
+      s.to = w.reply;
+      s.code = 100;
+      s.description = "Idle Heartbeat";
+      s.last_headers = true;
+      s.last_consumer = _dseq - 1;
+      s.last_stream = _sseq - 1;
+      out.emplace_back(std::move(s));
+      w.hb_next = now + w.hb;
+    }
+  }
+  // Ack-wait expiries, queued for redelivery in stream-sequence order.
+  std::vector<std::uint64_t> expired;
+  while (!_timers.empty() && _timers.begin()->first <= now) {
+    expired.push_back(_timers.begin()->second);
+    _timers.erase(_timers.begin());
+  }
+  std::sort(expired.begin(), expired.end());
+  for (auto s : expired) {
+    // Already disarmed above; expire_to_redelivery's disarm is then a no-op.
+    expire_to_redelivery(s, now, out);
+  }
+  if (_p.priority == priority_policy::pinned_client && !_pin.empty() && now >= _pin_deadline)
+    clear_pin("timeout", out);
+  if (_p.inactive_threshold > 0 && !_inactive_sent && _waiting.empty()) {
+    base::nanos last = _last_activity;
+    if (!_timers.empty()) last = std::max(last, _timers.rbegin()->first);
+    if (now >= last + _p.inactive_threshold) {
+      _inactive_sent = true;
+      out.emplace_back(inactive{});
+    }
+  }
+  deliver(now, out);
+}
+
+base::nanos consumer_state_machine::next_deadline() const {
+  base::nanos t = kNever;
+  if (!_timers.empty()) t = _timers.begin()->first;
+  for (const auto& w : _waiting) {
+    if (w.expires_at != 0) t = std::min(t, w.expires_at);
+    if (w.hb > 0) t = std::min(t, w.hb_next);
+  }
+  if (!_pin.empty()) t = std::min(t, _pin_deadline);
+  if (_pause_until != 0) t = std::min(t, _pause_until);
+  if (_p.inactive_threshold > 0 && !_inactive_sent && _waiting.empty()) {
+    base::nanos last = _last_activity;
+    if (!_timers.empty()) last = std::max(last, _timers.rbegin()->first);
+    t = std::min(t, last + _p.inactive_threshold);
+  }
+  return t;
+}
+
+// ---- pause, pins, config ----------------------------------------------------------------
+
+void consumer_state_machine::set_pause(base::nanos until, base::nanos now, actions& out) {
+  advisory a;
+  a.kind = advisory_kind::pause;
+  if (until > now) {
+    _pause_until = until;
+    a.paused = true;
+    a.pause_until = until;
+    out.emplace_back(std::move(a));
+    return;
+  }
+  const bool was = _pause_until != 0;
+  _pause_until = 0;
+  if (was) out.emplace_back(std::move(a));
+  if (was) deliver(now, out);
+}
+
+void consumer_state_machine::set_pin(const std::string& id, base::nanos now, actions& out) {
+  _pin = id;
+  _pinned_at = now;
+  _pin_deadline = now + _p.priority_timeout;
+  advisory a;
+  a.kind = advisory_kind::pinned;
+  a.group = _p.priority_groups.empty() ? "" : _p.priority_groups.front();
+  a.pin_id = id;
+  out.emplace_back(std::move(a));
+}
+
+void consumer_state_machine::clear_pin(const char* reason, actions& out) {
+  advisory a;
+  a.kind = advisory_kind::unpinned;
+  a.group = _p.priority_groups.empty() ? "" : _p.priority_groups.front();
+  a.reason = reason;
+  _pin.clear();
+  _pinned_at = 0;
+  _pin_deadline = kNever;
+  out.emplace_back(std::move(a));
+}
+
+bool consumer_state_machine::unpin(const std::string& group, base::nanos now, actions& out) {
+  if (_p.priority != priority_policy::pinned_client || _p.priority_groups.empty() ||
+      _p.priority_groups.front() != group)
+    return false;
+  if (!_pin.empty()) clear_pin("admin", out);
+  deliver(now, out);
+  return true;
+}
+
+void consumer_state_machine::update(const consumer_params& p, base::nanos now, actions& out) {
+  std::vector<std::uint64_t> armed;
+  for (const auto& [d, s] : _timers) armed.push_back(s);
+  for (auto s : armed) disarm(s);  // deadlines depend on ack_wait/backoff
+  _p.ack_wait = p.ack_wait;
+  _p.backoff = p.backoff;
+  _p.max_deliver = p.max_deliver;
+  _p.max_ack_pending = p.max_ack_pending;
+  _p.max_batch = p.max_batch;
+  _p.max_expires = p.max_expires;
+  _p.max_bytes = p.max_bytes;
+  _p.headers_only = p.headers_only;
+  _p.inactive_threshold = p.inactive_threshold;
+  _p.priority_timeout = p.priority_timeout;
+  for (auto s : armed) arm(s);
+  deliver(now, out);
+}
+
+// ---- introspection and persistence -----------------------------------------------------
+
+consumer_numbers consumer_state_machine::numbers(base::nanos now) const {
+  consumer_numbers n;
+  n.delivered = {_dseq - 1, _sseq - 1};
+  n.ack_floor = _floor;
+  n.num_ack_pending = _pending.size();
+  n.num_redelivered = _p.max_deliver == 1 ? 0 : _rdc.size();
+  for (const auto& w : _waiting)
+    if (w.expires_at == 0 || w.expires_at > now) ++n.num_waiting;
+  n.num_pending = num_pending();
+  n.paused = paused(now);
+  n.pause_remaining = n.paused ? _pause_until - now : 0;
+  n.pinned_id = _pin;
+  n.pinned_at = _pinned_at;
+  return n;
+}
+
+bool consumer_state_machine::needs(std::uint64_t seq) const {
+  if (_max_delivered.count(seq)) return true;  // kept for inspection
+  if (seq <= _floor.stream_seq) return false;
+  if (_p.ack != ack_policy::explicit_) return seq >= _sseq || _p.ack == ack_policy::all;
+  return seq >= _sseq || _pending.count(seq) != 0;
+}
+
+consumer_snapshot consumer_state_machine::snapshot() const {
+  consumer_snapshot s;
+  s.delivered = {_dseq - 1, _sseq - 1};
+  s.ack_floor = _floor;
+  s.pending.assign(_pending.begin(), _pending.end());
+  s.redelivered.assign(_rdc.begin(), _rdc.end());
+  return s;
+}
+
+void consumer_state_machine::restore(const consumer_snapshot& s, base::nanos now) {
+  _dseq = s.delivered.consumer_seq + 1;
+  _sseq = s.delivered.stream_seq + 1;
+  _floor = s.ack_floor;
+  _timers.clear();
+  _rdq.clear();
+  _rdq_set.clear();
+  _pending.clear();
+  _pending.insert(s.pending.begin(), s.pending.end());
+  _rdc.clear();
+  _rdc.insert(s.redelivered.begin(), s.redelivered.end());
+  _max_delivered.clear();
+  for (const auto& [seq, n] : _rdc)
+    if (!_pending.count(seq)) _max_delivered.insert(seq);
+  for (const auto& [seq, e] : _pending) arm(seq);  // past deadlines fire on the next tick
+  _last_activity = now;
+}
+
+}  // namespace js

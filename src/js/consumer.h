@@ -1,0 +1,291 @@
+#pragma once
+// The JetStream consumer as a pure state machine (architecture.md §5, consumers-and-core.md
+// §2.7, §4, §5, §8, §9): events plus `now` in, actions out. No threads, no I/O, no clock.
+// The agent around it (consumer thread) supplies time, store reads through
+// `message_source`, sends what comes out, and persists `snapshot()`.
+//
+// Time: every `now`/deadline is in one caller-chosen nanosecond base. Use unix-epoch ns if
+// the snapshot is to survive a restart (pending delivery times are stored in it).
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "src/base/clock.h"
+#include "src/js/ack.h"
+#include "src/js/pull_request.h"
+
+namespace js {
+
+enum class ack_policy : std::uint8_t { none, all, explicit_ };
+enum class priority_policy : std::uint8_t { none, overflow, pinned_client, prioritized };
+
+// Effective (already defaulted and validated) config fields the machine acts on.
+struct consumer_params {
+  std::string stream_name;    // for ack-subject sizes (pull max_bytes accounting)
+  std::string consumer_name;
+  ack_policy ack = ack_policy::none;
+  base::nanos ack_wait = 30 * base::kSecond;
+  std::vector<base::nanos> backoff;  // non-empty: wait for redelivery r is backoff[min(r,n-1)]
+  std::int64_t max_deliver = -1;     // -1 unlimited
+  std::int64_t max_ack_pending = 1000;  // <= 0 unlimited (ack none ignores it)
+  std::int64_t max_waiting = 512;
+  std::int64_t max_batch = 0;        // 0 = no limit
+  std::int64_t max_bytes = 0;
+  base::nanos max_expires = 0;
+  bool headers_only = false;
+  std::uint64_t start_seq = 1;       // deliver policy resolved by the caller
+  priority_policy priority = priority_policy::none;
+  std::vector<std::string> priority_groups;
+  base::nanos priority_timeout = 0;  // pinned_client TTL
+  base::nanos inactive_threshold = 0;  // 0 = never expire
+  // Pin ids are NUIDs; injected so the machine stays deterministic.
+  std::function<std::string()> new_pin_id;
+};
+
+// What the store knows about one stored message (sizes in wire bytes).
+struct msg_meta {
+  std::uint64_t seq = 0;
+  std::int64_t timestamp = 0;  // stored time, unix ns (goes into the ack subject)
+  std::uint32_t subject_len = 0;
+  std::uint32_t hdr_len = 0;   // full "NATS/1.0..." block, 0 if none
+  std::uint32_t payload_len = 0;
+};
+
+// Store access, filtered by the consumer's filter subject(s). Called synchronously.
+class message_source {
+ public:
+  virtual ~message_source() = default;
+  // First message matching the filter with seq >= from; nullopt if none (yet).
+  virtual std::optional<msg_meta> next_matching(std::uint64_t from) = 0;
+  // One message (for redelivery); nullopt if it was deleted from the stream.
+  virtual std::optional<msg_meta> load(std::uint64_t seq) = 0;
+  // Number of matching messages with seq >= from (num_pending).
+  virtual std::uint64_t count_matching(std::uint64_t from) = 0;
+};
+
+struct sequence_pair {
+  std::uint64_t consumer_seq = 0;
+  std::uint64_t stream_seq = 0;
+  bool operator==(const sequence_pair&) const = default;
+};
+
+// ---- actions -------------------------------------------------------------------------
+
+// Send stream message `stream_seq` to `to` with the ack subject built from these fields.
+struct delivery {
+  std::string to;                // pull request reply subject
+  std::uint64_t stream_seq = 0;
+  std::uint64_t consumer_seq = 0;
+  std::uint64_t delivery_count = 0;
+  std::uint64_t pending = 0;     // last ack-subject token
+  std::int64_t timestamp = 0;
+  std::string pin_id;            // add header Nats-Pin-Id when non-empty
+  std::uint64_t size = 0;        // bytes charged to the request's max_bytes
+};
+
+// An HMSG with an empty payload to `to`; render() gives the header block.
+struct status_reply {
+  std::string to;
+  int code = 0;
+  std::string description;
+  bool pending_headers = false;  // Nats-Pending-Messages / Nats-Pending-Bytes
+  std::int64_t pending_msgs = 0;
+  std::int64_t pending_bytes = 0;
+  bool last_headers = false;     // 100 Idle Heartbeat: Nats-Last-Consumer / Nats-Last-Stream
+  std::uint64_t last_consumer = 0;
+  std::uint64_t last_stream = 0;
+  std::string render() const;
+};
+
+enum class advisory_kind : std::uint8_t {
+  max_deliveries, nak, terminated, pinned, unpinned, pause
+};
+
+struct advisory {
+  advisory_kind kind = advisory_kind::max_deliveries;
+  std::uint64_t stream_seq = 0;
+  std::uint64_t consumer_seq = 0;
+  std::uint64_t deliveries = 0;
+  std::string reason;            // terminated: +TERM text; unpinned: "timeout"/"admin"
+  std::string group;             // pinned/unpinned
+  std::string pin_id;            // pinned
+  bool paused = false;           // pause
+  base::nanos pause_until = 0;
+};
+
+// The consumer no longer needs `stream_seq` (acked, termed, or delivered with ack none):
+// a work-queue stream deletes it; an interest stream deletes it once no consumer needs it.
+struct released {
+  std::uint64_t stream_seq = 0;
+};
+
+// Ephemeral consumer reached inactive_threshold: the caller deletes it.
+struct inactive {};
+
+using action = std::variant<delivery, status_reply, advisory, released, inactive>;
+using actions = std::vector<action>;
+
+// ---- state ---------------------------------------------------------------------------
+
+struct pending_entry {
+  std::uint64_t consumer_seq = 0;  // of the latest delivery
+  base::nanos delivered_at = 0;    // restarted by +WPI; shifted by -NAK with delay
+  bool operator==(const pending_entry&) const = default;
+};
+
+// Durable part of the state, for the consumer store.
+struct consumer_snapshot {
+  sequence_pair delivered;   // last handed out
+  sequence_pair ack_floor;
+  std::vector<std::pair<std::uint64_t, pending_entry>> pending;        // by stream seq
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> redelivered;   // sseq -> redeliveries
+  bool operator==(const consumer_snapshot&) const = default;
+};
+
+struct consumer_numbers {
+  sequence_pair delivered;
+  sequence_pair ack_floor;
+  std::uint64_t num_ack_pending = 0;
+  std::uint64_t num_redelivered = 0;
+  std::uint64_t num_waiting = 0;
+  std::uint64_t num_pending = 0;
+  bool paused = false;
+  base::nanos pause_remaining = 0;
+  std::string pinned_id;
+  base::nanos pinned_at = 0;
+};
+
+struct waiting_request {
+  std::uint64_t serial = 0;
+  std::string reply;
+  std::int64_t n = 0;           // batch left
+  std::int64_t b = 0;           // bytes left (max_bytes > 0)
+  bool has_bytes = false;
+  std::int64_t d = 0;           // delivered so far
+  bool no_wait = false;
+  base::nanos expires_at = 0;   // 0 = never
+  base::nanos hb = 0;
+  base::nanos hb_next = 0;
+  std::string group;
+  std::int64_t min_pending = 0;
+  std::int64_t min_ack_pending = 0;
+  std::string id;
+  int priority = 0;
+};
+
+class consumer_state_machine {
+ public:
+  static constexpr base::nanos kNever = std::numeric_limits<base::nanos>::max();
+
+  consumer_state_machine(consumer_params params, message_source& src, base::nanos now);
+  consumer_state_machine(const consumer_state_machine&) = delete;
+  consumer_state_machine& operator=(const consumer_state_machine&) = delete;
+
+  // Stream appended messages up to `last_seq`: deliver to waiting requests.
+  void on_stream_advanced(std::uint64_t last_seq, base::nanos now, actions& out);
+  // A parsed pull request (MSG.NEXT or the body of +NXT) answered on `reply`.
+  void on_pull(std::string reply, const pull_request& req, base::nanos now, actions& out);
+  // An ack on subject `subj`; returns whether to send the empty ack-sync reply (if the ack
+  // had a reply subject). For +NXT the caller then parses next_body and calls on_pull with
+  // the ack message's reply subject.
+  bool on_ack(const ack_subject& subj, const ack_body& body, base::nanos now, actions& out);
+  // Timers: request expiry and heartbeats, redelivery deadlines, pin TTL, pause end,
+  // inactivity. Then delivers whatever became possible.
+  void tick(base::nanos now, actions& out);
+  // Earliest instant at which tick() has work; kNever if none.
+  base::nanos next_deadline() const;
+
+  // PAUSE API / pause_until in a new consumer's config; until <= now resumes.
+  void set_pause(base::nanos until, base::nanos now, actions& out);
+  // UNPIN API; false if `group` is not the pinned group.
+  bool unpin(const std::string& group, base::nanos now, actions& out);
+  // Updatable config fields (ack_wait, backoff, max_deliver, max_ack_pending, limits...).
+  void update(const consumer_params& p, base::nanos now, actions& out);
+  // The reply subject lost interest: drop its requests silently.
+  void drop_requests(const std::string& reply);
+  // Consumer being deleted: every waiting request gets 409 Consumer Deleted.
+  void on_delete(actions& out);
+  // Messages removed from the stream (limits, delete): pending ones are terminated.
+  void on_removed(std::uint64_t seq, base::nanos now, actions& out);
+
+  consumer_numbers numbers(base::nanos now) const;
+  consumer_snapshot snapshot() const;
+  // Replaces the durable state (waiting requests and pins are not durable).
+  void restore(const consumer_snapshot& s, base::nanos now);
+
+  // Interest retention: does this consumer still need `seq`? (It matched the filter.)
+  bool needs(std::uint64_t seq) const;
+
+  // Introspection for tests and the agent.
+  const std::map<std::uint64_t, pending_entry>& pending() const { return _pending; }
+  const std::deque<std::uint64_t>& redelivery_queue() const { return _rdq; }
+  const std::deque<waiting_request>& waiting() const { return _waiting; }
+  std::uint64_t delivery_count(std::uint64_t seq) const;
+  const std::string& pin_id() const { return _pin; }
+
+ private:
+  struct candidate {
+    msg_meta meta;
+    bool redelivery = false;
+  };
+
+  base::nanos wait_for(std::uint64_t redeliveries) const;
+  base::nanos deadline_of(std::uint64_t sseq, const pending_entry& e) const;
+  void arm(std::uint64_t sseq);
+  void disarm(std::uint64_t sseq);
+  bool paused(base::nanos now) const { return _pause_until > now; }
+  bool ack_pending_full() const;
+  std::optional<candidate> next_candidate(base::nanos now, actions& out);
+  std::uint64_t msg_size(const msg_meta& m, std::uint64_t dc, std::uint64_t dseq,
+                         std::uint64_t pending) const;
+  std::uint64_t num_pending() const;
+  void deliver(base::nanos now, actions& out);
+  void finish_no_wait(actions& out);
+  void remove_pending(std::uint64_t sseq);
+  void advance_floor_after(std::uint64_t sseq, std::uint64_t dseq);
+  void ack_one(std::uint64_t sseq, base::nanos now, actions& out);
+  void ack_all_upto(std::uint64_t sseq, std::uint64_t dseq, base::nanos now, actions& out);
+  void expire_to_redelivery(std::uint64_t sseq, base::nanos now, actions& out);
+  void terminate(std::uint64_t sseq, const std::string& reason, bool release, actions& out);
+  void enqueue(waiting_request w);
+  void requeue(waiting_request w);
+  void expire_requests(base::nanos now, actions& out);
+  void set_pin(const std::string& id, base::nanos now, actions& out);
+  void clear_pin(const char* reason, actions& out);
+  status_reply status(const waiting_request& w, int code, std::string text, bool pend) const;
+
+  consumer_params _p;
+  message_source& _src;
+
+  std::uint64_t _sseq = 1;  // next stream seq to consider for first delivery
+  std::uint64_t _dseq = 1;  // next consumer seq
+  std::uint64_t _last_stream_seq = 0;
+  sequence_pair _floor;
+  std::map<std::uint64_t, pending_entry> _pending;
+  std::map<std::uint64_t, std::uint64_t> _rdc;      // sseq -> redeliveries so far
+  std::set<std::uint64_t> _max_delivered;           // kept for DLQ, no longer pending
+  std::deque<std::uint64_t> _rdq;                   // redelivery order
+  std::set<std::uint64_t> _rdq_set;
+  std::set<std::pair<base::nanos, std::uint64_t>> _timers;  // ack-wait deadlines
+
+  std::deque<waiting_request> _waiting;
+  std::uint64_t _next_serial = 1;
+
+  std::string _pin;
+  base::nanos _pinned_at = 0;
+  base::nanos _pin_deadline = kNever;
+  std::uint64_t _pin_serial_counter = 0;
+
+  base::nanos _pause_until = 0;
+  base::nanos _last_activity = 0;
+  bool _inactive_sent = false;
+};
+
+}  // namespace js

@@ -1,0 +1,1 @@
+#include "tests/unit/js_consumer/fixture.h"
