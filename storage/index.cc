@@ -298,8 +298,22 @@ base::result<std::uint64_t> indexed_store::seq_for_time(std::int64_t ts) const {
   return base::errc::not_found;
 }
 
+std::uint64_t indexed_store::subject_last_seq(std::string_view subject) const {
+  auto it = _subj_ids.find(subject);
+  return it == _subj_ids.end() ? 0 : _subjects[it->second].seqs.back();
+}
+
+std::uint64_t indexed_store::subject_count(std::string_view subject) const {
+  auto it = _subj_ids.find(subject);
+  return it == _subj_ids.end() ? 0 : _subjects[it->second].count();
+}
+
 std::map<std::string, std::uint64_t> indexed_store::subject_counts(std::string_view filter) const {
   std::map<std::string, std::uint64_t> out;
+  if (!is_all(filter) && !filter_has_wildcard(filter)) {
+    if (std::uint64_t n = subject_count(filter)) out.emplace(filter, n);
+    return out;
+  }
   for (const auto& [name, id] : _subj_ids)
     if (is_all(filter) || subject_matches(filter, name)) out.emplace(name, _subjects[id].count());
   return out;

@@ -39,6 +39,8 @@ class indexed_store : public stream_store {
                                      std::uint64_t start) override;
   base::result<stored_msg> load_last(std::string_view filter) override;
   base::result<std::uint64_t> seq_for_time(std::int64_t ts) const override;
+  std::uint64_t subject_last_seq(std::string_view subject) const override;
+  std::uint64_t subject_count(std::string_view subject) const override;
   std::uint64_t first_seq() const override { return _msgs ? _base : _last + 1 - (_last == 0); }
   std::uint64_t last_seq() const override { return _last; }
   std::map<std::string, std::uint64_t> subject_counts(std::string_view filter) const override;

@@ -109,6 +109,10 @@ class stream_store {
                                              std::uint64_t start) = 0;
   // Last message whose subject matches filter (wildcards allowed).
   virtual base::result<stored_msg> load_last(std::string_view filter) = 0;
+  // Index-only lookups for per-publish checks (no message bytes are read): the last
+  // sequence stored on a literal subject (0 if none) and its message count.
+  virtual std::uint64_t subject_last_seq(std::string_view subject) const = 0;
+  virtual std::uint64_t subject_count(std::string_view subject) const = 0;
   // First sequence at or after ts (unix ns); not_found if none.
   virtual base::result<std::uint64_t> seq_for_time(std::int64_t ts) const = 0;
   virtual std::uint64_t first_seq() const = 0;
@@ -135,6 +139,8 @@ class stream_store {
   virtual void on_error(error_fn fn) = 0;
   // Blocks until everything appended so far is durable (or the store failed).
   virtual base::status flush() = 0;
+  // flush() and release files. Destroying a store without close() drops whatever was not
+  // yet submitted, exactly like a crash would.
   virtual base::status close() = 0;
 };
 

@@ -240,6 +240,21 @@ TEST(file_store, sync_backend_and_sync_durability) {
   EXPECT_EQ(s->load(30)->payload, payload_for(30));
 }
 
+TEST(file_store, works_on_tmpfs) {
+  if (!std::filesystem::exists("/dev/shm")) GTEST_SKIP() << "no /dev/shm";
+  std::string dir = "/dev/shm/pg_store_test_" + std::to_string(::getpid());
+  {
+    auto c = cfg_for(dir);
+    auto s = open_ok(c);
+    for (std::uint64_t i = 1; i <= 50; ++i) ASSERT_TRUE(s->append("a", "", payload_for(i), kT0).ok());
+    ASSERT_TRUE(s->close().ok());
+    s = open_ok(c);
+    EXPECT_EQ(s->state().msgs, 50u);
+    EXPECT_EQ(s->load(50)->payload, payload_for(50));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(file_store, group_commit_batches_records) {
   storage_test::temp_dir d;
   auto s = open_ok(cfg_for(d.path(), 1 << 20));

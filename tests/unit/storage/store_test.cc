@@ -121,8 +121,13 @@ TYPED_TEST(store_test, load_last_and_subject_counts) {
   EXPECT_EQ(c["kv.b"], 1u);
   EXPECT_EQ(s.subject_counts("").size(), 3u);
   EXPECT_EQ(s.num_subjects(), 3u);
+  EXPECT_EQ(s.subject_last_seq("kv.a"), 3u);
+  EXPECT_EQ(s.subject_count("kv.a"), 2u);
+  EXPECT_EQ(s.subject_last_seq("kv.zz"), 0u);
+  EXPECT_EQ(s.subject_counts("kv.b").size(), 1u);
   ASSERT_TRUE(s.remove(3).ok());
   EXPECT_EQ(s.load_last("kv.a")->seq, 1u);
+  EXPECT_EQ(s.subject_last_seq("kv.a"), 1u);
 }
 
 TYPED_TEST(store_test, remove_and_deleted_list) {
