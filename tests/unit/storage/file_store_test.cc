@@ -255,6 +255,23 @@ TEST(file_store, works_on_tmpfs) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(file_store, records_larger_than_a_block) {
+  storage_test::temp_dir d;
+  auto c = cfg_for(d.path(), 64 << 10);
+  std::string big = payload_for(1, 300 << 10);
+  {
+    auto s = open_ok(c);
+    ASSERT_TRUE(s->append("small", "", "x", kT0).ok());
+    ASSERT_TRUE(s->append("big", "", big, kT0).ok());
+    ASSERT_TRUE(s->append("small", "", "y", kT0).ok());
+    ASSERT_TRUE(s->close().ok());
+  }
+  auto s = open_ok(c);
+  EXPECT_TRUE(s->recovery().clean());
+  EXPECT_EQ(s->load(2)->payload, big);
+  EXPECT_EQ(s->load(3)->payload, "y");
+}
+
 TEST(file_store, group_commit_batches_records) {
   storage_test::temp_dir d;
   auto s = open_ok(cfg_for(d.path(), 1 << 20));

@@ -30,7 +30,7 @@ void expect_same(const base::result<stored_msg>& a, const base::result<stored_ms
   EXPECT_EQ(a->payload, b->payload);
 }
 
-void run_seed(std::uint64_t seed, int ops) {
+void run_seed(std::uint64_t seed, int ops, io::backend_kind kind = io::backend_kind::automatic) {
   SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: PG_STORE_SEED=" +
                std::to_string(seed) + ")");
   base::rng r(seed);
@@ -39,6 +39,7 @@ void run_seed(std::uint64_t seed, int ops) {
   c.dir = d.path();
   c.block_size = 64 << 10;
   c.cache_bytes = std::size_t(r.below(3)) * (8 << 10);
+  c.backend = kind;
   memory_store model(byte_accounting::file);
   auto opened = file_store::open(c);
   ASSERT_TRUE(opened.ok());
@@ -136,6 +137,16 @@ TEST(model, memory_vs_file_randomized) {
   }
   for (std::uint64_t seed : {1ull, 2ull, 3ull, 0xfeedull, 0xc0ffeeull, 777ull})
     run_seed(seed, 2000);
+}
+
+}  // namespace
+}  // namespace storage
+
+namespace storage {
+namespace {
+
+TEST(model, memory_vs_file_on_pwrite_fallback) {
+  for (std::uint64_t seed : {11ull, 12ull}) run_seed(seed, 1000, io::backend_kind::sync);
 }
 
 }  // namespace
