@@ -73,7 +73,9 @@ parse_result finish_payload(std::string_view buf, std::size_t line_end, std::int
 parse_result parse_client(std::string_view buf, const parser_limits& limits) noexcept {
   const std::size_t nl = buf.find('\n');
   if (nl == std::string_view::npos) {
-    if (buf.size() > limits.max_control_line) return fail(parse_error::control_line_too_long, buf.size());
+    // A trailing CR may be the first half of the line's CRLF: it does not count yet.
+    const std::size_t len = (!buf.empty() && buf.back() == '\r') ? buf.size() - 1 : buf.size();
+    if (len > limits.max_control_line) return fail(parse_error::control_line_too_long, buf.size());
     parse_result r;
     r.needed = buf.size() + 1;
     return r;
