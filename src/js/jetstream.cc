@@ -1,0 +1,257 @@
+// JetStream service: start/stop, $JS.API dispatch, stream persistence and advisories.
+#include "src/js/jetstream.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "src/base/log.h"
+#include "src/base/rng.h"
+#include "src/core/subject.h"
+#include "src/js/json_util.h"
+#include "src/js/jetstream_service.h"
+#include "storage/file_store.h"
+#include "storage/memory_store.h"
+
+namespace js {
+
+namespace fs = std::filesystem;
+
+std::unique_ptr<core::service> make_jetstream_service() { return std::make_unique<jetstream>(); }
+
+jetstream::~jetstream() = default;
+
+bool jetstream::start(core::service_host& host, std::string& error) {
+  _host = &host;
+  _domain = host.options().js_domain;
+  std::error_code ec;
+  fs::create_directories(streams_dir(), ec);
+  if (ec) {
+    error = "cannot create " + streams_dir() + ": " + ec.message();
+    return false;
+  }
+  _api_sub = host.subscribe("$JS.API.>", "", this);
+  if (!_domain.empty()) _domain_sub = host.subscribe("$JS." + _domain + ".API.>", "", this);
+  if (_api_sub == 0) {
+    error = "cannot subscribe $JS.API.>";
+    return false;
+  }
+  host.add_poller(this);
+  load_streams();
+  return true;
+}
+
+void jetstream::stop() {
+  for (auto& [name, s] : _streams) s->close();
+  if (_api_sub) _host->unsubscribe(_api_sub);
+  if (_domain_sub) _host->unsubscribe(_domain_sub);
+  _api_sub = _domain_sub = 0;
+}
+
+std::size_t jetstream::poll(base::nanos) {
+  std::size_t work = 0;
+  const std::int64_t wall = now();
+  for (auto& [name, s] : _streams) work += s->poll(wall);
+  return work;
+}
+
+stream* jetstream::find(std::string_view name) {
+  auto it = _streams.find(name);
+  return it == _streams.end() ? nullptr : it->second.get();
+}
+
+// ---- dispatch
+
+void jetstream::on_msg(const core::inbound_msg& in) {
+  core::inbound_msg m = in;
+  std::string_view rest = m.subject;
+  std::string rewritten;
+  if (!_domain.empty() && rest.starts_with("$JS." + _domain + ".API.")) {
+    rewritten = "$JS.API." + std::string(rest.substr(_domain.size() + 9));
+    m.subject = rewritten;
+    rest = rewritten;
+  }
+  if (!rest.starts_with("$JS.API.")) return;
+  rest.remove_prefix(8);
+  if (rest.starts_with("DIRECT.")) return;  // served by the streams' own responders
+
+  struct route {
+    std::string_view prefix;
+    handler fn;
+    std::string_view type;
+    bool takes_name;
+  };
+  static const route routes[] = {
+      {"INFO", &jetstream::api_info, "account_info_response", false},
+      {"STREAM.CREATE.", &jetstream::api_create, "stream_create_response", true},
+      {"STREAM.UPDATE.", &jetstream::api_update, "stream_update_response", true},
+      {"STREAM.INFO.", &jetstream::api_stream_info, "stream_info_response", true},
+      {"STREAM.DELETE.", &jetstream::api_delete, "stream_delete_response", true},
+      {"STREAM.NAMES", &jetstream::api_names, "stream_names_response", false},
+      {"STREAM.LIST", &jetstream::api_list, "stream_list_response", false},
+      {"STREAM.PURGE.", &jetstream::api_purge, "stream_purge_response", true},
+      {"STREAM.MSG.GET.", &jetstream::api_msg_get, "stream_msg_get_response", true},
+      {"STREAM.MSG.DELETE.", &jetstream::api_msg_delete, "stream_msg_delete_response", true},
+  };
+  for (const auto& r : routes) {
+    std::string_view token;
+    if (r.takes_name) {
+      if (!rest.starts_with(r.prefix)) continue;
+      token = rest.substr(r.prefix.size());
+      if (token.empty() || token.find('.') != std::string_view::npos) break;  // bad request below
+    } else if (rest != r.prefix) {
+      continue;
+    }
+    ++_api_total;
+    if (!m.headers.empty()) {
+      if (auto lvl = find_header(m.headers, "Nats-Required-Api-Level")) {
+        auto want = parse_u64(*lvl);
+        if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
+          respond_error(m.reply, r.type, make_error(err::min_api_level));
+          return;
+        }
+      }
+    }
+    (this->*r.fn)(token, m);
+    return;
+  }
+  if (rest.starts_with("CONSUMER.")) return;  // the consumer issue; stay silent until then
+  ++_api_total;
+  respond_error(m.reply, "system_response", make_error(err::bad_request));
+}
+
+void jetstream::respond(std::string_view reply, const ojson& j) {
+  if (reply.empty()) return;
+  _host->publish(reply, "", "", j.dump());
+}
+
+void jetstream::respond_error(std::string_view reply, std::string_view type, const api_error& e,
+                              const ojson& extra) {
+  ++_api_errors;
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  j["error"] = to_json(e);
+  for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+  respond(reply, j);
+}
+
+void jetstream::advisory(std::string_view action, const std::string& name) {
+  static const char* kSubj[] = {"CREATED", "DELETED", "UPDATED"};
+  const char* what = action == "create" ? kSubj[0] : action == "delete" ? kSubj[1] : kSubj[2];
+  const std::string subject = std::string("$JS.EVENT.ADVISORY.STREAM.") + what + "." + name;
+  if (!_host->has_interest(subject)) return;
+  static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)));
+  static constexpr char kAlpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::string id;
+  for (int i = 0; i < 22; ++i) id += kAlpha[rng.below(62)];
+  ojson j;
+  j["type"] = "io.nats.jetstream.advisory.v1.stream_action";
+  j["id"] = id;
+  j["timestamp"] = format_time(now());
+  j["stream"] = name;
+  j["action"] = action;
+  if (!_domain.empty()) j["domain"] = _domain;
+  _host->publish(subject, "", "", j.dump());
+}
+
+// ---- persistence
+
+std::string jetstream::streams_dir() const { return _host->options().store_dir + "/jetstream/$G/streams"; }
+
+bool jetstream::save_meta(const stream& s, std::string& error) {
+  ojson j = to_json(s.config(), false);
+  j["created"] = format_time(s.created());
+  const fs::path dir = s.dir();
+  const fs::path tmp = dir / "meta.inf.tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump();
+    out.flush();
+    if (!out) {
+      error = "cannot write " + tmp.string();
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, dir / "meta.inf", ec);
+  if (ec) {
+    error = "cannot write stream metadata: " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<storage::stream_store> jetstream::open_store(const stream_config& cfg, const std::string& dir,
+                                                             std::string& error) {
+  if (cfg.storage == storage_type::memory)
+    return std::make_unique<storage::memory_store>(storage::byte_accounting::memory);
+  storage::file_store_config fc;
+  fc.dir = dir + "/msgs";
+  fc.dur = _host->options().durability == "sync" ? storage::durability::sync : storage::durability::write;
+  fc.acct = storage::byte_accounting::file;
+  fc.block_size = 8ull << 20;
+  auto fsr = storage::file_store::open(fc);
+  if (!fsr.ok()) {
+    error = std::string("cannot open stream store: ") + std::string(base::errc_name(fsr.code()));
+    return nullptr;
+  }
+  const auto& rep = (*fsr)->recovery();
+  for (const auto& note : rep.notes) PG_WARN("JetStream stream '{}': {}", cfg.name, note);
+  return std::move(*fsr);
+}
+
+std::unique_ptr<stream> jetstream::make_stream(const stream_config& cfg, std::int64_t created, std::string& error) {
+  const std::string dir = streams_dir() + "/" + cfg.name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    error = "cannot create " + dir + ": " + ec.message();
+    return nullptr;
+  }
+  auto store = open_store(cfg, dir, error);
+  if (!store) return nullptr;
+  return std::make_unique<stream>(*this, cfg, created, dir, std::move(store));
+}
+
+void jetstream::load_streams() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(streams_dir(), ec)) {
+    if (!entry.is_directory()) continue;
+    std::ifstream in(entry.path() / "meta.inf");
+    if (!in) continue;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+    std::optional<stream_config> cfg;
+    if (!j.is_discarded()) cfg = config_from_json(j);
+    if (!cfg || cfg->name != entry.path().filename().string()) {
+      PG_WARN("JetStream: skipping stream directory {} (unreadable metadata)", entry.path().string());
+      continue;
+    }
+    std::int64_t created = now();
+    if (j.contains("created") && j["created"].is_string())
+      if (auto t = parse_time(j["created"].get<std::string>())) created = *t;
+    std::string error;
+    auto s = make_stream(*cfg, created, error);
+    if (!s) {
+      PG_ERROR("JetStream: cannot restore stream '{}': {}", cfg->name, error);
+      continue;
+    }
+    s->subscribe();
+    const auto st = s->store().state(false);
+    PG_INFO("  Restored {} messages for stream '$G > {}'", st.msgs, cfg->name);
+    _streams.emplace(cfg->name, std::move(s));
+  }
+}
+
+std::optional<api_error> jetstream::check_overlap(const stream_config& cfg) const {
+  for (const auto& [name, s] : _streams) {
+    if (name == cfg.name) continue;
+    for (const auto& a : s->config().subjects)
+      for (const auto& b : cfg.subjects)
+        if (core::subjects_overlap(a, b)) return make_error(err::subjects_overlap);
+  }
+  return std::nullopt;
+}
+
+}  // namespace js

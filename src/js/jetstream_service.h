@@ -1,0 +1,73 @@
+#pragma once
+// The JetStream service object: owns the streams, serves $JS.API on shard 0, persists
+// stream metadata under <store_dir>/jetstream/$G/streams/<name>/.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "src/core/service.h"
+#include "src/js/stream.h"
+#include "src/shard/loop.h"
+
+namespace js {
+
+class jetstream final : public core::service, public core::internal_handler, public shard::poller {
+ public:
+  jetstream() = default;
+  ~jetstream() override;
+
+  bool start(core::service_host& host, std::string& error) override;
+  void stop() override;
+  void on_msg(const core::inbound_msg& m) override;
+  std::size_t poll(base::nanos now) override;
+
+  core::service_host& host() { return *_host; }
+  const std::string& domain() const { return _domain; }
+  std::int64_t now() const { return _host->clk().wall_ns(); }
+  // Consumers arrive with the consumer issue; until then no stream has interest.
+  std::size_t consumer_count(const std::string&) const { return 0; }
+
+ private:
+  using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);
+
+  // API handlers (stream_api.cc); token = the <stream> part of the subject, or empty.
+  void api_info(std::string_view token, const core::inbound_msg& m);
+  void api_create(std::string_view token, const core::inbound_msg& m);
+  void api_update(std::string_view token, const core::inbound_msg& m);
+  void api_stream_info(std::string_view token, const core::inbound_msg& m);
+  void api_delete(std::string_view token, const core::inbound_msg& m);
+  void api_names(std::string_view token, const core::inbound_msg& m);
+  void api_list(std::string_view token, const core::inbound_msg& m);
+  void api_purge(std::string_view token, const core::inbound_msg& m);
+  void api_msg_get(std::string_view token, const core::inbound_msg& m);
+  void api_msg_delete(std::string_view token, const core::inbound_msg& m);
+
+  void respond(std::string_view reply, const ojson& j);
+  void respond_error(std::string_view reply, std::string_view type, const api_error& e,
+                     const ojson& extra = ojson::object());
+  ojson stream_info_json(stream& s, bool deleted_details, std::string_view subjects_filter,
+                         std::uint64_t offset, bool with_type_fields);
+  void advisory(std::string_view action, const std::string& stream);
+
+  // Persistence (jetstream.cc).
+  std::string streams_dir() const;
+  bool save_meta(const stream& s, std::string& error);
+  std::unique_ptr<storage::stream_store> open_store(const stream_config& cfg, const std::string& dir,
+                                                    std::string& error);
+  std::unique_ptr<stream> make_stream(const stream_config& cfg, std::int64_t created, std::string& error);
+  void load_streams();
+  stream* find(std::string_view name);
+  std::optional<api_error> check_overlap(const stream_config& cfg) const;
+
+  core::service_host* _host = nullptr;
+  std::string _domain;
+  std::uint64_t _api_total = 0;
+  std::uint64_t _api_errors = 0;
+  std::map<std::string, std::unique_ptr<stream>, std::less<>> _streams;
+  std::uint64_t _api_sub = 0;
+  std::uint64_t _domain_sub = 0;
+};
+
+}  // namespace js

@@ -1,0 +1,26 @@
+#pragma once
+// Wire helpers for the JetStream JSON layer: RFC 3339 times (nanoseconds, UTC, trailing
+// zeros trimmed, as Go prints them), base64 for []byte fields, and NATS header scanning.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace js {
+
+// Unix ns -> "2026-11-29T18:50:06.404728159Z"; 0 -> "0001-01-01T00:00:00Z" (Go zero time).
+std::string format_time(std::int64_t unix_ns);
+// Parses RFC 3339 (fraction and offset optional); nullopt if malformed. The Go zero time
+// parses to 0.
+std::optional<std::int64_t> parse_time(std::string_view s);
+
+std::string base64_encode(std::string_view in);
+
+// Value of the first header `name` (case-sensitive, as nats-server's fast scanner) in a
+// raw "NATS/1.0..." block; nullopt if absent.
+std::optional<std::string_view> find_header(std::string_view block, std::string_view name);
+
+// Parses a decimal uint64; nullopt on anything else.
+std::optional<std::uint64_t> parse_u64(std::string_view s);
+
+}  // namespace js

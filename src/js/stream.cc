@@ -1,0 +1,313 @@
+#include "src/js/stream.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "src/base/log.h"
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+
+namespace js {
+
+namespace {
+constexpr std::int64_t kExpiryCheckNs = 100'000'000;  // nats-server checks at most every 250 ms
+constexpr std::size_t kMaxHeaderBytes = 65535;
+
+std::string lower(std::string_view s) {
+  std::string o(s);
+  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return o;
+}
+}  // namespace
+
+stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::string dir,
+               std::unique_ptr<storage::stream_store> store)
+    : _js(js), _cfg(std::move(cfg)), _created(created_ns), _dir(std::move(dir)), _store(std::move(store)) {
+  _store->on_durable([this](std::uint64_t seq) { flush_acks(seq); });
+  _store->on_error([this](base::error e, std::uint64_t first, std::uint64_t last) {
+    PG_ERROR("JetStream stream '{}' store error {} for sequences {}..{}", _cfg.name,
+             base::errc_name(e.code), first, last);
+  });
+  apply_limits();
+  rebuild_dedup();
+}
+
+stream::~stream() { close(); }
+
+void stream::close() {
+  if (_closed) return;
+  unsubscribe();
+  _store->flush();
+  flush_acks(_store->durable_seq());
+  _store->close();
+  _closed = true;
+}
+
+void stream::subscribe() {
+  auto& h = _js.host();
+  for (const auto& s : _cfg.subjects) {
+    if (auto id = h.subscribe(s, "", this); id != 0) _sub_ids.push_back(id);
+  }
+  if (_cfg.allow_direct) {
+    std::vector<std::string> prefixes{"$JS.API"};
+    if (!_js.domain().empty()) prefixes.push_back("$JS." + _js.domain() + ".API");
+    for (const auto& p : prefixes) {
+      const std::string base = p + ".DIRECT.GET." + _cfg.name;
+      for (const auto& subj : {base, base + ".>"})
+        if (auto id = h.subscribe(subj, "_sys_", &_direct); id != 0) _direct_ids.push_back(id);
+    }
+  }
+}
+
+void stream::unsubscribe() {
+  for (auto id : _sub_ids) _js.host().unsubscribe(id);
+  for (auto id : _direct_ids) _js.host().unsubscribe(id);
+  _sub_ids.clear();
+  _direct_ids.clear();
+}
+
+void stream::update(const stream_config& cfg) {
+  const bool resub = cfg.subjects != _cfg.subjects || cfg.allow_direct != _cfg.allow_direct;
+  if (resub) unsubscribe();
+  _cfg = cfg;
+  if (resub) subscribe();
+  apply_limits();
+  prune_dedup(_js.now());
+}
+
+void stream::apply_limits() {
+  storage::stream_limits l;
+  // Discard new never trims msgs/bytes (the publish is refused instead); per-subject
+  // limits roll under both policies.
+  if (_cfg.discard == discard_policy::old_msgs) {
+    l.max_msgs = _cfg.max_msgs;
+    l.max_bytes = _cfg.max_bytes;
+  }
+  l.max_age_ns = _cfg.max_age;
+  l.max_msgs_per_subject = _cfg.max_msgs_per_subject;
+  _store->set_limits(l);
+  _store->enforce_limits();
+  if (_cfg.max_age > 0) _store->expire(_js.now());
+}
+
+std::string stream::ack_body(std::uint64_t seq, bool duplicate) const {
+  std::string out = "{\"stream\":" + nlohmann::json(_cfg.name).dump() + ",";
+  if (!_js.domain().empty()) out += "\"domain\":" + nlohmann::json(_js.domain()).dump() + ",";
+  out += "\"seq\":" + std::to_string(seq);
+  if (duplicate) out += ",\"duplicate\": true";
+  out += "}";
+  return out;
+}
+
+void stream::reply_error(std::string_view reply, const api_error& e) {
+  ojson j;
+  j["error"] = to_json(e);
+  j["stream"] = _cfg.name;
+  if (!_js.domain().empty()) j["domain"] = _js.domain();
+  j["seq"] = 0;
+  _js.host().publish(reply, "", "", j.dump());
+}
+
+void stream::queue_ack(std::string reply, std::string body, std::uint64_t wait_seq) {
+  if (wait_seq <= _store->durable_seq() && _acks.empty()) {
+    _js.host().publish(reply, "", "", body);
+    return;
+  }
+  _acks.push_back({wait_seq, std::move(reply), std::move(body)});
+}
+
+void stream::flush_acks(std::uint64_t durable) {
+  while (!_acks.empty() && _acks.front().wait_seq <= durable) {
+    auto a = std::move(_acks.front());
+    _acks.pop_front();
+    _js.host().publish(a.reply, "", "", a.body);
+  }
+}
+
+std::size_t stream::poll(std::int64_t now_wall) {
+  if (_closed) return 0;
+  std::size_t work = static_cast<std::size_t>(std::max(0, _store->poll()));
+  flush_acks(_store->durable_seq());
+  if (_cfg.max_age > 0 && now_wall >= _next_expiry_check) {
+    _next_expiry_check = now_wall + kExpiryCheckNs;
+    work += _store->expire(now_wall);
+  }
+  // While acks wait for the disk keep the loop turning (no idle block).
+  return work + (_acks.empty() ? 0 : 1);
+}
+
+void stream::record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts) {
+  if (_cfg.duplicate_window <= 0 || id.empty()) return;
+  auto [it, inserted] = _dedup.try_emplace(std::string(id), dedup_entry{seq, ts});
+  if (!inserted) it->second = {seq, ts};
+  _dedup_order.emplace_back(ts, std::string(id));
+}
+
+void stream::prune_dedup(std::int64_t now) {
+  const std::int64_t floor = now - _cfg.duplicate_window;
+  while (!_dedup_order.empty() && (_cfg.duplicate_window <= 0 || _dedup_order.front().first < floor)) {
+    auto it = _dedup.find(_dedup_order.front().second);
+    if (it != _dedup.end() && it->second.ts == _dedup_order.front().first) _dedup.erase(it);
+    _dedup_order.pop_front();
+  }
+}
+
+void stream::rebuild_dedup() {
+  const std::uint64_t last = _store->last_seq();
+  if (last == 0) return;
+  if (auto m = _store->load(last); m.ok() && !m->headers.empty())
+    if (auto id = find_header(m->headers, "Nats-Msg-Id")) _last_msg_id = std::string(*id);
+  if (_cfg.duplicate_window <= 0) return;
+  auto start = _store->seq_for_time(_js.now() - _cfg.duplicate_window);
+  if (!start.ok()) return;
+  for (std::uint64_t seq = *start; seq <= last;) {
+    auto m = _store->load_next("", seq);
+    if (!m.ok()) break;
+    if (!m->headers.empty())
+      if (auto id = find_header(m->headers, "Nats-Msg-Id")) record_msg_id(*id, m->seq, m->ts);
+    seq = m->seq + 1;
+  }
+}
+
+std::optional<api_error> stream::check_discard_new(std::string_view subject, std::uint64_t size, bool rollup) {
+  const auto st = _store->state(false);
+  std::uint64_t subj_count = 0;
+  std::uint64_t subj_first_bytes = 0;
+  if (_cfg.max_msgs_per_subject > 0) {
+    auto counts = _store->subject_counts(subject);
+    if (auto it = counts.find(std::string(subject)); it != counts.end()) subj_count = it->second;
+  }
+  const bool subj_full = _cfg.max_msgs_per_subject > 0 &&
+                         subj_count >= static_cast<std::uint64_t>(_cfg.max_msgs_per_subject);
+  if (_cfg.discard == discard_policy::new_msgs) {
+    if (_cfg.max_msgs > 0 && st.msgs >= static_cast<std::uint64_t>(_cfg.max_msgs) && !subj_full)
+      return make_error(err::store_failed, "maximum messages exceeded");
+    if (_cfg.max_bytes > 0 && st.bytes + size > static_cast<std::uint64_t>(_cfg.max_bytes)) {
+      bool freed = false;
+      if (subj_full) {
+        if (auto first = _store->load_next(subject, 0); first.ok()) {
+          subj_first_bytes = storage::msg_size(
+              _cfg.storage == storage_type::memory ? storage::byte_accounting::memory
+                                                   : storage::byte_accounting::file,
+              first->subject.size(), first->headers.size(), first->payload.size());
+          freed = st.bytes - subj_first_bytes + size <= static_cast<std::uint64_t>(_cfg.max_bytes);
+        }
+      }
+      if (!freed) return make_error(err::store_failed, "maximum bytes exceeded");
+    }
+    if (_cfg.discard_new_per_subject && subj_full && !rollup)
+      return make_error(err::store_failed, "maximum messages per subject exceeded");
+  }
+  return std::nullopt;
+}
+
+void stream::on_msg(const core::inbound_msg& m) {
+  if (_closed) return;
+  const bool want_ack = !_cfg.no_ack && !m.reply.empty();
+  auto fail = [&](const api_error& e) {
+    if (want_ack) reply_error(m.reply, e);
+  };
+  const std::string_view hdr = m.headers;
+  const std::int64_t now = _js.now();
+  if (_cfg.sealed) return fail(make_error(err::sealed));
+
+  std::string_view msg_id;
+  std::optional<std::string_view> rollup;
+  if (!hdr.empty()) {
+    if (auto v = find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name)
+      return fail(make_error(err::expected_stream));
+    if (find_header(hdr, "Nats-Batch-Id") && !_cfg.allow_atomic) return fail(make_error(err::atomic_disabled));
+    if (find_header(hdr, "Nats-Incr") && !_cfg.allow_msg_counter) return fail(make_error(err::counters_disabled));
+    if (auto v = find_header(hdr, "Nats-TTL"); v && *v != "0" && !_cfg.allow_msg_ttl)
+      return fail(make_error(err::ttl_disabled));
+    // De-duplication first (as 2.9.10 and clustered streams): a retried publish gets its
+    // original sequence even when its expectations are now stale.
+    if (auto v = find_header(hdr, "Nats-Msg-Id"); v && !v->empty()) {
+      msg_id = *v;
+      prune_dedup(now);
+      if (auto it = _dedup.find(std::string(msg_id)); it != _dedup.end()) {
+        if (want_ack) queue_ack(std::string(m.reply), ack_body(it->second.seq, true), _store->last_seq());
+        return;
+      }
+    }
+    auto subj_filter = find_header(hdr, "Nats-Expected-Last-Subject-Sequence-Subject");
+    if (auto v = find_header(hdr, "Nats-Expected-Last-Subject-Sequence")) {
+      std::string_view filter = subj_filter && !subj_filter->empty() ? *subj_filter : m.subject;
+      std::uint64_t actual = 0;
+      if (auto last = _store->load_last(filter); last.ok()) actual = last->seq;
+      auto want = parse_u64(*v);
+      if (!want || *want != actual) return fail(make_error(err::wrong_last_seq, std::to_string(actual)));
+    } else if (subj_filter) {
+      return fail(make_error(err::missing_subject_seq));
+    }
+    if (auto v = find_header(hdr, "Nats-Expected-Last-Sequence")) {
+      auto want = parse_u64(*v);
+      if (!want || *want != _store->last_seq())
+        return fail(make_error(err::wrong_last_seq, std::to_string(_store->last_seq())));
+    }
+    if (auto v = find_header(hdr, "Nats-Expected-Last-Msg-Id"); v && *v != _last_msg_id)
+      return fail(make_error(err::wrong_last_msg_id, _last_msg_id));
+    if ((rollup = find_header(hdr, "Nats-Rollup"))) {
+      if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge) return fail(make_error(err::rollup_failed, "rollup not permitted"));
+      auto r = lower(*rollup);
+      if (r != "sub" && r != "all")
+        return fail(make_error(err::rollup_failed, "rollup value invalid: \"" + std::string(*rollup) + "\""));
+    }
+  }
+  if (_cfg.max_msg_size >= 0 && hdr.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
+    return fail(make_error(err::message_too_large));
+  if (hdr.size() > kMaxHeaderBytes) return fail(make_error(err::header_too_large));
+
+  // Interest retention with nobody interested: the sequence is consumed, nothing stored.
+  if (_cfg.retention == retention_policy::interest && _js.consumer_count(_cfg.name) == 0) {
+    if (auto st = _store->skip(1); !st.ok())
+      return fail(make_error(err::store_failed, base::errc_name(st.code())));
+    const std::uint64_t seq = _store->last_seq();
+    record_msg_id(msg_id, seq, now);
+    _last_msg_id = std::string(msg_id);
+    if (want_ack) queue_ack(std::string(m.reply), ack_body(seq, false), seq);
+    return;
+  }
+
+  const auto acct = _cfg.storage == storage_type::memory ? storage::byte_accounting::memory
+                                                         : storage::byte_accounting::file;
+  const std::uint64_t size = storage::msg_size(acct, m.subject.size(), hdr.size(), m.payload.size());
+  if (auto e = check_discard_new(m.subject, size, rollup.has_value())) return fail(*e);
+
+  auto seq = _store->append(m.subject, hdr, m.payload, now);
+  if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
+  if (rollup) {
+    storage::purge_request pr;
+    if (lower(*rollup) == "sub") pr.filter = std::string(m.subject);
+    pr.keep = 1;
+    (void)_store->purge(pr);
+  }
+  _store->enforce_limits();
+  record_msg_id(msg_id, *seq, now);
+  _last_msg_id = std::string(msg_id);
+  if (want_ack) queue_ack(std::string(m.reply), ack_body(*seq, false), *seq);
+}
+
+ojson stream::state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const {
+  const auto st = _store->state(deleted_details);
+  ojson j;
+  j["messages"] = st.msgs;
+  j["bytes"] = st.bytes;
+  j["first_seq"] = st.first_seq;
+  j["first_ts"] = format_time(st.msgs ? st.first_ts : 0);
+  j["last_seq"] = st.last_seq;
+  j["last_ts"] = format_time(st.last_ts);
+  if (st.num_subjects) j["num_subjects"] = st.num_subjects;
+  if (subjects && !subjects->empty()) {
+    ojson s = ojson::object();
+    for (const auto& [k, v] : *subjects) s[k] = v;
+    j["subjects"] = s;
+  }
+  if (st.num_deleted) j["num_deleted"] = st.num_deleted;
+  if (deleted_details && !st.deleted.empty()) j["deleted"] = st.deleted;
+  if (!st.lost.empty()) j["lost"] = ojson{{"msgs", st.lost}, {"bytes", st.lost_bytes}};
+  j["consumer_count"] = _js.consumer_count(_cfg.name);
+  return j;
+}
+
+}  // namespace js

@@ -1,0 +1,97 @@
+#pragma once
+// One stream: its store, the publish checks (streams.md §3.3), de-duplication, discard-new
+// limits, rollups and PubAcks sent once the store reports the message durable.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/core/service.h"
+#include "src/js/stream_config.h"
+#include "storage/store.h"
+
+namespace js {
+
+class jetstream;
+
+class stream final : public core::internal_handler {
+ public:
+  stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::string dir,
+         std::unique_ptr<storage::stream_store> store);
+  ~stream() override;
+
+  // Publishes to the stream's subjects.
+  void on_msg(const core::inbound_msg& m) override;
+
+  const stream_config& config() const { return _cfg; }
+  std::int64_t created() const { return _created; }
+  const std::string& dir() const { return _dir; }
+  storage::stream_store& store() { return *_store; }
+  std::uint64_t bytes() const { return _store->state(false).bytes; }
+
+  // Subscribes the stream subjects (and direct get when allowed).
+  void subscribe();
+  void unsubscribe();
+  // Replaces the config (already validated) and applies limits and subscriptions.
+  void update(const stream_config& cfg);
+
+  // Store completions, PubAcks, max_age expiry; returns work done.
+  std::size_t poll(std::int64_t now_wall);
+  void close();
+
+  // StreamState JSON (§2.7); subjects_filter empty = no subjects map.
+  ojson state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const;
+
+  // Direct get requests on $JS.API.DIRECT.GET.<stream>[.<subject>] (direct_get.cc).
+  void direct_get(const core::inbound_msg& m);
+
+ private:
+  struct pending_ack {
+    std::uint64_t wait_seq;  // ack once the store is durable up to here
+    std::string reply;
+    std::string body;
+  };
+  struct dedup_entry {
+    std::uint64_t seq;
+    std::int64_t ts;
+  };
+  class direct_handler final : public core::internal_handler {
+   public:
+    explicit direct_handler(stream& s) : _s(s) {}
+    void on_msg(const core::inbound_msg& m) override { _s.direct_get(m); }
+
+   private:
+    stream& _s;
+  };
+
+  void reply_error(std::string_view reply, const api_error& e);
+  void queue_ack(std::string reply, std::string body, std::uint64_t wait_seq);
+  void flush_acks(std::uint64_t durable);
+  std::string ack_body(std::uint64_t seq, bool duplicate) const;
+  std::optional<api_error> check_discard_new(std::string_view subject, std::uint64_t size, bool rollup);
+  void apply_limits();
+  void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
+  void prune_dedup(std::int64_t now);
+  void rebuild_dedup();
+  void send_direct(std::string_view reply, const storage::stored_msg& m, bool no_hdr,
+                   std::string_view extra);
+
+  jetstream& _js;
+  stream_config _cfg;
+  std::int64_t _created;
+  std::string _dir;
+  std::unique_ptr<storage::stream_store> _store;
+  std::vector<std::uint64_t> _sub_ids;
+  std::vector<std::uint64_t> _direct_ids;
+  direct_handler _direct{*this};
+  std::deque<pending_ack> _acks;
+  std::unordered_map<std::string, dedup_entry> _dedup;
+  std::deque<std::pair<std::int64_t, std::string>> _dedup_order;  // (ts, id), oldest first
+  std::string _last_msg_id;
+  std::int64_t _next_expiry_check = 0;
+  bool _closed = false;
+};
+
+}  // namespace js

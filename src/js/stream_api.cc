@@ -1,0 +1,366 @@
+// $JS.API stream handlers: account info, CREATE/UPDATE/INFO/DELETE/NAMES/LIST, PURGE,
+// MSG.GET and MSG.DELETE (streams.md §1.5, §2, §6).
+#include <algorithm>
+#include <filesystem>
+#include <initializer_list>
+
+#include "src/core/subject.h"
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+
+namespace js {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::size_t kNamesLimit = 1024;
+constexpr std::size_t kListLimit = 256;
+constexpr std::size_t kSubjectsLimit = 100000;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Optional-body requests: decoded only when the body looks like JSON (HEAD behaviour).
+// Strict: unknown keys are an error, as on current servers.
+std::optional<api_error> decode_options(std::string_view body, std::initializer_list<std::string_view> allowed,
+                                        json& out, bool optional_body) {
+  out = json::object();
+  body = trim(body);
+  if (body.empty()) return std::nullopt;
+  if (optional_body && body.front() != '{' && body.front() != '[') return std::nullopt;
+  out = json::parse(body, nullptr, false);
+  if (out.is_discarded() || !out.is_object()) {
+    out = json::object();
+    return make_error(err::invalid_json);
+  }
+  for (auto it = out.begin(); it != out.end(); ++it)
+    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
+      return make_error(err::invalid_json, ": json: unknown field \"" + it.key() + "\"");
+  return std::nullopt;
+}
+
+template <typename T>
+bool get_field(const json& j, const char* key, T& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return true;
+  try {
+    if constexpr (std::is_same_v<T, std::uint64_t>) {
+      if (!it->is_number_unsigned()) return false;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (!it->is_number_integer()) return false;
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!it->is_boolean()) return false;
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (!it->is_string()) return false;
+    }
+    out = it->get<T>();
+    return true;
+  } catch (const json::exception&) {
+    return false;
+  }
+}
+
+// {"type":..} followed by the fields of body, in order.
+ojson typed(std::string_view type, const ojson& body) {
+  ojson j = ojson::object();
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  for (auto it = body.cbegin(); it != body.cend(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+}  // namespace
+
+ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_view filter, std::uint64_t offset,
+                                  bool paged) {
+  ojson j;
+  std::map<std::string, std::uint64_t> subjects;
+  std::uint64_t total = 0, limit = 0;
+  if (!filter.empty()) {
+    auto all = s.store().subject_counts(filter == ">" ? "" : filter);
+    total = all.size();
+    limit = kSubjectsLimit;
+    std::uint64_t i = 0;
+    for (auto& [k, v] : all) {
+      if (i >= offset && subjects.size() < kSubjectsLimit) subjects.emplace(k, v);
+      ++i;
+    }
+  }
+  if (paged) {
+    j["total"] = total;
+    j["offset"] = filter.empty() ? 0 : offset;
+    j["limit"] = limit;
+  }
+  j["config"] = to_json(s.config(), true);
+  j["created"] = format_time(s.created());
+  j["state"] = s.state_json(deleted_details, filter.empty() ? nullptr : &subjects);
+  if (!_domain.empty()) j["domain"] = _domain;
+  j["cluster"] = ojson{{"leader", _host->server_name()}};
+  j["ts"] = format_time(now());
+  return j;
+}
+
+void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
+  std::uint64_t mem = 0, file = 0;
+  for (auto& [name, s] : _streams) (s->config().storage == storage_type::memory ? mem : file) += s->bytes();
+  const auto& o = _host->options();
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1.account_info_response";
+  j["memory"] = mem;
+  j["storage"] = file;
+  j["reserved_memory"] = 0;
+  j["reserved_storage"] = 0;
+  j["streams"] = _streams.size();
+  j["consumers"] = 0;
+  j["limits"] = ojson{{"max_memory", o.max_memory_store},
+                      {"max_storage", o.max_file_store},
+                      {"max_streams", -1},
+                      {"max_consumers", -1},
+                      {"max_ack_pending", -1},
+                      {"memory_max_stream_bytes", -1},
+                      {"storage_max_stream_bytes", -1},
+                      {"max_bytes_required", false}};
+  if (!_domain.empty()) j["domain"] = _domain;
+  j["api"] = ojson{{"level", kApiLevel}, {"total", _api_total}, {"errors", _api_errors}};
+  respond(m.reply, j);
+}
+
+void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_create_response";
+  stream_config cfg;
+  if (auto e = parse_stream_config(m.payload, cfg)) return respond_error(m.reply, type, *e);
+  if (token.find_first_of("/\\") != std::string_view::npos)
+    return respond_error(m.reply, type, make_error(err::path_separators));
+  if (token != cfg.name) return respond_error(m.reply, type, make_error(err::name_mismatch));
+  if (cfg.sealed)
+    return respond_error(m.reply, type, make_error(err::stream_invalid_config, "stream configuration for create can not be sealed"));
+  if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
+  if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
+  if (stream* s = find(cfg.name)) {
+    if (!same_config(s->config(), cfg)) return respond_error(m.reply, type, make_error(err::name_in_use));
+    ojson j = typed(type, stream_info_json(*s, false, "", 0, false));
+    j["did_create"] = true;
+    return respond(m.reply, j);
+  }
+  if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
+  std::string error;
+  auto s = make_stream(cfg, now(), error);
+  if (s && !save_meta(*s, error)) s.reset();
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_create, error));
+  s->subscribe();
+  stream& ref = *s;
+  _streams.emplace(cfg.name, std::move(s));
+  ojson j = typed(type, stream_info_json(ref, false, "", 0, false));
+  j["did_create"] = true;
+  respond(m.reply, j);
+  advisory("create", cfg.name);
+}
+
+void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_update_response";
+  stream_config cfg;
+  if (auto e = parse_stream_config(m.payload, cfg)) return respond_error(m.reply, type, *e);
+  if (token != cfg.name) return respond_error(m.reply, type, make_error(err::name_mismatch));
+  stream* s = find(token);
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
+  if (cfg.sealed) apply_seal(cfg);
+  if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
+  if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
+  if (auto e = check_update(s->config(), cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
+  s->update(cfg);
+  std::string error;
+  if (!save_meta(*s, error)) return respond_error(m.reply, type, make_error(err::stream_update, error));
+  respond(m.reply, typed(type, stream_info_json(*s, false, "", 0, false)));
+  advisory("modify", cfg.name);
+}
+
+void jetstream::api_stream_info(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_info_response";
+  const ojson paged_zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}};
+  json req;
+  if (auto e = decode_options(m.payload, {"deleted_details", "subjects_filter", "offset"}, req, true))
+    return respond_error(m.reply, type, *e, paged_zero);
+  bool deleted = false;
+  std::string filter;
+  std::uint64_t offset = 0;
+  if (!get_field(req, "deleted_details", deleted) || !get_field(req, "subjects_filter", filter) ||
+      !get_field(req, "offset", offset))
+    return respond_error(m.reply, type, make_error(err::invalid_json), paged_zero);
+  stream* s = find(token);
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found), paged_zero);
+  respond(m.reply, typed(type, stream_info_json(*s, deleted, filter, offset, true)));
+}
+
+void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_delete_response";
+  std::string_view body = trim(m.payload);
+  if (!body.empty() && body != "\"\"") {
+    auto j = json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.empty())
+      return respond_error(m.reply, type, make_error(err::not_empty_request));
+  }
+  auto it = _streams.find(token);
+  if (it == _streams.end()) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  const std::string name = it->first;
+  const std::string dir = it->second->dir();
+  it->second->close();
+  _streams.erase(it);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+  advisory("delete", name);
+}
+
+void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_names_response";
+  json req;
+  const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"streams", nullptr}};
+  std::uint64_t offset = 0;
+  std::string filter;
+  if (auto e = decode_options(m.payload, {"offset", "subject"}, req, true)) return respond_error(m.reply, type, *e, zero);
+  if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter))
+    return respond_error(m.reply, type, make_error(err::invalid_json), zero);
+  std::vector<std::string> names;
+  for (auto& [name, s] : _streams) {
+    bool match = filter.empty();
+    for (const auto& subj : s->config().subjects) match = match || core::subjects_overlap(subj, filter);
+    if (match) names.push_back(name);
+  }
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  j["total"] = names.size();
+  j["offset"] = offset;
+  j["limit"] = kNamesLimit;
+  ojson page = ojson::array();
+  for (std::size_t i = offset; i < names.size() && page.size() < kNamesLimit; ++i) page.push_back(names[i]);
+  j["streams"] = page.empty() ? ojson(nullptr) : page;
+  respond(m.reply, j);
+}
+
+void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_list_response";
+  json req;
+  const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"streams", ojson::array()}};
+  std::uint64_t offset = 0;
+  std::string filter;
+  if (auto e = decode_options(m.payload, {"offset", "subject"}, req, true)) return respond_error(m.reply, type, *e, zero);
+  if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter))
+    return respond_error(m.reply, type, make_error(err::invalid_json), zero);
+  std::vector<stream*> list;
+  for (auto& [name, s] : _streams) {
+    bool match = filter.empty();
+    for (const auto& subj : s->config().subjects) match = match || core::subjects_overlap(subj, filter);
+    if (match) list.push_back(s.get());
+  }
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  j["total"] = list.size();
+  j["offset"] = offset;
+  j["limit"] = kListLimit;
+  ojson page = ojson::array();
+  for (std::size_t i = offset; i < list.size() && page.size() < kListLimit; ++i)
+    page.push_back(stream_info_json(*list[i], false, "", 0, false));
+  j["streams"] = page;
+  respond(m.reply, j);
+}
+
+void jetstream::api_purge(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_purge_response";
+  const ojson zero = ojson{{"purged", 0}};
+  json req;
+  if (auto e = decode_options(m.payload, {"filter", "seq", "keep"}, req, true))
+    return respond_error(m.reply, type, *e, zero);
+  storage::purge_request pr;
+  if (!get_field(req, "filter", pr.filter) || !get_field(req, "seq", pr.seq) || !get_field(req, "keep", pr.keep))
+    return respond_error(m.reply, type, make_error(err::invalid_json), zero);
+  stream* s = find(token);
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found), zero);
+  if (pr.seq > 0 && pr.keep > 0) return respond_error(m.reply, type, make_error(err::bad_request), zero);
+  if (s->config().sealed) return respond_error(m.reply, type, make_error(err::sealed), zero);
+  if (s->config().deny_purge)
+    return respond_error(m.reply, type, make_error(err::purge_failed, "stream purge not permitted"), zero);
+  if (pr.filter == ">") pr.filter.clear();
+  auto n = s->store().purge(pr);
+  if (!n.ok()) return respond_error(m.reply, type, make_error(err::stream_general, base::errc_name(n.code())), zero);
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}, {"purged", *n}});
+}
+
+void jetstream::api_msg_get(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_msg_get_response";
+  json req;
+  if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  if (auto e = decode_options(m.payload,
+                              {"seq", "last_by_subj", "next_by_subj", "start_time", "no_hdr", "batch", "max_bytes",
+                               "multi_last", "up_to_seq", "up_to_time"},
+                              req, false))
+    return respond_error(m.reply, type, *e);
+  std::uint64_t seq = 0;
+  std::string last_by, next_by, start_time;
+  bool no_hdr = false;
+  std::int64_t batch = 0, max_bytes = 0;
+  if (!get_field(req, "seq", seq) || !get_field(req, "last_by_subj", last_by) ||
+      !get_field(req, "next_by_subj", next_by) || !get_field(req, "start_time", start_time) ||
+      !get_field(req, "no_hdr", no_hdr) || !get_field(req, "batch", batch) || !get_field(req, "max_bytes", max_bytes))
+    return respond_error(m.reply, type, make_error(err::invalid_json));
+  std::optional<std::int64_t> start;
+  if (!start_time.empty()) {
+    start = parse_time(start_time);
+    if (!start) return respond_error(m.reply, type, make_error(err::invalid_json));
+  }
+  const bool bad = batch > 0 || max_bytes > 0 || (seq == 0 && last_by.empty() && next_by.empty() && !start) ||
+                   (seq > 0 && !last_by.empty()) || (seq > 0 && start) || (start && !last_by.empty()) ||
+                   (!last_by.empty() && !next_by.empty());
+  if (bad) return respond_error(m.reply, type, make_error(err::bad_request));
+  stream* s = find(token);
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  auto& st = s->store();
+  if (start) {
+    auto t = st.seq_for_time(*start);
+    if (!t.ok()) return respond_error(m.reply, type, make_error(err::no_message_found));
+    seq = *t;
+  }
+  base::result<storage::stored_msg> msg = base::errc::not_found;
+  if (!last_by.empty()) msg = st.load_last(last_by);
+  else if (!next_by.empty()) msg = st.load_next(next_by, seq);
+  else if (start && next_by.empty() && seq > 0) msg = st.load_next("", seq);
+  else msg = st.load(seq);
+  if (!msg.ok()) return respond_error(m.reply, type, make_error(err::no_message_found));
+  ojson body;
+  body["subject"] = msg->subject;
+  body["seq"] = msg->seq;
+  if (!msg->headers.empty() && !no_hdr) body["hdrs"] = base64_encode(msg->headers);
+  if (!msg->payload.empty()) body["data"] = base64_encode(msg->payload);
+  body["time"] = format_time(msg->ts);
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"message", body}});
+}
+
+void jetstream::api_msg_delete(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_msg_delete_response";
+  if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  json req;
+  if (auto e = decode_options(m.payload, {"seq", "no_erase"}, req, false)) return respond_error(m.reply, type, *e);
+  std::uint64_t seq = 0;
+  bool no_erase = false;
+  if (!get_field(req, "seq", seq) || !get_field(req, "no_erase", no_erase))
+    return respond_error(m.reply, type, make_error(err::invalid_json));
+  stream* s = find(token);
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  if (s->config().sealed) return respond_error(m.reply, type, make_error(err::sealed));
+  if (s->config().deny_delete)
+    return respond_error(m.reply, type, make_error(err::msg_delete_failed, "message delete not permitted"));
+  auto r = s->store().remove(seq, !no_erase);
+  if (!r.ok()) {
+    if (r.code() == base::errc::not_found)
+      return respond_error(m.reply, type, make_error(err::sequence_not_found, std::to_string(seq)));
+    return respond_error(m.reply, type, make_error(err::msg_delete_failed, base::errc_name(r.code())));
+  }
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+}
+
+}  // namespace js

@@ -1,0 +1,391 @@
+#include "src/js/stream_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <limits>
+#include <unordered_map>
+
+#include "peregrine_config.h"
+#include "src/core/subject.h"
+
+namespace js {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct decode_error {};  // type mismatch: reported as plain "invalid JSON" (10025)
+
+std::int64_t get_i64(const json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
+  }
+  throw decode_error{};
+}
+std::uint64_t get_u64(const json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
+  throw decode_error{};
+}
+bool get_bool(const json& v) {
+  if (!v.is_boolean()) throw decode_error{};
+  return v.get<bool>();
+}
+std::string get_str(const json& v) {
+  if (!v.is_string()) throw decode_error{};
+  return v.get<std::string>();
+}
+ojson get_obj(const json& v) {
+  if (!v.is_object()) throw decode_error{};
+  return ojson::parse(v.dump());
+}
+ojson get_arr(const json& v) {
+  if (!v.is_array()) throw decode_error{};
+  return ojson::parse(v.dump());
+}
+
+std::string lower(std::string_view s) {
+  std::string o(s);
+  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return o;
+}
+
+using setter = std::function<void(stream_config&, const json&)>;
+
+const std::unordered_map<std::string, setter>& setters() {
+  static const std::unordered_map<std::string, setter> m = {
+      {"name", [](stream_config& c, const json& v) { c.name = get_str(v); }},
+      {"description", [](stream_config& c, const json& v) { c.description = get_str(v); }},
+      {"subjects",
+       [](stream_config& c, const json& v) {
+         if (!v.is_array()) throw decode_error{};
+         c.subjects.clear();
+         for (const auto& s : v) c.subjects.push_back(get_str(s));
+       }},
+      {"retention",
+       [](stream_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s == "limits") c.retention = retention_policy::limits;
+         else if (s == "interest") c.retention = retention_policy::interest;
+         else if (s == "workqueue") c.retention = retention_policy::workqueue;
+         else throw decode_error{};
+       }},
+      {"max_consumers", [](stream_config& c, const json& v) { c.max_consumers = get_i64(v); }},
+      {"max_msgs", [](stream_config& c, const json& v) { c.max_msgs = get_i64(v); }},
+      {"max_bytes", [](stream_config& c, const json& v) { c.max_bytes = get_i64(v); }},
+      {"max_age", [](stream_config& c, const json& v) { c.max_age = get_i64(v); }},
+      {"max_msgs_per_subject", [](stream_config& c, const json& v) { c.max_msgs_per_subject = get_i64(v); }},
+      {"max_msg_size",
+       [](stream_config& c, const json& v) {
+         c.max_msg_size = get_i64(v);
+         if (c.max_msg_size > std::numeric_limits<std::int32_t>::max() ||
+             c.max_msg_size < std::numeric_limits<std::int32_t>::min())
+           throw decode_error{};
+       }},
+      {"discard",
+       [](stream_config& c, const json& v) {
+         auto s = lower(get_str(v));  // case-insensitive in nats-server
+         if (s == "old") c.discard = discard_policy::old_msgs;
+         else if (s == "new") c.discard = discard_policy::new_msgs;
+         else throw decode_error{};
+       }},
+      {"storage",
+       [](stream_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s == "file") c.storage = storage_type::file;
+         else if (s == "memory") c.storage = storage_type::memory;
+         else throw decode_error{};
+       }},
+      {"num_replicas", [](stream_config& c, const json& v) { c.num_replicas = get_i64(v); }},
+      {"no_ack", [](stream_config& c, const json& v) { c.no_ack = get_bool(v); }},
+      {"template_owner", [](stream_config& c, const json& v) { c.template_owner = get_str(v); }},
+      {"duplicate_window", [](stream_config& c, const json& v) { c.duplicate_window = get_i64(v); }},
+      {"placement", [](stream_config& c, const json& v) { c.placement = get_obj(v); }},
+      {"mirror", [](stream_config& c, const json& v) { c.mirror = get_obj(v); }},
+      {"sources", [](stream_config& c, const json& v) { c.sources = get_arr(v); }},
+      {"compression",
+       [](stream_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s != "none" && s != "s2" && !s.empty()) throw decode_error{};
+         c.compression = s.empty() ? "none" : s;
+       }},
+      {"first_seq", [](stream_config& c, const json& v) { c.first_seq = get_u64(v); }},
+      {"subject_transform", [](stream_config& c, const json& v) { c.subject_transform = get_obj(v); }},
+      {"republish", [](stream_config& c, const json& v) { c.republish = get_obj(v); }},
+      {"allow_direct", [](stream_config& c, const json& v) { c.allow_direct = get_bool(v); }},
+      {"mirror_direct", [](stream_config& c, const json& v) { c.mirror_direct = get_bool(v); }},
+      {"discard_new_per_subject", [](stream_config& c, const json& v) { c.discard_new_per_subject = get_bool(v); }},
+      {"sealed", [](stream_config& c, const json& v) { c.sealed = get_bool(v); }},
+      {"deny_delete", [](stream_config& c, const json& v) { c.deny_delete = get_bool(v); }},
+      {"deny_purge", [](stream_config& c, const json& v) { c.deny_purge = get_bool(v); }},
+      {"allow_rollup_hdrs", [](stream_config& c, const json& v) { c.allow_rollup_hdrs = get_bool(v); }},
+      {"consumer_limits", [](stream_config& c, const json& v) { c.consumer_limits = get_obj(v); }},
+      {"allow_msg_ttl", [](stream_config& c, const json& v) { c.allow_msg_ttl = get_bool(v); }},
+      {"subject_delete_marker_ttl", [](stream_config& c, const json& v) { c.subject_delete_marker_ttl = get_i64(v); }},
+      {"allow_msg_counter", [](stream_config& c, const json& v) { c.allow_msg_counter = get_bool(v); }},
+      {"allow_atomic", [](stream_config& c, const json& v) { c.allow_atomic = get_bool(v); }},
+      {"allow_msg_schedules", [](stream_config& c, const json& v) { c.allow_msg_schedules = get_bool(v); }},
+      {"persist_mode",
+       [](stream_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s != "" && s != "default" && s != "async") throw decode_error{};
+         c.persist_mode = s == "default" ? "" : s;
+       }},
+      {"allow_batched", [](stream_config& c, const json& v) { c.allow_batched = get_bool(v); }},
+      {"metadata",
+       [](stream_config& c, const json& v) {
+         if (!v.is_object()) throw decode_error{};
+         c.metadata.clear();
+         for (auto it = v.begin(); it != v.end(); ++it) c.metadata[it.key()] = get_str(it.value());
+       }},
+      {"pedantic", [](stream_config& c, const json& v) { c.pedantic = get_bool(v); }},
+      // Returned by the server; tolerated in requests (clients echo what they read).
+      {"created", [](stream_config&, const json&) {}},
+  };
+  return m;
+}
+
+std::optional<api_error> decode(const json& j, stream_config& out, bool strict) {
+  if (!j.is_object()) return make_error(err::invalid_json);
+  const auto& m = setters();
+  try {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      auto s = m.find(it.key());
+      if (s == m.end()) s = m.find(lower(it.key()));  // Go matches keys case-insensitively
+      if (s == m.end() || (strict && it.key() == "created")) {
+        if (strict) return make_error(err::invalid_json, ": json: unknown field \"" + it.key() + "\"");
+        continue;
+      }
+      if (it.value().is_null()) continue;
+      s->second(out, it.value());
+    }
+  } catch (const decode_error&) {
+    return make_error(err::invalid_json);
+  } catch (const nlohmann::json::exception&) {
+    return make_error(err::invalid_json);
+  }
+  return std::nullopt;
+}
+
+api_error invalid(std::string_view text) { return make_error(err::stream_invalid_config, text); }
+
+bool overlaps_reserved(std::string_view s, std::string_view root) {
+  return core::subjects_overlap(s, root);
+}
+
+}  // namespace
+
+std::optional<api_error> parse_stream_config(std::string_view body, stream_config& out) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return make_error(err::invalid_json);
+  return decode(j, out, true);
+}
+
+std::optional<stream_config> config_from_json(const nlohmann::json& j) {
+  stream_config c;
+  if (decode(j, c, false)) return std::nullopt;
+  return c;
+}
+
+std::string check_stream_name(std::string_view name) {
+  if (name.empty() || name.find_first_of(" \t\r\n\f.*>\\/") != std::string_view::npos)
+    return "stream name is required and can not contain '.', '*', '>', '\\', '/'";
+  if (name.size() > 255) return "stream name is too long, maximum allowed is 255";
+  return {};
+}
+
+std::optional<api_error> normalise(stream_config& c) {
+  auto fix_limit = [&](std::int64_t& v, const char* field) -> std::optional<api_error> {
+    if (v < -1 && c.pedantic)
+      return make_error(10157, std::string(field) + " must be set to -1");
+    if (v == 0 || v < -1) v = -1;
+    return std::nullopt;
+  };
+  if (auto e = fix_limit(c.max_msgs, "max_msgs")) return e;
+  if (auto e = fix_limit(c.max_msgs_per_subject, "max_msgs_per_subject")) return e;
+  if (auto e = fix_limit(c.max_bytes, "max_bytes")) return e;
+  if (auto e = fix_limit(c.max_msg_size, "max_msg_size")) return e;
+  if (auto e = fix_limit(c.max_consumers, "max_consumers")) return e;
+  if (c.num_replicas == 0) c.num_replicas = 1;
+  if (c.duplicate_window == 0 && !c.has_mirror() && !c.has_sources()) {
+    c.duplicate_window = kDefaultDuplicateWindow;
+    if (c.max_age > 0 && c.max_age < c.duplicate_window) {
+      if (c.pedantic) return make_error(10157, "duplicate window cannot be bigger than max age");
+      c.duplicate_window = c.max_age;
+    }
+  }
+  if (c.subjects.empty() && !c.has_mirror() && !c.has_sources()) c.subjects.push_back(c.name);
+  if (c.placement.is_object() && c.placement.empty()) c.placement = nullptr;
+  if (c.sources.is_array() && c.sources.empty()) c.sources = nullptr;
+  if (c.republish.is_object() && (!c.republish.contains("src") || c.republish["src"] == ""))
+    c.republish["src"] = ">";
+  // Server-managed metadata: clients' version keys are dropped, the required level recomputed.
+  c.metadata.erase("_nats.ver");
+  c.metadata.erase("_nats.level");
+  c.metadata["_nats.req.level"] = "0";
+  return std::nullopt;
+}
+
+void apply_seal(stream_config& c) {
+  c.max_age = 0;
+  c.discard = discard_policy::new_msgs;
+  c.deny_delete = true;
+  c.deny_purge = true;
+  c.allow_rollup_hdrs = false;
+}
+
+std::optional<api_error> validate(const stream_config& c) {
+  if (auto t = check_stream_name(c.name); !t.empty()) return invalid(t);
+  if (c.description.size() > 4096) return invalid("stream description is too long, maximum allowed is 4096");
+  std::size_t meta = 0;
+  for (const auto& [k, v] : c.metadata) meta += k.size() + v.size();
+  if (meta > 131072) return invalid("stream metadata exceeds maximum size of 131072 bytes");
+  if (c.num_replicas < 0) return make_error(err::replicas_negative);
+  if (c.num_replicas > 5) return invalid("maximum replicas is 5");
+  if (c.max_age < 0) return invalid("max age can not be negative");
+  if (c.max_age != 0 && c.max_age < kMinAge) return invalid("max age needs to be >= 100ms");
+  if (c.duplicate_window < 0) return invalid("duplicates window can not be negative");
+  if (c.max_age != 0 && c.duplicate_window > c.max_age)
+    return invalid("duplicates window can not be larger then max age");
+  if (c.duplicate_window != 0 && c.duplicate_window < kMinAge)
+    return invalid("duplicates window needs to be >= 100ms");
+  if (c.deny_purge && c.allow_rollup_hdrs) return invalid("roll-ups require the purge permission");
+  if (c.discard_new_per_subject) {
+    if (c.discard != discard_policy::new_msgs)
+      return invalid("discard new per subject requires discard new policy to be set");
+    if (c.max_msgs_per_subject <= 0) return invalid("discard new per subject requires max msgs per subject > 0");
+  }
+  if (c.mirror_direct && !c.has_mirror()) return invalid("stream has no mirror but does have mirror direct");
+  if (c.has_mirror()) {
+    if (!c.subjects.empty()) return make_error(10034);
+    if (c.has_sources()) return make_error(10031);
+  }
+  if (c.subject_delete_marker_ttl < 0) return invalid("subject delete marker TTL must not be negative");
+  if (c.placement.is_object() && c.placement.contains("preferred"))
+    return invalid("preferred server not permitted in placement");
+  if (c.persist_mode == "async" && c.storage != storage_type::file)
+    return invalid("async persist mode is only supported on file storage");
+  for (std::size_t i = 0; i < c.subjects.size(); ++i) {
+    const auto& s = c.subjects[i];
+    if (!core::valid_subject(s)) return invalid("invalid subject");
+    for (std::size_t k = 0; k < i; ++k)
+      if (c.subjects[k] == s) return invalid("duplicate subjects detected");
+    if (s == ">") {
+      if (!c.no_ack) return invalid("capturing all subjects requires no-ack to be true");
+      if (c.num_replicas > 1) return invalid("capturing all subjects requires replicas of 1");
+    }
+    bool js_api = (overlaps_reserved(s, "$JS.>") && !core::subject_is_subset(s, "$JS.EVENT.>")) ||
+                  overlaps_reserved(s, "$JSC.>") || overlaps_reserved(s, "$NRG.>");
+    if (js_api && !c.no_ack && s != ">") return invalid("subjects that overlap with jetstream api require no-ack to be true");
+    if (overlaps_reserved(s, "$SYS.>") && !core::subject_is_subset(s, "$SYS.ACCOUNT.>") && !c.no_ack && s != ">")
+      return invalid("subjects that overlap with system api require no-ack to be true");
+    for (std::size_t k = 0; k < i; ++k)
+      if (core::subjects_overlap(c.subjects[k], s))
+        return invalid("subject \"" + s + "\" overlaps with \"" + c.subjects[k] + "\"");
+  }
+  if (c.subjects.empty() && !c.has_mirror() && !c.has_sources())
+    return invalid("stream needs at least one configured subject or be a source/mirror");
+  // Features that arrive with later issues: accepted and echoed while off, refused when on.
+  auto later = [](std::string_view what) { return invalid(std::string(what) + " is not supported by this server yet"); };
+  if (c.has_mirror()) return later("stream mirrors");
+  if (c.has_sources()) return later("stream sources");
+  if (c.subject_transform.is_object()) return later("subject transforms");
+  if (c.republish.is_object()) return later("republish");
+  if (c.allow_msg_ttl || c.subject_delete_marker_ttl > 0) return later("per-message TTL");
+  if (c.allow_msg_counter) return later("message counters");
+  if (c.allow_atomic) return later("atomic batch publish");
+  if (c.allow_msg_schedules) return later("message schedules");
+  if (c.allow_batched) return later("batch publish");
+  if (c.persist_mode == "async") return later("async persist mode");
+  return std::nullopt;
+}
+
+std::optional<api_error> check_update(const stream_config& o, const stream_config& n) {
+  if (o.name != n.name) return invalid("stream configuration name must match original");
+  if (o.storage != n.storage) return invalid("stream configuration update can not change storage type");
+  if (o.retention != n.retention &&
+      (o.retention == retention_policy::workqueue || n.retention == retention_policy::workqueue))
+    return invalid("stream configuration update can not change retention policy to/from workqueue");
+  if (o.sealed && !n.sealed) return invalid("stream configuration update can not unseal a sealed stream");
+  if (o.deny_delete && !n.deny_delete) return invalid("stream configuration update can not cancel deny message deletes");
+  if (o.deny_purge && !n.deny_purge) return invalid("stream configuration update can not cancel deny purge");
+  if (o.mirror != n.mirror && !n.mirror.is_null()) return make_error(10055);
+  if (o.allow_msg_ttl && !n.allow_msg_ttl) return invalid("message TTL status can not be disabled");
+  if (o.allow_msg_counter != n.allow_msg_counter)
+    return invalid("stream configuration update can not change message counter setting");
+  if (o.allow_msg_schedules && !n.allow_msg_schedules) return invalid("message schedules can not be disabled");
+  if (o.persist_mode != n.persist_mode) return invalid("stream configuration update can not change persist mode");
+  return std::nullopt;
+}
+
+std::string_view to_string(retention_policy r) {
+  switch (r) {
+    case retention_policy::interest: return "interest";
+    case retention_policy::workqueue: return "workqueue";
+    default: return "limits";
+  }
+}
+std::string_view to_string(discard_policy d) { return d == discard_policy::new_msgs ? "new" : "old"; }
+std::string_view to_string(storage_type s) { return s == storage_type::memory ? "memory" : "file"; }
+
+ojson to_json(const stream_config& c, bool with_server_meta) {
+  ojson j;
+  j["name"] = c.name;
+  if (!c.description.empty()) j["description"] = c.description;
+  if (!c.subjects.empty()) j["subjects"] = c.subjects;
+  j["retention"] = to_string(c.retention);
+  j["max_consumers"] = c.max_consumers;
+  j["max_msgs"] = c.max_msgs;
+  j["max_bytes"] = c.max_bytes;
+  j["max_age"] = c.max_age;
+  j["max_msgs_per_subject"] = c.max_msgs_per_subject;
+  if (c.max_msg_size != 0) j["max_msg_size"] = c.max_msg_size;
+  j["discard"] = to_string(c.discard);
+  j["storage"] = to_string(c.storage);
+  j["num_replicas"] = c.num_replicas;
+  if (c.no_ack) j["no_ack"] = true;
+  if (!c.template_owner.empty()) j["template_owner"] = c.template_owner;
+  if (c.duplicate_window != 0) j["duplicate_window"] = c.duplicate_window;
+  if (!c.placement.is_null()) j["placement"] = c.placement;
+  if (!c.mirror.is_null()) j["mirror"] = c.mirror;
+  if (!c.sources.is_null()) j["sources"] = c.sources;
+  j["compression"] = c.compression;
+  if (c.first_seq != 0) j["first_seq"] = c.first_seq;
+  if (!c.subject_transform.is_null()) j["subject_transform"] = c.subject_transform;
+  if (!c.republish.is_null()) j["republish"] = c.republish;
+  j["allow_direct"] = c.allow_direct;
+  j["mirror_direct"] = c.mirror_direct;
+  if (c.discard_new_per_subject) j["discard_new_per_subject"] = true;
+  j["sealed"] = c.sealed;
+  j["deny_delete"] = c.deny_delete;
+  j["deny_purge"] = c.deny_purge;
+  j["allow_rollup_hdrs"] = c.allow_rollup_hdrs;
+  j["consumer_limits"] = c.consumer_limits.is_object() ? c.consumer_limits : ojson::object();
+  j["allow_msg_ttl"] = c.allow_msg_ttl;
+  if (c.subject_delete_marker_ttl != 0) j["subject_delete_marker_ttl"] = c.subject_delete_marker_ttl;
+  if (c.allow_msg_counter) j["allow_msg_counter"] = true;
+  if (c.allow_atomic) j["allow_atomic"] = true;
+  if (c.allow_msg_schedules) j["allow_msg_schedules"] = true;
+  if (!c.persist_mode.empty()) j["persist_mode"] = c.persist_mode;
+  if (c.allow_batched) j["allow_batched"] = true;
+  std::map<std::string, std::string> meta = c.metadata;
+  if (with_server_meta) {
+    meta["_nats.level"] = std::to_string(kApiLevel);
+    meta["_nats.ver"] = PEREGRINE_NATS_LEVEL;
+  }
+  if (!meta.empty()) {
+    ojson m = ojson::object();
+    for (const auto& [k, v] : meta) m[k] = v;
+    j["metadata"] = m;
+  }
+  return j;
+}
+
+bool same_config(const stream_config& a, const stream_config& b) {
+  return to_json(a, false) == to_json(b, false);
+}
+
+}  // namespace js
