@@ -183,22 +183,6 @@ outcome parse_whole(std::string_view in, const proto::parser_limits& l, std::vec
   return o;
 }
 
-// Known, reported bug: a buffered control line of exactly max_control_line bytes plus a
-// CR whose LF has not arrived yet is rejected as too long, though the whole line is legal.
-// PG_FUZZ_TOLERATE_CR_AT_LIMIT=1 answers need_more there instead, so a fuzzing session
-// can look past it; the replay tests never set it.
-bool tolerate_known_cr_bug() {
-  static const bool on = [] {
-    const char* e = std::getenv("PG_FUZZ_TOLERATE_CR_AT_LIMIT");
-    return e && *e == '1';
-  }();
-  return on;
-}
-bool at_known_cr_bug(const proto::parse_result& r, std::string_view buf, const proto::parser_limits& l) {
-  return r.error == proto::parse_error::control_line_too_long && buf.size() == l.max_control_line + 1 &&
-         buf.back() == '\r' && buf.find('\n') == std::string_view::npos;
-}
-
 // Connection-style feed with the given chunk sizes (cycled).
 outcome feed(std::string_view in, const proto::parser_limits& l, const std::vector<std::size_t>& ends,
              const std::vector<std::size_t>& chunks) {
@@ -223,10 +207,6 @@ outcome feed(std::string_view in, const proto::parser_limits& l, const std::vect
           check(shorter.status == parse_status::need_more, "needed is not a minimum", pos);
         }
         need = r.needed;
-        break;
-      }
-      if (r.status == parse_status::error && tolerate_known_cr_bug() && at_known_cr_bug(r, inbuf, l)) {
-        need = inbuf.size() + 1;  // what a fixed parser would answer: the LF may follow
         break;
       }
       if (r.status == parse_status::error) {

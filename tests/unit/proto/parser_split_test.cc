@@ -198,18 +198,32 @@ TEST_F(parser_split, hint_values_at_every_prefix) {
   }
 }
 
-// Known bug (reported, not fixed here): a control line of exactly max_control_line bytes
-// terminated by CRLF parses when the CRLF arrives in one read, but if a read ends right
-// after the CR the buffered line+CR is one byte over the limit and the parser reports
-// control_line_too_long. Whether a client is cut depends on TCP segmentation.
-TEST_F(parser_split, DISABLED_control_line_at_limit_split_between_cr_and_lf) {
+// Regression (found by this test and the fuzzer, fixed in src/proto/parser.cc): a control
+// line of exactly max_control_line bytes terminated by CRLF used to parse when the CRLF
+// arrived in one read but be rejected as too long when a read ended right after the CR.
+TEST_F(parser_split, control_line_at_limit_split_between_cr_and_lf) {
   proto::parser_limits l;
   l.max_control_line = 16;
   const std::string s = "SUB abcdefghij 1\r\nPING\r\n";  // line is exactly 16 bytes
   ASSERT_EQ(parse(s, l).status, parse_status::op);
   const auto r = parse(std::string_view(s).substr(0, 17), l);  // ends after the CR
   EXPECT_EQ(r.status, parse_status::need_more) << proto_test::error_name(r.error);
+  EXPECT_EQ(r.needed, 18u);
   check_stream(s, l, 20);
+}
+
+TEST_F(parser_split, a_trailing_cr_does_not_hide_an_over_long_line) {
+  proto::parser_limits l;
+  l.max_control_line = 16;
+  const std::string over = "SUB abcdefghijk 1";  // 17 bytes
+  auto r = parse(over + "\r", l);
+  EXPECT_EQ(r.status, parse_status::error);
+  EXPECT_EQ(r.error, proto::parse_error::control_line_too_long);
+  r = parse(std::string(16, 'a') + "\r\r", l);  // only the last CR can be part of CRLF
+  EXPECT_EQ(r.status, parse_status::error);
+  r = parse(std::string(15, 'a') + "\r\r", l);  // 16 bytes + CR: may still end at the limit
+  EXPECT_EQ(r.status, parse_status::need_more);
+  check_stream("PING\r\n" + over + "\r\n", l, 20);
 }
 
 }  // namespace
