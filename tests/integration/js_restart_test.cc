@@ -1,0 +1,135 @@
+// Streams, configs and acked messages survive SIGTERM and kill -9; sequences never reuse.
+// Also: JetStream domain prefixes.
+#include <thread>
+
+#include "tests/integration/js_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using nlohmann::json;
+
+class js_restart : public js_test {
+ protected:
+  void restart(bool hard) {
+    js_.reset();
+    nc_.reset();
+    if (hard) {
+      pid_t pid = server_pid();
+      ASSERT_GT(pid, 0);
+      ::kill(pid, SIGKILL);
+    }
+    server_->stop();
+    ASSERT_TRUE(server_->start()) << server_->error();
+    reconnect();
+  }
+
+  void fill() {
+    ASSERT_FALSE(create({{"name", "F"}, {"subjects", {"f.>"}}, {"max_msgs_per_subject", 100}}).contains("error"));
+    ASSERT_FALSE(create({{"name", "MEMS"}, {"subjects", {"m.>"}}, {"storage", "memory"}}).contains("error"));
+    for (int i = 1; i <= 50; ++i) {
+      json ack = publish("f." + std::to_string(i % 3), "payload-" + std::to_string(i), {{"Nats-Msg-Id", ("id-" + std::to_string(i)).c_str()}});
+      ASSERT_EQ(ack["seq"], i) << ack;
+    }
+    ASSERT_FALSE(request("$JS.API.STREAM.MSG.DELETE.F", R"({"seq":10})").contains("error"));
+  }
+
+  void check() {
+    json info = request("$JS.API.STREAM.INFO.F");
+    ASSERT_FALSE(info.contains("error")) << info;
+    EXPECT_EQ(info["config"]["max_msgs_per_subject"], 100);
+    EXPECT_EQ(info["state"]["messages"], 49);
+    EXPECT_EQ(info["state"]["last_seq"], 50);
+    EXPECT_EQ(info["state"]["num_deleted"], 1);
+    for (int i = 1; i <= 50; ++i) {
+      json r = request("$JS.API.STREAM.MSG.GET.F", json({{"seq", i}}).dump());
+      if (i == 10) {
+        EXPECT_EQ(r["error"]["err_code"], 10037);
+        continue;
+      }
+      ASSERT_TRUE(r.contains("message")) << i << " " << r;
+      EXPECT_EQ(r["message"]["subject"], "f." + std::to_string(i % 3));
+    }
+    // Dedup state is rebuilt from the stored messages.
+    json dup = publish("f.1", "again", {{"Nats-Msg-Id", "id-7"}});
+    EXPECT_EQ(dup["seq"], 7);
+    EXPECT_EQ(dup["duplicate"], true);
+    // Sequences continue.
+    EXPECT_EQ(publish("f.1", "next")["seq"], 51);
+    // The memory stream's config survives, not its messages.
+    json mem = request("$JS.API.STREAM.INFO.MEMS");
+    EXPECT_EQ(mem["config"]["storage"], "memory");
+  }
+};
+
+TEST_F(js_restart, sigterm_keeps_streams_and_messages) {
+  fill();
+  restart(false);
+  check();
+}
+
+TEST_F(js_restart, kill9_keeps_every_acked_message) {
+  fill();
+  restart(true);
+  check();
+}
+
+TEST_F(js_restart, purge_survives_restart_and_sequences_do_not_reuse) {
+  ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s"}}}).contains("error"));
+  for (int i = 0; i < 5; ++i) publish("s", "x");
+  ASSERT_EQ(request("$JS.API.STREAM.PURGE.S")["purged"], 5);
+  restart(true);
+  json st = state("S");
+  EXPECT_EQ(st["messages"], 0);
+  EXPECT_EQ(st["first_seq"], 6);
+  EXPECT_EQ(st["last_seq"], 5);
+  EXPECT_EQ(publish("s", "y")["seq"], 6);
+}
+
+TEST_F(js_restart, deleted_stream_stays_deleted) {
+  ASSERT_FALSE(create({{"name", "GONE"}, {"subjects", {"gone"}}}).contains("error"));
+  publish("gone", "x");
+  ASSERT_EQ(request("$JS.API.STREAM.DELETE.GONE")["success"], true);
+  restart(false);
+  EXPECT_EQ(request("$JS.API.STREAM.INFO.GONE")["error"]["err_code"], 10059);
+}
+
+class js_domain : public js_test {
+ protected:
+  std::string extra_conf() const override {
+    return "jetstream {\n  store_dir: \"@TMPDIR@/js\"\n  domain: hub\n}\n";
+  }
+};
+
+TEST_F(js_domain, domain_prefix_and_pub_ack_domain) {
+  json info = request("$JS.hub.API.INFO");
+  EXPECT_EQ(info["domain"], "hub");
+  json r = request("$JS.hub.API.STREAM.CREATE.ORDERS", R"({"name":"ORDERS","subjects":["orders.>"]})");
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["domain"], "hub");
+  EXPECT_EQ(publish("orders.x", "y"), json::parse(R"({"stream":"ORDERS","domain":"hub","seq":1})"));
+  // libnats with the domain option.
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Domain = "hub";
+  jsCtx* js = nullptr;
+  ASSERT_EQ(natsConnection_JetStream(&js, nc_.get(), &o), NATS_OK);
+  js_ptr jp(js);
+  jsStreamInfo* si = nullptr;
+  ASSERT_EQ(js_GetStreamInfo(&si, js, "ORDERS", nullptr, nullptr), NATS_OK);
+  stream_info_ptr sp(si);
+  EXPECT_EQ(si->State.Msgs, 1u);
+}
+
+class js_disabled : public server_test {};
+
+TEST_F(js_disabled, no_jetstream_means_no_responders) {
+  nc_ptr nc = connect(url());
+  ASSERT_TRUE(nc);
+  natsMsg* reply = nullptr;
+  EXPECT_EQ(natsConnection_RequestString(&reply, nc.get(), "$JS.API.INFO", "", 1000), NATS_NO_RESPONDERS);
+  natsMsg_Destroy(reply);
+}
+
+}  // namespace
+}  // namespace peregrine::test
