@@ -50,6 +50,7 @@ void indexed_store::index_insert(std::uint64_t seq, msg_entry e, std::uint32_t s
   PG_ASSERT(seq >= _base + _idx.size());
   msg_entry dead;
   dead.subj = kDead;
+  dead.ts = e.ts;  // keeps timestamps non-decreasing along the index for seq_for_time
   while (_base + _idx.size() < seq) _idx.push_back(dead);
   e.subj = subj;
   _idx.push_back(e);
@@ -293,8 +294,12 @@ base::result<stored_msg> indexed_store::load_last(std::string_view filter) {
 }
 
 base::result<std::uint64_t> indexed_store::seq_for_time(std::int64_t ts) const {
-  for (std::size_t i = 0; i < _idx.size(); ++i)
-    if (_idx[i].subj != kDead && _idx[i].ts >= ts) return _base + i;
+  // Store times are non-decreasing along the index (removed entries keep theirs), so a
+  // binary search finds the start; a clock step backwards only makes it start a bit late.
+  auto it = std::lower_bound(_idx.begin(), _idx.end(), ts,
+                             [](const msg_entry& e, std::int64_t t) { return e.ts < t; });
+  for (auto i = std::size_t(it - _idx.begin()); i < _idx.size(); ++i)
+    if (_idx[i].subj != kDead) return _base + i;
   return base::errc::not_found;
 }
 

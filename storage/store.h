@@ -113,7 +113,8 @@ class stream_store {
   // sequence stored on a literal subject (0 if none) and its message count.
   virtual std::uint64_t subject_last_seq(std::string_view subject) const = 0;
   virtual std::uint64_t subject_count(std::string_view subject) const = 0;
-  // First sequence at or after ts (unix ns); not_found if none.
+  // First sequence stored at or after ts (unix ns); not_found if none. Binary search:
+  // assumes store times are (nearly) non-decreasing, as the owner's clock gives them.
   virtual base::result<std::uint64_t> seq_for_time(std::int64_t ts) const = 0;
   virtual std::uint64_t first_seq() const = 0;
   virtual std::uint64_t last_seq() const = 0;
