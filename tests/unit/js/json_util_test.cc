@@ -1,0 +1,49 @@
+#include "src/js/json_util.h"
+
+#include <gtest/gtest.h>
+
+namespace js {
+namespace {
+
+TEST(json_util, time_format_trims_fraction) {
+  EXPECT_EQ(format_time(0), "0001-01-01T00:00:00Z");
+  EXPECT_EQ(format_time(1'700'000'000'000'000'000), "2023-11-14T22:13:20Z");
+  EXPECT_EQ(format_time(1'700'000'000'404'728'159), "2023-11-14T22:13:20.404728159Z");
+  EXPECT_EQ(format_time(1'700'000'000'480'000'000), "2023-11-14T22:13:20.48Z");
+}
+
+TEST(json_util, time_parse_round_trips) {
+  for (std::int64_t t : {1'700'000'000'404'728'159LL, 1'700'000'000'000'000'000LL, 1'779'444'862'000'000'001LL})
+    EXPECT_EQ(parse_time(format_time(t)), t);
+  EXPECT_EQ(parse_time("0001-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(parse_time("2023-11-14T23:13:20+01:00"), 1'700'000'000'000'000'000LL);
+  EXPECT_FALSE(parse_time("2023-11-14 22:13:20"));
+  EXPECT_FALSE(parse_time("nope"));
+}
+
+TEST(json_util, base64) {
+  EXPECT_EQ(base64_encode(""), "");
+  EXPECT_EQ(base64_encode("a"), "YQ==");
+  EXPECT_EQ(base64_encode("ab"), "YWI=");
+  EXPECT_EQ(base64_encode("abc"), "YWJj");
+  EXPECT_EQ(base64_encode("NATS/1.0\r\nNats-Msg-Id: a1\r\n\r\n"), "TkFUUy8xLjANCk5hdHMtTXNnLUlkOiBhMQ0KDQo=");
+}
+
+TEST(json_util, header_scan_is_case_sensitive) {
+  const std::string h = "NATS/1.0\r\nNats-Msg-Id: abc \r\nX: 1\r\nNats-Expected-Last-Sequence: 5\r\n\r\n";
+  EXPECT_EQ(find_header(h, "Nats-Msg-Id"), "abc");
+  EXPECT_EQ(find_header(h, "Nats-Expected-Last-Sequence"), "5");
+  EXPECT_FALSE(find_header(h, "nats-msg-id"));
+  EXPECT_FALSE(find_header(h, "Nats-Expected-Last"));
+  EXPECT_FALSE(find_header("", "X"));
+}
+
+TEST(json_util, parse_u64) {
+  EXPECT_EQ(parse_u64("42"), 42u);
+  EXPECT_FALSE(parse_u64("-1"));
+  EXPECT_FALSE(parse_u64("4x"));
+  EXPECT_FALSE(parse_u64(""));
+}
+
+}  // namespace
+}  // namespace js

@@ -1,0 +1,125 @@
+#include "src/js/stream_config.h"
+
+#include <gtest/gtest.h>
+
+namespace js {
+namespace {
+
+stream_config parsed(std::string_view body) {
+  stream_config c;
+  auto e = parse_stream_config(body, c);
+  EXPECT_FALSE(e) << (e ? e->description : "");
+  EXPECT_FALSE(normalise(c));
+  return c;
+}
+
+std::string invalid_text(std::string_view body) {
+  stream_config c;
+  if (auto e = parse_stream_config(body, c)) return "decode: " + e->description;
+  if (auto e = normalise(c)) return e->description;
+  auto e = validate(c);
+  return e ? e->description : "";
+}
+
+TEST(stream_config, defaults_match_nats_server) {
+  auto c = parsed(R"({"name":"ORDERS","subjects":["orders.>"]})");
+  auto j = to_json(c, false);
+  EXPECT_EQ(j.dump(),
+            R"({"name":"ORDERS","subjects":["orders.>"],"retention":"limits","max_consumers":-1,"max_msgs":-1,)"
+            R"("max_bytes":-1,"max_age":0,"max_msgs_per_subject":-1,"max_msg_size":-1,"discard":"old",)"
+            R"("storage":"file","num_replicas":1,"duplicate_window":120000000000,"compression":"none",)"
+            R"("allow_direct":false,"mirror_direct":false,"sealed":false,"deny_delete":false,"deny_purge":false,)"
+            R"("allow_rollup_hdrs":false,"consumer_limits":{},"allow_msg_ttl":false,"metadata":{"_nats.req.level":"0"}})");
+  EXPECT_FALSE(validate(c));
+}
+
+TEST(stream_config, normalisation_rules) {
+  auto c = parsed(R"({"name":"S","max_msgs":-5,"max_bytes":0,"max_age":1000000000})");
+  EXPECT_EQ(c.subjects, std::vector<std::string>{"S"});  // default subject = name
+  EXPECT_EQ(c.max_msgs, -1);
+  EXPECT_EQ(c.max_bytes, -1);
+  EXPECT_EQ(c.duplicate_window, 1000000000);  // capped by max_age
+  auto m = to_json(parsed(R"({"name":"S","metadata":{"_nats.ver":"x","k":"v"}})"), true)["metadata"];
+  EXPECT_EQ(m.dump(), R"({"_nats.level":"1","_nats.req.level":"0","_nats.ver":"2.11.0","k":"v"})");
+  EXPECT_EQ(parsed(R"({"name":"S","discard":"NEW"})").discard, discard_policy::new_msgs);
+  stream_config p;
+  ASSERT_FALSE(parse_stream_config(R"({"name":"S","max_msgs":-5,"pedantic":true})", p));
+  auto e = normalise(p);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->err_code, 10157);
+}
+
+TEST(stream_config, strict_decoding) {
+  stream_config c;
+  auto e = parse_stream_config(R"({"name":"S","foo":1})", c);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->description, "invalid JSON: json: unknown field \"foo\"");
+  EXPECT_TRUE(parse_stream_config(R"({"name":"S","retention":"Limits"})", c));
+  EXPECT_TRUE(parse_stream_config(R"({"name":"S","storage":"File"})", c));
+  EXPECT_TRUE(parse_stream_config(R"({"name":"S","max_msgs":"1"})", c));
+  EXPECT_TRUE(parse_stream_config(R"({"name":)", c));
+  // Every field a current client sends is accepted.
+  EXPECT_FALSE(parse_stream_config(
+      R"({"name":"S","description":"d","subjects":["a"],"retention":"interest","max_consumers":-1,"max_msgs":-1,)"
+      R"("max_bytes":-1,"max_age":0,"max_msgs_per_subject":-1,"max_msg_size":-1,"discard":"old","storage":"memory",)"
+      R"("num_replicas":1,"no_ack":false,"duplicate_window":0,"placement":{},"compression":"none","first_seq":0,)"
+      R"("allow_direct":true,"mirror_direct":false,"discard_new_per_subject":false,"sealed":false,"deny_delete":false,)"
+      R"("deny_purge":false,"allow_rollup_hdrs":false,"consumer_limits":{},"allow_msg_ttl":false,)"
+      R"("subject_delete_marker_ttl":0,"allow_msg_counter":false,"allow_atomic":false,"allow_msg_schedules":false,)"
+      R"("persist_mode":"default","allow_batched":false,"metadata":{},"pedantic":false})",
+      c));
+}
+
+TEST(stream_config, validation_texts) {
+  EXPECT_EQ(invalid_text(R"({"name":"a.b"})"), "stream name is required and can not contain '.', '*', '>', '\\', '/'");
+  EXPECT_EQ(invalid_text(R"({"name":"S","max_age":1000})"), "max age needs to be >= 100ms");
+  EXPECT_EQ(invalid_text(R"({"name":"S","max_age":-1})"), "max age can not be negative");
+  EXPECT_EQ(invalid_text(R"({"name":"S","max_age":1000000000,"duplicate_window":2000000000})"),
+            "duplicates window can not be larger then max age");
+  EXPECT_EQ(invalid_text(R"({"name":"S","discard_new_per_subject":true})"),
+            "discard new per subject requires discard new policy to be set");
+  EXPECT_EQ(invalid_text(R"({"name":"S","discard":"new","discard_new_per_subject":true})"),
+            "discard new per subject requires max msgs per subject > 0");
+  EXPECT_EQ(invalid_text(R"({"name":"S","deny_purge":true,"allow_rollup_hdrs":true})"),
+            "roll-ups require the purge permission");
+  EXPECT_EQ(invalid_text(R"({"name":"S","mirror_direct":true})"), "stream has no mirror but does have mirror direct");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a","a"]})"), "duplicate subjects detected");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a.>","a.b"]})"), "subject \"a.b\" overlaps with \"a.>\"");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":[">"]})"), "capturing all subjects requires no-ack to be true");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["$JS.API.>"]})"),
+            "subjects that overlap with jetstream api require no-ack to be true");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a..b"]})"), "invalid subject");
+  EXPECT_EQ(invalid_text(R"({"name":"S","num_replicas":6})"), "maximum replicas is 5");
+  EXPECT_EQ(invalid_text(R"({"name":"S","allow_msg_ttl":true})"), "per-message TTL is not supported by this server yet");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["$JS.EVENT.ADVISORY.>"]})"), "");
+}
+
+TEST(stream_config, update_rules) {
+  auto o = parsed(R"({"name":"S","deny_delete":true,"deny_purge":true})");
+  auto n = parsed(R"({"name":"S","storage":"memory","deny_delete":true,"deny_purge":true})");
+  EXPECT_EQ(check_update(o, n)->description, "stream configuration update can not change storage type");
+  n = parsed(R"({"name":"S","deny_purge":true})");
+  EXPECT_EQ(check_update(o, n)->description, "stream configuration update can not cancel deny message deletes");
+  n = parsed(R"({"name":"S","deny_delete":true,"retention":"workqueue","deny_purge":true})");
+  EXPECT_EQ(check_update(o, n)->description,
+            "stream configuration update can not change retention policy to/from workqueue");
+  n = parsed(R"({"name":"S","deny_delete":true,"retention":"interest","deny_purge":true})");
+  EXPECT_FALSE(check_update(o, n));  // limits <-> interest is allowed
+  auto sealed = parsed(R"({"name":"S","sealed":true,"allow_rollup_hdrs":true,"max_age":1000000000})");
+  apply_seal(sealed);
+  EXPECT_EQ(sealed.discard, discard_policy::new_msgs);
+  EXPECT_EQ(sealed.max_age, 0);
+  EXPECT_FALSE(sealed.allow_rollup_hdrs);
+  EXPECT_TRUE(sealed.deny_purge && sealed.deny_delete);
+  EXPECT_EQ(check_update(sealed, o)->description, "stream configuration update can not unseal a sealed stream");
+}
+
+TEST(stream_config, same_config_ignores_server_version_keys) {
+  auto a = parsed(R"({"name":"S"})");
+  auto b = parsed(R"({"name":"S","metadata":{"_nats.ver":"2.14.0","_nats.level":"4"}})");
+  EXPECT_TRUE(same_config(a, b));
+  EXPECT_FALSE(same_config(a, parsed(R"({"name":"S","max_msgs":3})")));
+}
+
+}  // namespace
+}  // namespace js
