@@ -1,0 +1,149 @@
+// nats.js (v3, @nats-io/jetstream) against the server in PEREGRINE_SERVER_BIN with JetStream
+// on a temporary store dir: jsm.streams.add/info/list/update/purge, js.publish (PubAck,
+// dedup, expectations), jsm.streams.getMessage, direct get and a direct batch.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import net from "node:net";
+import { connect } from "@nats-io/transport-node";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+
+const bin = process.env.PEREGRINE_SERVER_BIN_OVERRIDE || process.env.PEREGRINE_SERVER_BIN;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: "127.0.0.1", port }, () => { s.destroy(); resolve(true); });
+    s.once("error", () => resolve(false));
+  });
+}
+
+let server;
+let dir;
+let port;
+
+before(async () => {
+  assert.ok(bin, "PEREGRINE_SERVER_BIN must point at the server binary");
+  dir = mkdtempSync(join(tmpdir(), "pg-e2e-js-"));
+  port = await freePort();
+  const conf = join(dir, "server.conf");
+  writeFileSync(conf, `port: ${port}\njetstream {\n  store_dir: "${join(dir, "js")}"\n}\n`);
+  server = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-c", conf], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  server.stdout.on("data", (d) => { output += d; });
+  server.stderr.on("data", (d) => { output += d; });
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) throw new Error(`server exited during startup:\n${output}`);
+    if (await accepts(port)) return;
+    await sleep(20);
+  }
+  throw new Error(`server did not accept on ${port} within 5 s:\n${output}`);
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once("exit", r));
+    server.kill("SIGTERM");
+    const killer = setTimeout(() => server.kill("SIGKILL"), 2000);
+    await exited;
+    clearTimeout(killer);
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const opts = () => ({ servers: `127.0.0.1:${port}`, reconnect: false, timeout: 5000 });
+
+async function withJs(fn) {
+  const nc = await connect(opts());
+  try {
+    await fn(nc, await jetstreamManager(nc), jetstream(nc));
+  } finally {
+    await nc.close();
+  }
+}
+
+test("streams add/info/list/update and js.publish", async () => {
+  await withJs(async (nc, jsm, js) => {
+    const si = await jsm.streams.add({ name: "ORDERS", subjects: ["orders.>"] });
+    assert.equal(si.config.name, "ORDERS");
+    assert.equal(si.config.max_msgs, -1);
+    assert.equal(si.config.duplicate_window, 120_000_000_000);
+    assert.equal(si.state.messages, 0);
+
+    const enc = new TextEncoder();
+    const payload = '{"order_id":"ord_8w2k","customer":"acme-co","total_cents":4200,"ts":"2026-05-22T10:14:22Z"}';
+    let pa = await js.publish("orders.created", enc.encode(payload));
+    assert.equal(pa.stream, "ORDERS");
+    assert.equal(pa.seq, 1);
+    pa = await js.publish("orders.created", enc.encode(payload), { msgID: "m1" });
+    assert.equal(pa.seq, 2);
+    pa = await js.publish("orders.created", enc.encode(payload), { msgID: "m1" });
+    assert.equal(pa.seq, 2);
+    assert.equal(pa.duplicate, true);
+    await assert.rejects(js.publish("orders.x", enc.encode("x"), { expect: { lastSequence: 1 } }),
+      (err) => /wrong last sequence: 2/.test(err.message));
+
+    const info = await jsm.streams.info("ORDERS");
+    assert.equal(info.state.messages, 2);
+    assert.equal(info.state.last_seq, 2);
+    assert.equal(info.state.bytes, 30 + 14 + 91 + 34 + 14 + 91 + "NATS/1.0\r\nNats-Msg-Id: m1\r\n\r\n".length);
+
+    const names = [];
+    for await (const s of jsm.streams.list()) names.push(s.config.name);
+    assert.deepEqual(names, ["ORDERS"]);
+
+    const updated = await jsm.streams.update("ORDERS", { max_msgs: 10, allow_direct: true });
+    assert.equal(updated.config.max_msgs, 10);
+    assert.equal(updated.config.allow_direct, true);
+
+    const sm = await jsm.streams.getMessage("ORDERS", { seq: 1 });
+    assert.equal(sm.subject, "orders.created");
+    assert.equal(sm.string(), payload);
+
+    await assert.rejects(jsm.streams.add({ name: "ARCHIVE", subjects: ["orders.*"] }),
+      (err) => /subjects overlap with an existing stream/.test(err.message));
+  });
+});
+
+test("direct get single and batch", async () => {
+  await withJs(async (nc, jsm, js) => {
+    await jsm.streams.add({ name: "DG", subjects: ["dg.>"], allow_direct: true });
+    for (const s of ["dg.a", "dg.b", "dg.a"]) await js.publish(s, new TextEncoder().encode(s));
+    const m = await jsm.direct.getMessage("DG", { last_by_subj: "dg.a" });
+    assert.equal(m.seq, 3);
+    assert.equal(m.subject, "dg.a");
+    const iter = await jsm.direct.getBatch("DG", { seq: 1, batch: 3 });
+    const got = [];
+    for await (const sm of iter) got.push([sm.seq, sm.pending]);
+    assert.deepEqual(got.map((g) => g[0]), [1, 2, 3]);
+    assert.deepEqual(got.map((g) => g[1]), [2, 1, 0]);
+  });
+});
+
+test("purge and delete through the manager", async () => {
+  await withJs(async (nc, jsm, js) => {
+    await jsm.streams.add({ name: "PG", subjects: ["pg.>"], storage: "memory" });
+    for (let i = 0; i < 5; i++) await js.publish("pg.a", new TextEncoder().encode(String(i)));
+    assert.equal(await jsm.streams.deleteMessage("PG", 3, false), true);
+    const pr = await jsm.streams.purge("PG", { keep: 1 });
+    assert.equal(pr.purged, 3);
+    const info = await jsm.streams.info("PG");
+    assert.equal(info.state.first_seq, 5);
+    assert.equal(await jsm.streams.delete("PG"), true);
+  });
+});
