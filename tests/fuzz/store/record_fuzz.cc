@@ -47,7 +47,7 @@ void open_as_store(const std::uint8_t* data, std::size_t size) {
   std::filesystem::create_directories(dir, ec);
   std::FILE* f = std::fopen((std::string(dir) + "/00000001.blk").c_str(), "wb");
   if (!f) return;
-  std::fwrite(data, 1, size, f);
+  if (size) std::fwrite(data, 1, size, f);
   std::fclose(f);
   storage::file_store_config c;
   c.dir = dir;
