@@ -95,8 +95,8 @@ base::status file_store::new_block() {
       return st;
     }
   }
-  if (_cfg.dur == durability::sync) {
-    // The new file's directory entry must survive power loss too.
+  {
+    // The new file's directory entry must survive an OS crash too (both durability points).
     int dfd = ::open(_cfg.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
       ::fsync(dfd);
