@@ -244,7 +244,7 @@ class consumer_state_machine {
   bool ack_pending_full() const;
   std::optional<candidate> next_candidate(base::nanos now, actions& out);
   std::uint64_t msg_size(const msg_meta& m, std::uint64_t dc, std::uint64_t dseq,
-                         std::uint64_t pending) const;
+                         std::uint64_t pending, const std::string& pin) const;
   std::uint64_t num_pending() const;
   void deliver(base::nanos now, actions& out);
   void finish_no_wait(actions& out);

@@ -155,7 +155,8 @@ std::optional<consumer_state_machine::candidate> consumer_state_machine::next_ca
 }
 
 std::uint64_t consumer_state_machine::msg_size(const msg_meta& m, std::uint64_t dc,
-                                               std::uint64_t dseq, std::uint64_t pending) const {
+                                               std::uint64_t dseq, std::uint64_t pending,
+                                               const std::string& pin) const {
   std::uint64_t hdr = m.hdr_len;
   std::uint64_t payload = m.payload_len;
   if (_p.headers_only) {
@@ -163,9 +164,9 @@ std::uint64_t consumer_state_machine::msg_size(const msg_meta& m, std::uint64_t 
     hdr += 15 + digits(payload) + 2;  // "Nats-Msg-Size: N\r\n"
     payload = 0;
   }
-  if (!_pin.empty()) {
+  if (!pin.empty()) {
     if (hdr == 0) hdr = kEmptyHdr;
-    hdr += 13 + _pin.size() + 2;  // "Nats-Pin-Id: <id>\r\n"
+    hdr += 13 + pin.size() + 2;  // "Nats-Pin-Id: <id>\r\n"
   }
   return m.subject_len + hdr + payload +
          ack_subject_len(_p.stream_name.size(), _p.consumer_name.size(), dc, m.seq, dseq,
@@ -211,19 +212,11 @@ void consumer_state_machine::deliver(base::nanos now, actions& out) {
       break;
     }
     if (!pick) break;
-    bool new_pin = false;
-    if (pinned_policy && _pin.empty()) {
-      set_pin(_p.new_pin_id(), now, out);
-      new_pin = true;
-      for (std::size_t i = *pick + 1; i < _waiting.size();) {
-        if (!_waiting[i].id.empty()) {
-          out.emplace_back(status(_waiting[i], 423, "Nats-Wrong-Pin-Id", true));
-          _waiting.erase(_waiting.begin() + std::ptrdiff_t(i));
-        } else {
-          ++i;
-        }
-      }
-    }
+    // A pin is only taken once the message actually goes to the request (max_bytes may
+    // refuse it), so PINNED advisories always name a pin that delivered something.
+    std::string pin = _pin;
+    const bool new_pin = pinned_policy && pin.empty();
+    if (new_pin) pin = _p.new_pin_id();
     waiting_request w = std::move(_waiting[*pick]);
     _waiting.erase(_waiting.begin() + std::ptrdiff_t(*pick));
 
@@ -232,14 +225,23 @@ void consumer_state_machine::deliver(base::nanos now, actions& out) {
     const std::uint64_t dc = c->redelivery ? delivery_count(m.seq) + 1 : 1;
     const std::uint64_t next_sseq = c->redelivery ? _sseq : m.seq + 1;
     const std::uint64_t pend = _src.count_matching(next_sseq);
-    const std::uint64_t size = msg_size(m, dc, dseq, pend);
+    const std::uint64_t size = msg_size(m, dc, dseq, pend, pin);
     if (w.has_bytes && std::int64_t(size) > w.b) {
       out.emplace_back(status(w, 409, "Message Size Exceeds MaxBytes", true));
-      if (new_pin) {  // the just-pinned request could not take it: release the pin
-        _pin.clear();
-        _pin_deadline = kNever;
-      }
       continue;
+    }
+    if (new_pin) {
+      set_pin(pin, now, out);
+      w.id = pin;  // the rest of this request's batch goes to the pinned client too
+      // Requests still carrying an old pin id learn about the new pin now.
+      for (auto it = _waiting.begin(); it != _waiting.end();) {
+        if (!it->id.empty()) {
+          out.emplace_back(status(*it, 423, "Nats-Wrong-Pin-Id", true));
+          it = _waiting.erase(it);
+        } else {
+          ++it;
+        }
+      }
     }
     // Commit the delivery.
     if (c->redelivery) {
@@ -252,7 +254,6 @@ void consumer_state_machine::deliver(base::nanos now, actions& out) {
       _sseq = next_sseq;
       if (_p.ack == ack_policy::none) {
         _floor = {dseq, m.seq};
-        out.emplace_back(released{m.seq});
       } else {
         _pending[m.seq] = {dseq, now};
         arm(m.seq);
@@ -270,6 +271,8 @@ void consumer_state_machine::deliver(base::nanos now, actions& out) {
     d.pin_id = _pin;
     d.size = size;
     out.emplace_back(std::move(d));
+    // After the delivery, so the agent reads the message before a retention delete.
+    if (!c->redelivery && _p.ack == ack_policy::none) out.emplace_back(released{m.seq});
 
     --w.n;
     ++w.d;

@@ -406,6 +406,31 @@ TEST(Priority, PinnedClient) {
   EXPECT_EQ(h.info().pinned_id, "");
 }
 
+TEST(Priority, PinnedRequestTakesItsWholeBatch) {
+  harness h;
+  h.make(grouped(priority_policy::pinned_client));
+  h.request("A", in_group(3, 60 * kSecond));
+  h.request("B", in_group(3, 60 * kSecond));
+  h.publish(5);
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 3u);
+  for (const auto& x : d) {
+    EXPECT_EQ(x.to, "A");
+    EXPECT_EQ(x.pin_id, d[0].pin_id);
+  }
+  EXPECT_EQ(h.info().num_waiting, 1u);  // B on standby
+  // max_bytes refusing the first message leaves nobody pinned and no advisory.
+  harness m;
+  m.make(grouped(priority_policy::pinned_client));
+  auto r = in_group(3, 60 * kSecond);
+  r.max_bytes = 10;
+  m.request("small", r);
+  m.publish(1);
+  EXPECT_TRUE(m.take_advisories().empty());
+  EXPECT_EQ(m.take_statuses()[0].description, "Message Size Exceeds MaxBytes");
+  EXPECT_EQ(m.info().pinned_id, "");
+}
+
 TEST(Priority, Prioritized) {
   harness h;
   h.make(grouped(priority_policy::prioritized));

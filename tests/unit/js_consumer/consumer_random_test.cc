@@ -25,6 +25,8 @@ struct model_req {
   std::int64_t b = 0;
   bool has_bytes = false;
   bool alive = true;
+  std::string id;
+  int priority = 0;
 };
 
 class random_run {
@@ -44,6 +46,17 @@ class random_run {
     const std::int64_t map[] = {-1, 3, 10, 1000};
     _p.max_ack_pending = map[_r.below(4)];
     if (_r.chance(0.5)) _h.store.filter = [](const std::string& s) { return s == "s.a"; };
+    if (_r.chance(0.3)) _p.ack = ack_policy::all;
+    const priority_policy pols[] = {priority_policy::none, priority_policy::overflow,
+                                    priority_policy::pinned_client, priority_policy::prioritized};
+    _p.priority = pols[_r.below(4)];
+    if (_p.priority != priority_policy::none) _p.priority_groups = {"g"};
+    _p.priority_timeout = (1 + base::nanos(_r.below(4))) * kSecond;
+    std::fprintf(stderr, "  ack %d wait %lld backoff %zu max_deliver %lld max_ack_pending %lld "
+                 "filter %d priority %d\n", int(_p.ack), static_cast<long long>(_p.ack_wait),
+                 _p.backoff.size(), static_cast<long long>(_p.max_deliver),
+                 static_cast<long long>(_p.max_ack_pending), bool(_h.store.filter),
+                 int(_p.priority));
     _h.make(_p);
     for (int i = 0; i < steps && !::testing::Test::HasFatalFailure(); ++i) step(i);
     drain();
@@ -97,8 +110,16 @@ class random_run {
     if (_r.chance(0.2)) r.no_wait = true;
     if (_r.chance(0.2)) r.max_bytes = 100 + std::int64_t(_r.below(400));
     if (r.expires >= 2 * kSecond && _r.chance(0.3)) r.idle_heartbeat = r.expires / 2;
+    if (_p.priority != priority_policy::none) r.group = "g";
+    if (_p.priority == priority_policy::overflow) {
+      if (_r.chance(0.3)) r.min_pending = std::int64_t(_r.below(8));
+      if (_r.chance(0.3)) r.min_ack_pending = std::int64_t(_r.below(4));
+    }
+    if (_p.priority == priority_policy::pinned_client && _r.chance(0.6))
+      r.id = _r.chance(0.8) ? _pin : "stale";
+    if (_p.priority == priority_policy::prioritized) r.priority = int(_r.below(4));
     std::string reply = "r" + std::to_string(++_serial);
-    _reqs[reply] = {r.batch, r.max_bytes, r.max_bytes > 0, true};
+    _reqs[reply] = {r.batch, r.max_bytes, r.max_bytes > 0, true, r.id, r.priority};
     _h.request(reply, r);
   }
 
@@ -138,7 +159,8 @@ class random_run {
     _h.make(_p);
     _h.c->restore(snap, _h.now);
     for (auto& [k, v] : _hist) v += " restart";
-    for (auto& [k, r] : _reqs) r.alive = false;  // pull requests are not durable
+    for (auto& [k, r] : _reqs) r.alive = false;  // pull requests and pins are not durable
+    _pin.clear();
     EXPECT_EQ(_h.c->snapshot(), snap);
   }
 
@@ -177,6 +199,22 @@ class random_run {
     _inflight[d.stream_seq] = {d.delivery_count, _h.now + wait_for(d.delivery_count - 1),
                                d.consumer_seq};
     ASSERT_GT(q.n, 0);
+    if (_p.priority == priority_policy::pinned_client) {
+      ASSERT_FALSE(d.pin_id.empty());
+      ASSERT_EQ(d.pin_id, _pin) << "delivery outside the current pin";
+      if (!q.id.empty()) {
+        ASSERT_EQ(q.id, d.pin_id);
+      }
+      q.id = d.pin_id;  // a request that got pinned keeps the pin for its batch
+    }
+    if (_p.priority == priority_policy::prioritized) {
+      // Served from the most preferred band that has a waiting request.
+      for (const auto& [k, o] : _reqs) {
+        if (o.alive && k != d.to) {
+          ASSERT_GE(o.priority, q.priority) << k << " vs " << d.to;
+        }
+      }
+    }
     --q.n;
     if (q.has_bytes) {
       q.b -= std::int64_t(d.size);
@@ -206,6 +244,11 @@ class random_run {
   }
 
   void on_advisory(const advisory& a) {
+    if (a.kind == advisory_kind::pinned) {
+      ASSERT_TRUE(_pin.empty());
+      _pin = a.pin_id;
+    }
+    if (a.kind == advisory_kind::unpinned) _pin.clear();
     if (a.kind == advisory_kind::max_deliveries) {
       ASSERT_TRUE(_inflight.count(a.stream_seq));
       ASSERT_EQ(a.deliveries, std::uint64_t(_p.max_deliver));
@@ -252,7 +295,9 @@ class random_run {
     for (int round = 0; round < 200 && !::testing::Test::HasFatalFailure(); ++round) {
       std::string reply = "d" + std::to_string(++_serial);
       _reqs[reply] = {1000, 0, false, true};
-      _h.request(reply, pull(1000, 60 * kSecond));
+      auto r = pull(1000, 60 * kSecond);
+      if (_p.priority != priority_policy::none) r.group = "g";
+      _h.request(reply, r);
       absorb();
       // Acks free max_ack_pending slots and pull more into the open request.
       for (int k = 0; k < 100000 && !_inflight.empty(); ++k) {
@@ -279,7 +324,9 @@ class random_run {
     ADD_FAILURE() << "drain did not finish; left:" << left.substr(0, 200) << " delivered "
                   << n.delivered.stream_seq << " pending " << n.num_ack_pending << " map "
                   << _p.max_ack_pending << " inflight " << _inflight.size() << " rdq "
-                  << _h.c->redelivery_queue().size() << " waiting " << _h.c->waiting().size();
+                  << _h.c->redelivery_queue().size() << " waiting " << _h.c->waiting().size()
+                  << " machine pending " << (_h.c->pending().empty() ? 0 : _h.c->pending().begin()->first)
+                  << " model " << (_inflight.empty() ? 0 : _inflight.begin()->first) << " pin '" << _h.c->pin_id() << "' model pin '" << _pin << "'";
   }
 
   base::rng _r;
@@ -292,6 +339,7 @@ class random_run {
   std::map<std::uint64_t, std::string> _hist;
   std::uint64_t _serial = 0;
   std::uint64_t _statuses = 0;
+  std::string _pin;
   std::uint64_t _dseq = 0;
   std::uint64_t _last_new = 0;
   sequence_pair _floor;
