@@ -10,11 +10,12 @@ ring::~ring() {
   if (_ready) io_uring_queue_exit(&_r);
 }
 
-base::status ring::init(unsigned entries) {
+base::status ring::init(unsigned entries, bool single_issuer) {
   io_uring_params p{};
-  p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_COOP_TASKRUN;
+  p.flags = IORING_SETUP_COOP_TASKRUN;
+  if (single_issuer) p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
   int rc = io_uring_queue_init_params(entries, &_r, &p);
-  _defer = rc == 0;
+  _defer = rc == 0 && single_issuer;
   if (rc < 0) {
     p = io_uring_params{};
     rc = io_uring_queue_init_params(entries, &_r, &p);

@@ -24,8 +24,10 @@ class ring {
   ring(const ring&) = delete;
   ring& operator=(const ring&) = delete;
 
-  // entries: SQ size. Tries SINGLE_ISSUER|DEFER_TASKRUN|COOP_TASKRUN, then plain setup.
-  base::status init(unsigned entries);
+  // entries: SQ size. single_issuer adds SINGLE_ISSUER|DEFER_TASKRUN: only the creating
+  // thread may then submit, so leave it off for rings created on one thread and driven from
+  // another (a store opened at start-up and polled by its owner shard).
+  base::status init(unsigned entries, bool single_issuer = false);
   bool ready() const { return _ready; }
   const ring_features& features() const { return _feat; }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <iterator>
 
@@ -326,6 +327,27 @@ TEST(file_store, erase_overwrites_bytes_on_disk_and_in_buffers) {
   EXPECT_EQ(st.msgs, 42u);
   EXPECT_EQ(st.deleted, (std::vector<std::uint64_t>{7, 8, 43}));
   EXPECT_EQ(s->load(44)->payload, "SECRET-1044");
+}
+
+}  // namespace
+}  // namespace storage
+
+namespace storage {
+namespace {
+
+TEST(file_store, opened_on_one_thread_polled_on_another) {
+  storage_test::temp_dir d;
+  auto c = cfg_for(d.path());
+  std::unique_ptr<file_store> s = open_ok(c);
+  std::thread owner([&] {
+    for (std::uint64_t i = 1; i <= 100; ++i) ASSERT_TRUE(s->append("t", "", payload_for(i), kT0).ok());
+    ASSERT_TRUE(s->flush().ok());
+    EXPECT_EQ(s->durable_seq(), 100u);
+    ASSERT_TRUE(s->close().ok());
+  });
+  owner.join();
+  auto r = open_ok(c);
+  EXPECT_EQ(r->state().msgs, 100u);
 }
 
 }  // namespace
