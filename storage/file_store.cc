@@ -350,6 +350,12 @@ int file_store::reap(bool wait) {
   return n;
 }
 
+std::uint64_t file_store::backlog_bytes() const {
+  std::uint64_t n = _pend.size() - _pend_head;
+  for (const auto& sg : _queue) n += sg.len - sg.done;
+  return n;
+}
+
 int file_store::poll() {
   int work = reap(false);
   if (_failed.code == base::errc::ok && !_inflight) {

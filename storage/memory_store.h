@@ -13,6 +13,7 @@ class memory_store final : public indexed_store {
 
   int poll() override;
   std::uint64_t durable_seq() const override { return last_seq(); }
+  std::uint64_t backlog_bytes() const override { return 0; }
   void on_durable(durable_fn fn) override { _on_durable = std::move(fn); }
   void on_error(error_fn fn) override { _on_error = std::move(fn); }
   base::status flush() override {

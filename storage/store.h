@@ -136,6 +136,9 @@ class stream_store {
   // --- durability
   virtual int poll() = 0;  // work done
   virtual std::uint64_t durable_seq() const = 0;
+  // Bytes appended but not yet durable: the stream's backpressure signal (the store itself
+  // never refuses an append for being behind).
+  virtual std::uint64_t backlog_bytes() const = 0;
   virtual void on_durable(durable_fn fn) = 0;
   virtual void on_error(error_fn fn) = 0;
   // Blocks until everything appended so far is durable (or the store failed).

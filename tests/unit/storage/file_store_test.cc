@@ -280,7 +280,9 @@ TEST(file_store, group_commit_batches_records) {
     for (int i = 0; i < 64; ++i) ASSERT_TRUE(s->append("g", "", "payload", kT0).ok());
     s->poll();
   }
+  EXPECT_GT(s->backlog_bytes(), 0u);
   ASSERT_TRUE(s->flush().ok());
+  EXPECT_EQ(s->backlog_bytes(), 0u);
   EXPECT_EQ(s->durable_seq(), 640u);
   EXPECT_LE(s->stats().writes, 12u);
   EXPECT_GE(s->stats().records, 640u);

@@ -164,6 +164,7 @@ class naive_store final : public stream_store {
   }
   int poll() override { return 0; }
   std::uint64_t durable_seq() const override { return _last; }
+  std::uint64_t backlog_bytes() const override { return 0; }
   void on_durable(durable_fn) override {}
   void on_error(error_fn) override {}
   base::status flush() override { return {}; }
