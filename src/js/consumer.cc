@@ -12,6 +12,7 @@ std::string status_reply::render() const {
     s += "Nats-Last-Consumer: " + std::to_string(last_consumer) + "\r\n";
     s += "Nats-Last-Stream: " + std::to_string(last_stream) + "\r\n";
   }
+  if (!stalled.empty()) s += "Nats-Consumer-Stalled: " + stalled + "\r\n";
   if (pending_headers) {
     s += "Nats-Pending-Messages: " + std::to_string(pending_msgs) + "\r\n";
     s += "Nats-Pending-Bytes: " + std::to_string(pending_bytes) + "\r\n";
@@ -26,6 +27,9 @@ consumer_state_machine::consumer_state_machine(consumer_params params, message_s
   _floor = {0, _sseq - 1};  // floors start at (dseq-1, sseq-1)
   if (!_p.new_pin_id) {
     _p.new_pin_id = [this] { return "pin" + std::to_string(++_pin_serial_counter); };
+  }
+  if (!_p.new_fc_token) {
+    _p.new_fc_token = [this] { return "fc" + std::to_string(++_fc_counter); };
   }
 }
 
@@ -270,9 +274,10 @@ void consumer_state_machine::tick(base::nanos now, actions& out) {
     // Already disarmed above; expire_to_redelivery's disarm is then a no-op.
     expire_to_redelivery(s, now, out);
   }
+  push_heartbeat(now, out);
   if (_p.priority == priority_policy::pinned_client && !_pin.empty() && now >= _pin_deadline)
     clear_pin("timeout", out);
-  if (_p.inactive_threshold > 0 && !_inactive_sent && _waiting.empty()) {
+  if (_p.inactive_threshold > 0 && !_inactive_sent && idle_for_inactivity()) {
     base::nanos last = _last_activity;
     if (!_timers.empty()) last = std::max(last, _timers.rbegin()->first);
     if (now >= last + _p.inactive_threshold) {
@@ -292,7 +297,9 @@ base::nanos consumer_state_machine::next_deadline() const {
   }
   if (!_pin.empty()) t = std::min(t, _pin_deadline);
   if (_pause_until != 0) t = std::min(t, _pause_until);
-  if (_p.inactive_threshold > 0 && !_inactive_sent && _waiting.empty()) {
+  if (_replay_due != 0 && (!_waiting.empty() || _push_active)) t = std::min(t, _replay_due);
+  if (_push_active && _p.idle_heartbeat > 0) t = std::min(t, _push_hb_next);
+  if (_p.inactive_threshold > 0 && !_inactive_sent && idle_for_inactivity()) {
     base::nanos last = _last_activity;
     if (!_timers.empty()) last = std::max(last, _timers.rbegin()->first);
     t = std::min(t, last + _p.inactive_threshold);
@@ -380,6 +387,7 @@ consumer_numbers consumer_state_machine::numbers(base::nanos now) const {
   n.num_pending = num_pending();
   n.paused = paused(now);
   n.pause_remaining = n.paused ? _pause_until - now : 0;
+  n.push_bound = _push_active;
   n.pinned_id = _pin;
   n.pinned_at = _pinned_at;
   return n;

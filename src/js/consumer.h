@@ -40,6 +40,13 @@ struct consumer_params {
   std::int64_t max_bytes = 0;
   base::nanos max_expires = 0;
   bool headers_only = false;
+  bool replay_original = false;      // pace new messages by their stored time gaps
+  // Push mode (deliver_subject set): deliveries go there while someone is subscribed.
+  std::string deliver_subject;
+  base::nanos idle_heartbeat = 0;    // push only
+  bool flow_control = false;         // push only; needs idle_heartbeat
+  // Flow-control tokens (4 chars [0-9A-Za-z] in nats-server); injected for determinism.
+  std::function<std::string()> new_fc_token;
   std::uint64_t start_seq = 1;       // deliver policy resolved by the caller
   priority_policy priority = priority_policy::none;
   std::vector<std::string> priority_groups;
@@ -101,6 +108,8 @@ struct status_reply {
   bool last_headers = false;     // 100 Idle Heartbeat: Nats-Last-Consumer / Nats-Last-Stream
   std::uint64_t last_consumer = 0;
   std::uint64_t last_stream = 0;
+  std::string stalled;           // push heartbeat: Nats-Consumer-Stalled: <fc subject>
+  std::string reply;             // push flow-control request: the $JS.FC... reply subject
   std::string render() const;
 };
 
@@ -158,6 +167,7 @@ struct consumer_numbers {
   std::uint64_t num_pending = 0;
   bool paused = false;
   base::nanos pause_remaining = 0;
+  bool push_bound = false;
   std::string pinned_id;
   base::nanos pinned_at = 0;
 };
@@ -215,6 +225,11 @@ class consumer_state_machine {
   // Messages removed from the stream (limits, delete): pending ones are terminated.
   void on_removed(std::uint64_t seq, base::nanos now, actions& out);
 
+  // Push: interest on deliver_subject appeared/disappeared (push_bound).
+  void set_push_interest(bool active, base::nanos now, actions& out);
+  // Push: a (possibly empty) publish to a $JS.FC... subject this consumer issued.
+  void on_flow_control_reply(const std::string& subject, base::nanos now, actions& out);
+
   consumer_numbers numbers(base::nanos now) const;
   consumer_snapshot snapshot() const;
   // Replaces the durable state (waiting requests and pins are not durable).
@@ -247,6 +262,12 @@ class consumer_state_machine {
                          std::uint64_t pending, const std::string& pin) const;
   std::uint64_t num_pending() const;
   void deliver(base::nanos now, actions& out);
+  void commit(const candidate& c, std::uint64_t dc, std::uint64_t pend, std::uint64_t size,
+              const std::string& to, base::nanos now, actions& out);
+  void deliver_push(base::nanos now, actions& out);
+  void push_heartbeat(base::nanos now, actions& out);
+  bool push() const { return !_p.deliver_subject.empty(); }
+  bool idle_for_inactivity() const { return push() ? !_push_active : _waiting.empty(); }
   void finish_no_wait(actions& out);
   void remove_pending(std::uint64_t sseq);
   void advance_floor_after(std::uint64_t sseq, std::uint64_t dseq);
@@ -286,6 +307,19 @@ class consumer_state_machine {
   base::nanos _pause_until = 0;
   base::nanos _last_activity = 0;
   bool _inactive_sent = false;
+  // replay_policy original: stored time and delivery time of the last new message.
+  std::int64_t _replay_prev_ts = 0;
+  base::nanos _replay_prev_at = 0;
+  base::nanos _replay_due = 0;  // the next new message is held until then (0 = not held)
+
+  // Push state.
+  bool _push_active = false;
+  base::nanos _push_hb_next = 0;
+  std::uint64_t _fc_window = 2u << 20;  // doubles per answered request, up to 32 MiB
+  std::uint64_t _fc_outstanding = 0;    // bytes sent and not yet confirmed
+  std::uint64_t _fc_bytes_at_request = 0;
+  std::string _fc_pending;              // subject of the unanswered request, if any
+  std::uint64_t _fc_counter = 0;
 };
 
 }  // namespace js

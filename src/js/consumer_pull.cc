@@ -60,6 +60,7 @@ void consumer_state_machine::on_pull(std::string reply, const pull_request& req,
   auto reject = [&](int code, std::string text) {
     out.emplace_back(status(w, code, std::move(text), false));
   };
+  if (push()) return reject(409, "Consumer is push based");
   if (_p.max_batch > 0 && req.batch > _p.max_batch)
     return reject(409, "Exceeded MaxRequestBatch of " + std::to_string(_p.max_batch));
   if (_p.max_expires > 0 && req.expires > _p.max_expires)
@@ -151,6 +152,13 @@ std::optional<consumer_state_machine::candidate> consumer_state_machine::next_ca
   auto m = _src.next_matching(_sseq);
   if (!m) return std::nullopt;
   PG_ASSERT(m->seq >= _sseq);
+  if (_p.replay_original && _replay_prev_at != 0) {
+    const base::nanos due = _replay_prev_at + std::max<std::int64_t>(0, m->timestamp - _replay_prev_ts);
+    if (now < due) {
+      _replay_due = due;
+      return std::nullopt;
+    }
+  }
   return candidate{*m, false};
 }
 
@@ -173,14 +181,53 @@ std::uint64_t consumer_state_machine::msg_size(const msg_meta& m, std::uint64_t 
                          m.timestamp, pending);
 }
 
+void consumer_state_machine::commit(const candidate& c, std::uint64_t dc, std::uint64_t pend,
+                                    std::uint64_t size, const std::string& to, base::nanos now,
+                                    actions& out) {
+  const msg_meta& m = c.meta;
+  const std::uint64_t dseq = _dseq++;
+  if (c.redelivery) {
+    _rdq.pop_front();
+    _rdq_set.erase(m.seq);
+    _rdc[m.seq] = dc - 1;
+    _pending[m.seq] = {dseq, now};
+    arm(m.seq);
+  } else {
+    _sseq = m.seq + 1;
+    _replay_prev_ts = m.timestamp;
+    _replay_prev_at = now;
+    if (_p.ack == ack_policy::none) {
+      _floor = {dseq, m.seq};
+    } else {
+      _pending[m.seq] = {dseq, now};
+      arm(m.seq);
+    }
+  }
+  _last_activity = now;
+  delivery d;
+  d.to = to;
+  d.stream_seq = m.seq;
+  d.consumer_seq = dseq;
+  d.delivery_count = dc;
+  d.pending = pend;
+  d.timestamp = m.timestamp;
+  d.pin_id = _pin;
+  d.size = size;
+  out.emplace_back(std::move(d));
+  // After the delivery, so the agent reads the message before a retention delete.
+  if (!c.redelivery && _p.ack == ack_policy::none) out.emplace_back(released{m.seq});
+}
+
 void consumer_state_machine::deliver(base::nanos now, actions& out) {
   if (_pause_until != 0 && now >= _pause_until) set_pause(0, now, out);
+  if (push()) return deliver_push(now, out);
   expire_requests(now, out);
   bool exhausted = paused(now);
   while (!exhausted && !_waiting.empty()) {
+    _replay_due = 0;
     auto c = next_candidate(now, out);
     if (!c) {
-      exhausted = !ack_pending_full();
+      exhausted = !ack_pending_full() && _replay_due == 0;
       break;
     }
     const bool pinned_policy = _p.priority == priority_policy::pinned_client;
@@ -243,36 +290,7 @@ void consumer_state_machine::deliver(base::nanos now, actions& out) {
         }
       }
     }
-    // Commit the delivery.
-    if (c->redelivery) {
-      _rdq.pop_front();
-      _rdq_set.erase(m.seq);
-      _rdc[m.seq] = dc - 1;
-      _pending[m.seq] = {dseq, now};
-      arm(m.seq);
-    } else {
-      _sseq = next_sseq;
-      if (_p.ack == ack_policy::none) {
-        _floor = {dseq, m.seq};
-      } else {
-        _pending[m.seq] = {dseq, now};
-        arm(m.seq);
-      }
-    }
-    ++_dseq;
-    _last_activity = now;
-    delivery d;
-    d.to = w.reply;
-    d.stream_seq = m.seq;
-    d.consumer_seq = dseq;
-    d.delivery_count = dc;
-    d.pending = pend;
-    d.timestamp = m.timestamp;
-    d.pin_id = _pin;
-    d.size = size;
-    out.emplace_back(std::move(d));
-    // After the delivery, so the agent reads the message before a retention delete.
-    if (!c->redelivery && _p.ack == ack_policy::none) out.emplace_back(released{m.seq});
+    commit(*c, dc, pend, size, w.reply, now, out);
 
     --w.n;
     ++w.d;

@@ -240,6 +240,28 @@ TEST(Pull, ManyWorkersGetDistinctMessages) {
   EXPECT_EQ(h.info().num_pending, 30u);
 }
 
+TEST(Pull, ReplayOriginalPacesByStoredTimes) {
+  harness h;
+  auto p = explicit_params();
+  p.replay_original = true;
+  h.make(p);
+  for (int i = 0; i < 3; ++i) h.store.add("s.a");
+  h.store.msgs[2].ts = h.store.msgs[1].ts + 1 * kSecond;
+  h.store.msgs[3].ts = h.store.msgs[1].ts + 4 * kSecond;
+  h.c->on_stream_advanced(3, h.now, h.out);
+  h.request("r", pull(10, 30 * kSecond));
+  EXPECT_EQ(h.take_deliveries().size(), 1u);
+  EXPECT_EQ(h.c->next_deadline(), h.now + kSecond);
+  h.advance(kSecond - 1);
+  EXPECT_TRUE(h.take_deliveries().empty());
+  h.advance(1);
+  EXPECT_EQ(h.take_deliveries().size(), 1u);
+  h.advance(3 * kSecond);
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].stream_seq, 3u);
+}
+
 TEST(Pull, ConsumerDeleted) {
   harness h;
   h.make(explicit_params());

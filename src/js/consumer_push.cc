@@ -1,0 +1,74 @@
+// Push mode of the consumer state machine (consumers-and-core.md §6): deliveries go to
+// deliver_subject while it has interest, idle heartbeats, and flow control (a window of
+// unconfirmed bytes, 2 MiB doubling to 32 MiB, with $JS.FC requests).
+#include <algorithm>
+#include <utility>
+
+#include "src/js/consumer.h"
+
+namespace js {
+namespace {
+constexpr std::uint64_t kMaxWindow = 32u << 20;
+}  // namespace
+
+void consumer_state_machine::deliver_push(base::nanos now, actions& out) {
+  if (!_push_active || paused(now)) return;
+  while (!(_p.flow_control && _fc_outstanding > _fc_window)) {  // over the window: stalled
+    _replay_due = 0;
+    auto c = next_candidate(now, out);
+    if (!c) break;
+    const std::uint64_t dc = c->redelivery ? delivery_count(c->meta.seq) + 1 : 1;
+    const std::uint64_t next_sseq = c->redelivery ? _sseq : c->meta.seq + 1;
+    const std::uint64_t pend = _src.count_matching(next_sseq);
+    const std::uint64_t size = msg_size(c->meta, dc, _dseq, pend, _pin);
+    commit(*c, dc, pend, size, _p.deliver_subject, now, out);
+    if (_p.idle_heartbeat > 0) _push_hb_next = now + _p.idle_heartbeat;
+    if (!_p.flow_control) continue;
+    _fc_outstanding += size;
+    if (_fc_pending.empty() && _fc_outstanding > _fc_window / 2) {
+      _fc_pending = "$JS.FC." + _p.stream_name + "." + _p.consumer_name + "." + _p.new_fc_token();
+      _fc_bytes_at_request = _fc_outstanding;
+      status_reply s;
+      s.to = _p.deliver_subject;
+      s.code = 100;
+      s.description = "FlowControl Request";
+      s.reply = _fc_pending;
+      out.emplace_back(std::move(s));
+    }
+  }
+}
+
+void consumer_state_machine::push_heartbeat(base::nanos now, actions& out) {
+  if (!push() || !_push_active || _p.idle_heartbeat <= 0 || now < _push_hb_next) return;
+  status_reply s;
+  s.to = _p.deliver_subject;
+  s.code = 100;
+  s.description = "Idle Heartbeat";
+  s.last_headers = true;
+  s.last_consumer = _dseq - 1;
+  s.last_stream = _sseq - 1;
+  s.stalled = _fc_pending;  // clients answer the FC request named here too
+  out.emplace_back(std::move(s));
+  _push_hb_next = now + _p.idle_heartbeat;
+}
+
+void consumer_state_machine::set_push_interest(bool active, base::nanos now, actions& out) {
+  if (!push() || active == _push_active) return;
+  _push_active = active;
+  _last_activity = now;
+  if (active) {
+    _push_hb_next = now + _p.idle_heartbeat;
+    deliver(now, out);
+  }
+}
+
+void consumer_state_machine::on_flow_control_reply(const std::string& subject, base::nanos now,
+                                                   actions& out) {
+  if (_fc_pending.empty() || subject != _fc_pending) return;  // stale ids are ignored
+  _fc_outstanding -= std::min(_fc_outstanding, _fc_bytes_at_request);
+  _fc_window = std::min(kMaxWindow, _fc_window * 2);
+  _fc_pending.clear();
+  deliver(now, out);
+}
+
+}  // namespace js
