@@ -42,6 +42,9 @@ class backend {
   // Collects up to max completions; with wait, blocks until at least one is available
   // (only call it with something in flight).
   virtual int reap(completion* out, int max, bool wait) = 0;
+  // An eventfd that becomes readable when a completion is posted, for loops that block
+  // (epoll) instead of spinning; -1 when completions are immediate (sync backend).
+  virtual int completion_fd() { return -1; }
 };
 
 enum class backend_kind { automatic, uring, sync };

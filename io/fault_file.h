@@ -53,6 +53,7 @@ class fault_backend final : public backend {
   base::status submit_write(int fh, std::uint64_t off, const void* buf, std::size_t len,
                             bool durable, std::uint64_t token) override;
   int reap(completion* out, int max, bool wait) override;
+  int completion_fd() override { return _in->completion_fd(); }
 
  private:
   std::unique_ptr<backend> _in;

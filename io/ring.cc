@@ -33,6 +33,12 @@ base::status ring::init(unsigned entries, bool single_issuer) {
   return {};
 }
 
+base::status ring::register_eventfd(int efd) {
+  int rc = io_uring_register_eventfd(&_r, efd);
+  if (rc < 0) return sys_error(-rc);
+  return {};
+}
+
 io_uring_sqe* ring::get_sqe() {
   io_uring_sqe* sqe = io_uring_get_sqe(&_r);
   if (!sqe) {

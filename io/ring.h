@@ -38,6 +38,7 @@ class ring {
   void seen(io_uring_cqe* cqe) { io_uring_cqe_seen(&_r, cqe); }
   unsigned pending() const { return _inflight; }
   void add_inflight(int n) { _inflight = unsigned(int(_inflight) + n); }
+  base::status register_eventfd(int efd);
 
  private:
   io_uring _r{};

@@ -1,6 +1,7 @@
 #include "io/uring_backend.h"
 
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,23 @@ namespace {
 constexpr std::uint64_t kInternal = 1ull << 63;  // tokens of synchronous ops we wait on
 
 }  // namespace
+
+uring_backend::~uring_backend() {
+  if (_efd >= 0) ::close(_efd);
+}
+
+int uring_backend::completion_fd() {
+  if (_efd < 0) {
+    int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) return -1;
+    if (!_ring.register_eventfd(fd)) {
+      ::close(fd);
+      return -1;
+    }
+    _efd = fd;
+  }
+  return _efd;
+}
 
 base::result<int> uring_backend::open(const std::string& path, bool create) {
   return open_file(path, create, _direct);

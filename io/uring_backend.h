@@ -27,6 +27,8 @@ class uring_backend final : public backend {
   base::status submit_write(int fh, std::uint64_t off, const void* buf, std::size_t len,
                             bool durable, std::uint64_t token) override;
   int reap(completion* out, int max, bool wait) override;
+  int completion_fd() override;
+  ~uring_backend() override;
 
  private:
   // Waits for the completion tagged token, parking any others for reap().
@@ -36,6 +38,7 @@ class uring_backend final : public backend {
   ring _ring;
   std::deque<completion> _parked;
   std::uint64_t _next_internal = 1;
+  int _efd = -1;
 };
 
 }  // namespace io

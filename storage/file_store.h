@@ -76,6 +76,8 @@ class file_store final : public indexed_store {
   const recovery_report& recovery() const { return _report; }
   const io_stats& stats() const { return _stats; }
   std::string_view backend_name() const { return _be->name(); }
+  // Readable when I/O completed and poll() has work (io/backend.h); -1 if never needed.
+  int completion_fd() { return _be->completion_fd(); }
   std::size_t block_count() const { return _blocks.size(); }
   base::error failure() const { return _failed; }
 

@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -89,6 +91,26 @@ TEST(backend, uring_direct_round_trip) {
   uring_backend be(true);
   if (!be.init(16)) GTEST_SKIP() << "io_uring unavailable here";
   round_trip(be, d.path());
+}
+
+TEST(backend, uring_completion_eventfd_wakes_a_blocking_loop) {
+  storage_test::temp_dir d;
+  uring_backend be(true);
+  if (!be.init(16)) GTEST_SKIP() << "io_uring unavailable here";
+  int efd = be.completion_fd();
+  ASSERT_GE(efd, 0);
+  auto f = file::open(be, d.path() + "/e", true);
+  ASSERT_TRUE(f.ok());
+  aligned_buf w(kDioAlign);
+  w.resize(kDioAlign);
+  ASSERT_TRUE(be.submit_write(f->handle(), 0, w.data(), kDioAlign, false, 5).ok());
+  pollfd p{efd, POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1);
+  std::uint64_t v;
+  ASSERT_EQ(::read(efd, &v, sizeof v), ssize_t(sizeof v));
+  completion c;
+  ASSERT_EQ(be.reap(&c, 1, false), 1);
+  EXPECT_EQ(c.token, 5u);
 }
 
 TEST(backend, sync_round_trip_direct_and_buffered) {
