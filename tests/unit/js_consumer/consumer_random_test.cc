@@ -31,7 +31,7 @@ struct model_req {
 
 class random_run {
  public:
-  explicit random_run(std::uint64_t seed) : _r(seed) {}
+  random_run(std::uint64_t seed, bool push) : _r(seed), _push(push) {}
 
   void run(int steps) {
     _p = explicit_params();
@@ -52,17 +52,27 @@ class random_run {
     _p.priority = pols[_r.below(4)];
     if (_p.priority != priority_policy::none) _p.priority_groups = {"g"};
     _p.priority_timeout = (1 + base::nanos(_r.below(4))) * kSecond;
+    if (_push) {
+      _p.deliver_subject = "dlv";
+      _p.priority = priority_policy::none;
+      _p.priority_groups.clear();
+      _p.idle_heartbeat = kSecond;
+      _p.flow_control = _r.chance(0.5);
+      _reqs["dlv"] = {std::int64_t(1) << 60, 0, false, true, "", 0};
+    }
     std::fprintf(stderr, "  ack %d wait %lld backoff %zu max_deliver %lld max_ack_pending %lld "
-                 "filter %d priority %d\n", int(_p.ack), static_cast<long long>(_p.ack_wait),
+                 "filter %d priority %d push %d\n", int(_p.ack), static_cast<long long>(_p.ack_wait),
                  _p.backoff.size(), static_cast<long long>(_p.max_deliver),
                  static_cast<long long>(_p.max_ack_pending), bool(_h.store.filter),
-                 int(_p.priority));
+                 int(_p.priority), int(_push) + int(_p.flow_control));
     _h.make(_p);
     for (int i = 0; i < steps && !::testing::Test::HasFatalFailure(); ++i) step(i);
     drain();
-    std::fprintf(stderr, "  %llu deliveries, %zu released, %zu at max_deliver, %llu statuses\n",
+    std::fprintf(stderr, "  %llu deliveries, %zu released, %zu at max_deliver, %llu statuses, "
+                 "%llu flow-control requests\n",
                  static_cast<unsigned long long>(_dseq), _done.size(), _maxed.size(),
-                 static_cast<unsigned long long>(_statuses));
+                 static_cast<unsigned long long>(_statuses),
+                 static_cast<unsigned long long>(_fc_requests));
   }
 
  private:
@@ -75,10 +85,20 @@ class random_run {
   void step(int i) {
     const auto op = _r.below(100);
     if (op < 20) {
-      for (auto k = _r.below(4); k > 0; --k) _h.store.add(_r.chance(0.5) ? "s.a" : "s.b", 20 + std::uint32_t(_r.below(100)));
+      // Flow-controlled push runs publish large messages so the window matters.
+      const std::uint32_t scale = _push && _p.flow_control ? 4000 : 1;
+      for (auto k = _r.below(4); k > 0; --k)
+        _h.store.add(_r.chance(0.5) ? "s.a" : "s.b", (20 + std::uint32_t(_r.below(100))) * scale);
       _h.c->on_stream_advanced(_h.store.last, _h.now, _h.out);
     } else if (op < 40) {
-      new_pull();
+      if (_push && _r.chance(0.5)) {
+        _active = !_active;  // subscribe / unsubscribe on the deliver subject
+        _h.c->set_push_interest(_active, _h.now, _h.out);
+      } else if (_push && !_fc_last.empty() && _r.chance(0.5)) {
+        _h.c->on_flow_control_reply(_fc_last, _h.now, _h.out);
+      } else {
+        new_pull();
+      }
     } else if (op < 75) {
       random_ack();
     } else if (op < 97) {
@@ -159,8 +179,10 @@ class random_run {
     _h.make(_p);
     _h.c->restore(snap, _h.now);
     for (auto& [k, v] : _hist) v += " restart";
-    for (auto& [k, r] : _reqs) r.alive = false;  // pull requests and pins are not durable
+    for (auto& [k, r] : _reqs) r.alive = k == "dlv";  // pull requests and pins are not durable
     _pin.clear();
+    _active = false;  // interest is re-announced by the agent
+    _fc_last.clear();
     EXPECT_EQ(_h.c->snapshot(), snap);
   }
 
@@ -178,6 +200,10 @@ class random_run {
     ASSERT_TRUE(_reqs.count(d.to));
     auto& q = _reqs[d.to];
     ASSERT_TRUE(q.alive) << "delivery to a finished request " << d.to;
+    if (_push) {
+      ASSERT_EQ(d.to, "dlv");
+      ASSERT_TRUE(_active);
+    }
     ASSERT_EQ(d.consumer_seq, ++_dseq);
     ASSERT_TRUE(matches(d.stream_seq));
     if (auto it = _inflight.find(d.stream_seq); it != _inflight.end()) {
@@ -229,6 +255,13 @@ class random_run {
     auto& q = _reqs[s.to];
     if (s.code == 100) {
       ASSERT_TRUE(q.alive);
+      if (!s.reply.empty()) {
+        _fc_last = s.reply;
+        ++_fc_requests;
+      }
+      if (_push) {
+        ASSERT_TRUE(_active);
+      }
       return;
     }
     if (s.description == "Batch Completed") {
@@ -282,7 +315,7 @@ class random_run {
     for (const auto& [s, m] : _inflight) redelivered += m.dc > 1;
     ASSERT_EQ(n.num_redelivered, redelivered);
     std::uint64_t alive = 0;
-    for (const auto& [k, r] : _reqs) alive += r.alive;
+    for (const auto& [k, r] : _reqs) alive += r.alive && k != "dlv";
     ASSERT_EQ(_h.c->waiting().size(), alive);
     ASSERT_LE(alive, std::uint64_t(_p.max_waiting));
     std::uint64_t pend = 0;
@@ -297,7 +330,14 @@ class random_run {
       _reqs[reply] = {1000, 0, false, true};
       auto r = pull(1000, 60 * kSecond);
       if (_p.priority != priority_policy::none) r.group = "g";
-      _h.request(reply, r);
+      if (_push) {
+        _reqs[reply].alive = false;
+        if (!_active) _h.c->set_push_interest(_active = true, _h.now, _h.out);
+        absorb();
+        if (!_fc_last.empty()) _h.c->on_flow_control_reply(_fc_last, _h.now, _h.out);
+      } else {
+        _h.request(reply, r);
+      }
       absorb();
       // Acks free max_ack_pending slots and pull more into the open request.
       for (int k = 0; k < 100000 && !_inflight.empty(); ++k) {
@@ -306,6 +346,8 @@ class random_run {
         a.consumer = "C";
         a.stream_seq = _inflight.begin()->first;
         _h.c->on_ack(a, parse_ack_body("+ACK"), _h.now, _h.out);
+        absorb();
+        if (_push && !_fc_last.empty()) _h.c->on_flow_control_reply(_fc_last, _h.now, _h.out);
         absorb();
         if (::testing::Test::HasFatalFailure()) return;
       }
@@ -339,7 +381,11 @@ class random_run {
   std::map<std::uint64_t, std::string> _hist;
   std::uint64_t _serial = 0;
   std::uint64_t _statuses = 0;
+  std::uint64_t _fc_requests = 0;
   std::string _pin;
+  bool _push = false;
+  bool _active = false;
+  std::string _fc_last;
   std::uint64_t _dseq = 0;
   std::uint64_t _last_new = 0;
   sequence_pair _floor;
@@ -356,7 +402,9 @@ TEST(ConsumerRandom, InvariantsHold) {
   for (auto seed : seeds) {
     std::fprintf(stderr, "js_consumer random seed %llu\n", static_cast<unsigned long long>(seed));
     SCOPED_TRACE("seed " + std::to_string(seed));
-    random_run(seed).run(5000);
+    random_run(seed, false).run(5000);
+    if (::testing::Test::HasFailure()) break;
+    random_run(seed, true).run(3000);
     if (::testing::Test::HasFailure()) break;
   }
 }
