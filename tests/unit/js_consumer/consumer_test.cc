@@ -429,6 +429,68 @@ TEST(Consumer, SnapshotRestoreResumesExactly) {
   EXPECT_EQ(a.c->snapshot(), b.c->snapshot());
 }
 
+TEST(Consumer, UpdateRearmsAckWait) {
+  harness h;
+  auto p = explicit_params();
+  p.ack_wait = 30 * kSecond;
+  h.make(p);
+  h.publish(1);
+  h.request("r", pull(5, 60 * kSecond));
+  ASSERT_EQ(h.take_deliveries().size(), 1u);
+  h.advance(2 * kSecond);
+  p.ack_wait = 5 * kSecond;
+  h.c->update(p, h.now, h.out);
+  EXPECT_EQ(h.c->next_deadline(), h.now + 3 * kSecond);  // measured from the delivery
+  h.advance(3 * kSecond);
+  EXPECT_EQ(h.take_deliveries().size(), 1u);
+}
+
+TEST(Consumer, AckAllWithNakAndTerm) {
+  harness h;
+  auto p = explicit_params();
+  p.ack = ack_policy::all;
+  h.make(p);
+  h.publish(4);
+  h.request("r", pull(4));
+  auto d = h.take_deliveries();
+  h.ack(d[1], "-NAK");  // per-message NAK still works under ack all
+  h.request("r2", pull(1));
+  auto r = h.take_deliveries();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].stream_seq, 2u);
+  h.ack(d[3], "+TERM");
+  EXPECT_EQ(h.take_released(), (std::vector<std::uint64_t>{4}));
+  h.ack(r[0], "+ACK");  // acks 1 and 2 (the redelivered one)
+  EXPECT_EQ(h.take_released(), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(h.info().ack_floor.stream_seq, 2u);
+  EXPECT_EQ(h.info().num_ack_pending, 1u);
+}
+
+TEST(Consumer, HeadersOnlyAndPinHeaderSizes) {
+  harness h;
+  auto p = explicit_params();
+  p.headers_only = true;
+  h.make(p);
+  h.publish(1);  // subject "s.a", 10-byte payload, no headers
+  h.request("r", pull(1));
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 1u);
+  const std::size_t hdr = std::string("NATS/1.0\r\nNats-Msg-Size: 10\r\n\r\n").size();
+  EXPECT_EQ(d[0].size, 3 + hdr + encode_ack_subject("S", "C", 1, 1, 1, h.store.msgs[1].ts, 0).size());
+}
+
+TEST(Consumer, DropRequestsOnLostInterest) {
+  harness h;
+  h.make(explicit_params());
+  h.request("gone", pull(5, 60 * kSecond));
+  h.request("here", pull(5, 60 * kSecond));
+  h.c->drop_requests("gone");
+  EXPECT_EQ(h.info().num_waiting, 1u);
+  h.publish(2);
+  for (const auto& d : h.take_deliveries()) EXPECT_EQ(d.to, "here");
+  EXPECT_TRUE(h.take_statuses().empty());  // dropped silently
+}
+
 TEST(Consumer, InactiveThreshold) {
   harness h;
   auto p = explicit_params();
