@@ -112,7 +112,13 @@ void consumer_state_machine::ack_one(std::uint64_t sseq, base::nanos, actions& o
 
 void consumer_state_machine::ack_all_upto(std::uint64_t sseq, std::uint64_t dseq, base::nanos,
                                           actions& out) {
-  if (sseq <= _floor.stream_seq) return;
+  if (sseq <= _floor.stream_seq) {
+    if (_max_delivered.erase(sseq)) {  // the floor moved past it at max_deliver
+      _rdc.erase(sseq);
+      out.emplace_back(released{sseq});
+    }
+    return;
+  }
   auto p = _pending.find(sseq);
   if (p != _pending.end()) dseq = p->second.consumer_seq;
   while (!_pending.empty() && _pending.begin()->first <= sseq) {

@@ -47,7 +47,9 @@ struct consumer_params {
   bool flow_control = false;         // push only; needs idle_heartbeat
   // Flow-control tokens (4 chars [0-9A-Za-z] in nats-server); injected for determinism.
   std::function<std::string()> new_fc_token;
-  std::uint64_t start_seq = 1;       // deliver policy resolved by the caller
+  // Deliver policy resolved by the caller (all/last/new/by_start_*). last_per_subject: the
+  // message_source yields the per-subject last messages first, then new ones.
+  std::uint64_t start_seq = 1;
   priority_policy priority = priority_policy::none;
   std::vector<std::string> priority_groups;
   base::nanos priority_timeout = 0;  // pinned_client TTL
@@ -65,7 +67,9 @@ struct msg_meta {
   std::uint32_t payload_len = 0;
 };
 
-// Store access, filtered by the consumer's filter subject(s). Called synchronously.
+// Store access, filtered by the consumer's filter subject(s). Called synchronously from
+// inside the machine's events; count_matching runs once per delivery (the ack subject's
+// pending token), so it should be cheap (per-subject counts, not a scan).
 class message_source {
  public:
   virtual ~message_source() = default;
@@ -232,7 +236,9 @@ class consumer_state_machine {
 
   consumer_numbers numbers(base::nanos now) const;
   consumer_snapshot snapshot() const;
-  // Replaces the durable state (waiting requests and pins are not durable).
+  // On a freshly built machine after a restart: replaces the durable state (waiting
+  // requests, pins, push interest and flow control are not durable). Pending messages whose
+  // deadline passed are redelivered from the next tick().
   void restore(const consumer_snapshot& s, base::nanos now);
 
   // Interest retention: does this consumer still need `seq`? (It matched the filter.)
