@@ -305,6 +305,7 @@ base::nanos consumer_state_machine::next_deadline() const {
   if (_pause_until != 0) t = std::min(t, _pause_until);
   if (_replay_due != 0 && (!_waiting.empty() || _push_active)) t = std::min(t, _replay_due);
   if (_push_active && _p.idle_heartbeat > 0) t = std::min(t, _push_hb_next);
+  if (_rl_due != 0 && _push_active) t = std::min(t, _rl_due);
   if (_p.inactive_threshold > 0 && !_inactive_sent && idle_for_inactivity()) {
     base::nanos last = _last_activity;
     if (!_timers.empty()) last = std::max(last, _timers.rbegin()->first);

@@ -45,6 +45,8 @@ struct consumer_params {
   std::string deliver_subject;
   base::nanos idle_heartbeat = 0;    // push only
   bool flow_control = false;         // push only; needs idle_heartbeat
+  std::uint64_t rate_limit_bps = 0;  // push only; 0 = unlimited
+  std::uint64_t rate_burst = 0;      // bytes; the stream's max msg size or max_payload
   // Flow-control tokens (4 chars [0-9A-Za-z] in nats-server); injected for determinism.
   std::function<std::string()> new_fc_token;
   // Deliver policy resolved by the caller (all/last/new/by_start_*). last_per_subject: the
@@ -226,6 +228,8 @@ class consumer_state_machine {
   void drop_requests(const std::string& reply);
   // Consumer being deleted: every waiting request gets 409 Consumer Deleted.
   void on_delete(actions& out);
+  // Server stopping: every waiting request gets 409 Server Shutdown with pending headers.
+  void on_shutdown(actions& out);
   // Messages removed from the stream (limits, delete): pending ones are terminated.
   void on_removed(std::uint64_t seq, base::nanos now, actions& out);
 
@@ -233,6 +237,8 @@ class consumer_state_machine {
   void set_push_interest(bool active, base::nanos now, actions& out);
   // Push: a (possibly empty) publish to a $JS.FC... subject this consumer issued.
   void on_flow_control_reply(const std::string& subject, base::nanos now, actions& out);
+  // Push: deliver_subject changed while unbound; everything pending is redelivered.
+  void rebind_push(std::string deliver_subject, base::nanos now, actions& out);
 
   consumer_numbers numbers(base::nanos now) const;
   consumer_snapshot snapshot() const;
@@ -326,6 +332,9 @@ class consumer_state_machine {
   std::uint64_t _fc_bytes_at_request = 0;
   std::string _fc_pending;              // subject of the unanswered request, if any
   std::uint64_t _fc_counter = 0;
+  double _rl_tokens = 0;                // rate limit bucket (bytes); may go negative (debt)
+  base::nanos _rl_at = 0;
+  base::nanos _rl_due = 0;              // delivery held until then (0 = not held)
 };
 
 }  // namespace js

@@ -129,6 +129,11 @@ void consumer_state_machine::on_delete(actions& out) {
   _waiting.clear();
 }
 
+void consumer_state_machine::on_shutdown(actions& out) {
+  for (const auto& w : _waiting) out.emplace_back(status(w, 409, "Server Shutdown", true));
+  _waiting.clear();
+}
+
 // ---- delivery -------------------------------------------------------------------------
 
 std::optional<consumer_state_machine::candidate> consumer_state_machine::next_candidate(

@@ -12,8 +12,22 @@ constexpr std::uint64_t kMaxWindow = 32u << 20;
 }  // namespace
 
 void consumer_state_machine::deliver_push(base::nanos now, actions& out) {
+  _rl_due = 0;
   if (!_push_active || paused(now)) return;
+  if (_p.rate_limit_bps > 0) {
+    // Token bucket in bytes: refill at bps/8, capped at the burst; a delivery may take it
+    // into debt, and the next one waits until the debt is paid.
+    const double rate = double(_p.rate_limit_bps) / 8 / double(base::kSecond);
+    const double burst = double(std::max<std::uint64_t>(_p.rate_burst, 1));
+    _rl_tokens = _rl_at == 0 ? burst : std::min(burst, _rl_tokens + double(now - _rl_at) * rate);
+    _rl_at = now;
+  }
   while (!(_p.flow_control && _fc_outstanding > _fc_window)) {  // over the window: stalled
+    if (_p.rate_limit_bps > 0 && _rl_tokens < 0) {
+      const double rate = double(_p.rate_limit_bps) / 8 / double(base::kSecond);
+      _rl_due = now + base::nanos(-_rl_tokens / rate) + 1;
+      break;
+    }
     _replay_due = 0;
     auto c = next_candidate(now, out);
     if (!c) break;
@@ -22,6 +36,7 @@ void consumer_state_machine::deliver_push(base::nanos now, actions& out) {
     const std::uint64_t pend = _src.count_matching(next_sseq);
     const std::uint64_t size = msg_size(c->meta, dc, _dseq, pend, _pin);
     commit(*c, dc, pend, size, _p.deliver_subject, now, out);
+    if (_p.rate_limit_bps > 0) _rl_tokens -= double(size);
     if (_p.idle_heartbeat > 0) _push_hb_next = now + _p.idle_heartbeat;
     if (!_p.flow_control) continue;
     _fc_outstanding += size;
@@ -67,6 +82,18 @@ void consumer_state_machine::on_flow_control_reply(const std::string& subject, b
   if (_fc_pending.empty() || subject != _fc_pending) return;  // stale ids are ignored
   _fc_outstanding -= std::min(_fc_outstanding, _fc_bytes_at_request);
   _fc_window = std::min(kMaxWindow, _fc_window * 2);
+  _fc_pending.clear();
+  deliver(now, out);
+}
+
+void consumer_state_machine::rebind_push(std::string deliver_subject, base::nanos now,
+                                         actions& out) {
+  _p.deliver_subject = std::move(deliver_subject);
+  for (auto& [seq, e] : _pending) {
+    disarm(seq);
+    if (_rdq_set.insert(seq).second) _rdq.push_back(seq);
+  }
+  _fc_outstanding = 0;
   _fc_pending.clear();
   deliver(now, out);
 }

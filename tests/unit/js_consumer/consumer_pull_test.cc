@@ -273,6 +273,17 @@ TEST(Pull, ConsumerDeleted) {
   EXPECT_EQ(s[0].render().size(), 33u);
 }
 
+TEST(Pull, ServerShutdown) {
+  harness h;
+  h.make(explicit_params());
+  h.request("p", pull(3, 2 * kSecond));
+  h.c->on_shutdown(h.out);
+  auto s = h.take_statuses();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].render(),
+            "NATS/1.0 409 Server Shutdown\r\nNats-Pending-Messages: 3\r\nNats-Pending-Bytes: 0\r\n\r\n");
+}
+
 consumer_params grouped(priority_policy pol) {
   auto p = explicit_params();
   p.priority = pol;

@@ -88,6 +88,44 @@ TEST(Push, FlowControlWindow) {
   EXPECT_EQ(h.take_statuses().size(), 1u);  // the next FC request
 }
 
+TEST(Push, RateLimit) {
+  harness h;
+  auto p = push_params();
+  p.ack = ack_policy::none;
+  p.idle_heartbeat = 0;
+  p.rate_limit_bps = 8 * 1000;  // 1000 bytes/s
+  p.rate_burst = 1000;
+  h.make(p);
+  for (int i = 0; i < 10; ++i) h.store.add("s.a", 400);
+  h.c->on_stream_advanced(10, h.now, h.out);
+  h.c->set_push_interest(true, h.now, h.out);
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 3u);  // burst 1000 allows ~2.x messages of ~450 bytes, then debt
+  std::uint64_t bytes = 0;
+  for (const auto& x : d) bytes += x.size;
+  h.advance(10 * kSecond);
+  d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 7u);
+  // Overall pace: about 1000 bytes/s after the burst.
+  for (const auto& x : d) bytes += x.size;
+  EXPECT_LE(bytes, 1000 + 10 * 1000 + 500u);
+}
+
+TEST(Push, RebindRedeliversPending) {
+  harness h;
+  h.make(push_params());
+  h.publish(2);
+  h.c->set_push_interest(true, h.now, h.out);
+  EXPECT_EQ(h.take_deliveries().size(), 2u);
+  h.c->set_push_interest(false, h.now, h.out);
+  h.c->rebind_push("dlv.new", h.now, h.out);
+  h.c->set_push_interest(true, h.now, h.out);
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].to, "dlv.new");
+  EXPECT_EQ(d[0].delivery_count, 2u);
+}
+
 TEST(Push, PausedStillHeartbeats) {
   harness h;
   h.make(push_params());
