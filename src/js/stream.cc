@@ -27,6 +27,12 @@ stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::s
   _store->on_error([this](base::error e, std::uint64_t first, std::uint64_t last) {
     PG_ERROR("JetStream stream '{}' store error {} for sequences {}..{}", _cfg.name,
              base::errc_name(e.code), first, last);
+    // Publishes that will never become durable get an error PubAck instead of silence.
+    const auto err = make_error(err::store_failed, base::errc_name(e.code));
+    while (!_acks.empty() && _acks.back().wait_seq >= first) {
+      reply_error(_acks.back().reply, err);
+      _acks.pop_back();
+    }
   });
   apply_limits();
   rebuild_dedup();

@@ -150,6 +150,11 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
   std::string error;
   auto s = make_stream(cfg, now(), error);
   if (s && !save_meta(*s, error)) s.reset();
+  if (s && cfg.first_seq > 1) {  // the stream starts at first_seq (2.10)
+    storage::purge_request pr;
+    pr.seq = cfg.first_seq;
+    (void)s->store().purge(pr);
+  }
   if (!s) return respond_error(m.reply, type, make_error(err::stream_create, error));
   s->subscribe();
   stream& ref = *s;

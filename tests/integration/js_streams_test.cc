@@ -281,6 +281,11 @@ TEST_F(js_test, purge_variants_keep_sequences) {
             json::parse(R"({"code":500,"err_code":10057,"description":"message delete not permitted"})"));
 }
 
+TEST_F(js_test, first_seq_starts_the_stream_there) {
+  ASSERT_FALSE(create({{"name", "FS"}, {"subjects", {"fs"}}, {"first_seq", 1000}}).contains("error"));
+  EXPECT_EQ(publish("fs", "x")["seq"], 1000);
+}
+
 TEST_F(js_test, rollups_with_allow_rollup_hdrs) {
   ASSERT_FALSE(create({{"name", "RU"}, {"subjects", {"ru.>"}}, {"allow_rollup_hdrs", true}}).contains("error"));
   publish("ru.a", "1");
