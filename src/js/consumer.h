@@ -6,6 +6,15 @@
 //
 // Time: every `now`/deadline is in one caller-chosen nanosecond base. Use unix-epoch ns if
 // the snapshot is to survive a restart (pending delivery times are stored in it).
+//
+// Wiring (the agent): feed on_stream_advanced / on_pull / on_ack / set_push_interest /
+// on_flow_control_reply, call tick() at next_deadline(), then send the actions in order:
+// delivery -> load the message, MSG/HMSG to `to` with reply encode_ack_subject(...) (+
+// Nats-Pin-Id, headers_only rewrite); status_reply -> HMSG to `to` with render() and an
+// empty payload (reply = `reply`); advisory -> JSON on $JS.EVENT.ADVISORY.CONSUMER.*;
+// released -> retention (work queue: delete; interest: delete when no consumer needs() it);
+// inactive -> delete the consumer. Persist snapshot() after acks/deliveries as the store
+// sees fit.
 #include <cstdint>
 #include <deque>
 #include <functional>
