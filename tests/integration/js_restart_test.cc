@@ -74,6 +74,28 @@ TEST_F(js_restart, kill9_keeps_every_acked_message) {
   check();
 }
 
+TEST_F(js_restart, kill9_after_async_publishes_keeps_all_acked) {
+  ASSERT_FALSE(create({{"name", "BULK"}, {"subjects", {"bulk.>"}}}).contains("error"));
+  constexpr int kCount = 2000;
+  const std::string payload(512, 'p');
+  for (int i = 0; i < kCount; ++i)
+    ASSERT_EQ(js_PublishAsync(js_.get(), ("bulk." + std::to_string(i % 7)).c_str(), payload.data(),
+                              static_cast<int>(payload.size()), nullptr),
+              NATS_OK);
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = 20000;
+  ASSERT_EQ(js_PublishAsyncComplete(js_.get(), &po), NATS_OK);
+  natsMsgList pending{};
+  EXPECT_EQ(js_PublishAsyncGetPendingList(&pending, js_.get()), NATS_NOT_FOUND);  // every publish acked
+  restart(true);
+  json st = state("BULK");
+  EXPECT_EQ(st["messages"], kCount);
+  EXPECT_EQ(st["last_seq"], kCount);
+  EXPECT_EQ(st["bytes"], kCount * (30 + 6 + 512));
+  EXPECT_EQ(publish("bulk.x", "y")["seq"], kCount + 1);
+}
+
 TEST_F(js_restart, purge_survives_restart_and_sequences_do_not_reuse) {
   ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s"}}}).contains("error"));
   for (int i = 0; i < 5; ++i) publish("s", "x");
