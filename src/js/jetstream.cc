@@ -102,7 +102,11 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     } else if (rest != r.prefix) {
       continue;
     }
-    ++_api_total;
+    // Counted after the reply, as nats-server does (INFO shows the calls before it).
+    struct count_after {
+      std::uint64_t& n;
+      ~count_after() { ++n; }
+    } counter{_api_total};
     if (!m.headers.empty()) {
       if (auto lvl = find_header(m.headers, "Nats-Required-Api-Level")) {
         auto want = parse_u64(*lvl);
