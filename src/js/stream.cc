@@ -265,7 +265,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   if (hdr.size() > kMaxHeaderBytes) return fail(make_error(err::header_too_large));
 
   // Interest retention with nobody interested: the sequence is consumed, nothing stored.
-  if (_cfg.retention == retention_policy::interest && _js.consumer_count(_cfg.name) == 0) {
+  if (_cfg.retention == retention_policy::interest && !(has_interest && has_interest(m.subject))) {
     if (auto st = _store->skip(1); !st.ok())
       return fail(make_error(err::store_failed, base::errc_name(st.code())));
     const std::uint64_t seq = _store->last_seq();
@@ -292,6 +292,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   record_msg_id(msg_id, *seq, now);
   _last_msg_id = std::string(msg_id);
   if (want_ack) queue_ack(std::string(m.reply), ack_body(*seq, false), *seq);
+  if (on_stored) on_stored(*seq, m.subject);
 }
 
 ojson stream::state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const {

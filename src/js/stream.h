@@ -3,6 +3,7 @@
 // limits, rollups and PubAcks sent once the store reports the message durable.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -46,6 +47,12 @@ class stream final : public core::internal_handler {
 
   // Direct get requests on $JS.API.DIRECT.GET.<stream>[.<subject>] (direct_get.cc).
   void direct_get(const core::inbound_msg& m);
+
+  // Consumer-side hooks (wired by the consumer work; unset = no consumers): after a message
+  // is stored (seq, subject), and whether any consumer's filter matches a subject (interest
+  // retention stores a message only then).
+  std::function<void(std::uint64_t, std::string_view)> on_stored;
+  std::function<bool(std::string_view)> has_interest;
 
  private:
   struct pending_ack {
