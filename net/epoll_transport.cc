@@ -20,6 +20,7 @@ struct epoll_transport::conn {
   std::string out;
   std::size_t sent = 0;  // bytes of `out` already written
   bool want_write = false;
+  bool read_paused = false;
   bool closing = false;
   bool close_after_flush = false;
 };
@@ -100,17 +101,14 @@ void epoll_transport::write_some(conn_handle h, conn& c) {
   if (c.sent >= c.out.size()) {
     c.out.clear();
     c.sent = 0;
-  } else if (c.sent > (1u << 20)) {
+  } else if (c.sent > (1u << 20) && c.sent > c.out.size() / 2) {  // amortised compaction
     c.out.erase(0, c.sent);
     c.sent = 0;
   }
   const bool want = !c.out.empty();
   if (want != c.want_write && !c.closing) {
     c.want_write = want;
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u);
-    ev.data.u64 = h;
-    epoll_ctl(_ep, EPOLL_CTL_MOD, c.fd, &ev);
+    update_interest(h, c);
   }
   if (c.closing && (c.out.empty() || !c.close_after_flush)) finish(h);
 }
@@ -118,6 +116,27 @@ void epoll_transport::write_some(conn_handle h, conn& c) {
 void epoll_transport::flush_now(conn_handle h) {
   auto it = _conns.find(h);
   if (it != _conns.end() && !it->second->closing) write_some(h, *it->second);
+}
+
+void epoll_transport::update_interest(conn_handle h, conn& c) {
+  epoll_event ev{};
+  ev.events = (c.read_paused ? 0u : (EPOLLIN | EPOLLRDHUP)) | (c.want_write ? EPOLLOUT : 0u);
+  ev.data.u64 = h;
+  epoll_ctl(_ep, EPOLL_CTL_MOD, c.fd, &ev);
+}
+
+void epoll_transport::pause_reading(conn_handle h) {
+  auto it = _conns.find(h);
+  if (it == _conns.end() || it->second->read_paused) return;
+  it->second->read_paused = true;
+  update_interest(h, *it->second);
+}
+
+void epoll_transport::resume_reading(conn_handle h) {
+  auto it = _conns.find(h);
+  if (it == _conns.end() || !it->second->read_paused) return;
+  it->second->read_paused = false;
+  update_interest(h, *it->second);
 }
 
 std::size_t epoll_transport::flush() {
@@ -158,7 +177,7 @@ void epoll_transport::finish(conn_handle h) {
 void epoll_transport::read_ready(conn_handle h) {
   for (int i = 0; i < 16; ++i) {  // bounded per turn so one connection cannot hog the shard
     auto it = _conns.find(h);
-    if (it == _conns.end() || it->second->closing) return;
+    if (it == _conns.end() || it->second->closing || it->second->read_paused) return;
     const ssize_t n = ::recv(it->second->fd, _rbuf.data(), _rbuf.size(), 0);
     if (n > 0) {
       if (_handler) _handler->on_data(h, std::string_view(_rbuf.data(), std::size_t(n)));

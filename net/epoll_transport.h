@@ -26,6 +26,8 @@ class epoll_transport final : public transport {
   std::string& outbuf(conn_handle h) override;
   std::size_t pending_bytes(conn_handle h) const override;
   void flush_now(conn_handle h) override;
+  void pause_reading(conn_handle h) override;
+  void resume_reading(conn_handle h) override;
   std::size_t flush() override;
   void close(conn_handle h, bool after_flush) override;
 
@@ -38,6 +40,7 @@ class epoll_transport final : public transport {
   void read_ready(conn_handle h);
   void write_some(conn_handle h, conn& c);
   void finish(conn_handle h);
+  void update_interest(conn_handle h, conn& c);
 
   int _ep = -1;
   int _listen_fd = -1;

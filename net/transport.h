@@ -41,6 +41,9 @@ class transport : public shard::poller, public shard::waiter {
   virtual std::string& outbuf(conn_handle h) = 0;
   // Bytes appended but not yet acknowledged by the kernel/stack.
   virtual std::size_t pending_bytes(conn_handle h) const = 0;
+  // Stops reading from the connection (TCP flow control then holds the peer) / restarts it.
+  virtual void pause_reading(conn_handle h) = 0;
+  virtual void resume_reading(conn_handle h) = 0;
   // Under outbound pressure: pushes what the kernel takes right now, synchronously.
   virtual void flush_now(conn_handle h) = 0;
   // Starts sending every non-empty outbound buffer; returns the number of sends started.

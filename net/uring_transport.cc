@@ -17,7 +17,7 @@ constexpr unsigned kEntries = 1024;
 constexpr unsigned kBufCount = 512;        // provided receive buffers per shard
 constexpr unsigned kBufSize = 16 * 1024;
 constexpr int kBufGroup = 0;
-constexpr std::size_t kMaxSendChunk = 1 << 20;
+constexpr std::size_t kMaxSendChunk = 16 << 20;
 
 enum tag : std::uint64_t { tag_accept = 1, tag_recv = 2, tag_send = 3, tag_doorbell = 4, tag_ignore = 5 };
 constexpr std::uint64_t encode(tag t, conn_handle h) { return (std::uint64_t(t) << 56) | h; }
@@ -35,6 +35,7 @@ struct uring_transport::conn {
   bool closing = false;       // close requested
   bool close_after_flush = false;
   bool peer_gone = false;     // recv ended
+  bool read_paused = false;   // back-pressure: recv cancelled on purpose
 };
 
 std::unique_ptr<uring_transport> uring_transport::create(std::string& why) {
@@ -187,15 +188,44 @@ void uring_transport::flush_now(conn_handle h) {
   if (it == _conns.end()) return;
   conn& c = *it->second;
   // Only when no io_uring send is in flight, so bytes stay in order on the socket.
-  if (c.sending || c.closing || c.sent < c.inflight.size() || c.out.empty()) return;
-  const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n > 0) c.out.erase(0, std::size_t(n));
+  if (c.sending || c.closing) return;
+  if (c.sent >= c.inflight.size()) {
+    if (c.out.empty()) return;
+    c.inflight.clear();
+    c.inflight.swap(c.out);
+    c.sent = 0;
+  }
+  const ssize_t n = ::send(c.fd, c.inflight.data() + c.sent, c.inflight.size() - c.sent,
+                           MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n > 0) c.sent += std::size_t(n);
+  _dirty.emplace(h, &c);  // the rest leaves with the next flush()
+}
+
+void uring_transport::pause_reading(conn_handle h) {
+  auto it = _conns.find(h);
+  if (it == _conns.end()) return;
+  conn& c = *it->second;
+  if (c.read_paused || c.closing) return;
+  c.read_paused = true;
+  if (!c.recv_armed) return;
+  io_uring_sqe* s = sqe();
+  io_uring_prep_cancel64(s, encode(tag_recv, h), 0);
+  io_uring_sqe_set_data64(s, encode(tag_ignore, 0));
+}
+
+void uring_transport::resume_reading(conn_handle h) {
+  auto it = _conns.find(h);
+  if (it == _conns.end()) return;
+  conn& c = *it->second;
+  if (!c.read_paused) return;
+  c.read_paused = false;
+  if (!c.recv_armed && !c.closing && !c.peer_gone) arm_recv(h, c);
 }
 
 std::size_t uring_transport::flush() {
   std::size_t started = 0;
   for (auto& [h, c] : _dirty) {
-    if (!c->sending && !c->out.empty()) {
+    if (!c->sending && (!c->out.empty() || c->sent < c->inflight.size())) {
       start_send(h, *c);
       ++started;
     }
@@ -268,6 +298,7 @@ void uring_transport::on_recv(conn_handle h, const io_uring_cqe* cqe) {
   if (more) return;
   c.recv_armed = false;
   if (_conns.find(h) == _conns.end()) return;
+  if (c.read_paused && cqe->res == -ECANCELED && !c.closing) return;  // resume re-arms
   if (cqe->res == -ENOBUFS && !c.closing) {  // buffers ran dry: they are back now, re-arm
     arm_recv(h, c);
     return;

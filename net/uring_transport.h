@@ -29,6 +29,8 @@ class uring_transport final : public transport {
   std::string& outbuf(conn_handle h) override;
   std::size_t pending_bytes(conn_handle h) const override;
   void flush_now(conn_handle h) override;
+  void pause_reading(conn_handle h) override;
+  void resume_reading(conn_handle h) override;
   std::size_t flush() override;
   void close(conn_handle h, bool after_flush) override;
 

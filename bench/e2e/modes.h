@@ -39,5 +39,8 @@ result run_latency(const config& cfg, progress& prog);
 result run_request_reply(const config& cfg, progress& prog);
 // cfg.publishers connections publish flat out to one subscriber; rate measured at the subscriber.
 result run_throughput(const config& cfg, progress& prog);
+// Raw sockets: publishers write pre-encoded PUB batches, the subscriber counts bytes. No
+// latency samples: it measures the server's message rate without client-library costs.
+result run_raw_throughput(const config& cfg, progress& prog);
 
 }  // namespace peregrine::bench

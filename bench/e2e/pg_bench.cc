@@ -62,13 +62,14 @@ class progress_reporter {
 void print_human(const config& cfg, const result& r, const summary& s, double rate, double mbps) {
   std::printf("pg-bench mode=%s url=%s size=%zu count=%llu warmup=%llu", cfg.mode.c_str(), cfg.url.c_str(),
               cfg.size, static_cast<unsigned long long>(cfg.count), static_cast<unsigned long long>(cfg.warmup));
-  if (cfg.mode == "throughput") std::printf(" publishers=%d", cfg.publishers);
+  if (cfg.mode.find("throughput") != std::string::npos) std::printf(" publishers=%d", cfg.publishers);
   std::printf("\n");
   std::printf("  messages: sent %llu received %llu in %.3f s\n", static_cast<unsigned long long>(r.sent),
               static_cast<unsigned long long>(r.received), r.elapsed_s);
   std::printf("  rate:     %.0f msgs/s  %.2f MB/s\n", rate, mbps);
   const char* what = cfg.mode == "rr" ? "round trip" : (cfg.mode == "throughput" ? "one-way under load" : "one-way");
-  std::printf("  latency (%s, us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", what,
+  if (!r.samples_ns.empty())
+    std::printf("  latency (%s, us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", what,
               s.p50_us, s.p90_us, s.p99_us, s.p999_us, s.max_us, s.mean_us);
   if (!r.error.empty()) std::printf("  ERROR: %s\n", r.error.c_str());
 }
@@ -103,8 +104,8 @@ int main(int argc, char** argv) {
   bool quiet = false;
   CLI::App app{"pg-bench: end-to-end NATS benchmark (latency, request/reply, throughput) over libnats"};
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
-  app.add_option("--mode", cfg.mode, "latency | rr | throughput")
-      ->check(CLI::IsMember({"latency", "rr", "throughput"}))
+  app.add_option("--mode", cfg.mode, "latency | rr | throughput | raw-throughput")
+      ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput"}))
       ->capture_default_str();
   app.add_option("--count", cfg.count, "measured messages / requests")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--size", cfg.size, "payload bytes (>= 16: carries a timestamp)")
@@ -134,6 +135,8 @@ int main(int argc, char** argv) {
       r = run_latency(cfg, prog);
     else if (cfg.mode == "rr")
       r = run_request_reply(cfg, prog);
+    else if (cfg.mode == "raw-throughput")
+      r = run_raw_throughput(cfg, prog);
     else
       r = run_throughput(cfg, prog);
   }

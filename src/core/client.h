@@ -16,8 +16,9 @@ struct client {
   std::uint64_t id = 0;
   std::string peer_ip;
   int peer_port = 0;
-  std::string inbuf;  // bytes of an incomplete operation carried to the next read
-  std::size_t need = 0;  // inbuf size worth parsing again (from the parser's hint)
+  std::string inbuf;  // bytes not parsed yet: an incomplete op, or input held while stalled
+  std::size_t in_head = 0;  // inbuf[0, in_head) is consumed; compacted lazily, not per op
+  std::size_t need = 0;  // unconsumed size worth parsing again (from the parser's hint)
   // CONNECT options (nats-server's defaults before CONNECT)
   bool connected = false;
   bool verbose = true;

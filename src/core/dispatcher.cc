@@ -42,6 +42,18 @@ void dispatcher::connect(const std::vector<dispatcher*>& all) {
   _acked.assign(n, 0);
   _applied.assign(n, 0);
   _remote_targets.assign(n, {});
+  _inbox_blocked_on.assign(n, 0);
+}
+
+bool dispatcher::inbox_blocked(std::uint32_t from) {
+  const std::uint64_t id = _inbox_blocked_on[from];
+  if (id == 0) return false;
+  auto it = _by_id.find(id);
+  if (it != _by_id.end() && !it->second->closing &&
+      _transport->pending_bytes(it->second->handle) > std::size_t(_srv.opts.max_pending) / 2)
+    return true;
+  _inbox_blocked_on[from] = 0;
+  return false;
 }
 
 void dispatcher::place_connection(int fd) {
@@ -70,8 +82,17 @@ std::size_t dispatcher::drain_inbox() {
   std::size_t work = 0;
   for (std::uint32_t from = 0; from < _inbox.size(); ++from) {
     if (!_inbox[from]) continue;
+    if (inbox_blocked(from)) continue;
     const std::uint64_t before = _applied[from];
-    work += _inbox[from]->drain([&](shard_msg&& m) { apply(m); }, 1024);
+    for (std::size_t n = 0; n < 1024; ++n) {
+      if (_inbox[from]->drain([&](shard_msg&& m) { apply(m); }, 1) == 0) break;
+      ++work;
+      if (_stall_current) {  // a local subscriber filled up: hold this ring until it drains
+        _inbox_blocked_on[from] = _stall_current;
+        _stall_current = 0;
+        break;
+      }
+    }
     if (_applied[from] != before) {
       shard_msg ack;
       ack.k = shard_msg::kind::sub_ack;
@@ -261,18 +282,32 @@ void dispatcher::on_data(net::conn_handle h, std::string_view bytes) {
     c.inbuf.append(bytes);
     return;
   }
-  if (c.inbuf.empty()) {
+  if (c.inbuf.size() == c.in_head) {  // nothing carried over: parse straight from the buffer
     const std::size_t used = process(c, bytes);
+    c.inbuf.clear();
+    c.in_head = 0;
     if (used < bytes.size() && !c.closing) c.inbuf.assign(bytes.substr(used));
     return;
   }
   c.inbuf.append(bytes);
-  if (c.inbuf.size() < c.need) return;  // a large payload is still arriving
-  const std::size_t used = process(c, c.inbuf);
+  if (c.inbuf.size() - c.in_head < c.need) return;  // a large payload is still arriving
+  parse_inbuf(c);
+}
+
+void dispatcher::parse_inbuf(client& c) {
+  const std::size_t used = process(c, std::string_view(c.inbuf).substr(c.in_head));
   if (c.closing) {
     c.inbuf.clear();
-  } else {
-    c.inbuf.erase(0, used);
+    c.in_head = 0;
+    return;
+  }
+  c.in_head += used;
+  if (c.in_head == c.inbuf.size()) {
+    c.inbuf.clear();
+    c.in_head = 0;
+  } else if (c.in_head > (64u << 10) && c.in_head > c.inbuf.size() / 2) {
+    c.inbuf.erase(0, c.in_head);  // amortised: at most one move per halving
+    c.in_head = 0;
   }
 }
 

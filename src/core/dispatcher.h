@@ -64,11 +64,14 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void apply(shard_msg& m);
   std::size_t tick(base::nanos now);
   std::size_t resume_stalled();
+  bool inbox_blocked(std::uint32_t from);
   void cut_slow_consumer(client& c, std::string_view why);
 
   // protocol
   // Parses and handles every complete op; returns the bytes consumed.
   std::size_t process(client& c, std::string_view data);
+  // Parses the unconsumed part of c.inbuf.
+  void parse_inbuf(client& c);
   bool handle_op(client& c, const proto::client_op& op);  // false: connection closed
   bool handle_connect(client& c, std::string_view json);
   void handle_pub(client& c, const proto::client_op& op);
@@ -112,6 +115,10 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::vector<client*> _pong_waiters;
   std::vector<client*> _stalled;   // publishers paused by a subscriber's back-pressure
   std::uint64_t _stall_current = 0;  // subscriber whose delivery crossed the stall mark
+  // Cross-shard back-pressure: a ring is not drained while the local subscriber it filled
+  // is above half of max_pending; a publisher whose deliveries overflow a full ring stalls.
+  std::vector<std::uint64_t> _inbox_blocked_on;
+  static constexpr std::uint64_t kRemoteStall = ~0ull;
   std::vector<std::vector<delivery_target>> _remote_targets;  // scratch per route
   std::vector<std::pair<client*, std::string>> _expired;       // scratch: subs hitting max
   std::uint64_t _rr = 0;
