@@ -10,9 +10,7 @@
 #include "src/base/log.h"
 #include "src/core/options.h"
 #include "src/core/server.h"
-#ifdef PEREGRINE_HAVE_JS
 #include "src/js/jetstream.h"
-#endif
 
 int main(int argc, char** argv) {
   core::server_options opts;
@@ -56,9 +54,7 @@ int main(int argc, char** argv) {
     PG_INFO("  Store Directory: \"{}\"", opts.store_dir);
   }
   core::server srv(opts);
-#ifdef PEREGRINE_HAVE_JS
   if (opts.jetstream) srv.add_service(js::make_jetstream_service());
-#endif
   if (auto st = srv.start(); !st) {
     PG_ERROR("Error listening on port: {}:{}, \"{}\"", opts.host, opts.port,
              std::strerror(st.err().sys_errno));
