@@ -11,7 +11,11 @@
 # (msgs/s: higher is better; latencies: lower is better).
 #
 # Knobs (env): SIZE=128 LAT_COUNT=20000 RR_COUNT=20000 TP_COUNT=1000000 TP_PUBS=2 WARMUP=1000
+#              RAW_COUNT=2000000 JS_COUNT=5000 JSA_COUNT=200000
 #              ROUNDS=1 (repeat every mode, alternating order each time) DURATION=60
+#              MODES="latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file"
+# Both servers run with JetStream on (store in a temp dir); js-file on Peregrine acks after
+# the O_DIRECT write completed, on nats-server after the write into the page cache.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +35,10 @@ TP_PUBS=${TP_PUBS:-2}
 WARMUP=${WARMUP:-1000}
 ROUNDS=${ROUNDS:-1}
 DURATION=${DURATION:-60}
+RAW_COUNT=${RAW_COUNT:-2000000}
+JS_COUNT=${JS_COUNT:-5000}
+JSA_COUNT=${JSA_COUNT:-200000}
+MODES=${MODES:-latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file}
 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 [[ -x $peregrine_bin ]] || die "peregrine-server not found/executable: $peregrine_bin"
@@ -61,7 +69,7 @@ start_server() {
   local name=$1 bin=$2 port conf
   port=$(free_port)
   conf="$work/$name.conf"
-  printf 'port: %s\n' "$port" >"$conf"
+  printf 'port: %s\njetstream { store_dir: "%s" }\n' "$port" "$work/$name-js" >"$conf"
   "$bin" -a 127.0.0.1 -p "$port" -c "$conf" >"$work/$name.log" 2>&1 &
   pids+=($!)
   local deadline=$((SECONDS + 5))
@@ -100,10 +108,19 @@ echo "pg-bench:         $pg_bench  size=$SIZE warmup=$WARMUP rounds=$ROUNDS"
 echo "host:             $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
+# Modes and their message counts; MODES picks a subset (space separated).
+declare -A counts=([latency]=$LAT_COUNT [rr]=$RR_COUNT [throughput]=$TP_COUNT
+                   [raw-throughput]=$RAW_COUNT [js-mem]=$JS_COUNT [js-file]=$JS_COUNT
+                   [js-async-mem]=$JSA_COUNT [js-async-file]=$JSA_COUNT)
+specs=()
+for m in $MODES; do
+  [[ -n ${counts[$m]:-} ]] || die "unknown mode $m"
+  specs+=("$m:${counts[$m]}")
+done
 declare -A results
 turn=0
 for round in $(seq "$ROUNDS"); do
-  for spec in "latency:$LAT_COUNT" "rr:$RR_COUNT" "throughput:$TP_COUNT"; do
+  for spec in "${specs[@]}"; do
     mode=${spec%%:*}
     count=${spec##*:}
     # Alternate who goes first so warm caches/CPU frequency do not always favour one side.
@@ -123,11 +140,12 @@ ratio() {
 printf '%-6s %-11s %-10s %14s %14s %9s\n' round mode metric peregrine nats-server pg/nats
 printf '%s\n' "--------------------------------------------------------------------------"
 for round in $(seq "$ROUNDS"); do
-  for mode in latency rr throughput; do
+  for mode in $MODES; do
     p=${results[$round,$mode,peregrine]}
     n=${results[$round,$mode,nats]}
     metrics=(msgs_per_s p50_us p90_us p99_us p999_us max_us)
     [[ $mode == throughput ]] && metrics=(msgs_per_s mb_per_s p50_us p99_us max_us)
+    [[ $mode == raw-throughput || $mode == js-async-* ]] && metrics=(msgs_per_s mb_per_s)
     for m in "${metrics[@]}"; do
       pv=$(jget "$p" "$m")
       nv=$(jget "$n" "$m")

@@ -42,5 +42,9 @@ result run_throughput(const config& cfg, progress& prog);
 // Raw sockets: publishers write pre-encoded PUB batches, the subscriber counts bytes. No
 // latency samples: it measures the server's message rate without client-library costs.
 result run_raw_throughput(const config& cfg, progress& prog);
+// JetStream: synchronous publish -> PubAck round trips on a memory or file stream.
+result run_js_publish(const config& cfg, progress& prog, bool file);
+// JetStream: async publishes with at most 256 in flight; rate = count / time to the last ack.
+result run_js_async(const config& cfg, progress& prog, bool file);
 
 }  // namespace peregrine::bench

@@ -67,7 +67,7 @@ void print_human(const config& cfg, const result& r, const summary& s, double ra
   std::printf("  messages: sent %llu received %llu in %.3f s\n", static_cast<unsigned long long>(r.sent),
               static_cast<unsigned long long>(r.received), r.elapsed_s);
   std::printf("  rate:     %.0f msgs/s  %.2f MB/s\n", rate, mbps);
-  const char* what = cfg.mode == "rr" ? "round trip" : (cfg.mode == "throughput" ? "one-way under load" : "one-way");
+  const char* what = (cfg.mode == "rr" || cfg.mode.rfind("js-", 0) == 0) ? "round trip" : (cfg.mode == "throughput" ? "one-way under load" : "one-way");
   if (!r.samples_ns.empty())
     std::printf("  latency (%s, us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", what,
               s.p50_us, s.p90_us, s.p99_us, s.p999_us, s.max_us, s.mean_us);
@@ -104,8 +104,9 @@ int main(int argc, char** argv) {
   bool quiet = false;
   CLI::App app{"pg-bench: end-to-end NATS benchmark (latency, request/reply, throughput) over libnats"};
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
-  app.add_option("--mode", cfg.mode, "latency | rr | throughput | raw-throughput")
-      ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput"}))
+  app.add_option("--mode", cfg.mode, "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file")
+      ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput", "js-mem", "js-file",
+                             "js-async-mem", "js-async-file"}))
       ->capture_default_str();
   app.add_option("--count", cfg.count, "measured messages / requests")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--size", cfg.size, "payload bytes (>= 16: carries a timestamp)")
@@ -135,6 +136,10 @@ int main(int argc, char** argv) {
       r = run_latency(cfg, prog);
     else if (cfg.mode == "rr")
       r = run_request_reply(cfg, prog);
+    else if (cfg.mode == "js-mem" || cfg.mode == "js-file")
+      r = run_js_publish(cfg, prog, cfg.mode == "js-file");
+    else if (cfg.mode == "js-async-mem" || cfg.mode == "js-async-file")
+      r = run_js_async(cfg, prog, cfg.mode == "js-async-file");
     else if (cfg.mode == "raw-throughput")
       r = run_raw_throughput(cfg, prog);
     else
