@@ -123,7 +123,6 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::vector<std::pair<client*, std::string>> _expired;       // scratch: subs hitting max
   std::uint64_t _rr = 0;
   base::nanos _next_tick = 0;
-  std::uint32_t _next_place = 0;
   // services (shard 0 only) and their internal pseudo-client (id 0)
   std::vector<std::unique_ptr<service>> _services;
   std::vector<shard::poller*> _service_pollers;

@@ -3,70 +3,19 @@
 // dedup, expectations), jsm.streams.getMessage, direct get and a direct batch.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import net from "node:net";
+import { bin, startServer } from "./server.mjs";
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 
-const bin = process.env.PEREGRINE_SERVER_BIN_OVERRIDE || process.env.PEREGRINE_SERVER_BIN;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function accepts(port) {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: "127.0.0.1", port }, () => { s.destroy(); resolve(true); });
-    s.once("error", () => resolve(false));
-  });
-}
-
-let server;
-let dir;
-let port;
+let srv;
 
 before(async () => {
   assert.ok(bin, "PEREGRINE_SERVER_BIN must point at the server binary");
-  dir = mkdtempSync(join(tmpdir(), "pg-e2e-js-"));
-  port = await freePort();
-  const conf = join(dir, "server.conf");
-  writeFileSync(conf, `port: ${port}\njetstream {\n  store_dir: "${join(dir, "js")}"\n}\n`);
-  server = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-c", conf], { stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  server.stdout.on("data", (d) => { output += d; });
-  server.stderr.on("data", (d) => { output += d; });
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`server exited during startup:\n${output}`);
-    if (await accepts(port)) return;
-    await sleep(20);
-  }
-  throw new Error(`server did not accept on ${port} within 5 s:\n${output}`);
+  srv = await startServer((dir) => `jetstream {\n  store_dir: "${dir}/js"\n}\n`);
 });
+after(async () => { if (srv) await srv.stop(); });
 
-after(async () => {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    const killer = setTimeout(() => server.kill("SIGKILL"), 2000);
-    await exited;
-    clearTimeout(killer);
-  }
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-const opts = () => ({ servers: `127.0.0.1:${port}`, reconnect: false, timeout: 5000 });
+const opts = () => ({ servers: `127.0.0.1:${srv.port}`, reconnect: false, timeout: 5000 });
 
 async function withJs(fn) {
   const nc = await connect(opts());

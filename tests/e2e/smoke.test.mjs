@@ -2,77 +2,18 @@
 // PEREGRINE_SERVER_BIN, started exactly like the integration tests start it.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import net from "node:net";
+import { bin, sleep, startServer } from "./server.mjs";
 import { connect, headers, RequestError } from "@nats-io/transport-node";
 
-const bin = process.env.PEREGRINE_SERVER_BIN_OVERRIDE || process.env.PEREGRINE_SERVER_BIN;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function accepts(port) {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: "127.0.0.1", port }, () => { s.destroy(); resolve(true); });
-    s.once("error", () => resolve(false));
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-let server;
-let dir;
-let port;
-
-async function startServer() {
-  dir = mkdtempSync(join(tmpdir(), "pg-e2e-"));
-  port = await freePort();
-  const conf = join(dir, "server.conf");
-  writeFileSync(conf, `port: ${port}\n`);
-  server = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-c", conf], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  server.stdout.on("data", (d) => { output += d; });
-  server.stderr.on("data", (d) => { output += d; });
-  const deadline = Date.now() + 5000;  // bounded startup wait
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`server exited during startup:\n${output}`);
-    if (await accepts(port)) return;
-    await sleep(20);
-  }
-  throw new Error(`server did not accept on ${port} within 5 s:\n${output}`);
-}
-
-async function stopServer() {
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    const killer = setTimeout(() => server.kill("SIGKILL"), 2000);
-    await exited;
-    clearTimeout(killer);
-  }
-  if (dir) rmSync(dir, { recursive: true, force: true });
-}
+let srv;
 
 before(async () => {
   assert.ok(bin, "PEREGRINE_SERVER_BIN must point at the server binary");
-  await startServer();
+  srv = await startServer();
 });
-after(stopServer);
+after(async () => { if (srv) await srv.stop(); });
 
-const opts = () => ({ servers: `127.0.0.1:${port}`, reconnect: false, timeout: 5000 });
+const opts = () => ({ servers: `127.0.0.1:${srv.port}`, reconnect: false, timeout: 5000 });
 
 // Collects up to n messages from a subscription, bounded by timeoutMs.
 async function collect(sub, n, timeoutMs = 5000) {
@@ -172,7 +113,3 @@ test("queue group delivers each message to one member", async () => {
   }
 });
 
-// Never leak the server if the runner exits early.
-process.on("exit", () => {
-  if (server && server.exitCode === null) server.kill("SIGKILL");
-});

@@ -1,0 +1,66 @@
+// Starts the server binary in PEREGRINE_SERVER_BIN for a nats.js test file, the way the
+// integration tests start it: a free loopback port, a temp config, a bounded wait.
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import net from "node:net";
+
+export const bin = process.env.PEREGRINE_SERVER_BIN_OVERRIDE || process.env.PEREGRINE_SERVER_BIN;
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function accepts(port) {
+  return new Promise((resolve) => {
+    const s = net.connect({ host: "127.0.0.1", port }, () => { s.destroy(); resolve(true); });
+    s.once("error", () => resolve(false));
+  });
+}
+
+// extraConf(dir) returns config lines appended after `port: N`. Resolves to
+// { port, stop() } once the server accepts connections.
+export async function startServer(extraConf = () => "") {
+  const dir = mkdtempSync(join(tmpdir(), "pg-e2e-"));
+  const port = await freePort();
+  const conf = join(dir, "server.conf");
+  writeFileSync(conf, `port: ${port}\n${extraConf(dir)}`);
+  const server = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-c", conf], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // Never leak the server if the runner exits early.
+  process.on("exit", () => { if (server.exitCode === null) server.kill("SIGKILL"); });
+  let output = "";
+  server.stdout.on("data", (d) => { output += d; });
+  server.stderr.on("data", (d) => { output += d; });
+  const stop = async () => {
+    if (server.exitCode === null) {
+      const exited = new Promise((r) => server.once("exit", r));
+      server.kill("SIGTERM");
+      const killer = setTimeout(() => server.kill("SIGKILL"), 2000);
+      await exited;
+      clearTimeout(killer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 5000;  // bounded startup wait
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) {
+      await stop();
+      throw new Error(`server exited during startup:\n${output}`);
+    }
+    if (await accepts(port)) return { port, stop };
+    await sleep(20);
+  }
+  await stop();
+  throw new Error(`server did not accept on ${port} within 5 s:\n${output}`);
+}
