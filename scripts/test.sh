@@ -25,13 +25,15 @@ run_suites() {  # build dir, meson setup args..., then suites after --
   local args=()
   for s in "${suites[@]}"; do args+=(--suite "$s"); done
   echo "== testing $dir (${suites[*]})"
-  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" "${args[@]}"
+  meson test -C "$dir" --no-rebuild --print-errorlogs --num-processes "$jobs" \
+    --timeout-multiplier "${TIMEOUT_MULT:-1}" "${args[@]}"
 }
 
 run_suites build-test --buildtype=debugoptimized -- unit fuzz storage integration e2e bench || status=1
 logs+=(build-test/meson-logs/testlog.junit.xml)
 if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
-  run_suites build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
+  # sanitizers make everything 2-3x slower; a loaded CI box must not turn that into timeouts
+  TIMEOUT_MULT=3 run_suites build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
     -Dmimalloc=disabled -- unit integration || status=1
   logs+=(build-asan/meson-logs/testlog.junit.xml)
 fi

@@ -294,7 +294,7 @@ TEST(Sublist, RandomizedAgainstBruteForce) {
   std::vector<std::unique_ptr<subscription>> owned;
   std::vector<subscription*> live;
   sublist sl(cache_max);
-  for (int step = 0; step < 20000; ++step) {
+  for (int step = 0; step < 6000; ++step) {
     const auto op = r.below(10);
     if (op < 3 || live.empty()) {
       auto s = std::make_unique<subscription>();
@@ -303,7 +303,7 @@ TEST(Sublist, RandomizedAgainstBruteForce) {
       ASSERT_TRUE(sl.insert(s.get()).ok()) << s->subject;
       live.push_back(s.get());
       owned.push_back(std::move(s));
-    } else if (op < 5) {
+    } else if (op < 6) {  // removes outpace inserts a little: live set stays small (brute force is O(n))
       const auto i = r.below(live.size());
       ASSERT_TRUE(sl.remove(live[i])) << live[i]->subject;
       live[i] = live.back();
