@@ -81,6 +81,24 @@ base::status file_store::prezero(int fh) {
 base::status file_store::new_block() {
   std::uint32_t id = _blocks.empty() ? 1 : _blocks.back().id + 1;
   std::string path = block_path(id);
+  if (_spare.started()) {
+    // Prepared off-thread while the previous block filled: only a rename is left.
+    if (auto st = _spare.take(path); st) {
+      // allocate() again is a no-op for the disk (the extent exists) but lets the backend
+      // account the space, so space limits (and fault injection) see every block.
+      auto fh = _be->open(path, false);
+      if (fh) {
+        auto st2 = _be->allocate(*fh, _cfg.block_size);
+        if (st2) return install_block(id, *fh);
+        _be->close(*fh);
+        ::unlink(path.c_str());
+        return st2;
+      }
+      ::unlink(path.c_str());
+    } else {
+      PG_WARN("storage: spare block failed ({}), creating {} inline", base::errc_name(st.code()), path);
+    }
+  }
   auto fh = _be->open(path, true);
   if (!fh) return fh.err();
   if (auto st = _be->allocate(*fh, _cfg.block_size); !st) {
@@ -95,6 +113,10 @@ base::status file_store::new_block() {
       return st;
     }
   }
+  return install_block(id, *fh);
+}
+
+base::status file_store::install_block(std::uint32_t id, int fh) {
   {
     // The new file's directory entry must survive an OS crash too (both durability points).
     int dfd = ::open(_cfg.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -106,7 +128,7 @@ base::status file_store::new_block() {
   cut();  // seal the old block's pending bytes before switching files
   block_file b;
   b.id = id;
-  b.fh = *fh;
+  b.fh = fh;
   b.size = _cfg.block_size;
   _blocks.push_back(b);
   _pend.clear();
@@ -127,6 +149,8 @@ base::status file_store::append_record(rec_kind kind, std::uint64_t seq, std::in
   if (_blocks.empty() || (pos + r > _blocks.back().size && pos > kRecHeader * 2)) {
     if (auto st = new_block(); !st) return st;
     pos = _pend_off + _pend.size();
+  } else if (pos > _blocks.back().size / 2 && !_spare.started()) {
+    _spare.start(_cfg.dir + "/next" + spare_block::kSuffix, _cfg.block_size, _cfg.prezero_blocks);
   }
   std::size_t at = _pend.size();
   _pend.resize_uninit(at + r);  // encode_record writes every byte, padding too
@@ -392,6 +416,7 @@ base::status file_store::close() {
   auto st = flush();
   drain();
   for (auto& b : _blocks) _be->close(b.fh);
+  _spare.discard();
   _closed = true;
   return st;
 }

@@ -13,6 +13,7 @@
 #include "io/backend.h"
 #include "storage/index.h"
 #include "storage/record.h"
+#include "storage/spare_block.h"
 
 namespace storage {
 
@@ -119,6 +120,7 @@ class file_store final : public indexed_store {
                           std::uint64_t& prev_seq);
   std::string block_path(std::uint32_t id) const;
   base::status new_block();
+  base::status install_block(std::uint32_t id, int fh);
   base::status prezero(int fh);
   block_file* block_by_id(std::uint32_t id);
   base::status append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts, std::int64_t ttl,
@@ -152,6 +154,7 @@ class file_store final : public indexed_store {
   base::error _failed{base::errc::ok, 0};
   bool _closed = false;
   recovery_report _report;
+  spare_block _spare;
   io_stats _stats;
   durable_fn _on_durable;
   error_fn _on_error;

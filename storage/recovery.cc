@@ -174,7 +174,8 @@ base::status file_store::recover() {
   std::error_code ec;
   for (const auto& de : std::filesystem::directory_iterator(_cfg.dir, ec)) {
     std::string name = de.path().filename().string();
-    if (name.ends_with(".blk.compact")) {  // a compaction that never reached its rename
+    if (name.ends_with(".blk.compact") || name.ends_with(spare_block::kSuffix)) {
+      // a compaction that never reached its rename, or a spare block never taken
       std::filesystem::remove(de.path(), ec);
       continue;
     }
