@@ -5,9 +5,8 @@
 #include <cstdlib>
 
 namespace js {
-namespace {
 
-std::size_t digits(std::uint64_t v) {
+std::size_t decimal_digits(std::uint64_t v) {
   std::size_t n = 1;
   while (v >= 10) {
     v /= 10;
@@ -16,8 +15,11 @@ std::size_t digits(std::uint64_t v) {
   return n;
 }
 
+namespace {
+
 std::size_t digits_signed(std::int64_t v) {
-  return v < 0 ? 1 + digits(std::uint64_t(0) - std::uint64_t(v)) : digits(std::uint64_t(v));
+  const auto mag = v < 0 ? std::uint64_t(0) - std::uint64_t(v) : std::uint64_t(v);
+  return (v < 0 ? 1 : 0) + decimal_digits(mag);
 }
 
 template <typename T>
@@ -69,8 +71,8 @@ std::size_t ack_subject_len(std::size_t stream_len, std::size_t consumer_len,
                             std::uint64_t delivered, std::uint64_t stream_seq,
                             std::uint64_t consumer_seq, std::int64_t timestamp,
                             std::uint64_t pending) {
-  return 8 + stream_len + 1 + consumer_len + 1 + digits(delivered) + 1 + digits(stream_seq) + 1 +
-         digits(consumer_seq) + 1 + digits_signed(timestamp) + 1 + digits(pending);
+  return 8 + stream_len + 1 + consumer_len + 1 + decimal_digits(delivered) + 1 + decimal_digits(stream_seq) + 1 +
+         decimal_digits(consumer_seq) + 1 + digits_signed(timestamp) + 1 + decimal_digits(pending);
 }
 
 std::optional<ack_subject> decode_ack_subject(std::string_view subject) {

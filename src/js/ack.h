@@ -23,6 +23,9 @@ struct ack_subject {
   std::uint64_t pending = 0;       // consumer num_pending right after this delivery
 };
 
+// Number of decimal digits of v (wire-size accounting).
+std::size_t decimal_digits(std::uint64_t v);
+
 // v1 form, the one every server emits by default.
 std::string encode_ack_subject(std::string_view stream, std::string_view consumer,
                                std::uint64_t delivered, std::uint64_t stream_seq,

@@ -10,15 +10,6 @@
 namespace js {
 namespace {
 
-std::size_t digits(std::uint64_t v) {
-  std::size_t n = 1;
-  while (v >= 10) {
-    v /= 10;
-    ++n;
-  }
-  return n;
-}
-
 constexpr std::size_t kEmptyHdr = 12;  // "NATS/1.0\r\n" + final "\r\n"
 
 }  // namespace
@@ -174,7 +165,7 @@ std::uint64_t consumer_state_machine::msg_size(const msg_meta& m, std::uint64_t 
   std::uint64_t payload = m.payload_len;
   if (_p.headers_only) {
     if (hdr == 0) hdr = kEmptyHdr;
-    hdr += 15 + digits(payload) + 2;  // "Nats-Msg-Size: N\r\n"
+    hdr += 15 + decimal_digits(payload) + 2;  // "Nats-Msg-Size: N\r\n"
     payload = 0;
   }
   if (!pin.empty()) {
