@@ -1,12 +1,32 @@
 // Starts the server binary in PEREGRINE_SERVER_BIN for a nats.js test file, the way the
 // integration tests start it: a free loopback port, a temp config, a bounded wait.
-import { spawn } from "node:child_process";
+//
+// Environment:
+//   PEREGRINE_SERVER_BIN           binary under test (meson sets it)
+//   PEREGRINE_SERVER_BIN_OVERRIDE  any other binary, takes precedence
+//   PEREGRINE_E2E_REF=1            run against the reference nats-server (from PATH, or
+//                                  /usr/sbin/nats-server) instead: validates the tests themselves.
+//                                  Tests of features 2.9.10 lacks check `isReference` and skip.
+import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import net from "node:net";
 
-export const bin = process.env.PEREGRINE_SERVER_BIN_OVERRIDE || process.env.PEREGRINE_SERVER_BIN;
+function referenceBinary() {
+  try {
+    return execFileSync("sh", ["-c", "command -v nats-server"], { encoding: "utf8" }).trim()
+      || "/usr/sbin/nats-server";
+  } catch {
+    return "/usr/sbin/nats-server";
+  }
+}
+
+export const bin = process.env.PEREGRINE_E2E_REF === "1"
+  ? referenceBinary()
+  : process.env.PEREGRINE_SERVER_BIN_OVERRIDE || process.env.PEREGRINE_SERVER_BIN;
+// True when the binary under test is nats-server (2.9.10 lacks the newer consumer features).
+export const isReference = !!bin && /(^|\/)nats-server$/.test(bin);
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function freePort() {
