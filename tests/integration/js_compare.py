@@ -5,7 +5,11 @@ the replies (JSON parsed, so key order and Go's \\u003e escaping do not count).
 Differences that come from newer nats-server behaviour (streams.md §14) are removed before
 the diff and listed at the end; anything else is a failure (exit 1).
 
-usage: js_compare.py PEREGRINE_BIN [NATS_SERVER_BIN]
+With --consumers the consumer script runs instead (CONSUMER.CREATE with many configs, valid and
+invalid, INFO, NAMES, LIST, DELETE and MSG.NEXT statuses). While Peregrine answers the consumer
+API with no responders the comparison is skipped (exit 77); once it answers, every reply counts.
+
+usage: js_compare.py [--consumers] PEREGRINE_BIN [NATS_SERVER_BIN]
 """
 import json, os, shutil, socket, subprocess, sys, tempfile, time
 
@@ -66,10 +70,140 @@ SCRIPT = [
     ("$JS.API.STREAM.DELETE.LIM", None, ""),
 ]
 
-# Newer-server fields (streams.md §14): present in Peregrine, absent in 2.9.10.
+
+
+def cc(stream, name, config, subject=None):
+    """A CONSUMER.CREATE request (subject defaults to the named form when the config has a name)."""
+    if subject is None:
+        subject = f"$JS.API.CONSUMER.CREATE.{stream}" + (f".{name}" if name else "")
+    return (subject, None, json.dumps({"stream_name": stream, "config": config}))
+
+
+NEXT = "$JS.API.CONSUMER.MSG.NEXT."
+ORDER = '{"order_id":"ord_8w2k","customer":"acme-co","total_cents":4200,"ts":"2026-05-22T10:14:22Z"}'
+# Consumer request script (consumers-and-core.md §2, §5), same reply-by-reply comparison. The
+# first request is the probe: no responders from Peregrine means its consumer API is not wired.
+CONSUMER_SCRIPT = [
+    ("$JS.API.CONSUMER.NAMES.NONE", None, ""),
+    ("$JS.API.STREAM.CREATE.ORDERS", None, '{"name":"ORDERS","subjects":["orders.>"]}'),
+    ("orders.created", None, ORDER), ("orders.created", None, ORDER), ("orders.shipped", None, ORDER),
+    # Defaults: only a name, then the CLI's pull --defaults, then a push consumer.
+    cc("ORDERS", "plain", {"durable_name": "plain"}),
+    cc("ORDERS", "billing", {"durable_name": "billing", "deliver_policy": "all", "ack_policy": "explicit",
+                             "replay_policy": "instant"}),
+    cc("ORDERS", "billing", {"durable_name": "billing", "deliver_policy": "all", "ack_policy": "explicit",
+                             "replay_policy": "instant"}),
+    cc("ORDERS", "analytics", {"durable_name": "analytics", "filter_subject": "orders.shipped",
+                               "ack_policy": "explicit", "max_batch": 2, "max_expires": 2000000000,
+                               "max_bytes": 1000}),
+    cc("ORDERS", "monitor", {"durable_name": "monitor", "deliver_subject": "mon.orders", "ack_policy": "none",
+                             "idle_heartbeat": 5000000000, "flow_control": True, "headers_only": True}),
+    cc("ORDERS", "lastper", {"durable_name": "lastper", "deliver_policy": "last_per_subject",
+                             "filter_subject": "orders.*", "ack_policy": "all"}),
+    cc("ORDERS", "fromseq", {"durable_name": "fromseq", "deliver_policy": "by_start_sequence",
+                             "opt_start_seq": 2, "ack_policy": "explicit", "max_deliver": 3,
+                             "backoff": [1000000000, 2000000000], "max_ack_pending": 5, "max_waiting": 3}),
+    cc("ORDERS", "fromtime", {"durable_name": "fromtime", "deliver_policy": "by_start_time",
+                              "opt_start_time": "2020-01-01T00:00:00Z", "ack_policy": "explicit"}),
+    cc("ORDERS", "newest", {"durable_name": "newest", "deliver_policy": "new", "ack_policy": "explicit",
+                            "replay_policy": "original", "description": "only new orders",
+                            "inactive_threshold": 60000000000, "mem_storage": True}),
+    cc("ORDERS", "last", {"durable_name": "last", "deliver_policy": "last", "ack_policy": "explicit",
+                          "sample_freq": "50%"}),
+    ("$JS.API.STREAM.CREATE.EPH", None, '{"name":"EPH","subjects":["eph.>"],"storage":"memory"}'),
+    cc("EPH", None, {"ack_policy": "explicit", "inactive_threshold": 10000000000}),
+    ("$JS.API.CONSUMER.CREATE.EPH", None, '{"stream_name":"EPH","config":{"durable_name":"named"}}'),
+    # Invalid configs and subjects.
+    cc("ORDERS", "a", {"durable_name": "b"}),
+    cc("OTHER", "a", {"durable_name": "a"}, subject="$JS.API.CONSUMER.CREATE.ORDERS.a"),
+    cc("NOPE", "a", {"durable_name": "a"}),
+    ("$JS.API.CONSUMER.CREATE.ORDERS.x", None, "{bad json"),
+    ("$JS.API.CONSUMER.CREATE.ORDERS.x", None, ""),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_policy": "by_start_sequence"}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_policy": "all", "opt_start_seq": 5}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_policy": "by_start_time"}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_policy": "last_per_subject"}),
+    cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "sometimes"}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_policy": "bogus"}),
+    cc("ORDERS", "x", {"durable_name": "x", "filter_subject": "invoices.>"}),
+    cc("ORDERS", "x", {"durable_name": "x", "idle_heartbeat": 1000000000}),
+    cc("ORDERS", "x", {"durable_name": "x", "flow_control": True}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_subject": "d.x", "flow_control": True}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_subject": "d.x", "max_waiting": 10}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_group": "g"}),
+    cc("ORDERS", "x", {"durable_name": "x", "rate_limit_bps": 1000}),
+    cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "explicit", "max_deliver": 2,
+                       "backoff": [1000000000, 2000000000]}),
+    cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "none", "backoff": [1000000000]}),
+    cc("ORDERS", "x", {"durable_name": "x", "max_batch": -2}),
+    cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "none", "max_ack_pending": 10}),
+    cc("ORDERS", "x", {"durable_name": "x", "replay_policy": "sometimes"}),
+    cc("ORDERS", "x.y", {"durable_name": "x.y"}),
+    cc("ORDERS", "x", {"durable_name": "x", "deliver_subject": "orders.loop"}),
+    # Updates: what may change and what may not.
+    cc("ORDERS", "billing", {"durable_name": "billing", "deliver_policy": "new", "ack_policy": "explicit"}),
+    cc("ORDERS", "billing", {"durable_name": "billing", "deliver_policy": "all", "ack_policy": "all"}),
+    cc("ORDERS", "billing", {"durable_name": "billing", "deliver_policy": "all", "ack_policy": "explicit",
+                             "ack_wait": 10000000000, "max_deliver": 5, "max_ack_pending": 1,
+                             "description": "edited"}),
+    cc("ORDERS", "billing", {"durable_name": "billing", "deliver_policy": "all", "ack_policy": "explicit",
+                             "replay_policy": "original"}),
+    cc("ORDERS", "billing", {"durable_name": "billing", "deliver_policy": "all", "ack_policy": "explicit",
+                             "deliver_subject": "push.now"}),
+    ("$JS.API.CONSUMER.DURABLE.CREATE.ORDERS.legacy", None,
+     '{"stream_name":"ORDERS","config":{"durable_name":"legacy","ack_policy":"explicit"}}'),
+    ("$JS.API.CONSUMER.DURABLE.CREATE.ORDERS.legacy2", None,
+     '{"stream_name":"ORDERS","config":{"durable_name":"other"}}'),
+    # Reads.
+    ("$JS.API.CONSUMER.INFO.ORDERS.billing", None, ""),
+    ("$JS.API.CONSUMER.INFO.ORDERS.analytics", None, ""),
+    ("$JS.API.CONSUMER.INFO.ORDERS.fromseq", None, ""),
+    ("$JS.API.CONSUMER.INFO.ORDERS.missing", None, ""),
+    ("$JS.API.CONSUMER.INFO.NOPE.billing", None, ""),
+    ("$JS.API.CONSUMER.NAMES.ORDERS", None, ""),
+    ("$JS.API.CONSUMER.NAMES.ORDERS", None, '{"offset":3}'),
+    ("$JS.API.CONSUMER.NAMES.NOPE", None, ""),
+    ("$JS.API.CONSUMER.LIST.ORDERS", None, '{"offset":8}'),
+    # MSG.NEXT: deliveries and statuses.
+    (NEXT + "ORDERS.billing", None, ""),
+    (NEXT + "ORDERS.fromtime", None, '{"batch":5,"no_wait":true}'),
+    (NEXT + "ORDERS.billing", None, '{"batch":1,"no_wait":true,"expires":200000000}'),
+    (NEXT + "ORDERS.analytics", None, '{"batch":3}'),
+    (NEXT + "ORDERS.analytics", None, '{"batch":1,"expires":3000000000}'),
+    (NEXT + "ORDERS.analytics", None, '{"batch":1,"max_bytes":2000}'),
+    (NEXT + "ORDERS.analytics", None, '{"batch":1,"expires":1000000000,"idle_heartbeat":800000000}'),
+    (NEXT + "ORDERS.analytics", None, '{"batch":2,"no_wait":true}'),
+    (NEXT + "ORDERS.analytics", None, '{"batch":1,"no_wait":true}'),
+    (NEXT + "ORDERS.analytics", None, '{"batch":2,"expires":200000000}'),
+    (NEXT + "ORDERS.monitor", None, '{"batch":1}'),
+    (NEXT + "ORDERS.missing", None, '{"batch":1}'),
+    (NEXT + "ORDERS.lastper", None, "2"),
+    ("$JS.API.CONSUMER.INFO.ORDERS.lastper", None, ""),
+    # Work queue rules.
+    ("$JS.API.STREAM.CREATE.WQ", None, '{"name":"WQ","subjects":["wq.>"],"retention":"workqueue"}'),
+    cc("WQ", "w1", {"durable_name": "w1", "ack_policy": "explicit"}),
+    cc("WQ", "w2", {"durable_name": "w2", "ack_policy": "explicit"}),
+    cc("WQ", "w3", {"durable_name": "w3", "ack_policy": "none", "filter_subject": "wq.none"}),
+    ("$JS.API.CONSUMER.DELETE.WQ.w1", None, ""),
+    cc("WQ", "us", {"durable_name": "us", "ack_policy": "explicit", "filter_subject": "wq.us"}),
+    cc("WQ", "all", {"durable_name": "all", "ack_policy": "explicit", "filter_subject": "wq.>"}),
+    cc("WQ", "p", {"durable_name": "p", "ack_policy": "explicit", "filter_subject": "wq.p",
+                   "deliver_subject": "d.wq"}),
+    # Deletes.
+    ("$JS.API.CONSUMER.DELETE.ORDERS.plain", None, ""),
+    ("$JS.API.CONSUMER.DELETE.ORDERS.plain", None, ""),
+    ("$JS.API.CONSUMER.DELETE.NOPE.plain", None, ""),
+    ("$JS.API.CONSUMER.NAMES.ORDERS", None, ""),
+    ("$JS.API.STREAM.INFO.ORDERS", None, ""),
+    ("$JS.API.INFO", None, ""),
+]
+
+# Newer-server fields (streams.md §14, consumers-and-core.md §12.1): present in Peregrine, absent
+# in 2.9.10.
 NEWER_FIELDS = {"compression", "consumer_limits", "allow_msg_ttl", "metadata", "cluster", "ts",
-                "reserved_memory", "reserved_storage", "level"}
-VOLATILE = {"created", "first_ts", "last_ts", "time", "ts"}
+                "reserved_memory", "reserved_storage", "level", "priority_groups", "priority_policy",
+                "priority_timeout", "paused", "pause_remaining", "pause_until"}
+VOLATILE = {"created", "first_ts", "last_ts", "time", "ts", "last_active"}
 
 
 def free_port():
@@ -88,7 +222,7 @@ def start(bin_, tmp, extra):
     proc.kill(); raise SystemExit(f"{bin_} did not start")
 
 
-def run(bin_):
+def run(bin_, script):
     tmp = tempfile.mkdtemp(prefix="pg-cmp-")
     proc, port = start(bin_, tmp, [])
     s = socket.create_connection(("127.0.0.1", port)); s.settimeout(3)
@@ -96,7 +230,7 @@ def run(bin_):
     s.settimeout(0.08)
     s.sendall(b'CONNECT {"headers":true,"no_responders":true,"verbose":false}\r\nSUB _R 1\r\n')
     replies = []
-    for subj, hdrs, body in SCRIPT:
+    for subj, hdrs, body in script:
         b = body.encode()
         if hdrs:
             h = ("NATS/1.0\r\n" + "".join(f"{k}: {v}\r\n" for k, v in hdrs.items()) + "\r\n").encode()
@@ -129,6 +263,10 @@ def parse(data):
         total = int(parts[-1]); hlen = int(parts[-2]) if parts[0] == b"HMSG" else 0
         blob, data = rest[:total], rest[total + 2:]
         hdr = [l for l in blob[:hlen].decode().split("\r\n") if l and not l.startswith("Nats-Time-Stamp")]
+        if parts[0] != b"HMSG" or hlen != total:  # a delivery: keep its subject and ack reply shape
+            hdr.insert(0, parts[1].decode())
+            if len(parts) == (6 if parts[0] == b"HMSG" else 5):
+                hdr.insert(1, ack_shape(parts[3].decode()))
         body = blob[hlen:].decode()
         try:
             body = normalise(json.loads(body))
@@ -138,26 +276,53 @@ def parse(data):
     return out
 
 
+def ack_shape(reply):
+    """$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending> with the timestamp
+    masked; other reply subjects as they are."""
+    t = reply.split(".")
+    if len(t) == 9 and t[:2] == ["$JS", "ACK"]:
+        t[7] = "<ts>"
+    return ".".join(t)
+
+
 def normalise(v):
     if isinstance(v, dict):
-        return {k: ("<t>" if k in VOLATILE else normalise(x)) for k, x in v.items() if k not in NEWER_FIELDS}
+        out = {k: ("<t>" if k in VOLATILE else normalise(x)) for k, x in v.items() if k not in NEWER_FIELDS}
+        # An ephemeral consumer's name is random on both servers.
+        if "stream_name" in out and isinstance(out.get("config"), dict) and "durable_name" not in out["config"]:
+            out["name"] = "<ephemeral>"
+        return out
     if isinstance(v, list):
         return [normalise(x) for x in v]
     return v
 
 
+NO_RESPONDERS = [(["NATS/1.0 503"], "")]
+
+
 def main():
-    pg = sys.argv[1]
-    ns = sys.argv[2] if len(sys.argv) > 2 else shutil.which("nats-server")
+    args = sys.argv[1:]
+    consumers = "--consumers" in args
+    args = [a for a in args if a != "--consumers"]
+    pg = args[0]
+    ns = args[1] if len(args) > 1 else shutil.which("nats-server")
     if not ns:
         print("nats-server not found; skipping"); return 77
-    a, b = run(pg), run(ns)
+    script = CONSUMER_SCRIPT if consumers else SCRIPT
+    a = run(pg, script)
+    if consumers and a[0] == NO_RESPONDERS:
+        print("peregrine answers $JS.API.CONSUMER.NAMES with no responders: consumer API not wired yet; "
+              "consumer comparisons skipped")
+        return 77
+    b = run(ns, script)
+    if consumers and b[0] == NO_RESPONDERS:
+        print("nats-server did not answer the consumer probe"); return 1
     bad = 0
-    for (subj, _, body), x, y in zip(SCRIPT, a, b):
+    for (subj, _, body), x, y in zip(script, a, b):
         if x != y:
             bad += 1
             print(f"DIFF {subj} {body}\n  peregrine:   {x}\n  nats-server: {y}")
-    print(f"{len(SCRIPT) - bad}/{len(SCRIPT)} replies equal; newer-server fields ignored: {sorted(NEWER_FIELDS)}")
+    print(f"{len(script) - bad}/{len(script)} replies equal; newer-server fields ignored: {sorted(NEWER_FIELDS)}")
     return 1 if bad else 0
 
 
