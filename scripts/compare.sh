@@ -12,8 +12,15 @@
 #
 # Knobs (env): SIZE=128 LAT_COUNT=20000 RR_COUNT=20000 TP_COUNT=1000000 TP_PUBS=2 WARMUP=1000
 #              RAW_COUNT=2000000 JS_COUNT=5000 JSA_COUNT=200000
+#              FETCH_COUNT=200000 CONSUME_COUNT=20000 ACK_COUNT=20000
 #              ROUNDS=1 (repeat every mode, alternating order each time) DURATION=60
-#              MODES="latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file"
+#              MODES="latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file
+#                     js-fetch-100 js-fetch-1000 js-fetch-100-ackall js-fetch-1000-ackall
+#                     js-consume-latency-mem js-consume-latency-file js-ack-rtt"
+# Consumer modes: js-fetch-<batch>[-ackall] = fetch throughput through a durable pull consumer
+# (ack each message, or ack_policy all with one ack per batch; p*_us = one fetch call);
+# js-consume-latency-* = publish -> delivery on a waiting pull request (one-way);
+# js-ack-rtt = ack sync round trip.
 # Both servers run with JetStream on (store in a temp dir); js-file on Peregrine acks after
 # the O_DIRECT write completed, on nats-server after the write into the page cache.
 set -euo pipefail
@@ -38,7 +45,10 @@ DURATION=${DURATION:-60}
 RAW_COUNT=${RAW_COUNT:-2000000}
 JS_COUNT=${JS_COUNT:-5000}
 JSA_COUNT=${JSA_COUNT:-200000}
-MODES=${MODES:-latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file}
+FETCH_COUNT=${FETCH_COUNT:-200000}
+CONSUME_COUNT=${CONSUME_COUNT:-20000}
+ACK_COUNT=${ACK_COUNT:-20000}
+MODES=${MODES:-latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file js-fetch-100 js-fetch-1000 js-fetch-100-ackall js-fetch-1000-ackall js-consume-latency-mem js-consume-latency-file js-ack-rtt}
 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 [[ -x $peregrine_bin ]] || die "peregrine-server not found/executable: $peregrine_bin"
@@ -90,10 +100,22 @@ jget() {  # jget <json-line> <key>
   sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$1"
 }
 
-# run_bench <server-name> <mode> <count> -> prints pg-bench's JSON line (ok:false on failure)
+# Table label -> pg-bench arguments (labels not listed are pg-bench modes themselves).
+declare -A mode_args=(
+  [js-fetch-100]="--mode js-fetch --batch 100 --ack each"
+  [js-fetch-1000]="--mode js-fetch --batch 1000 --ack each"
+  [js-fetch-100-ackall]="--mode js-fetch --batch 100 --ack all"
+  [js-fetch-1000-ackall]="--mode js-fetch --batch 1000 --ack all"
+  [js-consume-latency-mem]="--mode js-consume-latency --storage memory"
+  [js-consume-latency-file]="--mode js-consume-latency --storage file"
+  [js-ack-rtt]="--mode js-ack-rtt --storage memory"
+)
+
+# run_bench <server-name> <mode label> <count> -> prints pg-bench's JSON line (ok:false on failure)
 run_bench() {
-  local name=$1 mode=$2 count=$3 port_var="port_$1" out
-  out=$("$pg_bench" --url "nats://127.0.0.1:${!port_var}" --mode "$mode" --count "$count" --size "$SIZE" \
+  local name=$1 mode=$2 count=$3 port_var="port_$1" out args
+  read -r -a args <<<"${mode_args[$mode]:---mode $mode}"
+  out=$("$pg_bench" --url "nats://127.0.0.1:${!port_var}" "${args[@]}" --count "$count" --size "$SIZE" \
         --warmup "$WARMUP" --duration "$DURATION" --publishers "$TP_PUBS" --subject "cmp.$mode" \
         --json --quiet 2>"$work/bench.err") || true
   if [[ -z $out ]]; then
@@ -111,7 +133,11 @@ echo
 # Modes and their message counts; MODES picks a subset (space separated).
 declare -A counts=([latency]=$LAT_COUNT [rr]=$RR_COUNT [throughput]=$TP_COUNT
                    [raw-throughput]=$RAW_COUNT [js-mem]=$JS_COUNT [js-file]=$JS_COUNT
-                   [js-async-mem]=$JSA_COUNT [js-async-file]=$JSA_COUNT)
+                   [js-async-mem]=$JSA_COUNT [js-async-file]=$JSA_COUNT
+                   [js-fetch-100]=$FETCH_COUNT [js-fetch-1000]=$FETCH_COUNT
+                   [js-fetch-100-ackall]=$FETCH_COUNT [js-fetch-1000-ackall]=$FETCH_COUNT
+                   [js-consume-latency-mem]=$CONSUME_COUNT [js-consume-latency-file]=$CONSUME_COUNT
+                   [js-ack-rtt]=$ACK_COUNT)
 specs=()
 for m in $MODES; do
   [[ -n ${counts[$m]:-} ]] || die "unknown mode $m"
@@ -137,8 +163,8 @@ ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'
 }
 
-printf '%-6s %-11s %-10s %14s %14s %9s\n' round mode metric peregrine nats-server pg/nats
-printf '%s\n' "--------------------------------------------------------------------------"
+printf '%-6s %-23s %-10s %14s %14s %9s\n' round mode metric peregrine nats-server pg/nats
+printf '%s\n' "--------------------------------------------------------------------------------------"
 for round in $(seq "$ROUNDS"); do
   for mode in $MODES; do
     p=${results[$round,$mode,peregrine]}
@@ -146,10 +172,11 @@ for round in $(seq "$ROUNDS"); do
     metrics=(msgs_per_s p50_us p90_us p99_us p999_us max_us)
     [[ $mode == throughput ]] && metrics=(msgs_per_s mb_per_s p50_us p99_us max_us)
     [[ $mode == raw-throughput || $mode == js-async-* ]] && metrics=(msgs_per_s mb_per_s)
+    [[ $mode == js-fetch-* ]] && metrics=(msgs_per_s mb_per_s p50_us p99_us)
     for m in "${metrics[@]}"; do
       pv=$(jget "$p" "$m")
       nv=$(jget "$n" "$m")
-      printf '%-6s %-11s %-10s %14s %14s %9s\n' "$round" "$mode" "$m" "${pv:--}" "${nv:--}" "$(ratio "$pv" "$nv")"
+      printf '%-6s %-23s %-10s %14s %14s %9s\n' "$round" "$mode" "$m" "${pv:--}" "${nv:--}" "$(ratio "$pv" "$nv")"
     done
     for name in peregrine nats; do
       line=${results[$round,$mode,$name]}
@@ -161,4 +188,5 @@ for round in $(seq "$ROUNDS"); do
 done
 echo
 echo "msgs_per_s / mb_per_s: higher is better; *_us latencies (latency: one-way, rr: round trip,"
-echo "throughput: one-way under full load incl. queueing): lower is better."
+echo "throughput: one-way under full load incl. queueing; js-fetch-*: one fetch call;"
+echo "js-consume-latency-*: publish -> pull delivery; js-ack-rtt: ack sync round trip): lower is better."

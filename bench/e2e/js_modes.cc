@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "bench/e2e/client.h"
 #include "bench/e2e/modes.h"
 
 namespace peregrine::bench {
@@ -13,53 +14,13 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-struct js_session {
-  natsConnection* nc = nullptr;
-  jsCtx* js = nullptr;
-  std::string stream;
-  ~js_session() {
-    if (js && !stream.empty()) {
-      jsErrCode jerr = static_cast<jsErrCode>(0);
-      js_DeleteStream(js, stream.c_str(), nullptr, &jerr);
-    }
-    if (js) jsCtx_Destroy(js);
-    if (nc) natsConnection_Destroy(nc);
-  }
-};
-
-// Connects and (re)creates stream PGBENCH_<tag> capturing `<subject>.>`.
-std::string open_stream(const config& cfg, bool file, int64_t window, js_session& s,
-                        const std::string& subject) {
-  if (natsConnection_ConnectTo(&s.nc, cfg.url.c_str()) != NATS_OK) return "cannot connect";
-  jsOptions jo;
-  jsOptions_Init(&jo);
-  jo.PublishAsync.MaxPending = window;
-  if (natsConnection_JetStream(&s.js, s.nc, &jo) != NATS_OK) return "no JetStream context";
-  s.stream = std::string("PGBENCH_") + (file ? "FILE" : "MEM");
-  jsErrCode jerr = static_cast<jsErrCode>(0);
-  js_DeleteStream(s.js, s.stream.c_str(), nullptr, &jerr);
-  jsStreamConfig sc;
-  jsStreamConfig_Init(&sc);
-  sc.Name = s.stream.c_str();
-  const std::string filter = subject + ".>";
-  const char* subjects[] = {filter.c_str()};
-  sc.Subjects = subjects;
-  sc.SubjectsLen = 1;
-  sc.Storage = file ? js_FileStorage : js_MemoryStorage;
-  jsStreamInfo* si = nullptr;
-  const natsStatus st = js_AddStream(&si, s.js, &sc, nullptr, &jerr);
-  if (si) jsStreamInfo_Destroy(si);
-  if (st != NATS_OK) return std::string("stream create failed: ") + natsStatus_GetText(st);
-  return {};
-}
-
 }  // namespace
 
 result run_js_publish(const config& cfg, progress& prog, bool file) {
   result r;
   js_session s;
   const std::string subject = cfg.subject + ".js";
-  r.error = open_stream(cfg, file, 1, s, subject);
+  r.error = open_stream(cfg, file, 1, s, subject, file ? "FILE" : "MEM");
   if (!r.error.empty()) return r;
   const std::string subj = subject + ".x";
   std::string payload(cfg.size, 'p');
@@ -71,7 +32,7 @@ result run_js_publish(const config& cfg, progress& prog, bool file) {
     jsPubAck* ack = nullptr;
     jsErrCode jerr = static_cast<jsErrCode>(0);
     const auto t0 = clock_type::now();
-    const natsStatus st = js_Publish(&ack, s.js, subj.c_str(), payload.data(),
+    const natsStatus st = js_Publish(&ack, s.js.get(), subj.c_str(), payload.data(),
                                      static_cast<int>(payload.size()), nullptr, &jerr);
     const auto t1 = clock_type::now();
     if (ack) jsPubAck_Destroy(ack);
@@ -94,7 +55,7 @@ result run_js_async(const config& cfg, progress& prog, bool file) {
   result r;
   js_session s;
   const std::string subject = cfg.subject + ".jsa";
-  r.error = open_stream(cfg, file, 256, s, subject);
+  r.error = open_stream(cfg, file, 256, s, subject, file ? "FILE" : "MEM");
   if (!r.error.empty()) return r;
   const std::string subj = subject + ".x";
   std::string payload(cfg.size, 'a');
@@ -102,7 +63,7 @@ result run_js_async(const config& cfg, progress& prog, bool file) {
   const auto start = clock_type::now();
   for (uint64_t i = 0; i < cfg.count; ++i) {
     const natsStatus st =
-        js_PublishAsync(s.js, subj.c_str(), payload.data(), static_cast<int>(payload.size()), nullptr);
+        js_PublishAsync(s.js.get(), subj.c_str(), payload.data(), static_cast<int>(payload.size()), nullptr);
     if (st != NATS_OK) {
       r.error = std::string("async publish failed: ") + natsStatus_GetText(st);
       break;
@@ -113,11 +74,11 @@ result run_js_async(const config& cfg, progress& prog, bool file) {
   jsPubOptions po;
   jsPubOptions_Init(&po);
   po.MaxWait = static_cast<int64_t>(cfg.duration_s * 1000);
-  const natsStatus st = js_PublishAsyncComplete(s.js, &po);
+  const natsStatus st = js_PublishAsyncComplete(s.js.get(), &po);
   r.elapsed_s = std::chrono::duration<double>(clock_type::now() - start).count();
   if (st != NATS_OK && r.error.empty()) r.error = std::string("not all acked: ") + natsStatus_GetText(st);
   natsMsgList pending;
-  if (js_PublishAsyncGetPendingList(&pending, s.js) == NATS_OK) {
+  if (js_PublishAsyncGetPendingList(&pending, s.js.get()) == NATS_OK) {
     if (pending.Count > 0 && r.error.empty()) r.error = "some publishes were not acknowledged";
     natsMsgList_Destroy(&pending);
   }

@@ -2,6 +2,8 @@
 
 #include <nats/nats.h>
 
+#include "bench/e2e/client.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -13,10 +15,6 @@ namespace peregrine::bench {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(clock_type::now().time_since_epoch()).count();
-}
 
 // Payload layout: [0..8) send timestamp (steady clock ns, host order: same process reads it),
 // [8] phase marker ('W' warmup, 'M' measured), rest filler.
@@ -35,43 +33,6 @@ int64_t stamp_of(const char* data) {
   return t;
 }
 
-struct nc_closer {
-  void operator()(natsConnection* nc) const {
-    natsConnection_Close(nc);
-    natsConnection_Destroy(nc);
-  }
-};
-using nc_ptr = std::unique_ptr<natsConnection, nc_closer>;
-struct sub_deleter {
-  void operator()(natsSubscription* s) const { natsSubscription_Destroy(s); }
-};
-using sub_ptr = std::unique_ptr<natsSubscription, sub_deleter>;
-
-std::string err_text(const char* what, natsStatus s) {
-  std::string out = std::string(what) + ": " + natsStatus_GetText(s);
-  const char* last = nats_GetLastError(nullptr);
-  if (last != nullptr && *last != '\0') out += std::string(" (") + last + ")";
-  return out;
-}
-
-// send_asap: write every publish immediately (latency modes) instead of batching (throughput).
-nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err) {
-  natsOptions* opts = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, cfg.url.c_str());
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-  if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, send_asap);
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 5000);
-  natsConnection* nc = nullptr;
-  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
-  natsOptions_Destroy(opts);
-  if (s != NATS_OK) {
-    err = err_text(("connect " + cfg.url).c_str(), s);
-    return nullptr;
-  }
-  return nc_ptr(nc);
-}
-
 double seconds_between(int64_t a_ns, int64_t b_ns) { return static_cast<double>(b_ns - a_ns) / 1e9; }
 
 }  // namespace
@@ -80,14 +41,11 @@ result run_latency(const config& cfg, progress& prog) {
   result r;
   auto pub = open_conn(cfg, true, r.error);
   if (!pub) return r;
-  auto subc = open_conn(cfg, true, r.error);
-  if (!subc) return r;
   const std::string subject = cfg.subject + ".lat";
-  natsSubscription* raw = nullptr;
-  natsStatus s = natsConnection_SubscribeSync(&raw, subc.get(), subject.c_str());
-  if (s != NATS_OK) return r.error = err_text("subscribe", s), r;
-  sub_ptr sub(raw);
-  natsConnection_Flush(subc.get());
+  sync_sub rx = open_sync_sub(cfg, subject, r.error);
+  if (!rx.sub) return r;
+  natsSubscription* sub = rx.sub.get();
+  natsStatus s = NATS_OK;
 
   std::vector<char> buf(cfg.size, 'x');
   r.samples_ns.reserve(cfg.count);
@@ -104,7 +62,7 @@ result run_latency(const config& cfg, progress& prog) {
     if (s != NATS_OK) return r.error = err_text("publish", s), r;
     if (measured) ++r.sent;
     natsMsg* m = nullptr;
-    s = natsSubscription_NextMsg(&m, sub.get(), 5000);
+    s = natsSubscription_NextMsg(&m, sub, 5000);
     if (s != NATS_OK) return r.error = err_text("waiting for message", s), r;
     const int64_t t = now_ns();
     if (measured) {
@@ -122,23 +80,21 @@ result run_request_reply(const config& cfg, progress& prog) {
   result r;
   auto requester = open_conn(cfg, true, r.error);
   if (!requester) return r;
-  auto responder = open_conn(cfg, true, r.error);
-  if (!responder) return r;
   const std::string subject = cfg.subject + ".rr";
-  natsSubscription* raw = nullptr;
-  natsStatus s = natsConnection_SubscribeSync(&raw, responder.get(), subject.c_str());
-  if (s != NATS_OK) return r.error = err_text("subscribe", s), r;
-  sub_ptr sub(raw);
-  natsConnection_Flush(responder.get());
+  sync_sub rx = open_sync_sub(cfg, subject, r.error);
+  if (!rx.sub) return r;
+  natsConnection* responder = rx.nc.get();
+  natsSubscription* sub = rx.sub.get();
+  natsStatus s = NATS_OK;
 
   // Echo responder on its own thread and connection, polling so it notices the stop flag.
   std::atomic<bool> stop{false};
   std::thread echo([&] {
     while (!stop.load(std::memory_order_relaxed)) {
       natsMsg* m = nullptr;
-      if (natsSubscription_NextMsg(&m, sub.get(), 100) != NATS_OK) continue;
+      if (natsSubscription_NextMsg(&m, sub, 100) != NATS_OK) continue;
       if (const char* reply = natsMsg_GetReply(m); reply != nullptr)
-        natsConnection_Publish(responder.get(), reply, natsMsg_GetData(m), natsMsg_GetDataLength(m));
+        natsConnection_Publish(responder, reply, natsMsg_GetData(m), natsMsg_GetDataLength(m));
       natsMsg_Destroy(m);
     }
   });

@@ -17,6 +17,10 @@ struct config {
   double duration_s = 60;    // hard cap on the measured phase
   int publishers = 1;        // throughput mode only
   std::string subject = "pgbench";
+  // JetStream consumer modes.
+  bool file = false;         // --storage file (else memory)
+  int fetch_batch = 100;     // js-fetch: messages per fetch
+  bool ack_all = false;      // js-fetch: ack_policy all, one ack per batch (else ack each)
 };
 
 struct result {
@@ -46,5 +50,12 @@ result run_raw_throughput(const config& cfg, progress& prog);
 result run_js_publish(const config& cfg, progress& prog, bool file);
 // JetStream: async publishes with at most 256 in flight; rate = count / time to the last ack.
 result run_js_async(const config& cfg, progress& prog, bool file);
+
+// JetStream pull consumer: fetch throughput from a prefilled stream (samples: one per fetch call).
+result run_js_fetch(const config& cfg, progress& prog);
+// JetStream: core publish into a stream -> delivery on a waiting pull request, one-way latency.
+result run_js_consume_latency(const config& cfg, progress& prog);
+// JetStream: ack sync round trips on fetched messages.
+result run_js_ack_rtt(const config& cfg, progress& prog);
 
 }  // namespace peregrine::bench
