@@ -74,6 +74,8 @@ class tcp_conn {
   void push(base::nanos now, tcp_output& out) { transmit(now, out); }
   // Sends FIN after every buffered byte (shutdown of the sending side).
   void close(base::nanos now, tcp_output& out);
+  // Forgets buffered bytes that were never sent (a close that need not flush).
+  void drop_unsent();
   // Drops everything and sends RST.
   void abort(tcp_output& out);
   // Paused: in-order data is held (the window shrinks) instead of delivered.

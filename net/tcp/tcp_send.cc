@@ -195,6 +195,12 @@ void tcp_conn::close(base::nanos now, tcp_output& out) {
   transmit(now, out);
 }
 
+void tcp_conn::drop_unsent() {
+  if (_fin_queued) return;
+  const std::uint32_t sent = seq_gt(_snd_max, _snd_una_data) ? _snd_max - _snd_una_data : 0;
+  if (_snd_off + sent < _sndbuf.size()) _sndbuf.resize(_snd_off + sent);
+}
+
 void tcp_conn::abort(tcp_output& out) {
   if (_state == tcp_state::closed) return;
   if (_state != tcp_state::syn_sent && _state != tcp_state::time_wait) send_rst(_snd_nxt, out);

@@ -218,6 +218,11 @@ class mapper {
     if (is(k, {"spin_us"})) return num(v, k, _o.spin_us, 0, 10'000'000);
     if (is(k, {"transport"})) return choice(v, k, _o.transport, {"uring", "socket", "dpdk"});
     if (is(k, {"durability"})) return choice(v, k, _o.durability, {"write", "sync"});
+    if (is(k, {"dpdk_eal"})) return str(v, k, _o.dpdk_eal);
+    if (is(k, {"dpdk_port"})) return num(v, k, _o.dpdk_port, 0, 65535);
+    if (is(k, {"dpdk_ip"})) return str(v, k, _o.dpdk_ip);
+    if (is(k, {"dpdk_netmask"})) return str(v, k, _o.dpdk_netmask);
+    if (is(k, {"dpdk_gateway"})) return str(v, k, _o.dpdk_gateway);
     if (is(k, {"cpus"})) {
       std::string s;
       if (!str(v, k, s)) return false;
@@ -258,6 +263,9 @@ constexpr flag_spec kFlags[] = {
     {"shards", "shards", true},   {"poll", "poll", true},
     {"spin_us", "spin_us", true}, {"cpus", "cpus", true},
     {"transport", "transport", true}, {"durability", "durability", true},
+    {"dpdk_eal", "dpdk_eal", true},   {"dpdk_port", "dpdk_port", true},
+    {"dpdk_ip", "dpdk_ip", true},     {"dpdk_netmask", "dpdk_netmask", true},
+    {"dpdk_gateway", "dpdk_gateway", true},
 };
 
 const flag_spec* find_flag(std::string_view name) {
@@ -381,6 +389,13 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
       ->check(CLI::IsMember({"uring", "socket", "dpdk"}));
   app.add_option("--durability", out.durability, "PubAck after the write or after fsync: write or sync")
       ->check(CLI::IsMember({"write", "sync"}));
+  app.add_option("--dpdk_eal", out.dpdk_eal,
+                 "DPDK EAL arguments as one value, e.g. --dpdk_eal=\"-l 0 --no-huge -m 128 --no-pci "
+                 "--vdev=net_tap0,iface=pg0\" (--transport dpdk)");
+  app.add_option("--dpdk_port", out.dpdk_port, "DPDK port id (default 0)")->check(CLI::Range(0, 65535));
+  app.add_option("--dpdk_ip", out.dpdk_ip, "IPv4 address of the server on the DPDK port");
+  app.add_option("--dpdk_netmask", out.dpdk_netmask, "Netmask of the DPDK port's subnet (default 255.255.255.0)");
+  app.add_option("--dpdk_gateway", out.dpdk_gateway, "IPv4 gateway for clients off the DPDK port's subnet");
 
   if (n.help) {
     res.outcome = cli_outcome::exit_ok;

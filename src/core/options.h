@@ -46,6 +46,12 @@ struct server_options {
   std::string cpus;               // pin shard threads to these cpus ("0,1" or "0-3"); empty: no pinning
   std::string transport = "uring";     // uring | socket | dpdk
   std::string durability = "write";    // write | sync
+  // DPDK transport (--transport dpdk): EAL arguments, port id, and our IPv4 on that port
+  std::string dpdk_eal;
+  int dpdk_port = 0;
+  std::string dpdk_ip;
+  std::string dpdk_netmask = "255.255.255.0";
+  std::string dpdk_gateway;
 };
 
 // The default store directory when JetStream is on and none was given.

@@ -6,6 +6,9 @@
 
 #include <random>
 
+#include <cerrno>
+
+#include "net/dpdk/dpdk_factory.h"
 #include "net/epoll_transport.h"
 #include "net/uring_transport.h"
 #include "peregrine_config.h"
@@ -106,8 +109,24 @@ base::status server::start() {
   shard::loop_config lcfg;
   lcfg.mode = o.poll_mode == "busy" ? shard::poll_mode::busy : shard::poll_mode::adaptive;
   lcfg.spin_ns = o.spin_us * base::kMicro;
+  std::unique_ptr<net::transport> dpdk_transport;
+  if (o.transport == "dpdk") {
+    std::string why;
+    dpdk_transport = net::make_dpdk_transport(
+        net::dpdk_options{o.dpdk_eal, o.dpdk_port, o.dpdk_ip, o.dpdk_netmask, o.dpdk_gateway}, why);
+    if (!dpdk_transport) {
+      PG_ERROR("{}", why);
+      return base::error{base::errc::unsupported, net::dpdk_available() ? ENODEV : EOPNOTSUPP};
+    }
+    if (_shared.shard_count > 1)
+      PG_WARN("the DPDK transport runs one shard (no multi-queue steering yet); using 1 shard, not {}",
+              _shared.shard_count);
+    _shared.shard_count = 1;
+    _transport_name = "dpdk";
+  }
   for (std::uint32_t i = 0; i < _shared.shard_count; ++i)
-    _shards.push_back(std::make_unique<dispatcher>(i, _shared, make_transport(), lcfg));
+    _shards.push_back(std::make_unique<dispatcher>(
+        i, _shared, dpdk_transport ? std::move(dpdk_transport) : make_transport(), lcfg));
   std::vector<dispatcher*> all;
   for (auto& s : _shards) all.push_back(s.get());
   for (auto& s : _shards) s->connect(all);

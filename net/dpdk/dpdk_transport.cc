@@ -1,0 +1,284 @@
+#include "net/dpdk/dpdk_transport.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <atomic>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "src/base/log.h"
+
+namespace net {
+namespace {
+constexpr std::uint16_t kBurst = 32;
+constexpr std::uint16_t kRingSize = 512;
+constexpr unsigned kMbufs = 4095;  // >= rx ring + tx ring + bursts in flight (platform notes 2.4)
+constexpr base::nanos kMinBackoff = 50 * base::kMicro, kMaxBackoff = base::kMilli;
+std::atomic<bool> g_eal_started{false};
+
+base::nanos now_ns() { return base::system_clock::instance().monotonic_ns(); }
+}  // namespace
+
+struct dpdk_transport::port_state {
+  std::uint16_t port = 0;
+  rte_mempool* pool = nullptr;
+  int intr_fd = -1;  // rx queue 0 interrupt fd, -1 when the PMD has none
+  bool rx_ip_csum = false, rx_l4_csum = false;
+  rte_mbuf* rx[kBurst] = {};
+  rte_mbuf* tx[kBurst] = {};
+  std::uint16_t ntx = 0;
+  rte_mbuf* building = nullptr;  // the frame between alloc_frame and commit_frame
+  std::string scratch;           // linearises the rare multi-segment frame
+};
+
+bool dpdk_available() { return true; }
+
+std::unique_ptr<transport> make_dpdk_transport(const dpdk_options& o, std::string& error) {
+  tcp::stack_config cfg;
+  if (!tcp::parse_ipv4_addr(o.ip, cfg.ip)) {
+    error = "DPDK transport: a valid IPv4 address is required (--dpdk_ip), got '" + o.ip + "'";
+    return nullptr;
+  }
+  if (!tcp::parse_ipv4_addr(o.netmask, cfg.netmask)) {
+    error = "DPDK transport: bad netmask '" + o.netmask + "'";
+    return nullptr;
+  }
+  if (!o.gateway.empty() && !tcp::parse_ipv4_addr(o.gateway, cfg.gateway)) {
+    error = "DPDK transport: bad gateway '" + o.gateway + "'";
+    return nullptr;
+  }
+  // One EAL per process: it cannot be initialised twice, even after cleanup.
+  if (g_eal_started.exchange(true)) {
+    error = "DPDK transport: the EAL is already initialised in this process (one DPDK transport only)";
+    return nullptr;
+  }
+  std::vector<std::string> args{"peregrine-server"};
+  std::istringstream in(o.eal_args);
+  for (std::string a; in >> a;) args.push_back(a);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // rte_eal_init pins the calling thread to the main lcore and every thread created later
+  // would inherit that; keep the caller's affinity instead (shard threads pin themselves).
+  cpu_set_t before;
+  CPU_ZERO(&before);
+  sched_getaffinity(0, sizeof before, &before);
+  const int n = rte_eal_init(int(args.size()), argv.data());
+  sched_setaffinity(0, sizeof before, &before);
+  if (n < 0) {
+    error = std::string("DPDK EAL init failed: ") + rte_strerror(rte_errno);
+    return nullptr;
+  }
+  auto ps = std::make_unique<dpdk_transport::port_state>();
+  ps->port = std::uint16_t(o.port);
+  if (o.port < 0 || !rte_eth_dev_is_valid_port(ps->port)) {
+    error = "DPDK transport: no port " + std::to_string(o.port) + " (" +
+            std::to_string(rte_eth_dev_count_avail()) + " available; check --vdev / the PCI binding)";
+    return nullptr;
+  }
+  const int socket = rte_eth_dev_socket_id(ps->port);
+  ps->pool = rte_pktmbuf_pool_create("pg_mbufs", kMbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                     socket < 0 ? int(SOCKET_ID_ANY) : socket);
+  if (ps->pool == nullptr) {
+    error = std::string("DPDK transport: mbuf pool: ") + rte_strerror(rte_errno);
+    return nullptr;
+  }
+  rte_eth_dev_info info{};
+  rte_eth_dev_info_get(ps->port, &info);
+  rte_eth_conf conf{};
+  if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) {
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+    ps->rx_ip_csum = true;
+  }
+  if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) {
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+    ps->rx_l4_csum = true;
+  }
+  // Try rx interrupts first (adaptive idle); PMDs without them (af_packet) fail to start.
+  bool started = false;
+  for (int intr = 1; intr >= 0 && !started; --intr) {
+    conf.intr_conf.rxq = std::uint32_t(intr);
+    std::uint16_t nrx = kRingSize, ntx = kRingSize;
+    if (rte_eth_dev_configure(ps->port, 1, 1, &conf) != 0) continue;
+    rte_eth_dev_adjust_nb_rx_tx_desc(ps->port, &nrx, &ntx);
+    if (rte_eth_rx_queue_setup(ps->port, 0, nrx, rte_eth_dev_socket_id(ps->port), nullptr, ps->pool) != 0 ||
+        rte_eth_tx_queue_setup(ps->port, 0, ntx, rte_eth_dev_socket_id(ps->port), nullptr) != 0)
+      continue;
+    if (rte_eth_dev_start(ps->port) != 0) continue;
+    started = true;
+    if (intr) ps->intr_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(ps->port, 0);
+  }
+  if (!started) {
+    error = "DPDK transport: port " + std::to_string(o.port) + " failed to configure/start";
+    return nullptr;
+  }
+  rte_ether_addr mac{};
+  rte_eth_macaddr_get(ps->port, &mac);
+  std::copy(std::begin(mac.addr_bytes), std::end(mac.addr_bytes), cfg.mac.begin());
+  cfg.verify_ip_checksum = !ps->rx_ip_csum;
+  cfg.verify_tcp_checksum = !ps->rx_l4_csum;
+  cfg.isn_seed = std::random_device{}();
+  PG_INFO("DPDK port {} ({}) up: {} mask {} gw {}, rx interrupts {}", o.port, info.driver_name, o.ip, o.netmask,
+          o.gateway.empty() ? "none" : o.gateway, ps->intr_fd >= 0 ? "yes" : "no (sleep backoff)");
+  return std::make_unique<dpdk_transport>(std::move(ps), cfg);
+}
+
+dpdk_transport::dpdk_transport(std::unique_ptr<port_state> port, const tcp::stack_config& cfg)
+    : _port(std::move(port)), _stack(cfg, *this) {
+  _stack.set_handler(this);
+}
+
+dpdk_transport::~dpdk_transport() {
+  tx_flush();
+  rte_eth_dev_stop(_port->port);
+  rte_eth_dev_close(_port->port);
+  // The EAL stays up: it cannot be initialised again in this process.
+}
+
+base::status dpdk_transport::listen(const std::string&, int port) {
+  if (port == 0) port = 20000 + int(std::random_device{}() % 40000);
+  _listen_port = port;
+  _stack.listen(std::uint16_t(port));
+  return {};
+}
+
+void dpdk_transport::adopt(int fd) { ::close(fd); }  // kernel sockets never reach this transport
+
+std::string& dpdk_transport::outbuf(conn_handle h) {
+  std::string* b = _stack.send_buffer(h);
+  if (b == nullptr) {
+    static thread_local std::string sink;
+    sink.clear();
+    return sink;
+  }
+  _dirty.insert(h);
+  return *b;
+}
+
+void dpdk_transport::flush_now(conn_handle h) {
+  _stack.push(h, now_ns());
+  tx_flush();
+}
+
+std::size_t dpdk_transport::flush() {
+  std::size_t n = 0;
+  if (!_dirty.empty()) {
+    const base::nanos now = now_ns();
+    auto dirty = std::move(_dirty);
+    _dirty.clear();
+    for (conn_handle h : dirty) {
+      _stack.push(h, now);
+      ++n;
+    }
+  }
+  tx_flush();
+  return n;
+}
+
+std::uint8_t* dpdk_transport::alloc_frame(std::size_t len) {
+  rte_mbuf* m = rte_pktmbuf_alloc(_port->pool);
+  if (m == nullptr) return nullptr;
+  char* p = len <= 0xffff ? rte_pktmbuf_append(m, std::uint16_t(len)) : nullptr;
+  if (p == nullptr) {
+    rte_pktmbuf_free(m);
+    return nullptr;
+  }
+  _port->building = m;
+  return reinterpret_cast<std::uint8_t*>(p);
+}
+
+void dpdk_transport::commit_frame() {
+  _port->tx[_port->ntx++] = _port->building;
+  _port->building = nullptr;
+  if (_port->ntx == kBurst) tx_flush();
+}
+
+void dpdk_transport::tx_flush() {
+  auto& p = *_port;
+  std::uint16_t done = 0;
+  for (int tries = 0; done < p.ntx && tries < 8; ++tries)
+    done = std::uint16_t(done + rte_eth_tx_burst(p.port, 0, p.tx + done, std::uint16_t(p.ntx - done)));
+  for (std::uint16_t i = done; i < p.ntx; ++i) rte_pktmbuf_free(p.tx[i]);  // TCP retransmits
+  p.ntx = 0;
+}
+
+std::size_t dpdk_transport::receive(base::nanos now) {
+  auto& p = *_port;
+  std::size_t frames = 0;
+  for (int round = 0; round < 4; ++round) {  // bounded so timers and flushes keep running
+    const std::uint16_t n = rte_eth_rx_burst(p.port, 0, p.rx, kBurst);
+    for (std::uint16_t i = 0; i < n; ++i) {
+      rte_mbuf* m = p.rx[i];
+      if (m->nb_segs == 1) {  // the common case: the payload goes to the parser from the mbuf
+        _stack.input(tcp::bytes(rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len), now);
+      } else {
+        p.scratch.resize(m->pkt_len);
+        rte_pktmbuf_read(m, 0, m->pkt_len, p.scratch.data());
+        _stack.input(tcp::bytes(reinterpret_cast<const std::uint8_t*>(p.scratch.data()), p.scratch.size()), now);
+      }
+      rte_pktmbuf_free(m);
+    }
+    frames += n;
+    if (n < kBurst) break;
+  }
+  return frames;
+}
+
+std::size_t dpdk_transport::poll(base::nanos now) {
+  if (!_registered) {
+    // Gives the shard thread an lcore id so mempool caches work; failure only costs speed.
+    _registered = true;
+    if (rte_lcore_id() == LCORE_ID_ANY) rte_thread_register();
+  }
+  std::size_t work = receive(now);
+  work += _stack.poll(now);
+  tx_flush();
+  if (work) _backoff = 0;
+  return work;
+}
+
+void dpdk_transport::wait(base::nanos timeout, int doorbell_fd) {
+  const base::nanos now = now_ns();
+  if (const base::nanos t = _stack.next_timer(); t != 0) timeout = std::min(timeout, std::max<base::nanos>(t - now, 0));
+  pollfd fds[2] = {{doorbell_fd, POLLIN, 0}, {_port->intr_fd, POLLIN, 0}};
+  nfds_t nfds = 1;
+  if (_port->intr_fd >= 0) {
+    rte_eth_dev_rx_intr_enable(_port->port, 0);
+    // A frame may have arrived between the last poll and arming: look once more.
+    if (rte_eth_rx_queue_count(_port->port, 0) > 0) {
+      rte_eth_dev_rx_intr_disable(_port->port, 0);
+      return;
+    }
+    nfds = 2;
+  } else {
+    _backoff = _backoff == 0 ? kMinBackoff : std::min(_backoff * 2, kMaxBackoff);
+    timeout = std::min(timeout, _backoff);
+  }
+  timespec ts{timeout / base::kSecond, timeout % base::kSecond};
+  ::ppoll(fds, nfds, &ts, nullptr);
+  if (_port->intr_fd >= 0) rte_eth_dev_rx_intr_disable(_port->port, 0);
+}
+
+void dpdk_transport::on_open(std::uint64_t id, std::uint32_t peer_ip, std::uint16_t peer_port) {
+  if (_handler) _handler->on_open(id, tcp::ipv4_to_string(peer_ip), peer_port);
+}
+
+void dpdk_transport::on_data(std::uint64_t id, std::string_view bytes) {
+  if (_handler) _handler->on_data(id, bytes);
+}
+
+void dpdk_transport::on_close(std::uint64_t id) {
+  if (_handler) _handler->on_close(id);
+}
+
+}  // namespace net
