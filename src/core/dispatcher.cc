@@ -377,6 +377,11 @@ void dispatcher::publish(std::string_view subject, std::string_view reply, std::
   route(nullptr, subject, reply, headers, payload);
 }
 
+void dispatcher::deliver(std::string_view to, std::string_view subject, std::string_view reply,
+                         std::string_view headers, std::string_view payload) {
+  route(nullptr, to, reply, headers, payload, subject);
+}
+
 bool dispatcher::has_interest(std::string_view subject) { return _subs.has_match(subject); }
 
 }  // namespace core

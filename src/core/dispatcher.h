@@ -51,6 +51,8 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void unsubscribe(std::uint64_t id) override;
   void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                std::string_view payload) override;
+  void deliver(std::string_view to, std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override;
   bool has_interest(std::string_view subject) override;
   void add_poller(shard::poller* p) override { _service_pollers.push_back(p); }
   const base::clock& clk() const override { return _loop.clk(); }
@@ -84,8 +86,9 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void send_ok(client& c);
 
   // routing
+  // `shown` (when set) is the subject the receivers see instead of the routed one.
   void route(client* from, std::string_view subject, std::string_view reply,
-             std::string_view headers, std::string_view payload);
+             std::string_view headers, std::string_view payload, std::string_view shown = {});
   bool deliver_local(subscription& s, std::string_view subject, std::string_view reply,
                      std::string_view headers, std::string_view payload);
   void remove_sub(client& c, const std::string& sid, bool broadcast);

@@ -253,8 +253,9 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
 }
 
 void dispatcher::route(client* from, std::string_view subject, std::string_view reply,
-                       std::string_view headers, std::string_view payload) {
+                       std::string_view headers, std::string_view payload, std::string_view shown) {
   const match_result& r = _subs.match(subject);
+  if (!shown.empty()) subject = shown;
   const bool multi = _peers.size() > 1;
   bool any = false;
   // Internal handlers run after the match result is no longer used: they may subscribe or

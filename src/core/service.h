@@ -40,6 +40,13 @@ class service_host {
   // Publishes as the server; headers may be empty.
   virtual void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                        std::string_view payload) = 0;
+  // Publishes to the subscribers of `to` while the message carries `subject` (JetStream
+  // deliveries: routed to an inbox or deliver subject, shown with the stream subject).
+  virtual void deliver(std::string_view to, std::string_view subject, std::string_view reply,
+                       std::string_view headers, std::string_view payload) {
+    (void)subject;
+    publish(to, reply, headers, payload);
+  }
   // True when some subscription (client or internal) matches the subject.
   virtual bool has_interest(std::string_view subject) = 0;
   // Polled by shard 0's loop every turn (store completions, timers).

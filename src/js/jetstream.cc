@@ -42,6 +42,8 @@ bool jetstream::start(core::service_host& host, std::string& error) {
 }
 
 void jetstream::stop() {
+  for (auto& [sname, cs] : _consumers)
+    for (auto& [cname, c] : cs) c->on_shutdown();
   for (auto& [name, s] : _streams) s->close();
   if (_api_sub) _host->unsubscribe(_api_sub);
   if (_domain_sub) _host->unsubscribe(_domain_sub);
@@ -52,6 +54,7 @@ std::size_t jetstream::poll(base::nanos) {
   std::size_t work = 0;
   const std::int64_t wall = now();
   for (auto& [name, s] : _streams) work += s->poll(wall);
+  work += poll_consumers(wall);
   return work;
 }
 
@@ -119,7 +122,7 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     (this->*r.fn)(token, m);
     return;
   }
-  if (rest.starts_with("CONSUMER.")) return;  // the consumer issue; stay silent until then
+  if (rest.starts_with("CONSUMER.") && dispatch_consumer(rest.substr(9), m)) return;
   ++_api_total;
   respond_error(m.reply, "system_response", make_error(err::bad_request));
 }
@@ -241,10 +244,13 @@ void jetstream::load_streams() {
       PG_ERROR("JetStream: cannot restore stream '{}': {}", cfg->name, error);
       continue;
     }
+    wire_stream(*s);
     s->subscribe();
     const auto st = s->store().state(false);
     PG_INFO("  Restored {} messages for stream '$G > {}'", st.msgs, cfg->name);
+    stream& ref = *s;
     _streams.emplace(cfg->name, std::move(s));
+    load_consumers(ref);
   }
 }
 

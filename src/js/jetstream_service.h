@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "src/core/service.h"
+#include "src/js/consumer_agent.h"
 #include "src/js/stream.h"
 #include "src/shard/loop.h"
 
@@ -26,8 +27,11 @@ class jetstream final : public core::service, public core::internal_handler, pub
   core::service_host& host() { return *_host; }
   const std::string& domain() const { return _domain; }
   std::int64_t now() const { return _host->clk().wall_ns(); }
-  // Consumers arrive with the consumer issue; until then no stream has interest.
-  std::size_t consumer_count(const std::string&) const { return 0; }
+  std::size_t consumer_count(const std::string& stream) const;
+  // Advisory/event JSON {type,id,timestamp,<body>,domain} on `subject` when someone listens.
+  void publish_event(const std::string& subject, std::string_view type, const ojson& body);
+  // A consumer no longer needs `seq`: retention decides whether the stream drops it.
+  void on_released(stream& s, std::uint64_t seq);
 
  private:
   using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);
@@ -43,6 +47,27 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void api_purge(std::string_view token, const core::inbound_msg& m);
   void api_msg_get(std::string_view token, const core::inbound_msg& m);
   void api_msg_delete(std::string_view token, const core::inbound_msg& m);
+
+  // Consumer API (consumer_api.cc); `rest` = the subject after "$JS.API.CONSUMER.".
+  // Returns false when the subject is not a consumer API subject.
+  bool dispatch_consumer(std::string_view rest, const core::inbound_msg& m);
+  void api_consumer_create(std::string_view stream_name, std::string_view name, std::string_view filter,
+                           bool durable_api, bool subject_has_name, const core::inbound_msg& m);
+  void api_consumer_info(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
+  void api_consumer_delete(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
+  void api_consumer_names(std::string_view stream_name, const core::inbound_msg& m, bool list);
+  void api_consumer_pause(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
+  void api_consumer_unpin(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
+  std::optional<api_error> check_workqueue(const stream& s, const consumer_config& c, const std::string& self) const;
+  consumer_agent* find_consumer(std::string_view stream_name, std::string_view name);
+  void delete_consumer(stream& s, const std::string& name, bool advise);
+  void delete_consumers_of(const std::string& stream_name);
+  void wire_stream(stream& s);
+  bool save_consumer_meta(const stream& s, const consumer_agent& c, std::string& error);
+  void load_consumers(stream& s);
+  std::string consumer_dir(const stream& s, const std::string& name) const;
+  void consumer_advisory(std::string_view action, const std::string& stream, const std::string& consumer);
+  std::size_t poll_consumers(std::int64_t now);
 
   void respond(std::string_view reply, const ojson& j);
   void respond_error(std::string_view reply, std::string_view type, const api_error& e,
@@ -66,6 +91,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::uint64_t _api_total = 0;
   std::uint64_t _api_errors = 0;
   std::map<std::string, std::unique_ptr<stream>, std::less<>> _streams;
+  // stream name -> consumer name -> agent
+  std::map<std::string, std::map<std::string, std::unique_ptr<consumer_agent>>, std::less<>> _consumers;
   std::uint64_t _api_sub = 0;
   std::uint64_t _domain_sub = 0;
 };

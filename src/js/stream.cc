@@ -23,6 +23,10 @@ std::string lower(std::string_view s) {
 stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::string dir,
                std::unique_ptr<storage::stream_store> store)
     : _js(js), _cfg(std::move(cfg)), _created(created_ns), _dir(std::move(dir)), _store(std::move(store)) {
+  // Store completions wake shard 0 through its eventfd, so the loop may block while PubAcks
+  // wait for the disk; without that signal, poll() keeps reporting work instead.
+  const int efd = _js.host().wake_eventfd();
+  _completions_wake_loop = efd >= 0 && _store->signal_completions_to(efd);
   _store->on_durable([this](std::uint64_t seq) { flush_acks(seq); });
   _store->on_error([this](base::error e, std::uint64_t first, std::uint64_t last) {
     PG_ERROR("JetStream stream '{}' store error {} for sequences {}..{}", _cfg.name,
@@ -92,8 +96,10 @@ void stream::apply_limits() {
   l.max_age_ns = _cfg.max_age;
   l.max_msgs_per_subject = _cfg.max_msgs_per_subject;
   _store->set_limits(l);
-  _store->enforce_limits();
-  if (_cfg.max_age > 0) _store->expire(_js.now());
+  std::vector<std::uint64_t> removed;
+  _store->enforce_limits(&removed);
+  if (_cfg.max_age > 0) _store->expire(_js.now(), &removed);
+  if (!removed.empty()) notify_removed(removed);
 }
 
 std::string stream::ack_body(std::uint64_t seq, bool duplicate) const {
@@ -136,10 +142,12 @@ std::size_t stream::poll(std::int64_t now_wall) {
   flush_acks(_store->durable_seq());
   if (_cfg.max_age > 0 && now_wall >= _next_expiry_check) {
     _next_expiry_check = now_wall + kExpiryCheckNs;
-    work += _store->expire(now_wall);
+    std::vector<std::uint64_t> removed;
+    work += _store->expire(now_wall, &removed);
+    if (!removed.empty()) notify_removed(removed);
   }
-  // While acks wait for the disk keep the loop turning (no idle block).
-  return work + (_acks.empty() ? 0 : 1);
+  // While acks wait for a disk that cannot wake the loop, keep the loop turning.
+  return work + (_acks.empty() || _completions_wake_loop ? 0 : 1);
 }
 
 void stream::record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts) {
@@ -286,9 +294,15 @@ void stream::on_msg(const core::inbound_msg& m) {
     storage::purge_request pr;
     if (lower(*rollup) == "sub") pr.filter = std::string(m.subject);
     pr.keep = 1;
-    (void)_store->purge(pr);
+    if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
   }
-  _store->enforce_limits();
+  if (on_removed) {
+    std::vector<std::uint64_t> removed;
+    _store->enforce_limits(&removed);
+    if (!removed.empty()) notify_removed(removed);
+  } else {
+    _store->enforce_limits();
+  }
   record_msg_id(msg_id, *seq, now);
   _last_msg_id = std::string(msg_id);
   if (want_ack) queue_ack(std::string(m.reply), ack_body(*seq, false), *seq);

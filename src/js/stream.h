@@ -53,6 +53,12 @@ class stream final : public core::internal_handler {
   // retention stores a message only then).
   std::function<void(std::uint64_t, std::string_view)> on_stored;
   std::function<bool(std::string_view)> has_interest;
+  // Messages left the stream through limits, expiry, rollups, purges or deletes (their
+  // sequences when known; empty = some, unknown which).
+  std::function<void(const std::vector<std::uint64_t>&)> on_removed;
+  void notify_removed(const std::vector<std::uint64_t>& seqs) {
+    if (on_removed) on_removed(seqs);
+  }
 
  private:
   struct pending_ack {
@@ -99,6 +105,7 @@ class stream final : public core::internal_handler {
   std::string _last_msg_id;
   std::int64_t _next_expiry_check = 0;
   bool _closed = false;
+  bool _completions_wake_loop = false;
 };
 
 }  // namespace js

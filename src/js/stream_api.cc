@@ -114,7 +114,9 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
   j["reserved_memory"] = 0;
   j["reserved_storage"] = 0;
   j["streams"] = _streams.size();
-  j["consumers"] = 0;
+  std::size_t consumers = 0;
+  for (auto& [name, cs] : _consumers) consumers += cs.size();
+  j["consumers"] = consumers;
   j["limits"] = ojson{{"max_memory", o.max_memory_store},
                       {"max_storage", o.max_file_store},
                       {"max_streams", -1},
@@ -156,6 +158,7 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
     (void)s->store().purge(pr);
   }
   if (!s) return respond_error(m.reply, type, make_error(err::stream_create, error));
+  wire_stream(*s);
   s->subscribe();
   stream& ref = *s;
   _streams.emplace(cfg.name, std::move(s));
@@ -214,6 +217,7 @@ void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
   if (it == _streams.end()) return respond_error(m.reply, type, make_error(err::stream_not_found));
   const std::string name = it->first;
   const std::string dir = it->second->dir();
+  delete_consumers_of(name);
   it->second->close();
   _streams.erase(it);
   std::error_code ec;
@@ -293,6 +297,7 @@ void jetstream::api_purge(std::string_view token, const core::inbound_msg& m) {
   if (pr.filter == ">") pr.filter.clear();
   auto n = s->store().purge(pr);
   if (!n.ok()) return respond_error(m.reply, type, make_error(err::stream_general, base::errc_name(n.code())), zero);
+  if (*n > 0) s->notify_removed({});
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}, {"purged", *n}});
 }
 
@@ -365,6 +370,7 @@ void jetstream::api_msg_delete(std::string_view token, const core::inbound_msg& 
       return respond_error(m.reply, type, make_error(err::sequence_not_found, std::to_string(seq)));
     return respond_error(m.reply, type, make_error(err::msg_delete_failed, base::errc_name(r.code())));
   }
+  s->notify_removed({seq});
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
 }
 

@@ -1,0 +1,506 @@
+#include "src/js/consumer_agent.h"
+
+#include <algorithm>
+
+#include "src/base/log.h"
+#include "src/core/subject.h"
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+#include "src/js/stream.h"
+
+namespace js {
+
+namespace {
+
+constexpr std::int64_t kFlushInterval = 50 * base::kMilli;
+constexpr std::int64_t kInterestCheck = 10 * base::kMilli;
+
+// Appends "Name: value" to a raw header block (or starts one).
+std::string add_header(std::string_view block, std::string_view name, std::string_view value) {
+  std::string out;
+  if (block.size() >= 4 && block.ends_with("\r\n\r\n")) {
+    out.assign(block.substr(0, block.size() - 2));
+  } else {
+    out = "NATS/1.0\r\n";
+  }
+  out += name;
+  out += ": ";
+  out += value;
+  out += "\r\n\r\n";
+  return out;
+}
+
+}  // namespace
+
+consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created,
+                               std::string state_dir, std::int64_t now)
+    : _js(js), _stream(s), _cfg(std::move(cfg)), _created(created), _state_dir(std::move(state_dir)) {
+  _filters = _cfg.filters();
+  if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
+  consumer_params p = to_params(_cfg, s.config(), s.config().name, _cfg.name);
+  p.start_seq = resolve_start_seq();
+  _advanced_to = _notified = s.store().last_seq();
+  _m = std::make_unique<consumer_state_machine>(std::move(p), *this, now);
+}
+
+consumer_agent::~consumer_agent() {
+  for (auto id : _subs) _js.host().unsubscribe(id);
+}
+
+std::uint64_t consumer_agent::resolve_start_seq() {
+  auto& st = _stream.store();
+  const std::uint64_t first = st.first_seq(), last = st.last_seq();
+  switch (_cfg.deliver) {
+    case deliver_policy::all: return std::max<std::uint64_t>(1, first);
+    case deliver_policy::new_: return last + 1;
+    case deliver_policy::by_start_sequence: return std::max(_cfg.opt_start_seq, std::max<std::uint64_t>(1, first));
+    case deliver_policy::by_start_time: {
+      auto seq = st.seq_for_time(_cfg.opt_start_time.value_or(0));
+      return seq.ok() ? *seq : last + 1;
+    }
+    case deliver_policy::last: {
+      if (_filters.empty()) return std::max<std::uint64_t>(1, last);
+      std::uint64_t best = 0;
+      for (const auto& f : _filters)
+        if (auto m = st.load_last(f); m.ok()) best = std::max(best, m->seq);
+      return best ? best : last + 1;
+    }
+    case deliver_policy::last_per_subject: {
+      for (const auto& f : _filters.empty() ? std::vector<std::string>{">"} : _filters)
+        for (const auto& [subj, n] : st.subject_counts(f == ">" ? "" : f))
+          if (auto seq = st.subject_last_seq(subj)) _lps.push_back(seq);
+      std::sort(_lps.begin(), _lps.end());
+      _lps.erase(std::unique(_lps.begin(), _lps.end()), _lps.end());
+      return _lps.empty() ? last + 1 : _lps.front();
+    }
+  }
+  return 1;
+}
+
+void consumer_agent::start(const storage::consumer_state* restore, std::int64_t now) {
+  auto& host = _js.host();
+  const std::string& sname = _stream.config().name;
+  if (_cfg.ack != ack_policy::none)
+    _subs.push_back(host.subscribe("$JS.ACK." + sname + "." + _cfg.name + ".>", "", this));
+  if (_cfg.push() && _cfg.flow_control)
+    _subs.push_back(host.subscribe("$JS.FC." + sname + "." + _cfg.name + ".>", "", &_fc));
+  if (!_state_dir.empty() && !_cfg.mem_storage) {
+    auto fs = storage::file_consumer_store::open(_state_dir, "state");
+    if (fs.ok()) {
+      _store = std::move(*fs);
+    } else {
+      PG_WARN("JetStream consumer '{} > {}': state unreadable ({}), starting fresh", sname, _cfg.name,
+              base::errc_name(fs.code()));
+    }
+  }
+  if (restore == nullptr && _store && _store->state().delivered.stream > 0) restore = &_store->state();
+  if (restore) {
+    consumer_snapshot snap;
+    snap.delivered = {restore->delivered.consumer, restore->delivered.stream};
+    snap.ack_floor = {restore->ack_floor.consumer, restore->ack_floor.stream};
+    for (const auto& [seq, p] : restore->pending) snap.pending.push_back({seq, {p.consumer_seq, p.ts}});
+    for (const auto& [seq, n] : restore->redelivered) snap.redelivered.push_back({seq, n});
+    _m->restore(snap, now);
+    _lps.clear();
+  }
+  actions out;
+  if (_cfg.pause_until && *_cfg.pause_until > now) _m->set_pause(*_cfg.pause_until, now, out);
+  if (_cfg.push()) check_push_interest(now);
+  _m->on_stream_advanced(_advanced_to, now, out);
+  run(out, now);
+}
+
+bool consumer_agent::filter_matches(std::string_view subject) const {
+  if (_filters.empty()) return true;
+  for (const auto& f : _filters)
+    if (core::subject_matches(f, subject)) return true;
+  return false;
+}
+
+// ---- message_source -------------------------------------------------------------------
+
+msg_meta consumer_agent::remember(storage::stored_msg&& m) {
+  msg_meta meta{m.seq, m.ts, std::uint32_t(m.subject.size()), std::uint32_t(m.headers.size()),
+                std::uint32_t(m.payload.size())};
+  _cache[m.seq] = std::move(m);
+  return meta;
+}
+
+std::optional<msg_meta> consumer_agent::next_matching(std::uint64_t from) {
+  if (!_lps.empty()) {
+    if (from <= _lps.back()) {
+      auto it = std::lower_bound(_lps.begin(), _lps.end(), from);
+      for (; it != _lps.end(); ++it)
+        if (auto m = _stream.store().load(*it); m.ok()) return remember(std::move(*m));
+    }
+    from = std::max(from, _lps.back() + 1);
+  }
+  auto& st = _stream.store();
+  base::result<storage::stored_msg> m = base::errc::not_found;
+  if (auto c = _cache.lower_bound(from); c != _cache.end() && c->first == from && filter_matches(c->second.subject))
+    m = c->second;
+  else if (_filters.empty()) m = st.load_next("", from);
+  else if (_filters.size() == 1) m = st.load_next(_filters[0], from);
+  else m = st.load_next(_filters, from);
+  if (!m.ok()) return std::nullopt;
+  _last_next_from = from;
+  _last_next_seq = m->seq;
+  return remember(std::move(*m));
+}
+
+std::optional<msg_meta> consumer_agent::load(std::uint64_t seq) {
+  if (auto c = _cache.find(seq); c != _cache.end())
+    return msg_meta{seq, c->second.ts, std::uint32_t(c->second.subject.size()),
+                    std::uint32_t(c->second.headers.size()), std::uint32_t(c->second.payload.size())};
+  auto m = _stream.store().load(seq);
+  if (!m.ok()) return std::nullopt;
+  return remember(std::move(*m));
+}
+
+std::uint64_t consumer_agent::recount(std::uint64_t from) {
+  auto& st = _stream.store();
+  std::uint64_t n = 0;
+  if (from <= st.first_seq() && _lps.empty()) {
+    if (_filters.empty()) return st.state(false).msgs;
+    for (const auto& f : _filters)
+      for (const auto& [subj, c] : st.subject_counts(f)) n += c;
+    return n;
+  }
+  // Scan the part the consumer has not reached yet (its backlog).
+  for (std::uint64_t s = from;;) {
+    auto m = _filters.empty() ? st.load_next("", s) : _filters.size() == 1 ? st.load_next(_filters[0], s)
+                                                                           : st.load_next(_filters, s);
+    if (!m.ok()) break;
+    if (_lps.empty() || m->seq > _lps.back() || std::binary_search(_lps.begin(), _lps.end(), m->seq)) ++n;
+    s = m->seq + 1;
+  }
+  return n;
+}
+
+std::uint64_t consumer_agent::count_matching(std::uint64_t from) {
+  if (_cnt_valid && from == _cnt_from) return _cnt;
+  if (_cnt_valid && from > _cnt_from && _lps.empty() && _last_next_from <= _cnt_from &&
+      _last_next_seq + 1 == from) {
+    // next_matching(f) found nothing in [f, s): exactly one matching message left the count.
+    _cnt = _cnt > 0 ? _cnt - 1 : 0;
+    _cnt_from = from;
+    return _cnt;
+  }
+  _cnt = recount(from);
+  _cnt_from = from;
+  _cnt_valid = true;
+  return _cnt;
+}
+
+// ---- inputs ---------------------------------------------------------------------------
+
+void consumer_agent::on_stored(std::uint64_t seq, std::string_view subject) {
+  _advanced_to = std::max(_advanced_to, seq);
+  if (_cnt_valid && seq >= _cnt_from && filter_matches(subject)) ++_cnt;
+}
+
+void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now) {
+  actions out;
+  for (auto seq : seqs) {
+    if (seq >= _cnt_from) _cnt_valid = false;
+    _cache.erase(seq);
+    if (_m->pending().count(seq)) _m->on_removed(seq, now, out);
+  }
+  run(out, now);
+}
+
+void consumer_agent::on_msg(const core::inbound_msg& m) {
+  auto subj = decode_ack_subject(m.subject);
+  if (!subj) return;
+  const std::int64_t now = _js.now();
+  const ack_body body = parse_ack_body(m.payload);
+  actions out;
+  const bool sync = _m->on_ack(*subj, body, now, out);
+  _last_ack = now;
+  _dirty = true;
+  if (body.kind == ack_kind::next && !m.reply.empty()) {
+    auto req = parse_pull_request(body.next_body);
+    if (auto* r = std::get_if<pull_request>(&req)) _m->on_pull(std::string(m.reply), *r, now, out);
+  } else if (sync && !m.reply.empty()) {
+    _js.host().publish(m.reply, "", "", "");
+  }
+  run(out, now);
+}
+
+void consumer_agent::fc_handler::on_msg(const core::inbound_msg& m) {
+  const std::int64_t now = _a._js.now();
+  actions out;
+  _a._m->on_flow_control_reply(std::string(m.subject), now, out);
+  _a.run(out, now);
+}
+
+void consumer_agent::on_pull_request(const core::inbound_msg& m, std::int64_t now) {
+  if (m.reply.empty()) return;
+  actions out;
+  auto req = parse_pull_request(m.payload);
+  if (auto* e = std::get_if<pull_parse_error>(&req)) {
+    status_reply s;
+    s.to = std::string(m.reply);
+    s.code = 400;
+    s.description = e->description;
+    out.emplace_back(std::move(s));
+  } else {
+    _m->on_pull(std::string(m.reply), std::get<pull_request>(req), now, out);
+  }
+  run(out, now);
+}
+
+void consumer_agent::check_push_interest(std::int64_t now) {
+  _next_interest_check = now + kInterestCheck;
+  const bool bound = _js.host().has_interest(_cfg.deliver_subject);
+  if (bound == _push_bound) return;
+  _push_bound = bound;
+  actions out;
+  _m->set_push_interest(bound, now, out);
+  run(out, now);
+}
+
+std::size_t consumer_agent::poll(std::int64_t now) {
+  if (_stopped) return 0;
+  std::size_t work = 0;
+  actions out;
+  if (_advanced_to > _notified) {
+    _notified = _advanced_to;
+    _m->on_stream_advanced(_advanced_to, now, out);
+    ++work;
+  }
+  if (_m->next_deadline() <= now) {
+    _m->tick(now, out);
+    ++work;
+  }
+  if (!out.empty()) run(out, now);
+  if (_cfg.push() && now >= _next_interest_check) check_push_interest(now);
+  if (_dirty && _store && now >= _next_flush) flush_state();
+  return work;
+}
+
+// ---- actions --------------------------------------------------------------------------
+
+void consumer_agent::run(actions& out, std::int64_t now) {
+  for (auto& a : out) {
+    if (auto* d = std::get_if<delivery>(&a)) {
+      send_delivery(*d, now);
+    } else if (auto* s = std::get_if<status_reply>(&a)) {
+      _js.host().publish(s->to, s->reply, s->render(), "");
+    } else if (auto* adv = std::get_if<advisory>(&a)) {
+      send_advisory(*adv);
+    } else if (auto* r = std::get_if<released>(&a)) {
+      release(r->stream_seq);
+    } else if (std::holds_alternative<inactive>(a)) {
+      _expired = true;
+    }
+  }
+  out.clear();
+  _cache.clear();
+}
+
+void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
+  auto it = _cache.find(d.stream_seq);
+  storage::stored_msg loaded;
+  const storage::stored_msg* m = nullptr;
+  if (it != _cache.end()) {
+    m = &it->second;
+  } else if (auto r = _stream.store().load(d.stream_seq); r.ok()) {
+    loaded = std::move(*r);
+    m = &loaded;
+  } else {
+    return;  // removed meanwhile; the ack wait brings it back or the ack drops it
+  }
+  _last_delivery = now;
+  _dirty = true;
+  const std::string ack = encode_ack_subject(_stream.config().name, _cfg.name, d.delivery_count, d.stream_seq,
+                                             d.consumer_seq, d.timestamp, d.pending);
+  std::string hdr;
+  std::string_view headers = m->headers, payload = m->payload;
+  if (_cfg.headers_only) {
+    hdr = add_header(m->headers, "Nats-Msg-Size", std::to_string(m->payload.size()));
+    headers = hdr;
+    payload = {};
+  }
+  if (!d.pin_id.empty()) {
+    hdr = add_header(headers, "Nats-Pin-Id", d.pin_id);
+    headers = hdr;
+  }
+  _js.host().deliver(d.to, m->subject, ack, headers, payload);
+}
+
+void consumer_agent::send_advisory(const advisory& a) {
+  const std::string& sname = _stream.config().name;
+  const std::string suffix = "." + sname + "." + _cfg.name;
+  std::string subject, type;
+  ojson body;
+  switch (a.kind) {
+    case advisory_kind::max_deliveries:
+      subject = "MAX_DELIVERIES";
+      type = "max_deliver";
+      body["stream"] = sname;
+      body["consumer"] = _cfg.name;
+      body["stream_seq"] = a.stream_seq;
+      body["deliveries"] = a.deliveries;
+      break;
+    case advisory_kind::nak:
+      subject = "MSG_NAKED";
+      type = "nak";
+      body["stream"] = sname;
+      body["consumer"] = _cfg.name;
+      body["consumer_seq"] = a.consumer_seq;
+      body["stream_seq"] = a.stream_seq;
+      body["deliveries"] = a.deliveries;
+      break;
+    case advisory_kind::terminated:
+      subject = "MSG_TERMINATED";
+      type = "terminated";
+      body["stream"] = sname;
+      body["consumer"] = _cfg.name;
+      body["consumer_seq"] = a.consumer_seq;
+      body["stream_seq"] = a.stream_seq;
+      body["deliveries"] = a.deliveries;
+      if (!a.reason.empty()) body["reason"] = a.reason;
+      break;
+    case advisory_kind::pinned:
+      subject = "PINNED";
+      type = "consumer_group_pinned";
+      body["account"] = "$G";
+      body["stream"] = sname;
+      body["consumer"] = _cfg.name;
+      body["group"] = a.group;
+      body["pinned_id"] = a.pin_id;
+      break;
+    case advisory_kind::unpinned:
+      subject = "UNPINNED";
+      type = "consumer_group_unpinned";
+      body["account"] = "$G";
+      body["stream"] = sname;
+      body["consumer"] = _cfg.name;
+      body["group"] = a.group;
+      body["reason"] = a.reason;
+      break;
+    case advisory_kind::pause:
+      subject = "PAUSE";
+      type = "consumer_pause";
+      body["stream"] = sname;
+      body["consumer"] = _cfg.name;
+      body["paused"] = a.paused;
+      body["pause_until"] = format_time(a.paused ? a.pause_until : 0);
+      break;
+  }
+  _js.publish_event("$JS.EVENT.ADVISORY.CONSUMER." + subject + suffix, type, body);
+}
+
+void consumer_agent::release(std::uint64_t seq) {
+  _js.on_released(_stream, seq);
+}
+
+// ---- API-side operations --------------------------------------------------------------
+
+void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
+  const auto pause = _cfg.pause_until;
+  const bool rebind = _cfg.push() && cfg.deliver_subject != _cfg.deliver_subject;
+  _cfg = cfg;
+  _cfg.pause_until = pause;  // only the PAUSE API changes it
+  _filters = _cfg.filters();
+  if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
+  _cnt_valid = false;
+  consumer_params p = to_params(_cfg, _stream.config(), _stream.config().name, _cfg.name);
+  actions out;
+  _m->update(p, now, out);
+  if (rebind) {
+    _m->rebind_push(_cfg.deliver_subject, now, out);
+    _push_bound = false;
+    check_push_interest(now);
+  }
+  run(out, now);
+}
+
+void consumer_agent::pause(std::optional<std::int64_t> until, std::int64_t now) {
+  if (until && *until <= now) until.reset();
+  _cfg.pause_until = until;
+  actions out;
+  _m->set_pause(until.value_or(0), now, out);
+  run(out, now);
+}
+
+bool consumer_agent::unpin(const std::string& group, std::int64_t now) {
+  actions out;
+  const bool ok = _m->unpin(group, now, out);
+  run(out, now);
+  return ok;
+}
+
+void consumer_agent::on_delete() {
+  actions out;
+  _m->on_delete(out);
+  run(out, _js.now());
+  for (auto id : _subs) _js.host().unsubscribe(id);
+  _subs.clear();
+  _stopped = true;
+}
+
+void consumer_agent::on_shutdown() {
+  if (_stopped) return;
+  actions out;
+  _m->on_shutdown(out);
+  run(out, _js.now());
+  if (_store) flush_state();
+  _stopped = true;
+}
+
+storage::consumer_state consumer_agent::durable_state() const {
+  const consumer_snapshot snap = _m->snapshot();
+  storage::consumer_state s;
+  s.delivered = {snap.delivered.consumer_seq, snap.delivered.stream_seq};
+  s.ack_floor = {snap.ack_floor.consumer_seq, snap.ack_floor.stream_seq};
+  for (const auto& [seq, e] : snap.pending) s.pending[seq] = {e.consumer_seq, e.delivered_at};
+  for (const auto& [seq, n] : snap.redelivered) s.redelivered[seq] = n;
+  return s;
+}
+
+void consumer_agent::flush_state() {
+  _dirty = false;
+  _next_flush = _js.now() + kFlushInterval;
+  if (!_store) return;
+  (void)_store->update(durable_state());
+  if (auto st = _store->flush(); !st.ok())
+    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
+            base::errc_name(st.code()));
+}
+
+ojson consumer_agent::info_json(std::int64_t now) {
+  const consumer_numbers n = _m->numbers(now);
+  ojson j;
+  j["stream_name"] = _stream.config().name;
+  j["name"] = _cfg.name;
+  j["created"] = format_time(_created);
+  j["config"] = to_json(_cfg, true);
+  ojson delivered{{"consumer_seq", n.delivered.consumer_seq}, {"stream_seq", n.delivered.stream_seq}};
+  if (_last_delivery) delivered["last_active"] = format_time(_last_delivery);
+  ojson floor{{"consumer_seq", n.ack_floor.consumer_seq}, {"stream_seq", n.ack_floor.stream_seq}};
+  if (_last_ack && n.ack_floor.consumer_seq > 0) floor["last_active"] = format_time(_last_ack);
+  j["delivered"] = delivered;
+  j["ack_floor"] = floor;
+  j["num_ack_pending"] = n.num_ack_pending;
+  j["num_redelivered"] = _cfg.max_deliver == 1 ? 0 : n.num_redelivered;
+  j["num_waiting"] = n.num_waiting;
+  j["num_pending"] = n.num_pending;
+  j["cluster"] = ojson{{"leader", _js.host().server_name()}};
+  if (_cfg.push() && _push_bound) j["push_bound"] = true;
+  if (n.paused) {
+    j["paused"] = true;
+    j["pause_remaining"] = n.pause_remaining;
+  }
+  j["ts"] = format_time(now);
+  if (_cfg.priority != priority_policy::none && !_cfg.priority_groups.empty()) {
+    ojson g{{"group", _cfg.priority_groups.front()}};
+    if (!n.pinned_id.empty()) g["pinned_client_id"] = n.pinned_id;
+    g["pinned_ts"] = format_time(n.pinned_id.empty() ? 0 : n.pinned_at);
+    j["priority_groups"] = ojson::array({g});
+  }
+  return j;
+}
+
+}  // namespace js

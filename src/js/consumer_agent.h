@@ -1,0 +1,131 @@
+#pragma once
+// One consumer inside the server: owns a consumer_state_machine, reads the stream's store
+// for it (message_source), receives acks / flow-control replies / pull requests, ticks its
+// timers and turns the machine's actions into deliveries, status messages, advisories,
+// retention removals and persisted state. Runs on the JetStream service thread (shard 0),
+// like the streams.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/service.h"
+#include "src/js/consumer.h"
+#include "src/js/consumer_config.h"
+#include "storage/consumer_state.h"
+#include "storage/store.h"
+
+namespace js {
+
+class jetstream;
+class stream;
+
+class consumer_agent final : public message_source, public core::internal_handler {
+ public:
+  // state_dir empty = nothing persisted (ephemeral, memory stream or mem_storage).
+  consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created, std::string state_dir,
+                 std::int64_t now);
+  ~consumer_agent() override;
+
+  // Subscribes acks and flow-control replies, emits a CREATED-time pause advisory if paused.
+  // restore: persisted state to resume from (after a restart).
+  void start(const storage::consumer_state* restore, std::int64_t now);
+
+  const std::string& name() const { return _cfg.name; }
+  const consumer_config& config() const { return _cfg; }
+  std::int64_t created() const { return _created; }
+  const std::string& state_dir() const { return _state_dir; }
+
+  // Acks ($JS.ACK.<stream>.<consumer>.>).
+  void on_msg(const core::inbound_msg& m) override;
+  // $JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>.
+  void on_pull_request(const core::inbound_msg& m, std::int64_t now);
+  // Stream hooks.
+  void on_stored(std::uint64_t seq, std::string_view subject);
+  void on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now);
+  bool filter_matches(std::string_view subject) const;
+  bool needs(std::uint64_t seq) const { return _m->needs(seq); }
+
+  // Timers, wake-ups, push interest, persistence; returns work done.
+  std::size_t poll(std::int64_t now);
+  // The machine asked to be deleted (inactive ephemeral).
+  bool expired() const { return _expired; }
+
+  // Config update (already checked by check_update).
+  void update(const consumer_config& cfg, std::int64_t now);
+  // PAUSE API; nullopt or past = resume.
+  void pause(std::optional<std::int64_t> until, std::int64_t now);
+  bool unpin(const std::string& group, std::int64_t now);
+  bool push_bound() const { return _push_bound; }
+
+  ojson info_json(std::int64_t now);
+  // Waiting requests get 409 Consumer Deleted; subscriptions go.
+  void on_delete();
+  // Server stopping: 409 Server Shutdown, state flushed.
+  void on_shutdown();
+
+  // Durable state as the storage layer keeps it.
+  storage::consumer_state durable_state() const;
+  void flush_state();
+
+  // message_source
+  std::optional<msg_meta> next_matching(std::uint64_t from) override;
+  std::optional<msg_meta> load(std::uint64_t seq) override;
+  std::uint64_t count_matching(std::uint64_t from) override;
+
+ private:
+  class fc_handler final : public core::internal_handler {
+   public:
+    explicit fc_handler(consumer_agent& a) : _a(a) {}
+    void on_msg(const core::inbound_msg& m) override;
+
+   private:
+    consumer_agent& _a;
+  };
+
+  std::uint64_t resolve_start_seq();
+  msg_meta remember(storage::stored_msg&& m);
+  void run(actions& out, std::int64_t now);
+  void send_delivery(const delivery& d, std::int64_t now);
+  void send_advisory(const advisory& a);
+  void release(std::uint64_t seq);
+  void check_push_interest(std::int64_t now);
+  std::uint64_t recount(std::uint64_t from);
+
+  jetstream& _js;
+  stream& _stream;
+  consumer_config _cfg;
+  std::int64_t _created;
+  std::string _state_dir;
+  std::unique_ptr<consumer_state_machine> _m;
+  std::unique_ptr<storage::file_consumer_store> _store;
+  fc_handler _fc{*this};
+  std::vector<std::uint64_t> _subs;
+  std::vector<std::string> _filters;
+
+  // Messages read while the machine ran (delivered from here without a second load).
+  std::map<std::uint64_t, storage::stored_msg> _cache;
+  // last_per_subject: the per-subject last messages, delivered first.
+  std::vector<std::uint64_t> _lps;
+
+  // num_pending bookkeeping: matching messages with seq >= _cnt_from.
+  bool _cnt_valid = false;
+  std::uint64_t _cnt_from = 0;
+  std::uint64_t _cnt = 0;
+  std::uint64_t _last_next_from = 0, _last_next_seq = 0;
+
+  std::uint64_t _advanced_to = 0;  // highest stored seq seen
+  std::uint64_t _notified = 0;     // highest seq passed to on_stream_advanced
+  bool _push_bound = false;
+  std::int64_t _next_interest_check = 0;
+  std::int64_t _last_delivery = 0;
+  std::int64_t _last_ack = 0;
+  bool _dirty = false;
+  std::int64_t _next_flush = 0;
+  bool _expired = false;
+  bool _stopped = false;
+};
+
+}  // namespace js

@@ -1,0 +1,506 @@
+// $JS.API.CONSUMER.* handlers (consumers-and-core.md §2): CREATE (all subject forms),
+// DURABLE.CREATE, INFO, DELETE, NAMES, LIST, MSG.NEXT, PAUSE, UNPIN, LEADER.STEPDOWN;
+// work-queue rules, consumer persistence and retention on release.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "src/base/log.h"
+#include "src/base/rng.h"
+#include "src/core/subject.h"
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+
+namespace js {
+
+namespace {
+
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::size_t kNamesLimit = 1024;
+constexpr std::size_t kListLimit = 256;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+ojson typed(std::string_view type, const ojson& body) {
+  ojson j = ojson::object();
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  for (auto it = body.cbegin(); it != body.cend(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+// INFO/DELETE bodies: "", "{}" or an object whose values are all empty.
+bool empty_request(std::string_view body) {
+  body = trim(body);
+  if (body.empty() || body == "\"\"") return true;
+  auto j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!it.value().is_null() && !(it.value().is_string() && it.value().get<std::string>().empty()) &&
+        !(it.value().is_number() && it.value() == 0) && !(it.value().is_boolean() && !it.value().get<bool>()))
+      return false;
+  return true;
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  while (true) {
+    auto p = s.find('.');
+    out.push_back(s.substr(0, p));
+    if (p == std::string_view::npos) break;
+    s.remove_prefix(p + 1);
+  }
+  return out;
+}
+
+std::string random_name(std::size_t n) {
+  static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x5bd1e995u);
+  static constexpr char kAlpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s += kAlpha[rng.below(62)];
+  return s;
+}
+
+}  // namespace
+
+// ---- dispatch -------------------------------------------------------------------------
+
+bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg& m) {
+  auto toks = split(rest);
+  if (toks.size() < 2) return false;
+  const std::string_view op = toks[0];
+  if (op == "MSG" && toks.size() == 4 && toks[1] == "NEXT") {  // the consumer's own subscription: not an API call
+    if (consumer_agent* c = find_consumer(toks[2], toks[3])) {
+      c->on_pull_request(m, now());
+    } else if (!m.reply.empty()) {
+      _host->publish(m.reply, "", "NATS/1.0 503\r\n\r\n", "");  // as no responders
+    }
+    return true;
+  }
+  struct count_after {
+    std::uint64_t& n;
+    ~count_after() { ++n; }
+  };
+  if (op == "CREATE") {
+    count_after c{_api_total};
+    std::string filter;
+    for (std::size_t i = 3; i < toks.size(); ++i) filter += (i > 3 ? "." : "") + std::string(toks[i]);
+    api_consumer_create(toks[1], toks.size() > 2 ? toks[2] : "", filter, false, toks.size() > 2, m);
+    return true;
+  }
+  if (op == "DURABLE" && toks[1] == "CREATE") {
+    count_after c{_api_total};
+    if (toks.size() != 4) {
+      respond_error(m.reply, "consumer_create_response", make_error(err::durable_name_not_in_subject));
+      return true;
+    }
+    api_consumer_create(toks[2], toks[3], "", true, true, m);
+    return true;
+  }
+  if ((op == "NAMES" || op == "LIST") && toks.size() == 2) {
+    count_after c{_api_total};
+    api_consumer_names(toks[1], m, op == "LIST");
+    return true;
+  }
+  if (op == "LEADER" && toks.size() == 4 && toks[1] == "STEPDOWN") {
+    count_after c{_api_total};
+    respond_error(m.reply, "consumer_leader_stepdown_response", make_error(err::clustering_required));
+    return true;
+  }
+  if (toks.size() != 3) return false;
+  count_after c{_api_total};
+  if (op == "INFO") api_consumer_info(toks[1], toks[2], m);
+  else if (op == "DELETE") api_consumer_delete(toks[1], toks[2], m);
+  else if (op == "PAUSE") api_consumer_pause(toks[1], toks[2], m);
+  else if (op == "UNPIN") api_consumer_unpin(toks[1], toks[2], m);
+  else respond_error(m.reply, "system_response", make_error(err::bad_request));
+  return true;
+}
+
+consumer_agent* jetstream::find_consumer(std::string_view stream_name, std::string_view name) {
+  auto s = _consumers.find(stream_name);
+  if (s == _consumers.end()) return nullptr;
+  auto c = s->second.find(std::string(name));
+  return c == s->second.end() ? nullptr : c->second.get();
+}
+
+std::size_t jetstream::consumer_count(const std::string& stream) const {
+  auto s = _consumers.find(stream);
+  return s == _consumers.end() ? 0 : s->second.size();
+}
+
+// ---- create ---------------------------------------------------------------------------
+
+std::optional<api_error> jetstream::check_workqueue(const stream& s, const consumer_config& c,
+                                                    const std::string& self) const {
+  if (s.config().retention != retention_policy::workqueue) return std::nullopt;
+  if (c.ack != ack_policy::explicit_) return make_error(err::wq_requires_explicit_ack);
+  auto it = _consumers.find(s.config().name);
+  if (it != _consumers.end()) {
+    const auto mine = c.filters();
+    for (const auto& [name, other] : it->second) {
+      if (name == self) continue;
+      if (mine.empty()) return make_error(err::wq_multiple_unfiltered);
+      const auto theirs = other->config().filters();
+      if (theirs.empty()) return make_error(err::wq_consumer_not_unique);
+      for (const auto& a : mine)
+        for (const auto& b : theirs)
+          if (core::subjects_overlap(a, b)) return make_error(err::wq_consumer_not_unique);
+    }
+  }
+  if (c.deliver != deliver_policy::all) return make_error(err::wq_consumer_not_deliver_all);
+  return std::nullopt;
+}
+
+void jetstream::api_consumer_create(std::string_view stream_name, std::string_view name, std::string_view filter,
+                                    bool durable_api, bool subject_has_name, const core::inbound_msg& m) {
+  constexpr std::string_view type = "consumer_create_response";
+  create_request req;
+  if (auto e = parse_create_request(m.payload, req)) return respond_error(m.reply, type, *e);
+  if (req.stream_name != stream_name) return respond_error(m.reply, type, make_error(err::name_mismatch));
+  consumer_config& cfg = req.config;
+  if (durable_api) {
+    if (cfg.durable_name.empty()) return respond_error(m.reply, type, make_error(err::durable_name_not_set));
+    if (cfg.durable_name != name) return respond_error(m.reply, type, make_error(err::durable_name_mismatch));
+  } else if (subject_has_name) {
+    if (!cfg.durable_name.empty() && cfg.durable_name != name)
+      return respond_error(m.reply, type, make_error(err::durable_name_mismatch));
+  } else if (!cfg.durable_name.empty()) {
+    return respond_error(m.reply, type, make_error(err::ephemeral_with_durable));
+  }
+  if (!filter.empty()) {
+    if (!cfg.filter_subjects.empty()) return respond_error(m.reply, type, make_error(err::multiple_filters_subject_api));
+    if (cfg.filter_subject != filter) return respond_error(m.reply, type, make_error(err::create_filter_mismatch));
+  }
+  if (subject_has_name) {
+    if (auto e = check_consumer_name(name)) return respond_error(m.reply, type, *e);
+    if (!cfg.name.empty() && !cfg.durable_name.empty() && cfg.name != cfg.durable_name)
+      return respond_error(m.reply, type, make_error(err::durable_name_differs));
+    cfg.name = std::string(name);
+  }
+  if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
+  stream* s = find(stream_name);
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  if (auto e = normalise(cfg, s->config(), req.pedantic)) return respond_error(m.reply, type, *e);
+  if (auto e = validate(cfg, s->config())) return respond_error(m.reply, type, *e);
+  if (cfg.name.empty()) cfg.name = random_name(8);
+  const std::int64_t t = now();
+
+  if (consumer_agent* existing = find_consumer(stream_name, cfg.name)) {
+    if (req.action == create_action::create) {
+      if (!same_config(existing->config(), cfg)) return respond_error(m.reply, type, make_error(err::consumer_exists));
+      return respond(m.reply, typed(type, existing->info_json(t)));
+    }
+    if (existing->config().durable_name != cfg.durable_name && !cfg.durable_name.empty())
+      return respond_error(m.reply, type, make_error(err::consumer_name_in_use));
+    if (auto e = check_update(existing->config(), cfg, existing->push_bound()))
+      return respond_error(m.reply, type, *e);
+    if (auto e = check_workqueue(*s, cfg, cfg.name)) return respond_error(m.reply, type, *e);
+    existing->update(cfg, t);
+    std::string error;
+    if (!existing->state_dir().empty() && !save_consumer_meta(*s, *existing, error))
+      PG_WARN("JetStream: {}", error);
+    return respond(m.reply, typed(type, existing->info_json(t)));
+  }
+  if (req.action == create_action::update) return respond_error(m.reply, type, make_error(err::consumer_does_not_exist));
+  if (s->config().max_consumers > 0 && consumer_count(s->config().name) >= std::size_t(s->config().max_consumers))
+    return respond_error(m.reply, type, make_error(err::max_consumers));
+  if (auto e = check_workqueue(*s, cfg, cfg.name)) return respond_error(m.reply, type, *e);
+
+  const bool persist = cfg.durable() && s->config().storage == storage_type::file;
+  std::string dir = persist ? consumer_dir(*s, cfg.name) : std::string();
+  if (persist) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return respond_error(m.reply, type, make_error(err::consumer_store_failed, ec.message()));
+  }
+  auto agent = std::make_unique<consumer_agent>(*this, *s, cfg, t, dir, t);
+  consumer_agent& ref = *agent;
+  _consumers[s->config().name].emplace(cfg.name, std::move(agent));
+  std::string error;
+  if (persist && !save_consumer_meta(*s, ref, error)) {
+    _consumers[s->config().name].erase(cfg.name);
+    return respond_error(m.reply, type, make_error(err::consumer_store_failed, error));
+  }
+  ref.start(nullptr, t);
+  respond(m.reply, typed(type, ref.info_json(t)));
+  consumer_advisory("create", s->config().name, cfg.name);
+}
+
+// ---- info / delete / names / list -----------------------------------------------------
+
+void jetstream::api_consumer_info(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {
+  constexpr std::string_view type = "consumer_info_response";
+  if (!empty_request(m.payload)) return respond_error(m.reply, type, make_error(err::not_empty_request));
+  if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  consumer_agent* c = find_consumer(stream_name, name);
+  if (!c) return respond_error(m.reply, type, make_error(err::consumer_not_found));
+  respond(m.reply, typed(type, c->info_json(now())));
+}
+
+void jetstream::api_consumer_delete(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {
+  constexpr std::string_view type = "consumer_delete_response";
+  if (!empty_request(m.payload)) return respond_error(m.reply, type, make_error(err::not_empty_request));
+  stream* s = find(stream_name);
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  if (!find_consumer(stream_name, name)) return respond_error(m.reply, type, make_error(err::consumer_not_found));
+  delete_consumer(*s, std::string(name), false);
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+  consumer_advisory("delete", s->config().name, std::string(name));
+}
+
+void jetstream::api_consumer_names(std::string_view stream_name, const core::inbound_msg& m, bool list) {
+  const std::string_view type = list ? "consumer_list_response" : "consumer_names_response";
+  const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"consumers", nullptr}};
+  std::int64_t offset = 0;
+  std::string_view body = trim(m.payload);
+  if (!body.empty() && body.front() == '{') {
+    auto j = json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json), zero);
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "offset" && it.value().is_number_integer()) offset = it.value().get<std::int64_t>();
+      else if (it.key() == "offset" && it.value().is_null()) continue;
+      else if (it.key() == "offset") return respond_error(m.reply, type, make_error(err::invalid_json), zero);
+      else return respond_error(m.reply, type, make_error(err::invalid_json, ": json: unknown field \"" + it.key() + "\""), zero);
+    }
+  }
+  if (offset < 0) offset = 0;
+  if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found), zero);
+  std::vector<consumer_agent*> all;
+  if (auto it = _consumers.find(stream_name); it != _consumers.end())
+    for (auto& [n, c] : it->second) all.push_back(c.get());
+  const std::size_t limit = list ? kListLimit : kNamesLimit;
+  ojson page = ojson::array();
+  const std::int64_t t = now();
+  for (std::size_t i = std::size_t(offset); i < all.size() && page.size() < limit; ++i)
+    page.push_back(list ? all[i]->info_json(t) : ojson(all[i]->name()));
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  j["total"] = all.size();
+  j["offset"] = offset;
+  j["limit"] = limit;
+  j["consumers"] = page;
+  respond(m.reply, j);
+}
+
+// ---- pause / unpin --------------------------------------------------------------------
+
+void jetstream::api_consumer_pause(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {
+  constexpr std::string_view type = "consumer_pause_response";
+  const ojson extra = ojson{{"paused", false}, {"pause_until", format_time(0)}};
+  std::optional<std::int64_t> until;
+  std::string_view body = trim(m.payload);
+  if (!body.empty()) {
+    auto j = json::parse(body, nullptr, false);
+    if (j.is_discarded()) return respond_error(m.reply, type, make_error(err::invalid_json), extra);
+    if (j.is_object() && j.contains("pause_until") && j["pause_until"].is_string()) {
+      auto t = parse_time(j["pause_until"].get<std::string>());
+      if (!t) return respond_error(m.reply, type, make_error(err::invalid_json), extra);
+      if (*t != 0) until = *t;
+    }
+  }
+  if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found), extra);
+  consumer_agent* c = find_consumer(stream_name, name);
+  if (!c) return respond_error(m.reply, type, make_error(err::consumer_not_found), extra);
+  const std::int64_t t = now();
+  c->pause(until, t);
+  stream* s = find(stream_name);
+  std::string error;
+  if (!c->state_dir().empty() && !save_consumer_meta(*s, *c, error)) PG_WARN("JetStream: {}", error);
+  const bool paused = c->config().pause_until.has_value();
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  j["paused"] = paused;
+  j["pause_until"] = format_time(paused ? *c->config().pause_until : 0);
+  if (paused) j["pause_remaining"] = *c->config().pause_until - t;
+  respond(m.reply, j);
+}
+
+void jetstream::api_consumer_unpin(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {
+  constexpr std::string_view type = "consumer_unpin_response";
+  std::string group;
+  auto j = json::parse(trim(m.payload), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json));
+  if (j.contains("group") && j["group"].is_string()) group = j["group"].get<std::string>();
+  if (group.empty()) return respond_error(m.reply, type, make_error(err::invalid_json, ": consumer group not specified"));
+  bool valid = group.size() <= 16;
+  for (char ch : group)
+    valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '/' || ch == '=');
+  if (!valid) return respond_error(m.reply, type, make_error(err::priority_group_invalid));
+  if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  consumer_agent* c = find_consumer(stream_name, name);
+  if (!c) return respond_error(m.reply, type, make_error(err::consumer_not_found));
+  const auto& groups = c->config().priority_groups;
+  if (std::find(groups.begin(), groups.end(), group) == groups.end())
+    return respond_error(m.reply, type, make_error(err::priority_group_unknown));
+  c->unpin(group, now());
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}});
+}
+
+// ---- lifecycle, retention, persistence ------------------------------------------------
+
+void jetstream::delete_consumer(stream& s, const std::string& name, bool advise) {
+  auto sit = _consumers.find(s.config().name);
+  if (sit == _consumers.end()) return;
+  auto it = sit->second.find(name);
+  if (it == sit->second.end()) return;
+  std::unique_ptr<consumer_agent> c = std::move(it->second);
+  sit->second.erase(it);
+  c->on_delete();
+  if (!c->state_dir().empty()) {
+    std::error_code ec;
+    fs::remove_all(c->state_dir(), ec);
+  }
+  c.reset();
+  // Interest retention: messages only this consumer needed go.
+  if (s.config().retention == retention_policy::interest) {
+    auto& st = s.store();
+    std::vector<std::uint64_t> drop;
+    for (std::uint64_t seq = st.first_seq();;) {
+      auto msg = st.load_next("", seq);
+      if (!msg.ok()) break;
+      bool needed = false;
+      for (auto& [n, other] : sit->second) needed = needed || (other->filter_matches(msg->subject) && other->needs(msg->seq));
+      if (!needed) drop.push_back(msg->seq);
+      seq = msg->seq + 1;
+    }
+    for (auto seq : drop) (void)st.remove(seq);
+  }
+  if (advise) consumer_advisory("delete", s.config().name, name);
+}
+
+void jetstream::delete_consumers_of(const std::string& stream_name) {
+  auto sit = _consumers.find(stream_name);
+  if (sit == _consumers.end()) return;
+  for (auto& [n, c] : sit->second) c->on_delete();
+  _consumers.erase(sit);
+}
+
+void jetstream::on_released(stream& s, std::uint64_t seq) {
+  const auto retention = s.config().retention;
+  if (retention == retention_policy::limits) return;
+  if (retention == retention_policy::interest) {
+    auto msg = s.store().load(seq);
+    if (!msg.ok()) return;
+    if (auto it = _consumers.find(s.config().name); it != _consumers.end())
+      for (auto& [n, c] : it->second)
+        if (c->filter_matches(msg->subject) && c->needs(seq)) return;
+  }
+  (void)s.store().remove(seq);
+}
+
+void jetstream::wire_stream(stream& s) {
+  const std::string name = s.config().name;
+  s.on_stored = [this, name](std::uint64_t seq, std::string_view subject) {
+    if (auto it = _consumers.find(name); it != _consumers.end())
+      for (auto& [n, c] : it->second) c->on_stored(seq, subject);
+  };
+  s.has_interest = [this, name](std::string_view subject) {
+    if (auto it = _consumers.find(name); it != _consumers.end())
+      for (auto& [n, c] : it->second)
+        if (c->filter_matches(subject)) return true;
+    return false;
+  };
+  s.on_removed = [this, name](const std::vector<std::uint64_t>& seqs) {
+    if (auto it = _consumers.find(name); it != _consumers.end())
+      for (auto& [n, c] : it->second) c->on_removed(seqs, now());
+  };
+}
+
+std::size_t jetstream::poll_consumers(std::int64_t t) {
+  std::size_t work = 0;
+  for (auto sit = _consumers.begin(); sit != _consumers.end(); ++sit) {
+    std::vector<std::string> expired;
+    for (auto& [n, c] : sit->second) {
+      work += c->poll(t);
+      if (c->expired()) expired.push_back(n);
+    }
+    if (expired.empty()) continue;
+    stream* s = find(sit->first);
+    for (const auto& n : expired) {
+      if (s) delete_consumer(*s, n, true);
+      else sit->second.erase(n);
+    }
+  }
+  return work;
+}
+
+std::string jetstream::consumer_dir(const stream& s, const std::string& name) const {
+  return s.dir() + "/obs/" + name;
+}
+
+bool jetstream::save_consumer_meta(const stream& s, const consumer_agent& c, std::string& error) {
+  (void)s;
+  ojson j;
+  j["config"] = to_json(c.config(), false);
+  j["created"] = format_time(c.created());
+  const fs::path dir = c.state_dir();
+  const fs::path tmp = dir / "meta.inf.tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << j.dump();
+    out.flush();
+    if (!out) {
+      error = "cannot write " + tmp.string();
+      return false;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, dir / "meta.inf", ec);
+  if (ec) {
+    error = "cannot write consumer metadata: " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+void jetstream::load_consumers(stream& s) {
+  std::error_code ec;
+  const std::int64_t t = now();
+  for (const auto& entry : fs::directory_iterator(s.dir() + "/obs", ec)) {
+    if (!entry.is_directory()) continue;
+    std::ifstream in(entry.path() / "meta.inf");
+    if (!in) continue;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto j = json::parse(ss.str(), nullptr, false);
+    std::optional<consumer_config> cfg;
+    if (!j.is_discarded() && j.is_object() && j.contains("config")) cfg = consumer_config_from_json(j["config"]);
+    if (!cfg || cfg->name != entry.path().filename().string()) {
+      PG_WARN("JetStream: skipping consumer directory {} (unreadable metadata)", entry.path().string());
+      continue;
+    }
+    std::int64_t created = t;
+    if (j.contains("created") && j["created"].is_string())
+      if (auto ct = parse_time(j["created"].get<std::string>())) created = *ct;
+    auto agent = std::make_unique<consumer_agent>(*this, s, *cfg, created, entry.path().string(), t);
+    consumer_agent& ref = *agent;
+    _consumers[s.config().name].emplace(cfg->name, std::move(agent));
+    ref.start(nullptr, t);
+  }
+}
+
+void jetstream::publish_event(const std::string& subject, std::string_view type, const ojson& body) {
+  if (!_host->has_interest(subject)) return;
+  ojson j;
+  j["type"] = "io.nats.jetstream.advisory.v1." + std::string(type);
+  j["id"] = random_name(22);
+  j["timestamp"] = format_time(now());
+  for (auto it = body.cbegin(); it != body.cend(); ++it) j[it.key()] = it.value();
+  if (!_domain.empty()) j["domain"] = _domain;
+  _host->publish(subject, "", "", j.dump());
+}
+
+void jetstream::consumer_advisory(std::string_view action, const std::string& stream, const std::string& consumer) {
+  const char* what = action == "create" ? "CREATED" : "DELETED";
+  publish_event(std::string("$JS.EVENT.ADVISORY.CONSUMER.") + what + "." + stream + "." + consumer, "consumer_action",
+                ojson{{"stream", stream}, {"consumer", consumer}, {"action", action}});
+}
+
+}  // namespace js

@@ -1,0 +1,504 @@
+#include "src/js/consumer_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <unordered_map>
+
+#include "peregrine_config.h"
+#include "src/core/subject.h"
+#include "src/js/json_util.h"
+
+namespace js {
+
+namespace {
+
+using json = nlohmann::json;
+
+struct decode_error {};  // type mismatch or bad enum: plain "invalid JSON" (10025)
+
+std::int64_t get_i64(const json& v) {
+  if (v.is_number_integer()) return v.get<std::int64_t>();
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
+  }
+  throw decode_error{};
+}
+std::uint64_t get_u64(const json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
+  throw decode_error{};
+}
+bool get_bool(const json& v) {
+  if (!v.is_boolean()) throw decode_error{};
+  return v.get<bool>();
+}
+std::string get_str(const json& v) {
+  if (!v.is_string()) throw decode_error{};
+  return v.get<std::string>();
+}
+std::vector<std::string> get_strs(const json& v) {
+  if (!v.is_array()) throw decode_error{};
+  std::vector<std::string> out;
+  for (const auto& e : v) out.push_back(get_str(e));
+  return out;
+}
+std::int64_t get_time(const json& v) {
+  auto t = parse_time(get_str(v));
+  if (!t) throw decode_error{};
+  return *t;
+}
+
+using setter = std::function<void(consumer_config&, const json&)>;
+
+const std::unordered_map<std::string, setter>& setters() {
+  static const std::unordered_map<std::string, setter> m = {
+      {"durable_name", [](consumer_config& c, const json& v) { c.durable_name = get_str(v); }},
+      {"name", [](consumer_config& c, const json& v) { c.name = get_str(v); }},
+      {"description", [](consumer_config& c, const json& v) { c.description = get_str(v); }},
+      {"deliver_policy",
+       [](consumer_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s == "all" || s == "undefined" || s.empty()) c.deliver = deliver_policy::all;
+         else if (s == "last") c.deliver = deliver_policy::last;
+         else if (s == "new") c.deliver = deliver_policy::new_;
+         else if (s == "by_start_sequence") c.deliver = deliver_policy::by_start_sequence;
+         else if (s == "by_start_time") c.deliver = deliver_policy::by_start_time;
+         else if (s == "last_per_subject") c.deliver = deliver_policy::last_per_subject;
+         else throw decode_error{};
+       }},
+      {"opt_start_seq", [](consumer_config& c, const json& v) { c.opt_start_seq = get_u64(v); }},
+      {"opt_start_time", [](consumer_config& c, const json& v) { c.opt_start_time = get_time(v); }},
+      {"ack_policy",
+       [](consumer_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s == "none") c.ack = ack_policy::none;
+         else if (s == "all") c.ack = ack_policy::all;
+         else if (s == "explicit") c.ack = ack_policy::explicit_;
+         else throw decode_error{};
+       }},
+      {"ack_wait", [](consumer_config& c, const json& v) { c.ack_wait = get_i64(v); }},
+      {"max_deliver", [](consumer_config& c, const json& v) { c.max_deliver = get_i64(v); }},
+      {"backoff",
+       [](consumer_config& c, const json& v) {
+         if (!v.is_array()) throw decode_error{};
+         c.backoff.clear();
+         for (const auto& e : v) c.backoff.push_back(get_i64(e));
+       }},
+      {"filter_subject", [](consumer_config& c, const json& v) { c.filter_subject = get_str(v); }},
+      {"filter_subjects", [](consumer_config& c, const json& v) { c.filter_subjects = get_strs(v); }},
+      {"replay_policy",
+       [](consumer_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s == "instant") c.replay = replay_policy::instant;
+         else if (s == "original") c.replay = replay_policy::original;
+         else throw decode_error{};
+       }},
+      {"rate_limit_bps", [](consumer_config& c, const json& v) { c.rate_limit_bps = get_u64(v); }},
+      {"sample_freq", [](consumer_config& c, const json& v) { c.sample_freq = get_str(v); }},
+      {"max_waiting", [](consumer_config& c, const json& v) { c.max_waiting = get_i64(v); }},
+      {"max_ack_pending", [](consumer_config& c, const json& v) { c.max_ack_pending = get_i64(v); }},
+      {"flow_control", [](consumer_config& c, const json& v) { c.flow_control = get_bool(v); }},
+      {"headers_only", [](consumer_config& c, const json& v) { c.headers_only = get_bool(v); }},
+      {"max_batch", [](consumer_config& c, const json& v) { c.max_batch = get_i64(v); }},
+      {"max_expires", [](consumer_config& c, const json& v) { c.max_expires = get_i64(v); }},
+      {"max_bytes", [](consumer_config& c, const json& v) { c.max_bytes = get_i64(v); }},
+      {"deliver_subject", [](consumer_config& c, const json& v) { c.deliver_subject = get_str(v); }},
+      {"deliver_group", [](consumer_config& c, const json& v) { c.deliver_group = get_str(v); }},
+      {"idle_heartbeat", [](consumer_config& c, const json& v) { c.idle_heartbeat = get_i64(v); }},
+      {"inactive_threshold", [](consumer_config& c, const json& v) { c.inactive_threshold = get_i64(v); }},
+      {"num_replicas", [](consumer_config& c, const json& v) { c.num_replicas = get_i64(v); }},
+      {"mem_storage", [](consumer_config& c, const json& v) { c.mem_storage = get_bool(v); }},
+      {"direct", [](consumer_config& c, const json& v) { c.direct = get_bool(v); }},
+      {"metadata",
+       [](consumer_config& c, const json& v) {
+         if (!v.is_object()) throw decode_error{};
+         c.metadata.clear();
+         for (auto it = v.begin(); it != v.end(); ++it) c.metadata[it.key()] = get_str(it.value());
+       }},
+      {"pause_until", [](consumer_config& c, const json& v) { c.pause_until = get_time(v); }},
+      {"priority_groups", [](consumer_config& c, const json& v) { c.priority_groups = get_strs(v); }},
+      {"priority_policy",
+       [](consumer_config& c, const json& v) {
+         auto s = get_str(v);
+         if (s == "none" || s.empty()) c.priority = priority_policy::none;
+         else if (s == "overflow") c.priority = priority_policy::overflow;
+         else if (s == "pinned_client") c.priority = priority_policy::pinned_client;
+         else if (s == "prioritized") c.priority = priority_policy::prioritized;
+         else throw decode_error{};
+       }},
+      {"priority_timeout", [](consumer_config& c, const json& v) { c.priority_timeout = get_i64(v); }},
+  };
+  return m;
+}
+
+std::string lower(std::string_view s) {
+  std::string o(s);
+  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return o;
+}
+
+std::optional<api_error> unknown_field(const std::string& key) {
+  return make_error(err::invalid_json, ": json: unknown field \"" + key + "\"");
+}
+
+std::optional<api_error> decode(const json& j, consumer_config& out, bool strict) {
+  if (!j.is_object()) return make_error(err::invalid_json);
+  const auto& m = setters();
+  try {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      auto s = m.find(it.key());
+      if (s == m.end()) s = m.find(lower(it.key()));  // Go matches keys case-insensitively
+      if (s == m.end()) {
+        if (strict) return unknown_field(it.key());
+        continue;
+      }
+      if (it.value().is_null()) continue;
+      s->second(out, it.value());
+    }
+  } catch (const decode_error&) {
+    return make_error(err::invalid_json);
+  } catch (const nlohmann::json::exception&) {
+    return make_error(err::invalid_json);
+  }
+  // The server owns these keys: never stored from a request.
+  out.metadata.erase("_nats.ver");
+  out.metadata.erase("_nats.level");
+  return std::nullopt;
+}
+
+api_error pedantic_error(std::string_view what) { return make_error(err::pedantic, what); }
+
+bool valid_group_name(std::string_view g) {
+  if (g.empty() || g.size() > 16) return false;
+  for (char ch : g)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '/' && ch != '=')
+      return false;
+  return true;
+}
+
+std::optional<api_error> check_start(const consumer_config& c) {
+  auto bad = [](std::string_view policy, std::string_view what) {
+    return make_error(err::invalid_policy,
+                      "consumer delivery policy is deliver " + std::string(policy) + ", but optional " + std::string(what));
+  };
+  const bool seq = c.opt_start_seq > 0, time = c.opt_start_time.has_value();
+  auto plain = [&](std::string_view name) -> std::optional<api_error> {
+    if (seq) return bad(name, "start sequence is also set");
+    if (time) return bad(name, "start time is also set");
+    return std::nullopt;
+  };
+  switch (c.deliver) {
+    case deliver_policy::all: return plain("all");
+    case deliver_policy::last: return plain("last");
+    case deliver_policy::new_: return plain("new");
+    case deliver_policy::last_per_subject:
+      if (auto e = plain("last per subject")) return e;
+      if (c.filters().empty()) return bad("last per subject", "filter subject is not set");
+      return std::nullopt;
+    case deliver_policy::by_start_sequence:
+      if (!seq) return bad("by start sequence", "start sequence is not set");
+      if (time) return bad("by start sequence", "start time is also set");
+      return std::nullopt;
+    case deliver_policy::by_start_time:
+      if (!time) return bad("by start time", "start time is not set");
+      if (seq) return bad("by start time", "start sequence is also set");
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<api_error> check_sample(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  std::string_view num = s;
+  if (num.ends_with('%')) num.remove_suffix(1);
+  auto n = parse_u64(num);
+  if (!n) return make_error(err::invalid_sampling, "strconv.Atoi: parsing \"" + std::string(num) + "\": invalid syntax");
+  if (*n > 100)
+    return make_error(err::invalid_sampling, "sampling value must be between 0 and 100");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> consumer_config::filters() const {
+  if (!filter_subject.empty()) return {filter_subject};
+  return filter_subjects;
+}
+
+std::optional<api_error> parse_create_request(std::string_view body, create_request& out) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return make_error(err::invalid_json);
+  try {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string key = lower(it.key());
+      if (it.value().is_null()) continue;
+      if (key == "stream_name") {
+        out.stream_name = get_str(it.value());
+      } else if (key == "config") {
+        if (auto e = decode(it.value(), out.config, true)) return e;
+      } else if (key == "action") {
+        auto a = get_str(it.value());
+        if (a.empty()) out.action = create_action::create_or_update;
+        else if (a == "create") out.action = create_action::create;
+        else if (a == "update") out.action = create_action::update;
+        else throw decode_error{};
+      } else if (key == "pedantic") {
+        out.pedantic = get_bool(it.value());
+      } else {
+        return unknown_field(it.key());
+      }
+    }
+  } catch (const decode_error&) {
+    return make_error(err::invalid_json);
+  } catch (const nlohmann::json::exception&) {
+    return make_error(err::invalid_json);
+  }
+  return std::nullopt;
+}
+
+std::optional<consumer_config> consumer_config_from_json(const nlohmann::json& j) {
+  consumer_config c;
+  if (decode(j, c, false)) return std::nullopt;
+  return c;
+}
+
+std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic) {
+  if (c.max_deliver == 0 || c.max_deliver < -1) {
+    if (pedantic && c.max_deliver < -1) return pedantic_error("max_deliver must be set to -1");
+    c.max_deliver = -1;
+  }
+  for (auto* v : {&c.max_waiting, &c.max_batch, &c.max_expires, &c.max_bytes, &c.idle_heartbeat,
+                  &c.inactive_threshold, &c.priority_timeout}) {
+    if (*v < 0) {
+      if (pedantic) return pedantic_error("negative values are not allowed");
+      *v = 0;
+    }
+  }
+  if (!c.push() && c.max_waiting == 0) c.max_waiting = kDefaultMaxWaiting;
+  if (c.ack != ack_policy::none && c.ack_wait == 0) c.ack_wait = kDefaultAckWait;
+  if (!c.backoff.empty()) c.ack_wait = c.backoff.front();
+  const ojson& lim = s.consumer_limits;
+  auto limit = [&](const char* key) -> std::int64_t {
+    if (!lim.is_object() || !lim.contains(key) || !lim[key].is_number_integer()) return 0;
+    return lim[key].get<std::int64_t>();
+  };
+  if (c.max_ack_pending < -1) c.max_ack_pending = -1;
+  if (c.max_ack_pending == 0) c.max_ack_pending = limit("max_ack_pending");
+  if (c.max_ack_pending == 0 && c.ack != ack_policy::none) c.max_ack_pending = kDefaultMaxAckPending;
+  if (c.inactive_threshold == 0) c.inactive_threshold = limit("inactive_threshold");
+  if (c.inactive_threshold == 0 && !c.durable()) c.inactive_threshold = kEphemeralInactive;
+  if (c.priority == priority_policy::pinned_client && c.priority_timeout == 0) c.priority_timeout = kDefaultPinnedTtl;
+  if (c.name.empty()) c.name = c.durable_name;
+  return std::nullopt;
+}
+
+std::optional<api_error> check_consumer_name(std::string_view name) {
+  if (name.find_first_of("\\/") != std::string_view::npos) return make_error(err::consumer_path_separators);
+  if (name.find_first_of(".*> \t\r\n\f") != std::string_view::npos) return make_error(err::bad_durable_name);
+  if (name.size() > 255) return make_error(err::consumer_name_too_long, "255");
+  return std::nullopt;
+}
+
+std::optional<api_error> validate(const consumer_config& c, const stream_config& s) {
+  if (!c.durable_name.empty())
+    if (auto e = check_consumer_name(c.durable_name)) return e;
+  if (!c.name.empty())
+    if (auto e = check_consumer_name(c.name)) return e;
+  if (c.num_replicas < 0) return make_error(err::replicas_negative);
+  if (c.num_replicas > 0 && c.num_replicas > std::max<std::int64_t>(1, s.num_replicas))
+    return make_error(err::replicas_exceed_stream);
+  if (c.ack_wait < 0) return make_error(err::ack_wait_negative);
+  for (auto b : c.backoff)
+    if (b < 0) return make_error(err::backoff_negative);
+  if (!c.backoff.empty() && c.max_deliver != -1 && std::int64_t(c.backoff.size()) > c.max_deliver)
+    return make_error(err::max_deliver_backoff);
+  if (c.description.size() > 4096) return make_error(err::description_too_long, "4096");
+  if (c.push()) {
+    if (!core::valid_subject(c.deliver_subject)) return make_error(err::invalid_deliver_subject);
+    if (!core::valid_literal_subject(c.deliver_subject)) return make_error(err::deliver_wildcards);
+    for (const auto& subj : s.subjects)
+      if (core::subject_matches(subj, c.deliver_subject)) return make_error(err::deliver_cycle);
+    if (c.max_waiting != 0) return make_error(err::push_max_waiting);
+    if (c.max_ack_pending > 0 && c.ack == ack_policy::none) return make_error(err::max_pending_needs_ack);
+    if (c.idle_heartbeat > 0 && c.idle_heartbeat < 100 * base::kMilli) return make_error(err::small_heartbeat);
+  } else {
+    if (c.ack == ack_policy::none && s.retention == retention_policy::workqueue)
+      return make_error(err::pull_requires_ack);
+    if (c.rate_limit_bps > 0) return make_error(err::pull_with_rate_limit);
+    if (c.max_waiting < 0) return make_error(err::max_waiting_negative);
+    if (c.idle_heartbeat > 0) return make_error(err::hb_requires_push);
+    if (c.flow_control) return make_error(err::fc_requires_push);
+    if (c.max_batch < 0) return make_error(err::max_batch_negative);
+    if (c.max_expires != 0 && c.max_expires < base::kMilli) return make_error(err::max_expires_too_small);
+  }
+  if (c.direct) {
+    if (!c.push()) return make_error(err::direct_requires_push);
+    if (c.durable()) return make_error(err::direct_requires_ephemeral);
+  }
+  if (!c.filter_subject.empty() && !c.filter_subjects.empty()) return make_error(err::duplicate_filters);
+  if (!c.filter_subject.empty() && !core::valid_subject(c.filter_subject))
+    return make_error(err::stream_invalid_config, "invalid subject");
+  for (std::size_t i = 0; i < c.filter_subjects.size(); ++i) {
+    const auto& f = c.filter_subjects[i];
+    if (f.empty()) return make_error(err::empty_filter);
+    if (!core::valid_subject(f)) return make_error(err::stream_invalid_config, "invalid subject");
+    for (std::size_t k = 0; k < i; ++k)
+      if (core::subjects_overlap(f, c.filter_subjects[k])) return make_error(err::overlapping_filters);
+  }
+  if (auto e = check_start(c)) return e;
+  if (auto e = check_sample(c.sample_freq)) return e;
+  if (c.flow_control && c.idle_heartbeat == 0) return make_error(err::fc_needs_heartbeats);
+  if (!c.durable_name.empty() && !c.name.empty() && c.name != c.durable_name)
+    return make_error(err::durable_name_differs);
+  std::size_t meta = 0;
+  for (const auto& [k, v] : c.metadata) meta += k.size() + v.size();
+  if (meta > 128 * 1024) return make_error(err::metadata_too_large, "128KB");
+  if (c.priority != priority_policy::none) {
+    if (c.push()) return make_error(err::priority_push);
+    if (c.priority_groups.empty()) return make_error(err::priority_needs_groups);
+    for (const auto& g : c.priority_groups) {
+      if (g.empty()) return make_error(err::priority_group_empty);
+      if (!valid_group_name(g)) return make_error(err::priority_group_invalid);
+    }
+  } else {
+    if (!c.priority_groups.empty()) return make_error(err::priority_groups_without_policy);
+    if (c.priority_timeout != 0) return make_error(err::pinned_ttl_without_policy);
+  }
+  return std::nullopt;
+}
+
+std::optional<api_error> check_update(const consumer_config& o, const consumer_config& n, bool push_bound) {
+  auto fail = [](const char* text) { return make_error(err::consumer_create, text); };
+  if (o.deliver != n.deliver) return fail("deliver policy can not be updated");
+  if (o.mem_storage != n.mem_storage) return fail("storage type can not be updated");
+  if (o.direct != n.direct) return fail("direct can not be updated");
+  if (o.opt_start_seq != n.opt_start_seq) return fail("start sequence can not be updated");
+  if (o.opt_start_time != n.opt_start_time) return fail("start time can not be updated");
+  if (o.ack != n.ack) return fail("ack policy can not be updated");
+  if (o.replay != n.replay) return fail("replay policy can not be updated");
+  if (o.idle_heartbeat != n.idle_heartbeat) return fail("heart beats can not be updated");
+  if (o.flow_control != n.flow_control) return fail("flow control can not be updated");
+  if (!o.push() && n.push()) return fail("can not update pull consumer to push based");
+  if (o.push() && !n.push()) return fail("can not update push consumer to pull based");
+  if (o.push() && o.deliver_subject != n.deliver_subject && push_bound)
+    return make_error(err::consumer_name_in_use);
+  if (o.max_waiting != n.max_waiting) return fail("max waiting can not be updated");
+  return std::nullopt;
+}
+
+std::string_view to_string(deliver_policy d) {
+  switch (d) {
+    case deliver_policy::all: return "all";
+    case deliver_policy::last: return "last";
+    case deliver_policy::new_: return "new";
+    case deliver_policy::by_start_sequence: return "by_start_sequence";
+    case deliver_policy::by_start_time: return "by_start_time";
+    case deliver_policy::last_per_subject: return "last_per_subject";
+  }
+  return "all";
+}
+std::string_view to_string(ack_policy a) {
+  return a == ack_policy::none ? "none" : a == ack_policy::all ? "all" : "explicit";
+}
+std::string_view to_string(replay_policy r) { return r == replay_policy::original ? "original" : "instant"; }
+std::string_view to_string(priority_policy p) {
+  switch (p) {
+    case priority_policy::none: return "none";
+    case priority_policy::overflow: return "overflow";
+    case priority_policy::pinned_client: return "pinned_client";
+    case priority_policy::prioritized: return "prioritized";
+  }
+  return "none";
+}
+
+// Field order and omitempty exactly as nats-server's ConsumerConfig struct.
+ojson to_json(const consumer_config& c, bool with_server_meta) {
+  ojson j;
+  if (!c.durable_name.empty()) j["durable_name"] = c.durable_name;
+  if (!c.name.empty()) j["name"] = c.name;
+  if (!c.description.empty()) j["description"] = c.description;
+  j["deliver_policy"] = to_string(c.deliver);
+  if (c.opt_start_seq != 0) j["opt_start_seq"] = c.opt_start_seq;
+  if (c.opt_start_time) j["opt_start_time"] = format_time(*c.opt_start_time);
+  j["ack_policy"] = to_string(c.ack);
+  if (c.ack_wait != 0) j["ack_wait"] = c.ack_wait;
+  if (c.max_deliver != 0) j["max_deliver"] = c.max_deliver;
+  if (!c.backoff.empty()) j["backoff"] = c.backoff;
+  if (!c.filter_subject.empty()) j["filter_subject"] = c.filter_subject;
+  if (!c.filter_subjects.empty()) j["filter_subjects"] = c.filter_subjects;
+  j["replay_policy"] = to_string(c.replay);
+  if (c.rate_limit_bps != 0) j["rate_limit_bps"] = c.rate_limit_bps;
+  if (!c.sample_freq.empty()) j["sample_freq"] = c.sample_freq;
+  if (c.max_waiting != 0) j["max_waiting"] = c.max_waiting;
+  if (c.max_ack_pending != 0) j["max_ack_pending"] = c.max_ack_pending;
+  if (c.flow_control) j["flow_control"] = true;
+  if (c.headers_only) j["headers_only"] = true;
+  if (c.max_batch != 0) j["max_batch"] = c.max_batch;
+  if (c.max_expires != 0) j["max_expires"] = c.max_expires;
+  if (c.max_bytes != 0) j["max_bytes"] = c.max_bytes;
+  if (!c.deliver_subject.empty()) j["deliver_subject"] = c.deliver_subject;
+  if (!c.deliver_group.empty()) j["deliver_group"] = c.deliver_group;
+  if (c.idle_heartbeat != 0) j["idle_heartbeat"] = c.idle_heartbeat;
+  if (c.inactive_threshold != 0) j["inactive_threshold"] = c.inactive_threshold;
+  j["num_replicas"] = c.num_replicas;
+  if (c.mem_storage) j["mem_storage"] = true;
+  if (c.direct) j["direct"] = true;
+  std::map<std::string, std::string> meta = c.metadata;
+  if (with_server_meta) {
+    const bool level1 = c.pause_until || c.priority != priority_policy::none;
+    meta["_nats.req.level"] = level1 ? "1" : "0";
+    meta["_nats.level"] = std::to_string(kApiLevel);
+    meta["_nats.ver"] = PEREGRINE_NATS_LEVEL;
+  }
+  if (!meta.empty()) {
+    ojson m = ojson::object();
+    for (const auto& [k, v] : meta) m[k] = v;
+    j["metadata"] = m;
+  }
+  if (c.pause_until) j["pause_until"] = format_time(*c.pause_until);
+  if (!c.priority_groups.empty()) j["priority_groups"] = c.priority_groups;
+  if (c.priority != priority_policy::none) j["priority_policy"] = to_string(c.priority);
+  if (c.priority_timeout != 0) j["priority_timeout"] = c.priority_timeout;
+  return j;
+}
+
+bool same_config(const consumer_config& a, const consumer_config& b) {
+  auto strip = [](consumer_config c) {
+    c.metadata.erase("_nats.req.level");
+    c.pause_until.reset();
+    return to_json(c, false);
+  };
+  return strip(a) == strip(b);
+}
+
+consumer_params to_params(const consumer_config& c, const stream_config& s, std::string_view stream_name,
+                          std::string_view consumer_name) {
+  consumer_params p;
+  p.stream_name = std::string(stream_name);
+  p.consumer_name = std::string(consumer_name);
+  p.ack = c.ack;
+  p.ack_wait = c.ack_wait > 0 ? c.ack_wait : kDefaultAckWait;
+  p.backoff = c.backoff;
+  p.max_deliver = c.max_deliver;
+  p.max_ack_pending = c.max_ack_pending;
+  p.max_waiting = c.max_waiting;
+  p.max_batch = c.max_batch;
+  p.max_bytes = c.max_bytes;
+  p.max_expires = c.max_expires;
+  p.headers_only = c.headers_only;
+  p.replay_original = c.replay == replay_policy::original;
+  p.deliver_subject = c.deliver_subject;
+  p.idle_heartbeat = c.idle_heartbeat;
+  p.flow_control = c.flow_control;
+  p.rate_limit_bps = c.rate_limit_bps;
+  p.rate_burst = s.max_msg_size > 0 ? std::uint64_t(s.max_msg_size) : 1024 * 1024;
+  p.priority = c.priority;
+  p.priority_groups = c.priority_groups;
+  p.priority_timeout = c.priority_timeout;
+  p.inactive_threshold = c.inactive_threshold;
+  return p;
+}
+
+}  // namespace js
