@@ -28,9 +28,17 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-# DPDK is optional (the kernel transports need none of it); install it when asked.
-if [ "${PEREGRINE_WITH_DPDK:-0}" = 1 ] && ! dpkg-query -W libdpdk-dev >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdpdk-dev >/dev/null
+# DPDK is optional (the kernel transports need none of it); install it when asked with
+# PEREGRINE_WITH_DPDK=1 (CI does: the dpdk_transport test then runs instead of skipping).
+# About 230 packages, ~2 min on the dev VM. A failure only warns: the build works without it.
+if [ "${PEREGRINE_WITH_DPDK:-0}" = 1 ] &&
+   ! dpkg-query -W -f='${Status}' libdpdk-dev 2>/dev/null | grep -q "install ok installed"; then
+  echo "deps: installing libdpdk-dev"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  { $sudo_cmd apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq libdpdk-dev >/dev/null; } ||
+    echo "deps: WARNING: libdpdk-dev could not be installed; building without the DPDK transport"
 fi
 
 if [ -f "$here/tests/e2e/package-lock.json" ] && [ ! -d "$here/tests/e2e/node_modules/@nats-io" ]; then
