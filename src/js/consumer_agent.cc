@@ -260,10 +260,19 @@ void consumer_agent::check_push_interest(std::int64_t now) {
   run(out, now);
 }
 
+void consumer_agent::prune_waiting(std::int64_t now) {
+  _next_prune = now + kInterestCheck;
+  std::vector<std::string> gone;
+  for (const auto& w : _m->waiting())
+    if (!_js.host().has_interest(w.reply)) gone.push_back(w.reply);
+  for (const auto& r : gone) _m->drop_requests(r);
+}
+
 std::size_t consumer_agent::poll(std::int64_t now) {
   if (_stopped) return 0;
   std::size_t work = 0;
   actions out;
+  if (!_m->waiting().empty() && now >= _next_prune) prune_waiting(now);
   if (_advanced_to > _notified) {
     _notified = _advanced_to;
     _m->on_stream_advanced(_advanced_to, now, out);
@@ -471,6 +480,7 @@ void consumer_agent::flush_state() {
 }
 
 ojson consumer_agent::info_json(std::int64_t now) {
+  if (!_m->waiting().empty()) prune_waiting(now);
   const consumer_numbers n = _m->numbers(now);
   ojson j;
   j["stream_name"] = _stream.config().name;

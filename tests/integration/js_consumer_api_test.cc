@@ -1,0 +1,376 @@
+// JetStream consumers through the server: the CONSUMER.* API (raw JSON, exact errors),
+// libnats pull (js_PullSubscribe + natsSubscription_Fetch) and push subscriptions, every
+// ack kind, redelivery after ack_wait, pull status replies, work-queue retention and
+// durable consumer state across SIGTERM and kill -9.
+#include <thread>
+
+#include "tests/integration/js_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+struct meta_deleter {
+  void operator()(jsMsgMetaData* m) const { jsMsgMetaData_Destroy(m); }
+};
+using meta_ptr = std::unique_ptr<jsMsgMetaData, meta_deleter>;
+
+class js_consumer_api : public js_test {
+ protected:
+  json create_consumer(const std::string& stream, const std::string& name, const json& cfg,
+                       const std::string& action = "") {
+    json req = {{"stream_name", stream}, {"config", cfg}};
+    if (!action.empty()) req["action"] = action;
+    return request("$JS.API.CONSUMER.CREATE." + stream + (name.empty() ? "" : "." + name), req.dump());
+  }
+  json info(const std::string& stream, const std::string& name) {
+    return request("$JS.API.CONSUMER.INFO." + stream + "." + name);
+  }
+  void orders(int n, const std::string& prefix = "orders.") {
+    for (int i = 1; i <= n; ++i) {
+      json ack = publish(prefix + (i % 2 ? "new" : "shipped"), "order-" + std::to_string(i));
+      ASSERT_TRUE(ack.contains("seq")) << ack;
+    }
+  }
+  // Raw pull: every reply (data and status) until a status or `want` data messages.
+  struct reply {
+    std::string subject, status, description, data, ack;
+    std::string header(const char* name) const { return headers.count(name) ? headers.at(name) : ""; }
+    std::map<std::string, std::string> headers;
+  };
+  std::vector<reply> pull(const std::string& stream, const std::string& consumer, const json& body, int want,
+                          std::chrono::milliseconds wait = 2000ms) {
+    std::string inbox = "_INBOX.pull." + std::to_string(++inbox_serial_);
+    sub_ptr sub = subscribe_sync(nc_.get(), inbox);
+    natsConnection_PublishRequestString(nc_.get(), ("$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer).c_str(),
+                                        inbox.c_str(), body.is_null() ? "" : body.dump().c_str());
+    std::vector<reply> out;
+    int data = 0;
+    while (data < want) {
+      msg_ptr m = next_msg(sub.get(), wait);
+      if (!m) break;
+      reply r;
+      r.subject = natsMsg_GetSubject(m.get());
+      if (natsMsg_GetReply(m.get())) r.ack = natsMsg_GetReply(m.get());
+      r.data.assign(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get())));
+      const char* v = nullptr;
+      if (natsMsgHeader_Get(m.get(), "Status", &v) == NATS_OK) r.status = v;
+      if (natsMsgHeader_Get(m.get(), "Description", &v) == NATS_OK) r.description = v;
+      for (const char* h : {"Nats-Pending-Messages", "Nats-Pending-Bytes", "Nats-Msg-Size"})
+        if (natsMsgHeader_Get(m.get(), h, &v) == NATS_OK) r.headers[h] = v;
+      out.push_back(r);
+      if (!r.status.empty()) break;
+      ++data;
+    }
+    return out;
+  }
+  int inbox_serial_ = 0;
+};
+
+TEST_F(js_consumer_api, create_defaults_info_names_list_delete) {
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
+  orders(3);
+  json r = create_consumer("ORDERS", "NEW", {{"durable_name", "NEW"}, {"filter_subject", "orders.new"}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["type"], "io.nats.jetstream.api.v1.consumer_create_response");
+  EXPECT_EQ(r["stream_name"], "ORDERS");
+  EXPECT_EQ(r["name"], "NEW");
+  const json& c = r["config"];
+  EXPECT_EQ(c["durable_name"], "NEW");
+  EXPECT_EQ(c["deliver_policy"], "all");
+  EXPECT_EQ(c["ack_policy"], "none");  // an omitted ack_policy is none
+  EXPECT_EQ(c["max_deliver"], -1);
+  EXPECT_EQ(c["replay_policy"], "instant");
+  EXPECT_EQ(c["max_waiting"], 512);
+  EXPECT_FALSE(c.contains("ack_wait"));
+  EXPECT_FALSE(c.contains("max_ack_pending"));
+  EXPECT_EQ(c["num_replicas"], 0);
+  EXPECT_EQ(r["num_pending"], 2);
+  EXPECT_EQ(r["delivered"], json({{"consumer_seq", 0}, {"stream_seq", 0}}));
+  EXPECT_EQ(r["ack_floor"], json({{"consumer_seq", 0}, {"stream_seq", 0}}));
+
+  json ex = create_consumer("ORDERS", "EX", {{"durable_name", "EX"}, {"ack_policy", "explicit"}});
+  EXPECT_EQ(ex["config"]["ack_wait"], 30000000000LL);
+  EXPECT_EQ(ex["config"]["max_ack_pending"], 1000);
+  EXPECT_EQ(ex["num_pending"], 3);
+
+  json i = info("ORDERS", "NEW");
+  EXPECT_EQ(i["type"], "io.nats.jetstream.api.v1.consumer_info_response");
+  EXPECT_EQ(i["num_pending"], 2);
+  json names = request("$JS.API.CONSUMER.NAMES.ORDERS");
+  EXPECT_EQ(names["consumers"], json({"EX", "NEW"}));
+  EXPECT_EQ(names["total"], 2);
+  EXPECT_EQ(names["limit"], 1024);
+  json list = request("$JS.API.CONSUMER.LIST.ORDERS", R"({"offset":1})");
+  EXPECT_EQ(list["total"], 2);
+  EXPECT_EQ(list["offset"], 1);
+  EXPECT_EQ(list["limit"], 256);
+  ASSERT_EQ(list["consumers"].size(), 1u);
+  EXPECT_EQ(list["consumers"][0]["name"], "NEW");
+  EXPECT_EQ(state("ORDERS")["consumer_count"], 2);
+  EXPECT_EQ(request("$JS.API.INFO")["consumers"], 2);
+
+  json d = request("$JS.API.CONSUMER.DELETE.ORDERS.NEW");
+  EXPECT_EQ(d, json({{"type", "io.nats.jetstream.api.v1.consumer_delete_response"}, {"success", true}}));
+  EXPECT_EQ(info("ORDERS", "NEW")["error"],
+            json({{"code", 404}, {"err_code", 10014}, {"description", "consumer not found"}}));
+  EXPECT_EQ(request("$JS.API.CONSUMER.DELETE.ORDERS.NEW")["error"]["err_code"], 10014);
+  EXPECT_EQ(info("NOPE", "X")["error"]["err_code"], 10059);
+}
+
+TEST_F(js_consumer_api, create_errors_and_update_rules) {
+  ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s.>"}}, {"max_consumers", 2}}).contains("error"));
+  auto err = [](const json& r) { return r.contains("error") ? r["error"]["err_code"].get<int>() : 0; };
+  // Subject/body consistency.
+  EXPECT_EQ(err(request("$JS.API.CONSUMER.CREATE.S.A", R"({"stream_name":"T","config":{}})")), 10056);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"durable_name", "B"}})), 10017);
+  EXPECT_EQ(err(create_consumer("S", "", {{"durable_name", "B"}})), 10020);
+  EXPECT_EQ(err(request("$JS.API.CONSUMER.CREATE.S.A.s.x", R"({"stream_name":"S","config":{"filter_subject":"s.y"}})")),
+            10131);
+  EXPECT_EQ(err(request("$JS.API.CONSUMER.DURABLE.CREATE.S.D", R"({"stream_name":"S","config":{}})")), 10018);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"ack_policy", "bogus"}})), 10025);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"bogus_field", 1}})), 10025);
+  EXPECT_EQ(err(create_consumer("NOPE", "A", {})), 10059);
+  // Config validation.
+  json r = create_consumer("S", "A", {{"deliver_policy", "by_start_sequence"}});
+  EXPECT_EQ(r["error"], json({{"code", 400}, {"err_code", 10094},
+                              {"description", "consumer delivery policy is deliver by start sequence, but optional "
+                                              "start sequence is not set"}}));
+  EXPECT_EQ(err(create_consumer("S", "A", {{"flow_control", true}})), 10089);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"deliver_subject", "dlv"}, {"flow_control", true}})), 10108);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"deliver_subject", "s.loop"}})), 10081);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"ack_policy", "explicit"}, {"backoff", {1000000000, 2000000000}},
+                                           {"max_deliver", 1}})),
+            10116);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"filter_subjects", {"s.a", "s.*"}}})), 10138);
+  // Actions.
+  ASSERT_EQ(err(create_consumer("S", "A", {{"durable_name", "A"}, {"ack_policy", "explicit"}}, "create")), 0);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"durable_name", "A"}, {"ack_policy", "explicit"}}, "create")), 0);
+  EXPECT_EQ(err(create_consumer("S", "A", {{"durable_name", "A"}, {"ack_policy", "explicit"}, {"description", "x"}},
+                                "create")),
+            10148);
+  EXPECT_EQ(err(create_consumer("S", "Z", {{"durable_name", "Z"}}, "update")), 10149);
+  r = create_consumer("S", "A", {{"durable_name", "A"}, {"ack_policy", "all"}});
+  EXPECT_EQ(r["error"], json({{"code", 500}, {"err_code", 10012}, {"description", "ack policy can not be updated"}}));
+  r = create_consumer("S", "A", {{"durable_name", "A"}, {"ack_policy", "explicit"}, {"max_deliver", 5}}, "update");
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["config"]["max_deliver"], 5);
+  ASSERT_EQ(err(create_consumer("S", "B", {{"durable_name", "B"}})), 0);
+  EXPECT_EQ(err(create_consumer("S", "C", {{"durable_name", "C"}})), 10026);
+  EXPECT_EQ(err(request("$JS.API.CONSUMER.LEADER.STEPDOWN.S.A")), 10010);
+}
+
+TEST_F(js_consumer_api, workqueue_rules_and_retention) {
+  ASSERT_FALSE(create({{"name", "WQ"}, {"subjects", {"wq.>"}}, {"retention", "workqueue"}}).contains("error"));
+  auto err = [](const json& r) { return r.contains("error") ? r["error"]["err_code"].get<int>() : 0; };
+  EXPECT_EQ(err(create_consumer("WQ", "A", {{"durable_name", "A"}})), 10084);  // pull + ack none
+  ASSERT_EQ(err(create_consumer("WQ", "A", {{"durable_name", "A"}, {"ack_policy", "explicit"}, {"filter_subject", "wq.a"}})), 0);
+  EXPECT_EQ(err(create_consumer("WQ", "B", {{"durable_name", "B"}, {"ack_policy", "explicit"}})), 10099);
+  EXPECT_EQ(err(create_consumer("WQ", "B", {{"durable_name", "B"}, {"ack_policy", "explicit"}, {"filter_subject", "wq.*"}})),
+            10100);
+  EXPECT_EQ(err(create_consumer("WQ", "B", {{"durable_name", "B"}, {"ack_policy", "explicit"}, {"filter_subject", "wq.b"},
+                                            {"deliver_policy", "new"}})),
+            10101);
+  for (int i = 0; i < 3; ++i) publish("wq.a", "job");
+  EXPECT_EQ(state("WQ")["messages"], 3);
+  auto got = pull("WQ", "A", {{"batch", 3}}, 3);
+  ASSERT_EQ(got.size(), 3u);
+  for (auto& g : got) natsConnection_PublishString(nc_.get(), g.ack.c_str(), "+ACK");
+  natsConnection_Flush(nc_.get());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(state("WQ")["messages"], 0);
+}
+
+TEST_F(js_consumer_api, pull_fetch_ack_and_metadata) {
+  ASSERT_FALSE(create({{"name", "P"}, {"subjects", {"p.>"}}}).contains("error"));
+  for (int i = 1; i <= 10; ++i) publish("p.x", "m" + std::to_string(i));
+  natsSubscription* raw = nullptr;
+  jsErrCode jerr{};
+  ASSERT_EQ(js_PullSubscribe(&raw, js_.get(), "p.>", "WORKER", nullptr, nullptr, &jerr), NATS_OK) << int(jerr);
+  sub_ptr sub(raw);
+  natsMsgList list{};
+  ASSERT_EQ(natsSubscription_Fetch(&list, sub.get(), 4, 2000, &jerr), NATS_OK);
+  ASSERT_EQ(list.Count, 4);
+  for (int i = 0; i < list.Count; ++i) {
+    jsMsgMetaData* md = nullptr;
+    ASSERT_EQ(natsMsg_GetMetaData(&md, list.Msgs[i]), NATS_OK);
+    meta_ptr meta(md);
+    EXPECT_EQ(meta->Sequence.Stream, uint64_t(i + 1));
+    EXPECT_EQ(meta->Sequence.Consumer, uint64_t(i + 1));
+    EXPECT_EQ(meta->NumDelivered, 1u);
+    EXPECT_EQ(meta->NumPending, uint64_t(10 - i - 1));
+    EXPECT_STREQ(natsMsg_GetSubject(list.Msgs[i]), "p.x");
+    EXPECT_EQ(std::string(natsMsg_GetData(list.Msgs[i])), "m" + std::to_string(i + 1));
+    EXPECT_EQ(natsMsg_AckSync(list.Msgs[i], nullptr, &jerr), NATS_OK);  // ack sync gets its empty reply
+  }
+  natsMsgList_Destroy(&list);
+  json i = info("P", "WORKER");
+  EXPECT_EQ(i["config"]["ack_policy"], "explicit");
+  EXPECT_EQ(i["ack_floor"]["stream_seq"], 4);
+  EXPECT_EQ(i["delivered"]["stream_seq"], 4);
+  EXPECT_EQ(i["num_ack_pending"], 0);
+  EXPECT_EQ(i["num_pending"], 6);
+  ASSERT_EQ(natsSubscription_Fetch(&list, sub.get(), 10, 2000, &jerr), NATS_OK);
+  EXPECT_EQ(list.Count, 6);
+  natsMsgList_Destroy(&list);
+  // Nothing left: a short fetch times out.
+  EXPECT_EQ(natsSubscription_Fetch(&list, sub.get(), 1, 300, &jerr), NATS_TIMEOUT);
+}
+
+TEST_F(js_consumer_api, nak_term_progress_and_redelivery_after_ack_wait) {
+  ASSERT_FALSE(create({{"name", "R"}, {"subjects", {"r.>"}}}).contains("error"));
+  for (int i = 1; i <= 3; ++i) publish("r.x", "m" + std::to_string(i));
+  ASSERT_FALSE(create_consumer("R", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"ack_wait", 600000000},
+                                         {"max_deliver", 3}})
+                   .contains("error"));
+  sub_ptr adv = subscribe_sync(nc_.get(), "$JS.EVENT.ADVISORY.CONSUMER.>");
+  natsConnection_Flush(nc_.get());
+  auto got = pull("R", "C", {{"batch", 3}}, 3);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_TRUE(got[0].ack.starts_with("$JS.ACK.R.C.1.1.1.")) << got[0].ack;
+  // 1: NAK -> back at once with delivery count 2; 2: TERM -> gone; 3: no ack -> after ack_wait.
+  natsConnection_PublishString(nc_.get(), got[0].ack.c_str(), "-NAK");
+  natsConnection_PublishString(nc_.get(), got[1].ack.c_str(), "+TERM bad order");
+  natsConnection_Flush(nc_.get());
+  auto again = pull("R", "C", {{"batch", 1}}, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(again[0].ack.starts_with("$JS.ACK.R.C.2.1.4.")) << again[0].ack;
+  msg_ptr a = next_msg(adv.get(), 1000ms);
+  ASSERT_TRUE(a);
+  bool terminated = false;
+  for (int k = 0; k < 3 && a; ++k, a = next_msg(adv.get(), 500ms)) {
+    if (std::string(natsMsg_GetSubject(a.get())) != "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.R.C") continue;
+    json t = json::parse(std::string(natsMsg_GetData(a.get()), size_t(natsMsg_GetDataLength(a.get()))));
+    EXPECT_EQ(t["type"], "io.nats.jetstream.advisory.v1.terminated");
+    EXPECT_EQ(t["stream_seq"], 2);
+    EXPECT_EQ(t["reason"], "bad order");
+    terminated = true;
+  }
+  EXPECT_TRUE(terminated);
+  // +WPI keeps 1 alive; 3 comes back after ack_wait.
+  natsConnection_PublishString(nc_.get(), again[0].ack.c_str(), "+WPI");
+  natsConnection_Flush(nc_.get());
+  auto later = pull("R", "C", {{"batch", 1}, {"expires", 2000000000}}, 1, 2500ms);
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_TRUE(later[0].ack.starts_with("$JS.ACK.R.C.2.3.")) << later[0].ack;
+  json i = info("R", "C");
+  EXPECT_EQ(i["num_redelivered"], 2);
+  EXPECT_EQ(i["num_ack_pending"], 2);
+}
+
+TEST_F(js_consumer_api, pull_status_replies) {
+  ASSERT_FALSE(create({{"name", "Q"}, {"subjects", {"q.>"}}}).contains("error"));
+  ASSERT_FALSE(create_consumer("Q", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"max_batch", 3}})
+                   .contains("error"));
+  auto r = pull("Q", "C", {{"batch", 1}, {"no_wait", true}}, 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, "404");
+  EXPECT_EQ(r[0].description, "No Messages");
+  r = pull("Q", "C", {{"batch", 5}}, 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, "409");
+  EXPECT_EQ(r[0].description, "Exceeded MaxRequestBatch of 3");
+  r = pull("Q", "C", {{"batch", 2}, {"expires", 300000000}}, 1);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, "408");
+  EXPECT_EQ(r[0].description, "Request Timeout");
+  EXPECT_EQ(r[0].header("Nats-Pending-Messages"), "2");
+  // A waiting request learns about the delete.
+  std::thread deleter([this] {
+    std::this_thread::sleep_for(300ms);
+    nc_ptr other = connect(url());
+    natsMsg* rep = nullptr;
+    natsConnection_RequestString(&rep, other.get(), "$JS.API.CONSUMER.DELETE.Q.C", "", 2000);
+    natsMsg_Destroy(rep);
+  });
+  r = pull("Q", "C", {{"batch", 1}}, 1);
+  deleter.join();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, "409");
+  EXPECT_EQ(r[0].description, "Consumer Deleted");
+}
+
+TEST_F(js_consumer_api, push_subscription_and_headers_only) {
+  ASSERT_FALSE(create({{"name", "PU"}, {"subjects", {"pu.>"}}}).contains("error"));
+  for (int i = 1; i <= 5; ++i) publish("pu.x", "push-" + std::to_string(i));
+  natsSubscription* raw = nullptr;
+  jsErrCode jerr{};
+  ASSERT_EQ(js_SubscribeSync(&raw, js_.get(), "pu.>", nullptr, nullptr, &jerr), NATS_OK) << int(jerr);
+  sub_ptr sub(raw);
+  for (int i = 1; i <= 5; ++i) {
+    msg_ptr m = next_msg(sub.get(), 2000ms);
+    ASSERT_TRUE(m) << i;
+    EXPECT_EQ(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), "push-" + std::to_string(i));
+    EXPECT_EQ(natsMsg_Ack(m.get(), nullptr), NATS_OK);
+  }
+  publish("pu.x", "push-6");
+  msg_ptr m = next_msg(sub.get(), 2000ms);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), "push-6");
+
+  // headers_only on a plain push consumer.
+  sub_ptr dlv = subscribe_sync(nc_.get(), "dlv.ho");
+  natsConnection_Flush(nc_.get());
+  json r = create_consumer("PU", "HO", {{"durable_name", "HO"}, {"deliver_subject", "dlv.ho"}, {"headers_only", true}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  msg_ptr h = next_msg(dlv.get(), 2000ms);
+  ASSERT_TRUE(h);
+  EXPECT_STREQ(natsMsg_GetSubject(h.get()), "pu.x");
+  EXPECT_EQ(natsMsg_GetDataLength(h.get()), 0);
+  const char* size = nullptr;
+  ASSERT_EQ(natsMsgHeader_Get(h.get(), "Nats-Msg-Size", &size), NATS_OK);
+  EXPECT_STREQ(size, "6");
+  EXPECT_EQ(info("PU", "HO")["push_bound"], true);
+}
+
+class js_consumer_restart : public js_consumer_api {
+ protected:
+  void restart(bool hard) {
+    js_.reset();
+    nc_.reset();
+    if (hard) {
+      pid_t pid = server_pid();
+      ASSERT_GT(pid, 0);
+      ::kill(pid, SIGKILL);
+    }
+    server_->stop();
+    ASSERT_TRUE(server_->start()) << server_->error();
+    reconnect();
+  }
+  void resume_from_ack_floor(bool hard) {
+    ASSERT_FALSE(create({{"name", "D"}, {"subjects", {"d.>"}}}).contains("error"));
+    for (int i = 1; i <= 10; ++i) publish("d.x", "m" + std::to_string(i));
+    ASSERT_FALSE(create_consumer("D", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"ack_wait", 1000000000}})
+                     .contains("error"));
+    auto got = pull("D", "C", {{"batch", 8}}, 8);
+    ASSERT_EQ(got.size(), 8u);
+    for (int i = 0; i < 5; ++i) {  // 1-5 acked, 6-8 in flight, 9-10 never delivered
+      natsMsg* rep = nullptr;
+      ASSERT_EQ(natsConnection_RequestString(&rep, nc_.get(), got[size_t(i)].ack.c_str(), "+ACK", 2000), NATS_OK);
+      natsMsg_Destroy(rep);
+    }
+    std::this_thread::sleep_for(300ms);  // the state flush interval
+    restart(hard);
+    json i = info("D", "C");
+    ASSERT_FALSE(i.contains("error")) << i;
+    EXPECT_EQ(i["config"]["ack_wait"], 1000000000);
+    EXPECT_EQ(i["ack_floor"]["stream_seq"], 5);
+    EXPECT_EQ(i["delivered"]["stream_seq"], 8);
+    EXPECT_EQ(i["num_ack_pending"], 3);
+    EXPECT_EQ(i["num_pending"], 2);
+    auto rest = pull("D", "C", {{"batch", 5}, {"expires", 3000000000LL}}, 5, 3500ms);
+    std::vector<std::string> seqs;
+    for (auto& r : rest)
+      if (r.status.empty()) seqs.push_back(r.data);
+    std::sort(seqs.begin(), seqs.end());
+    EXPECT_EQ(seqs, (std::vector<std::string>{"m10", "m6", "m7", "m8", "m9"}));
+  }
+};
+
+TEST_F(js_consumer_restart, sigterm_resumes_from_ack_floor) { resume_from_ack_floor(false); }
+TEST_F(js_consumer_restart, kill9_resumes_from_ack_floor) { resume_from_ack_floor(true); }
+
+}  // namespace
+}  // namespace peregrine::test
