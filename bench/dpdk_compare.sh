@@ -9,7 +9,7 @@
 #
 #   bench/dpdk_compare.sh [path/to/peregrine-server]
 # Env: PG_BENCH (pg-bench binary), COUNT=10000 WARMUP=1000 SIZE=128 MODES="rr latency"
-#      PATHS="kernel tap afpkt" SERVER_CPU=1 CLIENT_CPU=0
+#      PATHS="kernel tap afpkt" SERVER_CPU=1 CLIENT_CPU=0 SERVER_ARGS="--poll busy" (every server)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 server=${1:-${PEREGRINE_BIN:-$repo/build-release/src/peregrine-server}}
@@ -43,7 +43,8 @@ eal="-l $SERVER_CPU --no-huge -m 128 --no-pci --no-shconf --no-telemetry --log-l
 
 start() {  # name, server args...
   local name=$1; shift
-  "$server" -p $PORT --cpus "$SERVER_CPU" "$@" >"$work/$name.log" 2>&1 &
+  # shellcheck disable=SC2086
+  "$server" -p $PORT --cpus "$SERVER_CPU" ${SERVER_ARGS:-} "$@" >"$work/$name.log" 2>&1 &
   pid=$!
 }
 wait_port() {  # host
@@ -98,4 +99,4 @@ for m in $MODES; do
   done
 done
 echo
-echo "size=$SIZE count=$COUNT warmup=$WARMUP server_cpu=$SERVER_CPU client_cpu=$CLIENT_CPU loadavg: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "size=$SIZE count=$COUNT warmup=$WARMUP server_cpu=$SERVER_CPU client_cpu=$CLIENT_CPU server_args='${SERVER_ARGS:-}' loadavg: $(cut -d' ' -f1-3 /proc/loadavg)"
