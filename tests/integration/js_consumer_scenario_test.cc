@@ -367,9 +367,9 @@ TEST_F(consumer_scenario, delivery_and_acknowledgment_shipping) {
 
   // `--backoff=linear --backoff-steps=5 --backoff-min=1s --backoff-max=30s`.
   cfg["backoff"] = {1 * kSec, 8250000000LL, 15500000000LL, 22750000000LL, 30 * kSec};
-  cfg["max_deliver"] = 5;
+  cfg["max_deliver"] = 4;
   r = update("ORDERS", "shipping", cfg);
-  EXPECT_EQ(r["error"]["err_code"], 10116) << r;  // max_deliver must exceed the backoff steps
+  EXPECT_EQ(r["error"]["err_code"], 10116) << r;  // more backoff steps than deliveries
   cfg["max_deliver"] = 6;
   r = update("ORDERS", "shipping", cfg);
   ASSERT_FALSE(r.contains("error")) << r;
@@ -421,11 +421,11 @@ TEST_F(consumer_scenario, pull_consumers_in_depth_statuses) {
   auto d = next_raw(true);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->headers, "NATS/1.0 409 Consumer Deleted\r\n\r\n");
-  // MSG.NEXT on a consumer that does not exist: the API takes it and never answers (a timeout,
-  // not no-responders).
+  // MSG.NEXT on a consumer that does not exist: 2.9.10 never answers, newer servers answer 503.
   natsMsg* reply = nullptr;
-  EXPECT_EQ(natsConnection_RequestString(&reply, nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.ORDERS.shipping", "", 500),
-            NATS_TIMEOUT);
+  const natsStatus gone =
+      natsConnection_RequestString(&reply, nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.ORDERS.shipping", "", 500);
+  EXPECT_TRUE(gone == NATS_TIMEOUT || gone == NATS_NO_RESPONDERS) << status_text(gone);
 }
 
 // 13.8 Scaling a consumer: three workers loop `next --count 1 --ack`; each order goes to one.
