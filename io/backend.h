@@ -45,6 +45,10 @@ class backend {
   // An eventfd that becomes readable when a completion is posted, for loops that block
   // (epoll) instead of spinning; -1 when completions are immediate (sync backend).
   virtual int completion_fd() { return -1; }
+  // Signals the caller's eventfd (not owned) on every completion instead of an own one.
+  // True when the caller can then block until the fd fires: always for backends whose
+  // completions are immediate (nothing to wait for).
+  virtual bool signal_completions_to(int /*efd*/) { return true; }
 };
 
 enum class backend_kind { automatic, uring, sync };

@@ -54,6 +54,7 @@ class fault_backend final : public backend {
                             bool durable, std::uint64_t token) override;
   int reap(completion* out, int max, bool wait) override;
   int completion_fd() override { return _in->completion_fd(); }
+  bool signal_completions_to(int efd) override { return _in->signal_completions_to(efd); }
 
  private:
   std::unique_ptr<backend> _in;

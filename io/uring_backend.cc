@@ -35,6 +35,11 @@ int uring_backend::completion_fd() {
   return _efd;
 }
 
+bool uring_backend::signal_completions_to(int efd) {
+  if (_efd >= 0 || efd < 0) return false;  // a ring has one eventfd; ours is taken
+  return _ring.register_eventfd(efd).ok();
+}
+
 base::result<int> uring_backend::open(const std::string& path, bool create) {
   return open_file(path, create, _direct);
 }

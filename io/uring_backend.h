@@ -28,6 +28,7 @@ class uring_backend final : public backend {
                             bool durable, std::uint64_t token) override;
   int reap(completion* out, int max, bool wait) override;
   int completion_fd() override;
+  bool signal_completions_to(int efd) override;
   ~uring_backend() override;
 
  private:

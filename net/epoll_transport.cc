@@ -13,6 +13,7 @@ namespace net {
 namespace {
 constexpr std::uint64_t kListenTag = ~0ull;
 constexpr std::uint64_t kDoorbellTag = ~0ull - 1;
+constexpr std::uint64_t kWatchTag = 1ull << 62;  // | fd; connection tags stay far below
 }  // namespace
 
 struct epoll_transport::conn {
@@ -196,6 +197,11 @@ std::size_t epoll_transport::process_events(int timeout_ms) {
   for (int i = 0; i < n; ++i) {
     const std::uint64_t tag = evs[i].data.u64;
     if (tag == kDoorbellTag) continue;
+    if (tag != kListenTag && (tag & kWatchTag)) {
+      std::uint64_t drained;
+      [[maybe_unused]] auto r = ::read(int(tag & ~kWatchTag), &drained, sizeof drained);
+      continue;
+    }
     if (tag == kListenTag) {
       for (;;) {
         const int fd = ::accept4(_listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
@@ -228,6 +234,13 @@ void epoll_transport::wait(base::nanos timeout, int doorbell_fd) {
     _doorbell_registered = doorbell_fd;
   }
   process_events(int(timeout / base::kMilli) + 1);
+}
+
+bool epoll_transport::watch_fd(int fd) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kWatchTag | std::uint64_t(fd);
+  return epoll_ctl(_ep, EPOLL_CTL_ADD, fd, &ev) == 0;
 }
 
 }  // namespace net

@@ -33,6 +33,7 @@ class epoll_transport final : public transport {
 
   std::size_t poll(base::nanos now) override;
   void wait(base::nanos timeout, int doorbell_fd) override;
+  bool watch_fd(int fd) override;
 
  private:
   struct conn;

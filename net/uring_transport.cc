@@ -19,7 +19,9 @@ constexpr unsigned kBufSize = 16 * 1024;
 constexpr int kBufGroup = 0;
 constexpr std::size_t kMaxSendChunk = 16 << 20;
 
-enum tag : std::uint64_t { tag_accept = 1, tag_recv = 2, tag_send = 3, tag_doorbell = 4, tag_ignore = 5 };
+enum tag : std::uint64_t {
+  tag_accept = 1, tag_recv = 2, tag_send = 3, tag_doorbell = 4, tag_ignore = 5, tag_watch = 6
+};
 constexpr std::uint64_t encode(tag t, conn_handle h) { return (std::uint64_t(t) << 56) | h; }
 constexpr tag tag_of(std::uint64_t ud) { return tag(ud >> 56); }
 constexpr conn_handle handle_of(std::uint64_t ud) { return ud & ((1ull << 56) - 1); }
@@ -346,6 +348,9 @@ void uring_transport::handle_cqe(const io_uring_cqe* cqe) {
     case tag_recv: on_recv(handle_of(ud), cqe); break;
     case tag_send: on_send(handle_of(ud), cqe->res); break;
     case tag_doorbell: _doorbell_armed = false; break;
+    case tag_watch:
+      if (handle_of(ud) < _watched.size()) _watched[handle_of(ud)].armed = false;
+      break;
     default: break;
   }
 }
@@ -381,11 +386,27 @@ void uring_transport::wait(base::nanos timeout, int doorbell_fd) {
     io_uring_sqe_set_data64(s, encode(tag_doorbell, 0));
     _doorbell_armed = true;
   }
+  for (std::size_t i = 0; i < _watched.size(); ++i) {
+    auto& w = _watched[i];
+    if (w.armed) continue;
+    io_uring_sqe* s = sqe();
+    io_uring_prep_read(s, w.fd, &w.val, sizeof w.val, 0);
+    io_uring_sqe_set_data64(s, encode(tag_watch, i));
+    w.armed = true;
+  }
   __kernel_timespec ts{};
   ts.tv_sec = timeout / base::kSecond;
   ts.tv_nsec = timeout % base::kSecond;
   io_uring_cqe* cqe = nullptr;
   io_uring_submit_and_wait_timeout(&_ring, &cqe, 1, &ts, nullptr);
+}
+
+bool uring_transport::watch_fd(int fd) {
+  // _watched never shrinks or reallocates while reads are armed: reserve up front.
+  if (_watched.capacity() == 0) _watched.reserve(16);
+  if (_watched.size() == _watched.capacity()) return false;
+  _watched.push_back(watched{fd, false, 0});
+  return true;
 }
 
 }  // namespace net

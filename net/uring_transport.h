@@ -36,6 +36,7 @@ class uring_transport final : public transport {
 
   std::size_t poll(base::nanos now) override;
   void wait(base::nanos timeout, int doorbell_fd) override;
+  bool watch_fd(int fd) override;
 
  private:
   struct conn;
@@ -64,6 +65,12 @@ class uring_transport final : public transport {
   bool _enabled = false;
   bool _accept_pending = false;
   std::uint64_t _doorbell_val = 0;
+  struct watched {
+    int fd = -1;
+    bool armed = false;
+    std::uint64_t val = 0;
+  };
+  std::vector<watched> _watched;  // eventfds that end a wait (drained by a pending read)
   conn_handle _next = 1;
   std::unordered_map<conn_handle, std::unique_ptr<conn>> _conns;
   std::unordered_map<conn_handle, conn*> _dirty;  // outbound bytes waiting for flush()

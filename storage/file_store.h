@@ -79,6 +79,7 @@ class file_store final : public indexed_store {
   std::string_view backend_name() const { return _be->name(); }
   // Readable when I/O completed and poll() has work (io/backend.h); -1 if never needed.
   int completion_fd() { return _be->completion_fd(); }
+  bool signal_completions_to(int efd) override { return _be->signal_completions_to(efd); }
   std::size_t block_count() const { return _blocks.size(); }
   base::error failure() const { return _failed; }
 

@@ -141,6 +141,10 @@ class stream_store {
   virtual std::uint64_t backlog_bytes() const = 0;
   virtual void on_durable(durable_fn fn) = 0;
   virtual void on_error(error_fn fn) = 0;
+  // Asks the store to signal eventfd `efd` when an asynchronous write completes, so the
+  // owner's loop can block instead of polling. True when the owner may block: the signal is
+  // set up, or the store never has writes completing later (memory store).
+  virtual bool signal_completions_to(int /*efd*/) { return true; }
   // Blocks until everything appended so far is durable (or the store failed).
   virtual base::status flush() = 0;
   // flush() and release files. Destroying a store without close() drops whatever was not

@@ -1,6 +1,7 @@
 #include "src/core/dispatcher.h"
 
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,7 +30,20 @@ dispatcher::dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<
   _loop.set_end_of_turn([this](base::nanos) { return _transport->flush(); });
 }
 
-dispatcher::~dispatcher() = default;
+dispatcher::~dispatcher() {
+  if (_wake_fd >= 0) ::close(_wake_fd);
+}
+
+int dispatcher::wake_eventfd() {
+  if (_wake_fd == -2) {
+    _wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (_wake_fd >= 0 && !_transport->watch_fd(_wake_fd)) {
+      ::close(_wake_fd);
+      _wake_fd = -1;
+    }
+  }
+  return _wake_fd;
+}
 
 void dispatcher::connect(const std::vector<dispatcher*>& all) {
   const std::size_t n = all.size();

@@ -55,6 +55,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
                std::string_view payload) override;
   bool has_interest(std::string_view subject) override;
   void add_poller(shard::poller* p) override { _service_pollers.push_back(p); }
+  int wake_eventfd() override;
   const base::clock& clk() const override { return _loop.clk(); }
   const server_options& options() const override { return _srv.opts; }
   const std::string& server_id() const override { return _srv.server_id; }
@@ -99,6 +100,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::uint32_t _index;
   server_shared& _srv;
   std::unique_ptr<net::transport> _transport;
+  int _wake_fd = -2;  // -2 not created yet, -1 unsupported
   shard::loop _loop;
   sublist _subs;
   proto::parser_limits _limits;

@@ -51,6 +51,10 @@ class service_host {
   virtual bool has_interest(std::string_view subject) = 0;
   // Polled by shard 0's loop every turn (store completions, timers).
   virtual void add_poller(shard::poller* p) = 0;
+  // An eventfd whose signal ends shard 0's idle block (register it with a storage ring so a
+  // completion wakes the loop instead of the loop spinning while it waits); -1 when the
+  // transport cannot watch fds, and then pollers must keep reporting work while they wait.
+  virtual int wake_eventfd() = 0;
   virtual const base::clock& clk() const = 0;
   virtual const server_options& options() const = 0;
   virtual const std::string& server_id() const = 0;

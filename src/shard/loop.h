@@ -25,6 +25,9 @@ class waiter {
   virtual ~waiter() = default;
   // Blocks until an event, a doorbell ring (`doorbell_fd` readable) or the timeout.
   virtual void wait(base::nanos timeout, int doorbell_fd) = 0;
+  // Also ends a block when `fd` (an eventfd, e.g. a storage ring's completion signal) turns
+  // readable; the waiter drains it. False if this waiter cannot watch fds.
+  virtual bool watch_fd(int /*fd*/) { return false; }
 };
 
 enum class poll_mode { adaptive, busy };
