@@ -55,6 +55,13 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
                std::string_view payload) override;
   bool has_interest(std::string_view subject) override;
   void add_poller(shard::poller* p) override { _service_pollers.push_back(p); }
+  // The services' timers bound shard 0's idle block.
+  base::nanos idle_limit(base::nanos now) override {
+    base::nanos limit = 0;
+    for (shard::poller* p : _service_pollers)
+      if (const base::nanos l = p->idle_limit(now); l > 0 && (limit == 0 || l < limit)) limit = l;
+    return limit;
+  }
   int wake_eventfd() override;
   const base::clock& clk() const override { return _loop.clk(); }
   const server_options& options() const override { return _srv.opts; }

@@ -288,6 +288,13 @@ std::size_t consumer_agent::poll(std::int64_t now) {
   return work;
 }
 
+std::int64_t consumer_agent::next_wakeup() const {
+  if (_stopped) return consumer_state_machine::kNever;
+  std::int64_t t = _m->next_deadline();
+  if (_dirty && _store) t = std::min(t, _next_flush);
+  return t;
+}
+
 // ---- actions --------------------------------------------------------------------------
 
 void consumer_agent::run(actions& out, std::int64_t now) {

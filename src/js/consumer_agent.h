@@ -50,6 +50,8 @@ class consumer_agent final : public message_source, public core::internal_handle
 
   // Timers, wake-ups, push interest, persistence; returns work done.
   std::size_t poll(std::int64_t now);
+  // Earliest wall time at which poll() has timed work (machine timers, a pending flush).
+  std::int64_t next_wakeup() const;
   // The machine asked to be deleted (inactive ephemeral).
   bool expired() const { return _expired; }
 

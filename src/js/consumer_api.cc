@@ -78,15 +78,32 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
   if (op == "MSG" && toks.size() == 4 && toks[1] == "NEXT") {  // the consumer's own subscription: not an API call
     if (consumer_agent* c = find_consumer(toks[2], toks[3])) {
       c->on_pull_request(m, now());
-    } else if (!m.reply.empty()) {
-      _host->publish(m.reply, "", "NATS/1.0 503\r\n\r\n", "");  // as no responders
-    }
+    }  // else: the API subscription takes it and nobody answers (as nats-server)
     return true;
   }
   struct count_after {
     std::uint64_t& n;
     ~count_after() { ++n; }
   };
+  // Nats-Required-Api-Level above ours: 412 before anything else.
+  if (!m.headers.empty()) {
+    if (auto lvl = find_header(m.headers, "Nats-Required-Api-Level")) {
+      auto want = parse_u64(*lvl);
+      if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
+        static const std::map<std::string_view, std::string_view> kTypes = {
+            {"CREATE", "consumer_create_response"}, {"DURABLE", "consumer_create_response"},
+            {"INFO", "consumer_info_response"},     {"DELETE", "consumer_delete_response"},
+            {"NAMES", "consumer_names_response"},   {"LIST", "consumer_list_response"},
+            {"PAUSE", "consumer_pause_response"},   {"UNPIN", "consumer_unpin_response"},
+            {"LEADER", "consumer_leader_stepdown_response"}};
+        auto t = kTypes.find(op);
+        if (t == kTypes.end()) return false;
+        count_after c{_api_total};
+        respond_error(m.reply, t->second, make_error(err::min_api_level));
+        return true;
+      }
+    }
+  }
   if (op == "CREATE") {
     count_after c{_api_total};
     std::string filter;
@@ -257,7 +274,7 @@ void jetstream::api_consumer_delete(std::string_view stream_name, std::string_vi
 
 void jetstream::api_consumer_names(std::string_view stream_name, const core::inbound_msg& m, bool list) {
   const std::string_view type = list ? "consumer_list_response" : "consumer_names_response";
-  const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"consumers", nullptr}};
+  const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"consumers", ojson::array()}};
   std::int64_t offset = 0;
   std::string_view body = trim(m.payload);
   if (!body.empty() && body.front() == '{') {
@@ -429,6 +446,15 @@ std::size_t jetstream::poll_consumers(std::int64_t t) {
     }
   }
   return work;
+}
+
+base::nanos jetstream::idle_limit(base::nanos) {
+  std::int64_t next = consumer_state_machine::kNever;
+  for (auto& [sname, cs] : _consumers)
+    for (auto& [cname, c] : cs) next = std::min(next, c->next_wakeup());
+  if (next == consumer_state_machine::kNever) return 0;
+  // A deadline poll() could not act on yet (already past) is retried each millisecond.
+  return std::max<std::int64_t>(next - now(), base::kMilli);
 }
 
 std::string jetstream::consumer_dir(const stream& s, const std::string& name) const {

@@ -312,7 +312,7 @@ std::optional<api_error> validate(const consumer_config& c, const stream_config&
   if (c.ack_wait < 0) return make_error(err::ack_wait_negative);
   for (auto b : c.backoff)
     if (b < 0) return make_error(err::backoff_negative);
-  if (!c.backoff.empty() && c.max_deliver != -1 && std::int64_t(c.backoff.size()) > c.max_deliver)
+  if (!c.backoff.empty() && c.max_deliver != -1 && std::int64_t(c.backoff.size()) >= c.max_deliver)
     return make_error(err::max_deliver_backoff);
   if (c.description.size() > 4096) return make_error(err::description_too_long, "4096");
   if (c.push()) {
@@ -433,6 +433,7 @@ ojson to_json(const consumer_config& c, bool with_server_meta) {
   if (!c.sample_freq.empty()) j["sample_freq"] = c.sample_freq;
   if (c.max_waiting != 0) j["max_waiting"] = c.max_waiting;
   if (c.max_ack_pending != 0) j["max_ack_pending"] = c.max_ack_pending;
+  if (c.idle_heartbeat != 0) j["idle_heartbeat"] = c.idle_heartbeat;
   if (c.flow_control) j["flow_control"] = true;
   if (c.headers_only) j["headers_only"] = true;
   if (c.max_batch != 0) j["max_batch"] = c.max_batch;
@@ -440,7 +441,6 @@ ojson to_json(const consumer_config& c, bool with_server_meta) {
   if (c.max_bytes != 0) j["max_bytes"] = c.max_bytes;
   if (!c.deliver_subject.empty()) j["deliver_subject"] = c.deliver_subject;
   if (!c.deliver_group.empty()) j["deliver_group"] = c.deliver_group;
-  if (c.idle_heartbeat != 0) j["idle_heartbeat"] = c.idle_heartbeat;
   if (c.inactive_threshold != 0) j["inactive_threshold"] = c.inactive_threshold;
   j["num_replicas"] = c.num_replicas;
   if (c.mem_storage) j["mem_storage"] = true;

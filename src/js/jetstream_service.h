@@ -23,6 +23,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void stop() override;
   void on_msg(const core::inbound_msg& m) override;
   std::size_t poll(base::nanos now) override;
+  base::nanos idle_limit(base::nanos now) override;
 
   core::service_host& host() { return *_host; }
   const std::string& domain() const { return _domain; }

@@ -55,10 +55,13 @@ void loop::run() {
       continue;
     }
     ++_blocks;
+    base::nanos block = _cfg.max_block_ns;
+    for (poller* p : _pollers)
+      if (const base::nanos l = p->idle_limit(now); l > 0 && l < block) block = l;
     if (_waiter) {
-      _waiter->wait(_cfg.max_block_ns, _doorbell);
+      _waiter->wait(block, _doorbell);
     } else {
-      poll_doorbell(_cfg.max_block_ns, _doorbell);
+      poll_doorbell(block, _doorbell);
     }
     _sleeping.store(false, std::memory_order_seq_cst);
     clear_doorbell();

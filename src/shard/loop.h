@@ -16,6 +16,12 @@ class poller {
   virtual ~poller() = default;
   // Does up to a bounded amount of work; returns how much was done (0 = idle).
   virtual std::size_t poll(base::nanos now) = 0;
+  // How long the loop may block when idle before this poller has timed work due (ns);
+  // 0 = no limit of its own (the loop's max_block applies).
+  virtual base::nanos idle_limit(base::nanos now) {
+    (void)now;
+    return 0;
+  }
 };
 
 // What a loop blocks on when idle. The transport usually provides it (epoll_wait or an
