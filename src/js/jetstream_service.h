@@ -9,6 +9,7 @@
 
 #include "src/core/service.h"
 #include "src/js/consumer_agent.h"
+#include "src/js/resources.h"
 #include "src/js/stream.h"
 #include "src/shard/loop.h"
 
@@ -33,6 +34,10 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void publish_event(const std::string& subject, std::string_view type, const ojson& body);
   // A consumer no longer needs `seq`: retention decides whether the stream drops it.
   void on_released(stream& s, std::uint64_t seq);
+  // Server storage limits (resources.cc): -1 = unlimited.
+  std::int64_t storage_limit(storage_type t) const;
+  storage_usage usage(storage_type t, std::string_view except_stream) const;
+  bool storage_exhausted(storage_type t) const;
 
  private:
   using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);

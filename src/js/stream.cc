@@ -270,6 +270,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   }
   if (_cfg.max_msg_size >= 0 && hdr.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
+  if (_js.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
   if (hdr.size() > kMaxHeaderBytes) return fail(make_error(err::header_too_large));
 
   // Interest retention with nobody interested: the sequence is consumed, nothing stored.

@@ -149,6 +149,8 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
     return respond(m.reply, j);
   }
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = check_reservation(storage_limit(cfg.storage), usage(cfg.storage, {}), cfg))
+    return respond_error(m.reply, type, *e);
   std::string error;
   auto s = make_stream(cfg, now(), error);
   if (s && !save_meta(*s, error)) s.reset();
@@ -181,6 +183,8 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
   if (auto e = check_update(s->config(), cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = check_reservation(storage_limit(cfg.storage), usage(cfg.storage, cfg.name), cfg))
+    return respond_error(m.reply, type, *e);
   s->update(cfg);
   std::string error;
   if (!save_meta(*s, error)) return respond_error(m.reply, type, make_error(err::stream_update, error));
