@@ -3,6 +3,7 @@
 // (libdpdk's compile flags stay confined to the pg_dpdk library).
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "net/transport.h"
 
@@ -18,8 +19,12 @@ struct dpdk_options {
 
 // False when the build has no DPDK.
 bool dpdk_available();
-// Initialises the EAL (once per process) and the port. On failure returns null and sets
-// `error` (e.g. "DPDK transport unavailable (built without DPDK)").
-std::unique_ptr<transport> make_dpdk_transport(const dpdk_options& o, std::string& error);
+// Initialises the EAL (once per process) and the port with up to `queues` rx/tx queue pairs
+// (fewer when the port has fewer), and returns one transport per queue pair: one per shard.
+// Connections stay on the queue the port steers them to (RSS on NICs; on net_tap the
+// kernel's per-flow queue choice; on net_af_packet its fanout hash with qpairs=N). On failure
+// returns an empty vector and sets `error` (e.g. "DPDK transport unavailable (built without
+// DPDK)").
+std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options& o, int queues, std::string& error);
 
 }  // namespace net

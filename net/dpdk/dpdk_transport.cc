@@ -30,10 +30,9 @@ base::nanos now_ns() { return base::system_clock::instance().monotonic_ns(); }
 }  // namespace
 
 struct dpdk_transport::port_state {
-  std::uint16_t port = 0;
+  std::uint16_t port = 0, queue = 0;
   rte_mempool* pool = nullptr;
-  int intr_fd = -1;  // rx queue 0 interrupt fd, -1 when the PMD has none
-  bool rx_ip_csum = false, rx_l4_csum = false;
+  int intr_fd = -1;  // this rx queue's interrupt fd, -1 when the PMD has none
   rte_mbuf* rx[kBurst] = {};
   rte_mbuf* tx[kBurst] = {};
   std::uint16_t ntx = 0;
@@ -41,26 +40,71 @@ struct dpdk_transport::port_state {
   std::string scratch;           // linearises the rare multi-segment frame
 };
 
+// Listening is set up once (on shard 0's transport, before the shard threads start) and
+// applies to every queue; the last transport to go stops the port.
+struct dpdk_transport::port_group {
+  std::uint16_t port = 0;
+  std::vector<tcp::ip_stack*> stacks;
+  int listen_port = 0;
+  ~port_group() {
+    rte_eth_dev_stop(port);
+    rte_eth_dev_close(port);  // the EAL stays up: it cannot be initialised again in this process
+  }
+};
+
 bool dpdk_available() { return true; }
 
-std::unique_ptr<transport> make_dpdk_transport(const dpdk_options& o, std::string& error) {
+namespace {
+// Configures and starts the port with `nq` queue pairs; rx interrupts and RSS are tried
+// first and dropped when the PMD refuses them (af_packet has no rx interrupts).
+bool start_port(std::uint16_t port, std::uint16_t nq, const std::vector<rte_mempool*>& pools, bool& intr,
+                std::string& error) {
+  rte_eth_dev_info info{};
+  rte_eth_dev_info_get(port, &info);
+  rte_eth_conf conf{};
+  if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
+  if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+  const std::uint64_t rss = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP) & info.flow_type_rss_offloads;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    const bool try_intr = (attempt & 1) == 0, try_rss = nq > 1 && rss != 0 && attempt < 2;
+    conf.intr_conf.rxq = try_intr ? 1 : 0;
+    conf.rxmode.mq_mode = try_rss ? RTE_ETH_MQ_RX_RSS : RTE_ETH_MQ_RX_NONE;
+    conf.rx_adv_conf.rss_conf.rss_hf = try_rss ? rss : 0;
+    std::uint16_t nrx = kRingSize, ntx = kRingSize;
+    if (rte_eth_dev_configure(port, nq, nq, &conf) != 0) continue;
+    rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+    bool ok = true;
+    for (std::uint16_t q = 0; q < nq && ok; ++q)
+      ok = rte_eth_rx_queue_setup(port, q, nrx, rte_eth_dev_socket_id(port), nullptr, pools[q]) == 0 &&
+           rte_eth_tx_queue_setup(port, q, ntx, rte_eth_dev_socket_id(port), nullptr) == 0;
+    if (!ok || rte_eth_dev_start(port) != 0) continue;
+    intr = try_intr;
+    return true;
+  }
+  error = "DPDK transport: port " + std::to_string(port) + " failed to configure/start with " +
+          std::to_string(nq) + " queue pair(s)";
+  return false;
+}
+}  // namespace
+
+std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options& o, int queues, std::string& error) {
   tcp::stack_config cfg;
   if (!tcp::parse_ipv4_addr(o.ip, cfg.ip)) {
     error = "DPDK transport: a valid IPv4 address is required (--dpdk_ip), got '" + o.ip + "'";
-    return nullptr;
+    return {};
   }
   if (!tcp::parse_ipv4_addr(o.netmask, cfg.netmask)) {
     error = "DPDK transport: bad netmask '" + o.netmask + "'";
-    return nullptr;
+    return {};
   }
   if (!o.gateway.empty() && !tcp::parse_ipv4_addr(o.gateway, cfg.gateway)) {
     error = "DPDK transport: bad gateway '" + o.gateway + "'";
-    return nullptr;
+    return {};
   }
   // One EAL per process: it cannot be initialised twice, even after cleanup.
   if (g_eal_started.exchange(true)) {
-    error = "DPDK transport: the EAL is already initialised in this process (one DPDK transport only)";
-    return nullptr;
+    error = "DPDK transport: the EAL is already initialised in this process (one DPDK port only)";
+    return {};
   }
   std::vector<std::string> args{"peregrine-server"};
   std::istringstream in(o.eal_args);
@@ -77,79 +121,78 @@ std::unique_ptr<transport> make_dpdk_transport(const dpdk_options& o, std::strin
   sched_setaffinity(0, sizeof before, &before);
   if (n < 0) {
     error = std::string("DPDK EAL init failed: ") + rte_strerror(rte_errno);
-    return nullptr;
+    return {};
   }
-  auto ps = std::make_unique<dpdk_transport::port_state>();
-  ps->port = std::uint16_t(o.port);
-  if (o.port < 0 || !rte_eth_dev_is_valid_port(ps->port)) {
+  const std::uint16_t port = std::uint16_t(o.port);
+  if (o.port < 0 || !rte_eth_dev_is_valid_port(port)) {
     error = "DPDK transport: no port " + std::to_string(o.port) + " (" +
             std::to_string(rte_eth_dev_count_avail()) + " available; check --vdev / the PCI binding)";
-    return nullptr;
-  }
-  const int socket = rte_eth_dev_socket_id(ps->port);
-  ps->pool = rte_pktmbuf_pool_create("pg_mbufs", kMbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                     socket < 0 ? int(SOCKET_ID_ANY) : socket);
-  if (ps->pool == nullptr) {
-    error = std::string("DPDK transport: mbuf pool: ") + rte_strerror(rte_errno);
-    return nullptr;
+    return {};
   }
   rte_eth_dev_info info{};
-  rte_eth_dev_info_get(ps->port, &info);
-  rte_eth_conf conf{};
-  if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) {
-    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
-    ps->rx_ip_csum = true;
+  rte_eth_dev_info_get(port, &info);
+  const std::uint16_t nq = std::uint16_t(std::max(1, std::min({queues, int(info.max_rx_queues), int(info.max_tx_queues)})));
+  if (nq < queues)
+    PG_WARN("DPDK port {} ({}) has {} queue pair(s): running {} shard(s), not {}", o.port, info.driver_name, nq, nq,
+            queues);
+  const int socket = rte_eth_dev_socket_id(port);
+  std::vector<rte_mempool*> pools;
+  for (std::uint16_t q = 0; q < nq; ++q) {  // one pool per queue: no sharing between shards
+    pools.push_back(rte_pktmbuf_pool_create(("pg_mbufs_" + std::to_string(q)).c_str(), kMbufs, 256, 0,
+                                            RTE_MBUF_DEFAULT_BUF_SIZE, socket < 0 ? int(SOCKET_ID_ANY) : socket));
+    if (pools.back() == nullptr) {
+      error = std::string("DPDK transport: mbuf pool: ") + rte_strerror(rte_errno);
+      return {};
+    }
   }
-  if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) {
-    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
-    ps->rx_l4_csum = true;
-  }
-  // Try rx interrupts first (adaptive idle); PMDs without them (af_packet) fail to start.
-  bool started = false;
-  for (int intr = 1; intr >= 0 && !started; --intr) {
-    conf.intr_conf.rxq = std::uint32_t(intr);
-    std::uint16_t nrx = kRingSize, ntx = kRingSize;
-    if (rte_eth_dev_configure(ps->port, 1, 1, &conf) != 0) continue;
-    rte_eth_dev_adjust_nb_rx_tx_desc(ps->port, &nrx, &ntx);
-    if (rte_eth_rx_queue_setup(ps->port, 0, nrx, rte_eth_dev_socket_id(ps->port), nullptr, ps->pool) != 0 ||
-        rte_eth_tx_queue_setup(ps->port, 0, ntx, rte_eth_dev_socket_id(ps->port), nullptr) != 0)
-      continue;
-    if (rte_eth_dev_start(ps->port) != 0) continue;
-    started = true;
-    if (intr) ps->intr_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(ps->port, 0);
-  }
-  if (!started) {
-    error = "DPDK transport: port " + std::to_string(o.port) + " failed to configure/start";
-    return nullptr;
-  }
+  bool intr = false;
+  if (!start_port(port, nq, pools, intr, error)) return {};
   rte_ether_addr mac{};
-  rte_eth_macaddr_get(ps->port, &mac);
+  rte_eth_macaddr_get(port, &mac);
   std::copy(std::begin(mac.addr_bytes), std::end(mac.addr_bytes), cfg.mac.begin());
-  cfg.verify_ip_checksum = !ps->rx_ip_csum;
-  cfg.verify_tcp_checksum = !ps->rx_l4_csum;
-  cfg.isn_seed = std::random_device{}();
-  PG_INFO("DPDK port {} ({}) up: {} mask {} gw {}, rx interrupts {}", o.port, info.driver_name, o.ip, o.netmask,
-          o.gateway.empty() ? "none" : o.gateway, ps->intr_fd >= 0 ? "yes" : "no (sleep backoff)");
-  return std::make_unique<dpdk_transport>(std::move(ps), cfg);
+  auto group = std::make_shared<dpdk_transport::port_group>();
+  group->port = port;
+  std::vector<std::unique_ptr<transport>> out;
+  int with_intr = 0;
+  for (std::uint16_t q = 0; q < nq; ++q) {
+    auto ps = std::make_unique<dpdk_transport::port_state>();
+    ps->port = port;
+    ps->queue = q;
+    ps->pool = pools[q];
+    if (intr) ps->intr_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(port, q);
+    with_intr += ps->intr_fd >= 0;
+    cfg.isn_seed = std::random_device{}();
+    out.push_back(std::make_unique<dpdk_transport>(std::move(ps), group, cfg));
+  }
+  PG_INFO("DPDK port {} ({}) up: {} mask {} gw {}, {} queue pair(s), rx interrupts {}", o.port, info.driver_name,
+          o.ip, o.netmask, o.gateway.empty() ? "none" : o.gateway, nq,
+          with_intr == nq ? "yes" : "no (sleep backoff)");
+  return out;
 }
 
-dpdk_transport::dpdk_transport(std::unique_ptr<port_state> port, const tcp::stack_config& cfg)
-    : _port(std::move(port)), _stack(cfg, *this) {
+dpdk_transport::dpdk_transport(std::unique_ptr<port_state> port, std::shared_ptr<port_group> group,
+                               const tcp::stack_config& cfg)
+    : _port(std::move(port)), _group(std::move(group)), _stack(cfg, *this) {
   _stack.set_handler(this);
+  _group->stacks.push_back(&_stack);
 }
 
 dpdk_transport::~dpdk_transport() {
   tx_flush();
-  rte_eth_dev_stop(_port->port);
-  rte_eth_dev_close(_port->port);
-  // The EAL stays up: it cannot be initialised again in this process.
+  std::erase(_group->stacks, &_stack);
 }
 
 base::status dpdk_transport::listen(const std::string&, int port) {
   if (port == 0) port = 20000 + int(std::random_device{}() % 40000);
-  _listen_port = port;
-  _stack.listen(std::uint16_t(port));
+  _group->listen_port = port;
+  for (tcp::ip_stack* s : _group->stacks) s->listen(std::uint16_t(port));
   return {};
+}
+
+int dpdk_transport::bound_port() const { return _group->listen_port; }
+
+void dpdk_transport::stop_listening() {
+  for (tcp::ip_stack* s : _group->stacks) s->stop_listening();
 }
 
 void dpdk_transport::adopt(int fd) { ::close(fd); }  // kernel sockets never reach this transport
@@ -207,7 +250,7 @@ void dpdk_transport::tx_flush() {
   auto& p = *_port;
   std::uint16_t done = 0;
   for (int tries = 0; done < p.ntx && tries < 8; ++tries)
-    done = std::uint16_t(done + rte_eth_tx_burst(p.port, 0, p.tx + done, std::uint16_t(p.ntx - done)));
+    done = std::uint16_t(done + rte_eth_tx_burst(p.port, p.queue, p.tx + done, std::uint16_t(p.ntx - done)));
   for (std::uint16_t i = done; i < p.ntx; ++i) rte_pktmbuf_free(p.tx[i]);  // TCP retransmits
   p.ntx = 0;
 }
@@ -216,15 +259,25 @@ std::size_t dpdk_transport::receive(base::nanos now) {
   auto& p = *_port;
   std::size_t frames = 0;
   for (int round = 0; round < 4; ++round) {  // bounded so timers and flushes keep running
-    const std::uint16_t n = rte_eth_rx_burst(p.port, 0, p.rx, kBurst);
+    const std::uint16_t n = rte_eth_rx_burst(p.port, p.queue, p.rx, kBurst);
     for (std::uint16_t i = 0; i < n; ++i) {
       rte_mbuf* m = p.rx[i];
+      // The port's checksum verdicts (offloads start_port enabled): bad drops, good skips
+      // the software check, unknown checks in software.
+      const std::uint64_t ip_ck = m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK;
+      const std::uint64_t l4_ck = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+      if (ip_ck == RTE_MBUF_F_RX_IP_CKSUM_BAD || l4_ck == RTE_MBUF_F_RX_L4_CKSUM_BAD) {
+        rte_pktmbuf_free(m);
+        continue;
+      }
+      const bool ip_ok = ip_ck == RTE_MBUF_F_RX_IP_CKSUM_GOOD, l4_ok = l4_ck == RTE_MBUF_F_RX_L4_CKSUM_GOOD;
       if (m->nb_segs == 1) {  // the common case: the payload goes to the parser from the mbuf
-        _stack.input(tcp::bytes(rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len), now);
+        _stack.input(tcp::bytes(rte_pktmbuf_mtod(m, const std::uint8_t*), m->data_len), now, ip_ok, l4_ok);
       } else {
         p.scratch.resize(m->pkt_len);
         rte_pktmbuf_read(m, 0, m->pkt_len, p.scratch.data());
-        _stack.input(tcp::bytes(reinterpret_cast<const std::uint8_t*>(p.scratch.data()), p.scratch.size()), now);
+        _stack.input(tcp::bytes(reinterpret_cast<const std::uint8_t*>(p.scratch.data()), p.scratch.size()), now,
+                     ip_ok, l4_ok);
       }
       rte_pktmbuf_free(m);
     }
@@ -253,10 +306,10 @@ void dpdk_transport::wait(base::nanos timeout, int doorbell_fd) {
   pollfd fds[2] = {{doorbell_fd, POLLIN, 0}, {_port->intr_fd, POLLIN, 0}};
   nfds_t nfds = 1;
   if (_port->intr_fd >= 0) {
-    rte_eth_dev_rx_intr_enable(_port->port, 0);
+    rte_eth_dev_rx_intr_enable(_port->port, _port->queue);
     // A frame may have arrived between the last poll and arming: look once more.
-    if (rte_eth_rx_queue_count(_port->port, 0) > 0) {
-      rte_eth_dev_rx_intr_disable(_port->port, 0);
+    if (rte_eth_rx_queue_count(_port->port, _port->queue) > 0) {
+      rte_eth_dev_rx_intr_disable(_port->port, _port->queue);
       return;
     }
     nfds = 2;
@@ -266,7 +319,7 @@ void dpdk_transport::wait(base::nanos timeout, int doorbell_fd) {
   }
   timespec ts{timeout / base::kSecond, timeout % base::kSecond};
   ::ppoll(fds, nfds, &ts, nullptr);
-  if (_port->intr_fd >= 0) rte_eth_dev_rx_intr_disable(_port->port, 0);
+  if (_port->intr_fd >= 0) rte_eth_dev_rx_intr_disable(_port->port, _port->queue);
 }
 
 void dpdk_transport::on_open(std::uint64_t id, std::uint32_t peer_ip, std::uint16_t peer_port) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "net/dpdk/dpdk_factory.h"
 #include "net/tcp/ip_stack.h"
@@ -15,16 +16,17 @@ namespace net {
 
 class dpdk_transport final : public transport, tcp::frame_io, tcp::stack_handler {
  public:
-  struct port_state;  // DPDK objects (mempool, port id, burst arrays)
-  dpdk_transport(std::unique_ptr<port_state> port, const tcp::stack_config& cfg);
+  struct port_state;  // one queue pair's DPDK objects (mempool, ids, burst arrays)
+  struct port_group;  // what the queues of one port share (listening, stopping the port)
+  dpdk_transport(std::unique_ptr<port_state> port, std::shared_ptr<port_group> group, const tcp::stack_config& cfg);
   ~dpdk_transport() override;
 
   std::string_view name() const override { return "dpdk"; }
   void set_handler(transport_handler* h) override { _handler = h; }
   base::status listen(const std::string& host, int port) override;
   void set_accept_sink(std::function<void(int)>) override {}
-  void stop_listening() override { _stack.stop_listening(); }
-  int bound_port() const override { return _listen_port; }
+  void stop_listening() override;
+  int bound_port() const override;
   void adopt(int fd) override;
   std::string& outbuf(conn_handle h) override;
   std::size_t pending_bytes(conn_handle h) const override { return _stack.unsent_bytes(h); }
@@ -52,10 +54,10 @@ class dpdk_transport final : public transport, tcp::frame_io, tcp::stack_handler
   void tx_flush();
 
   std::unique_ptr<port_state> _port;
+  std::shared_ptr<port_group> _group;
   tcp::ip_stack _stack;
   transport_handler* _handler = nullptr;
   std::unordered_set<conn_handle> _dirty;
-  int _listen_port = 0;
   bool _registered = false;
   base::nanos _backoff = 0;
 };

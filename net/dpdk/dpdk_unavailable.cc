@@ -5,9 +5,9 @@ namespace net {
 
 bool dpdk_available() { return false; }
 
-std::unique_ptr<transport> make_dpdk_transport(const dpdk_options&, std::string& error) {
+std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options&, int, std::string& error) {
   error = "DPDK transport unavailable (built without DPDK)";
-  return nullptr;
+  return {};
 }
 
 }  // namespace net

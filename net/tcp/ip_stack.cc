@@ -52,7 +52,7 @@ void ip_stack::conn_output::event(tcp_event e) {
 ip_stack::ip_stack(stack_config cfg, frame_io& io) : _cfg(cfg), _io(io), _rng(cfg.isn_seed) {}
 ip_stack::~ip_stack() = default;
 
-void ip_stack::input(bytes frame, base::nanos now) {
+void ip_stack::input(bytes frame, base::nanos now, bool hw_ip_ok, bool hw_l4_ok) {
   ++_stats.rx_frames;
   auto e = parse_ether(frame);
   if (!e) {
@@ -63,7 +63,7 @@ void ip_stack::input(bytes frame, base::nanos now) {
   if (e->type == kEtherArp) {
     handle_arp(*e, now);
   } else if (e->type == kEtherIpv4) {
-    handle_ipv4(*e, now);
+    handle_ipv4(*e, now, hw_ip_ok, hw_l4_ok);
   }
 }
 
@@ -131,9 +131,9 @@ bool ip_stack::resolve(std::uint32_t dst_ip, mac_addr& mac) {
   return false;
 }
 
-void ip_stack::handle_ipv4(const ether_frame& e, base::nanos now) {
+void ip_stack::handle_ipv4(const ether_frame& e, base::nanos now, bool hw_ip_ok, bool hw_l4_ok) {
   ipv4_packet ip;
-  switch (parse_ipv4(e.payload, ip, _cfg.verify_ip_checksum)) {
+  switch (parse_ipv4(e.payload, ip, _cfg.verify_ip_checksum && !hw_ip_ok)) {
     case ipv4_verdict::ok: break;
     case ipv4_verdict::fragment: ++_stats.dropped_fragment; return;
     default: ++_stats.dropped_bad; return;
@@ -141,7 +141,7 @@ void ip_stack::handle_ipv4(const ether_frame& e, base::nanos now) {
   if (ip.dst != _cfg.ip) return;
   learn(next_hop(ip.src), e.src);
   if (ip.proto == kProtoTcp) {
-    handle_tcp(ip, now);
+    handle_tcp(ip, now, _cfg.verify_tcp_checksum && !hw_l4_ok);
     return;
   }
   if (ip.proto != kProtoIcmp || ip.payload.size() < 8 || ip.payload[0] != 8) return;
@@ -194,9 +194,9 @@ void ip_stack::send_rst_for(const ipv4_packet& ip, const tcp_segment& s) {
   if (send_tcp(ip.src, r, {})) ++_stats.rst_sent;
 }
 
-void ip_stack::handle_tcp(const ipv4_packet& ip, base::nanos now) {
+void ip_stack::handle_tcp(const ipv4_packet& ip, base::nanos now, bool verify) {
   tcp_segment s;
-  if (parse_tcp(ip.payload, ip.src, ip.dst, s, _cfg.verify_tcp_checksum) != tcp_verdict::ok) {
+  if (parse_tcp(ip.payload, ip.src, ip.dst, s, verify) != tcp_verdict::ok) {
     ++_stats.dropped_bad;
     return;
   }

@@ -39,7 +39,7 @@ struct stack_config {
   mac_addr mac{};
   std::uint32_t ip = 0, netmask = 0xffffff00u, gateway = 0;  // host order; gateway 0 = none
   tcp_config tcp;
-  bool verify_ip_checksum = true;   // false when the NIC checked it
+  bool verify_ip_checksum = true;   // false only for fuzzing: the NIC's verdict comes per frame
   bool verify_tcp_checksum = true;
   std::uint64_t isn_seed = 0;       // ISNs and ephemeral choices come from this seed
 };
@@ -58,8 +58,9 @@ class ip_stack {
   void listen(std::uint16_t port) { _listening.insert(port); }
   void stop_listening() { _listening.clear(); }
 
-  // One received Ethernet frame (valid only during the call).
-  void input(bytes frame, base::nanos now);
+  // One received Ethernet frame (valid only during the call). `hw_ip_ok`/`hw_l4_ok`: the
+  // NIC verified that checksum as good, so software skips it.
+  void input(bytes frame, base::nanos now, bool hw_ip_ok = false, bool hw_l4_ok = false);
   // Timers and deferred work; returns the amount of work done.
   std::size_t poll(base::nanos now);
   // Earliest time poll() has timer work; 0 when none.
@@ -82,8 +83,8 @@ class ip_stack {
   struct conn_entry;
   struct conn_output;
   void handle_arp(const ether_frame& e, base::nanos now);
-  void handle_ipv4(const ether_frame& e, base::nanos now);
-  void handle_tcp(const ipv4_packet& ip, base::nanos now);
+  void handle_ipv4(const ether_frame& e, base::nanos now, bool hw_ip_ok, bool hw_l4_ok);
+  void handle_tcp(const ipv4_packet& ip, base::nanos now, bool verify);
   void send_rst_for(const ipv4_packet& ip, const tcp_segment& s);
   // Writes Ethernet+IPv4+TCP around `payload` towards the peer; false without a route/MAC.
   bool send_tcp(std::uint32_t dst_ip, const tcp_header& h, std::string_view payload);

@@ -109,24 +109,23 @@ base::status server::start() {
   shard::loop_config lcfg;
   lcfg.mode = o.poll_mode == "busy" ? shard::poll_mode::busy : shard::poll_mode::adaptive;
   lcfg.spin_ns = o.spin_us * base::kMicro;
-  std::unique_ptr<net::transport> dpdk_transport;
+  // DPDK: one rx/tx queue pair per shard; the port may offer fewer queues than shards.
+  std::vector<std::unique_ptr<net::transport>> dpdk_transports;
   if (o.transport == "dpdk") {
     std::string why;
-    dpdk_transport = net::make_dpdk_transport(
-        net::dpdk_options{o.dpdk_eal, o.dpdk_port, o.dpdk_ip, o.dpdk_netmask, o.dpdk_gateway}, why);
-    if (!dpdk_transport) {
+    dpdk_transports = net::make_dpdk_transports(
+        net::dpdk_options{o.dpdk_eal, o.dpdk_port, o.dpdk_ip, o.dpdk_netmask, o.dpdk_gateway},
+        int(_shared.shard_count), why);
+    if (dpdk_transports.empty()) {
       PG_ERROR("{}", why);
       return base::error{base::errc::unsupported, net::dpdk_available() ? ENODEV : EOPNOTSUPP};
     }
-    if (_shared.shard_count > 1)
-      PG_WARN("the DPDK transport runs one shard (no multi-queue steering yet); using 1 shard, not {}",
-              _shared.shard_count);
-    _shared.shard_count = 1;
+    _shared.shard_count = std::uint32_t(dpdk_transports.size());
     _transport_name = "dpdk";
   }
   for (std::uint32_t i = 0; i < _shared.shard_count; ++i)
     _shards.push_back(std::make_unique<dispatcher>(
-        i, _shared, dpdk_transport ? std::move(dpdk_transport) : make_transport(), lcfg));
+        i, _shared, dpdk_transports.empty() ? make_transport() : std::move(dpdk_transports[i]), lcfg));
   std::vector<dispatcher*> all;
   for (auto& s : _shards) all.push_back(s.get());
   for (auto& s : _shards) s->connect(all);

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -39,6 +40,7 @@ constexpr const char* kServerIp = "10.211.0.2";
 constexpr const char* kClientCidr = "10.211.0.1/24";
 constexpr int kPort = 4222;  // the namespace is ours: no port clash is possible
 pid_t g_server = -1;
+int g_shards = 1;  // PEREGRINE_DPDK_SHARDS: one tap queue pair per shard
 std::string g_log_path;
 
 std::string url() { return std::string("nats://") + kServerIp + ":" + std::to_string(kPort); }
@@ -104,8 +106,10 @@ bool start_server(const std::string& bin, std::string& why) {
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     const std::string port = std::to_string(kPort);
+    const std::string shards = std::to_string(g_shards);
     const char* argv[] = {bin.c_str(), "--transport", "dpdk", eal.c_str(), "--dpdk_ip", kServerIp,
-                          "--dpdk_netmask", "255.255.255.0", "-p", port.c_str(), nullptr};
+                          "--dpdk_netmask", "255.255.255.0", "-p", port.c_str(), "--shards", shards.c_str(),
+                          nullptr};
     ::execv(bin.c_str(), const_cast<char* const*>(argv));
     ::_exit(127);
   }
@@ -295,6 +299,13 @@ TEST(DpdkTransport, ManyConnectionsOpenAndClose) {
   }
 }
 
+TEST(DpdkTransport, RunsOneQueuePairPerShard) {
+  const std::string log = slurp(g_log_path);
+  const std::string want = std::to_string(g_shards) + (g_shards == 1 ? " shard," : " shards,");
+  EXPECT_NE(log.find(want + " dpdk transport"), std::string::npos) << log;
+  EXPECT_NE(log.find(std::to_string(g_shards) + " queue pair(s)"), std::string::npos) << log;
+}
+
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   const char* have = std::getenv("PEREGRINE_HAVE_DPDK");
@@ -309,6 +320,7 @@ int main(int argc, char** argv) {
     return skip(std::string("cannot create a network namespace (unshare: ") + std::strerror(errno) +
                 "); needs root/CAP_SYS_ADMIN");
   if (!run("ip link set lo up")) return skip("the `ip` tool (iproute2) is missing");
+  if (const char* n = std::getenv("PEREGRINE_DPDK_SHARDS")) g_shards = std::max(1, std::atoi(n));
   std::string why;
   if (!start_server(bin, why)) {
     stop_server();
