@@ -325,6 +325,60 @@ TEST_F(js_consumer_api, push_subscription_and_headers_only) {
   EXPECT_EQ(info("PU", "HO")["push_bound"], true);
 }
 
+TEST_F(js_consumer_api, ordered_push_with_flow_control_and_heartbeats) {
+  ASSERT_FALSE(create({{"name", "OR"}, {"subjects", {"or.>"}}}).contains("error"));
+  const std::string big(200 * 1024, 'b');  // 20 x 200 KiB crosses the 2 MiB flow-control window
+  for (int i = 0; i < 20; ++i) publish("or.x", big + std::to_string(i));
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Ordered = true;
+  so.Config.Heartbeat = 200 * 1000 * 1000;
+  natsSubscription* raw = nullptr;
+  jsErrCode jerr{};
+  ASSERT_EQ(js_SubscribeSync(&raw, js_.get(), "or.>", nullptr, &so, &jerr), NATS_OK) << int(jerr);
+  sub_ptr sub(raw);
+  for (int i = 0; i < 20; ++i) {
+    msg_ptr m = next_msg(sub.get(), 3000ms);
+    ASSERT_TRUE(m) << i;
+    jsMsgMetaData* md = nullptr;
+    ASSERT_EQ(natsMsg_GetMetaData(&md, m.get()), NATS_OK);
+    meta_ptr meta(md);
+    EXPECT_EQ(meta->Sequence.Stream, uint64_t(i + 1));
+    EXPECT_EQ(meta->Sequence.Consumer, uint64_t(i + 1));
+    EXPECT_EQ(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), big + std::to_string(i));
+  }
+  // Heartbeats keep an idle ordered subscription alive (the client would reset it on a gap).
+  std::this_thread::sleep_for(700ms);
+  publish("or.x", "tail");
+  msg_ptr m = next_msg(sub.get(), 2000ms);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), "tail");
+}
+
+TEST_F(js_consumer_api, push_deliver_group_spreads_messages) {
+  ASSERT_FALSE(create({{"name", "QG"}, {"subjects", {"qg.>"}}}).contains("error"));
+  natsSubscription* a = nullptr;
+  natsSubscription* b = nullptr;
+  ASSERT_EQ(natsConnection_QueueSubscribeSync(&a, nc_.get(), "dlv.qg", "workers"), NATS_OK);
+  ASSERT_EQ(natsConnection_QueueSubscribeSync(&b, nc_.get(), "dlv.qg", "workers"), NATS_OK);
+  sub_ptr sa(a), sb(b);
+  natsConnection_Flush(nc_.get());
+  json r = create_consumer("QG", "Q", {{"durable_name", "Q"}, {"deliver_subject", "dlv.qg"}, {"deliver_group", "workers"},
+                                       {"ack_policy", "explicit"}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["config"]["deliver_group"], "workers");
+  for (int i = 0; i < 20; ++i) publish("qg.x", "w" + std::to_string(i));
+  int got_a = 0, got_b = 0;
+  auto ack = [this](const msg_ptr& m) { natsConnection_PublishString(nc_.get(), natsMsg_GetReply(m.get()), "+ACK"); };
+  for (int round = 0; round < 40 && got_a + got_b < 20; ++round) {
+    while (msg_ptr m = next_msg(a, 50ms)) ++got_a, ack(m);
+    while (msg_ptr m = next_msg(b, 50ms)) ++got_b, ack(m);
+  }
+  EXPECT_EQ(got_a + got_b, 20);
+  EXPECT_GT(got_a, 0);
+  EXPECT_GT(got_b, 0);
+}
+
 class js_consumer_restart : public js_consumer_api {
  protected:
   void restart(bool hard) {
