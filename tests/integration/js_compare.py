@@ -11,7 +11,7 @@ API with no responders the comparison is skipped (exit 77); once it answers, eve
 
 usage: js_compare.py [--consumers] PEREGRINE_BIN [NATS_SERVER_BIN]
 """
-import json, os, shutil, socket, subprocess, sys, tempfile, time
+import json, os, shutil, socket, subprocess, sys, tempfile, threading, time
 
 # Request script: (subject, headers or None, body). Replies are compared one by one.
 SCRIPT = [
@@ -235,18 +235,40 @@ def run(bin_, script):
         else:
             s.sendall(b"PUB %s _R %d\r\n%s\r\n" % (subj.encode(), len(b), b))
         data = b""
-        # A reply is complete once the connection stays quiet briefly after it.
+        # A reply is complete once the connection stays quiet briefly after it; requests that are
+        # answered with exactly one message stop as soon as that message is complete.
+        single = not subj.startswith(("$JS.API.CONSUMER.MSG.NEXT.", "$JS.API.DIRECT."))
         deadline = time.time() + 3.0
         while time.time() < deadline:
             try:
                 chunk = s.recv(65536)
                 if not chunk: break
                 data += chunk
+                if single and one_message(data): break
             except socket.timeout:
                 if data: break
         replies.append(parse(data))
     s.close(); proc.terminate(); proc.wait(5); shutil.rmtree(tmp, ignore_errors=True)
     return replies
+
+
+def one_message(data):
+    """True once data holds a complete MSG/HMSG (line, payload and CRLF)."""
+    line, sep, rest = data.partition(b"\r\n")
+    parts = line.split()
+    return bool(sep) and bool(parts) and parts[0] in (b"MSG", b"HMSG") and len(rest) >= int(parts[-1]) + 2
+
+
+def run_both(a_bin, b_bin, script):
+    """Runs the script against both servers at once (each on its own server and connection)."""
+    out = {}
+    threads = [threading.Thread(target=lambda k=k, b=b: out.__setitem__(k, run(b, script)))
+               for k, b in (("a", a_bin), ("b", b_bin))]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    if "a" not in out or "b" not in out:
+        raise SystemExit("a comparison run failed")
+    return out["a"], out["b"]
 
 
 def parse(data):
@@ -346,12 +368,11 @@ def main():
     if not ns:
         print("nats-server not found; skipping"); return 77
     script = CONSUMER_SCRIPT if consumers else SCRIPT
-    a = run(pg, script)
-    if consumers and a[0] == NO_RESPONDERS:
+    if consumers and run(pg, script[:1])[0] == NO_RESPONDERS:
         print("peregrine answers $JS.API.CONSUMER.NAMES with no responders: consumer API not wired yet; "
               "consumer comparisons skipped")
         return 77
-    b = run(ns, script)
+    a, b = run_both(pg, ns, script)
     if consumers and b[0] == NO_RESPONDERS:
         print("nats-server did not answer the consumer probe"); return 1
     bad = 0

@@ -14,7 +14,10 @@ namespace {
 // Runs the script with extra arguments; returns its exit code (-1 when it did not exit).
 int run_compare(const std::string& args) {
   std::filesystem::path script = std::filesystem::path(__FILE__).parent_path() / "js_compare.py";
-  if (!std::filesystem::exists(script)) return -1;
+  if (!std::filesystem::exists(script)) {
+    ADD_FAILURE() << script << " not found (run from the build directory, as meson does)";
+    return -1;
+  }
   const std::string cmd = "python3 '" + script.string() + "' " + args + " '" + server_binary() + "'";
   const int rc = std::system(cmd.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
