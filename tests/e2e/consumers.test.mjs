@@ -298,6 +298,36 @@ test("consume() delivers stored and new messages continuously", async () => {
   assert.equal(info.num_ack_pending, 0);
 });
 
+test("consume() on a quiet consumer sees idle heartbeats with the last sequences", async () => {
+  await stream("HB", ["hb.>"]);
+  await js.publish("hb.x", enc.encode("one"));
+  await jsm.consumers.add("HB", { durable_name: "quiet", ack_policy: AckPolicy.Explicit });
+  const c = await js.consumers.get("HB", "quiet");
+  const iter = await c.consume({ max_messages: 10, expires: 2000, idle_heartbeat: 500 });
+  const beats = [];
+  const watch = (async () => {
+    for await (const s of iter.status()) {
+      if (s.type === "heartbeat") beats.push([s.lastConsumerSequence, s.lastStreamSequence]);
+      if (beats.length >= 2) break;
+    }
+  })();
+  const seen = [];
+  const reader = (async () => {
+    for await (const m of iter) {  // the one message, then nothing: the requests stay idle
+      seen.push(m.seq);
+      m.ack();
+    }
+  })();
+  const guard = setTimeout(() => iter.stop(), 4000);
+  await watch;
+  clearTimeout(guard);
+  iter.stop();
+  await reader;
+  assert.deepEqual(seen, [1]);
+  assert.ok(beats.length >= 2, "two idle heartbeats within 4 s");
+  assert.deepEqual(beats[beats.length - 1], [1, 1]);
+});
+
 test("ack, nak, nak(delay), working and term", async () => {
   await stream("ACKS", ["acks.>"]);
   await publishOrders([["acks.a", "1"], ["acks.a", "2"], ["acks.a", "3"]]);
