@@ -155,6 +155,17 @@ test("ephemeral consumer gets a server-chosen name and reads from the start", as
   assert.deepEqual(msgs.map((m) => m.seq), [1, 2]);
   msgs.forEach((m) => m.ack());
   await jsm.consumers.delete("EPH", ci.name);
+
+  // An idle ephemeral goes away after inactive_threshold (plus the server's jitter).
+  const idle = await jsm.consumers.add("EPH", { ack_policy: AckPolicy.Explicit, inactive_threshold: 500 * NS });
+  const t0 = Date.now();
+  let gone = false;
+  while (!gone && Date.now() - t0 < 4000) {
+    await sleep(250);
+    gone = await jsm.consumers.info("EPH", idle.name).then(() => false, (e) => /consumer not found/.test(e.message));
+  }
+  assert.ok(gone, "idle ephemeral removed within 4 s");
+  assert.ok(Date.now() - t0 >= 400, "not before its threshold");
 });
 
 test("filter_subject: analytics reads only orders.shipped; a typo filter times out empty", async () => {
