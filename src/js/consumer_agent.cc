@@ -15,21 +15,6 @@ namespace {
 constexpr std::int64_t kFlushInterval = 50 * base::kMilli;
 constexpr std::int64_t kInterestCheck = 10 * base::kMilli;
 
-// Appends "Name: value" to a raw header block (or starts one).
-std::string add_header(std::string_view block, std::string_view name, std::string_view value) {
-  std::string out;
-  if (block.size() >= 4 && block.ends_with("\r\n\r\n")) {
-    out.assign(block.substr(0, block.size() - 2));
-  } else {
-    out = "NATS/1.0\r\n";
-  }
-  out += name;
-  out += ": ";
-  out += value;
-  out += "\r\n\r\n";
-  return out;
-}
-
 }  // namespace
 
 consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created,
@@ -201,6 +186,15 @@ void consumer_agent::on_stored(std::uint64_t seq, std::string_view subject) {
 
 void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now) {
   actions out;
+  if (seqs.empty()) {  // a purge: whatever is pending below the new first sequence is gone
+    _cnt_valid = false;
+    _cache.clear();
+    const std::uint64_t first = _stream.store().first_seq();
+    std::vector<std::uint64_t> gone;
+    for (const auto& [seq, e] : _m->pending())
+      if (seq < first) gone.push_back(seq);
+    for (auto seq : gone) _m->on_removed(seq, now, out);
+  }
   for (auto seq : seqs) {
     if (seq >= _cnt_from) _cnt_valid = false;
     _cache.erase(seq);
@@ -334,12 +328,12 @@ void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
   std::string hdr;
   std::string_view headers = m->headers, payload = m->payload;
   if (_cfg.headers_only) {
-    hdr = add_header(m->headers, "Nats-Msg-Size", std::to_string(m->payload.size()));
+    hdr = append_header(m->headers, "Nats-Msg-Size", std::to_string(m->payload.size()));
     headers = hdr;
     payload = {};
   }
   if (!d.pin_id.empty()) {
-    hdr = add_header(headers, "Nats-Pin-Id", d.pin_id);
+    hdr = append_header(headers, "Nats-Pin-Id", d.pin_id);
     headers = hdr;
   }
   _js.host().deliver(d.to, m->subject, ack, headers, payload);

@@ -148,4 +148,18 @@ std::optional<std::uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
+std::string append_header(std::string_view block, std::string_view name, std::string_view value) {
+  std::string out;
+  if (block.size() >= 4 && block.ends_with("\r\n\r\n")) {
+    out.assign(block.substr(0, block.size() - 2));
+  } else {
+    out = "NATS/1.0\r\n";
+  }
+  out += name;
+  out += ": ";
+  out += value;
+  out += "\r\n\r\n";
+  return out;
+}
+
 }  // namespace js

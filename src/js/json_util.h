@@ -20,6 +20,10 @@ std::string base64_encode(std::string_view in);
 // raw "NATS/1.0..." block; nullopt if absent.
 std::optional<std::string_view> find_header(std::string_view block, std::string_view name);
 
+// `block` with "name: value" appended (a bare "NATS/1.0" block is started when empty):
+// how the server adds Nats-Msg-Size / Nats-Pin-Id to a delivered message.
+std::string append_header(std::string_view block, std::string_view name, std::string_view value);
+
 // Parses a decimal uint64; nullopt on anything else.
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 

@@ -45,5 +45,19 @@ TEST(json_util, parse_u64) {
   EXPECT_FALSE(parse_u64(""));
 }
 
+TEST(json_util, append_header_builds_delivery_headers) {
+  // headers_only on a message without headers: a fresh block with the payload size.
+  EXPECT_EQ(append_header("", "Nats-Msg-Size", "2"), "NATS/1.0\r\nNats-Msg-Size: 2\r\n\r\n");
+  // Stored headers are kept and extended (2.9.10 bytes: X-Id then Nats-Msg-Size).
+  const std::string stored = "NATS/1.0\r\nX-Id: 1\r\n\r\n";
+  const std::string ho = append_header(stored, "Nats-Msg-Size", "2");
+  EXPECT_EQ(ho, "NATS/1.0\r\nX-Id: 1\r\nNats-Msg-Size: 2\r\n\r\n");
+  EXPECT_EQ(find_header(ho, "Nats-Msg-Size"), "2");
+  // A pinned delivery adds Nats-Pin-Id on top.
+  const std::string pinned = append_header(ho, "Nats-Pin-Id", "abc");
+  EXPECT_EQ(pinned, "NATS/1.0\r\nX-Id: 1\r\nNats-Msg-Size: 2\r\nNats-Pin-Id: abc\r\n\r\n");
+  EXPECT_EQ(find_header(pinned, "X-Id"), "1");
+}
+
 }  // namespace
 }  // namespace js
