@@ -133,6 +133,8 @@ CONSUMER_SCRIPT = [
     cc("ORDERS", "x", {"durable_name": "x", "rate_limit_bps": 1000}),
     cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "explicit", "max_deliver": 2,
                        "backoff": [1000000000, 2000000000, 3000000000]}),
+    cc("ORDERS", "bk", {"durable_name": "bk", "ack_policy": "explicit", "max_deliver": 2,
+                        "backoff": [1000000000, 2000000000]}),
     cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "none", "max_ack_pending": 10}),
     cc("ORDERS", "x", {"durable_name": "x", "replay_policy": "sometimes"}),
     cc("ORDERS", "x.y", {"durable_name": "x.y"}),
@@ -320,8 +322,8 @@ NO_RESPONDERS = [(["NATS/1.0 503"], "")]
 
 # Documented 2.9.10 -> newest behaviour changes (consumers-and-core.md §2.5, §12.1) that Peregrine
 # follows. reconcile() rewrites a Peregrine reply into the 2.9.10 form only where the pair shows
-# exactly that change; the requests whose outcome differs (filter not overlapping the stream,
-# negative max_batch, backoff as long as max_deliver) are left out of the script instead.
+# exactly that change; the requests whose outcome differs (a filter not overlapping the stream's
+# subjects, negative max_batch, backoff with max_deliver -1: all accepted by newest) are left out.
 OLD_10084 = "consumer in pull mode requires ack policy"
 NEW_10084 = "consumer in pull mode requires explicit ack policy on workqueue stream"
 
