@@ -153,6 +153,25 @@ CONSUMER_SCRIPT = [
      '{"stream_name":"ORDERS","config":{"durable_name":"legacy","ack_policy":"explicit"}}'),
     ("$JS.API.CONSUMER.DURABLE.CREATE.ORDERS.legacy2", None,
      '{"stream_name":"ORDERS","config":{"durable_name":"other"}}'),
+    # Subject forms: no name (durable from the body), name + filter, filter mismatch, name vs durable.
+    ("$JS.API.CONSUMER.CREATE.ORDERS", None, '{"stream_name":"ORDERS","config":{"durable_name":"billing2"}}'),
+    cc("ORDERS", "fs", {"name": "fs", "durable_name": "fs", "filter_subject": "orders.shipped", "ack_policy": "explicit"},
+       subject="$JS.API.CONSUMER.CREATE.ORDERS.fs.orders.shipped"),
+    cc("ORDERS", "fs2", {"name": "fs2", "durable_name": "fs2", "filter_subject": "orders.created",
+                         "ack_policy": "explicit"}, subject="$JS.API.CONSUMER.CREATE.ORDERS.fs2.orders.shipped"),
+    cc("ORDERS", "fs3", {"name": "fs3", "durable_name": "fs3", "ack_policy": "explicit"},
+       subject="$JS.API.CONSUMER.CREATE.ORDERS.fs3.orders.shipped"),
+    cc("ORDERS", "n1", {"name": "n1", "ack_policy": "explicit"}),
+    cc("ORDERS", "n2", {"name": "n2", "durable_name": "other", "ack_policy": "explicit"}),
+    ("$JS.API.CONSUMER.LEADER.STEPDOWN.ORDERS.fs", None, ""),
+    cc("ORDERS", "fs", {"durable_name": "fs", "filter_subject": "orders.shipped", "ack_policy": "explicit",
+                        "max_ack_pending": -1}),
+    # More field checks.
+    cc("ORDERS", "hb", {"durable_name": "hb", "deliver_subject": "d.hb", "idle_heartbeat": 50000000}),
+    cc("ORDERS", "sf", {"durable_name": "sf", "sample_freq": "abc"}),
+    cc("ORDERS", "ds", {"durable_name": "ds", "deliver_subject": "d.*"}),
+    cc("ORDERS", "r3", {"durable_name": "r3", "num_replicas": 3}),
+    cc("ORDERS", "desc", {"durable_name": "desc", "description": "x" * 5000}),
     # Reads.
     ("$JS.API.CONSUMER.INFO.ORDERS.billing", None, ""),
     ("$JS.API.CONSUMER.INFO.ORDERS.analytics", None, ""),
@@ -323,7 +342,8 @@ NO_RESPONDERS = [(["NATS/1.0 503"], "")]
 # Documented 2.9.10 -> newest behaviour changes (consumers-and-core.md §2.5, §12.1) that Peregrine
 # follows. reconcile() rewrites a Peregrine reply into the 2.9.10 form only where the pair shows
 # exactly that change; the requests whose outcome differs (a filter not overlapping the stream's
-# subjects, negative max_batch, backoff with max_deliver -1: all accepted by newest) are left out.
+# subjects, negative max_batch, backoff with max_deliver -1: accepted by newest; negative ack_wait:
+# stored by 2.9.10, 10183 on newest; negative inactive_threshold: stored vs reset to 0) are left out.
 OLD_10084 = "consumer in pull mode requires ack policy"
 NEW_10084 = "consumer in pull mode requires explicit ack policy on workqueue stream"
 
