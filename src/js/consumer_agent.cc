@@ -310,11 +310,14 @@ void consumer_agent::run(actions& out, std::int64_t now) {
 }
 
 void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
+  // The message is taken out of the cache: delivering can run handlers that clear it.
   auto it = _cache.find(d.stream_seq);
   storage::stored_msg loaded;
   const storage::stored_msg* m = nullptr;
   if (it != _cache.end()) {
-    m = &it->second;
+    loaded = std::move(it->second);
+    _cache.erase(it);
+    m = &loaded;
   } else if (auto r = _stream.store().load(d.stream_seq); r.ok()) {
     loaded = std::move(*r);
     m = &loaded;

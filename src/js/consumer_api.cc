@@ -369,12 +369,15 @@ void jetstream::delete_consumer(stream& s, const std::string& name, bool advise)
   if (it == sit->second.end()) return;
   std::unique_ptr<consumer_agent> c = std::move(it->second);
   sit->second.erase(it);
-  c->on_delete();
   if (!c->state_dir().empty()) {
     std::error_code ec;
     fs::remove_all(c->state_dir(), ec);
   }
-  c.reset();
+  consumer_agent& gone = *c;
+  _retired.push_back(std::move(c));
+  gone.on_delete();
+  sit = _consumers.find(s.config().name);
+  if (sit == _consumers.end()) return;
   // Interest retention: messages only this consumer needed go.
   if (s.config().retention == retention_policy::interest) {
     auto& st = s.store();
@@ -395,8 +398,23 @@ void jetstream::delete_consumer(stream& s, const std::string& name, bool advise)
 void jetstream::delete_consumers_of(const std::string& stream_name) {
   auto sit = _consumers.find(stream_name);
   if (sit == _consumers.end()) return;
-  for (auto& [n, c] : sit->second) c->on_delete();
+  auto all = std::move(sit->second);
   _consumers.erase(sit);
+  std::vector<consumer_agent*> list;
+  for (auto& [n, c] : all) {
+    list.push_back(c.get());
+    _retired.push_back(std::move(c));
+  }
+  for (auto* c : list) c->on_delete();
+}
+
+std::vector<std::pair<std::string, consumer_agent*>> jetstream::consumers_of(std::string_view stream_name) const {
+  std::vector<std::pair<std::string, consumer_agent*>> out;
+  for (const auto& [sname, cs] : _consumers) {
+    if (!stream_name.empty() && sname != stream_name) continue;
+    for (const auto& [n, c] : cs) out.emplace_back(sname, c.get());
+  }
+  return out;
 }
 
 void jetstream::on_released(stream& s, std::uint64_t seq) {
@@ -425,26 +443,19 @@ void jetstream::wire_stream(stream& s) {
     return false;
   };
   s.on_removed = [this, name](const std::vector<std::uint64_t>& seqs) {
-    if (auto it = _consumers.find(name); it != _consumers.end())
-      for (auto& [n, c] : it->second) c->on_removed(seqs, now());
+    for (auto& [sn, c] : consumers_of(name)) c->on_removed(seqs, now());
   };
 }
 
 std::size_t jetstream::poll_consumers(std::int64_t t) {
   std::size_t work = 0;
-  for (auto sit = _consumers.begin(); sit != _consumers.end(); ++sit) {
-    std::vector<std::string> expired;
-    for (auto& [n, c] : sit->second) {
-      work += c->poll(t);
-      if (c->expired()) expired.push_back(n);
-    }
-    if (expired.empty()) continue;
-    stream* s = find(sit->first);
-    for (const auto& n : expired) {
-      if (s) delete_consumer(*s, n, true);
-      else sit->second.erase(n);
-    }
+  std::vector<std::pair<std::string, std::string>> expired;
+  for (auto& [sname, c] : consumers_of("")) {
+    work += c->poll(t);
+    if (c->expired()) expired.emplace_back(sname, c->name());
   }
+  for (const auto& [sname, cname] : expired)
+    if (stream* s = find(sname); s && find_consumer(sname, cname)) delete_consumer(*s, cname, true);
   return work;
 }
 

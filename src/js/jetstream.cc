@@ -42,8 +42,7 @@ bool jetstream::start(core::service_host& host, std::string& error) {
 }
 
 void jetstream::stop() {
-  for (auto& [sname, cs] : _consumers)
-    for (auto& [cname, c] : cs) c->on_shutdown();
+  for (auto& [sname, c] : consumers_of("")) c->on_shutdown();
   for (auto& [name, s] : _streams) s->close();
   if (_api_sub) _host->unsubscribe(_api_sub);
   if (_domain_sub) _host->unsubscribe(_domain_sub);
@@ -51,6 +50,8 @@ void jetstream::stop() {
 }
 
 std::size_t jetstream::poll(base::nanos) {
+  _retired.clear();
+  _retired_streams.clear();
   std::size_t work = 0;
   const std::int64_t wall = now();
   for (auto& [name, s] : _streams) work += s->poll(wall);

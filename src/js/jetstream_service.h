@@ -99,6 +99,12 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::map<std::string, std::unique_ptr<stream>, std::less<>> _streams;
   // stream name -> consumer name -> agent
   std::map<std::string, std::map<std::string, std::unique_ptr<consumer_agent>>, std::less<>> _consumers;
+  // Deleted consumers and streams live until the next poll(): a deletion can happen inside
+  // one of their own calls (a pull status reply sent to an API subject).
+  std::vector<std::unique_ptr<consumer_agent>> _retired;
+  std::vector<std::unique_ptr<stream>> _retired_streams;
+  // (stream name, consumer) pairs to iterate while handlers may add or remove consumers.
+  std::vector<std::pair<std::string, consumer_agent*>> consumers_of(std::string_view stream_name) const;
   std::uint64_t _api_sub = 0;
   std::uint64_t _domain_sub = 0;
 };

@@ -222,7 +222,10 @@ void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
   const std::string name = it->first;
   const std::string dir = it->second->dir();
   delete_consumers_of(name);
+  it = _streams.find(name);  // 409s to waiting pulls may have run API calls meanwhile
+  if (it == _streams.end()) return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
   it->second->close();
+  _retired_streams.push_back(std::move(it->second));
   _streams.erase(it);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);

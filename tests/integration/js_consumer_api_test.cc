@@ -379,6 +379,35 @@ TEST_F(js_consumer_api, push_deliver_group_spreads_messages) {
   EXPECT_GT(got_b, 0);
 }
 
+TEST_F(js_consumer_api, replies_to_api_subjects_do_not_break_the_server) {
+  // Pull requests whose reply is an API subject. Deliveries carry the stream subject, so the
+  // API ignores them; a status reply (404 No Messages) is an API call that deletes the very
+  // consumer / stream that is sending it. The server must carry on.
+  ASSERT_FALSE(create({{"name", "X"}, {"subjects", {"x.>"}}}).contains("error"));
+  for (int i = 0; i < 3; ++i) publish("x.a", "{}");
+  ASSERT_FALSE(create_consumer("X", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}}).contains("error"));
+  natsConnection_PublishRequestString(nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.X.C", "$JS.API.CONSUMER.DELETE.X.C",
+                                      R"({"batch":3})");
+  natsConnection_Flush(nc_.get());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(info("X", "C")["num_ack_pending"], 3);
+  ASSERT_FALSE(create_consumer("X", "E", {{"durable_name", "E"}, {"filter_subject", "x.none"}}).contains("error"));
+  natsConnection_PublishRequestString(nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.X.E", "$JS.API.CONSUMER.DELETE.X.E",
+                                      R"({"batch":1,"no_wait":true})");
+  natsConnection_Flush(nc_.get());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(info("X", "E")["error"]["err_code"], 10014);
+  ASSERT_FALSE(create_consumer("X", "F", {{"durable_name", "F"}, {"filter_subject", "x.none"}}).contains("error"));
+  natsConnection_PublishRequestString(nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.X.F", "$JS.API.STREAM.DELETE.X",
+                                      R"({"batch":1,"no_wait":true})");
+  natsConnection_Flush(nc_.get());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(request("$JS.API.STREAM.INFO.X")["error"]["err_code"], 10059);
+  // Still serving.
+  ASSERT_FALSE(create({{"name", "Y"}, {"subjects", {"y.>"}}}).contains("error"));
+  EXPECT_EQ(publish("y.a", "ok")["seq"], 1);
+}
+
 class js_consumer_restart : public js_consumer_api {
  protected:
   void restart(bool hard) {
