@@ -342,7 +342,7 @@ test("consume() on a quiet consumer sees idle heartbeats with the last sequences
 test("ack, nak, nak(delay), working and term", async () => {
   await stream("ACKS", ["acks.>"]);
   await publishOrders([["acks.a", "1"], ["acks.a", "2"], ["acks.a", "3"]]);
-  await jsm.consumers.add("ACKS", { durable_name: "shipping", ack_policy: AckPolicy.Explicit, ack_wait: 2000 * NS });
+  await jsm.consumers.add("ACKS", { durable_name: "shipping", ack_policy: AckPolicy.Explicit, ack_wait: 3000 * NS });
   const c = await js.consumers.get("ACKS", "shipping");
 
   // nak: immediate redelivery with a higher delivery count.
@@ -369,11 +369,12 @@ test("ack, nak, nak(delay), working and term", async () => {
   next = await drain(await c.fetch({ max_messages: 1, expires: 1500 }));
   assert.deepEqual(next.map((x) => [x.seq, x.info.deliveryCount]), [[2, 2]]);
 
-  // working: resets ack wait (2 s); after 1.4 s + 1.4 s with a +WPI in between, no redelivery.
+  // working: +WPI at 2 s restarts the 3 s ack wait, so nothing comes back in the window 2.5-3.5 s
+  // (without it the redelivery would land at 3 s, inside that window).
   m = next[0];
-  await sleep(1400);
+  await sleep(2000);
   m.working();
-  await sleep(600);
+  await sleep(500);
   let info = await c.info();
   assert.equal(info.num_ack_pending, 1);
   assert.equal(info.num_redelivered, 1, "seq 2 was redelivered once (the nak), not by ack wait");
