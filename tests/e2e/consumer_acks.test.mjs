@@ -8,7 +8,7 @@ import { isReference, sleep } from "./server.mjs";
 import { connect } from "@nats-io/transport-node";
 import { AckPolicy, RetentionPolicy, jetstream } from "@nats-io/jetstream";
 import {
-  NS, drain, enc, js, jsm, order, publishOrders, rawPull, srv, stream, useServer,
+  NS, drain, enc, js, jsm, nc, order, publishOrders, rawPull, srv, stream, useServer,
 } from "./consumer_fixture.mjs";
 
 useServer();
@@ -251,5 +251,47 @@ test("WorkQueue retention removes acked messages; Interest once every consumer a
     for (const x of got) assert.equal(await x.ackAck(), true);
     const left = (await jsm.streams.info("INTEREST")).state.messages;
     assert.equal(left, name === "a" ? 2 : 0, `after consumer ${name} acked`);
+  }
+});
+
+test("advisories: created, nak, terminated, max deliveries, deleted", async () => {
+  await stream("ADV", ["adv.>"]);
+  const seen = [];
+  const sub = nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.>", {
+    callback: (err, m) => { if (!err) seen.push({ subject: m.subject, ...m.json() }); },
+  });
+  await nc.flush();
+  await jsm.consumers.add("ADV", { durable_name: "audit", ack_policy: AckPolicy.Explicit, ack_wait: 400 * NS,
+    max_deliver: 2 });
+  for (let i = 1; i <= 3; i++) await js.publish("adv.x", enc.encode(`m${i}`));
+  const c = await js.consumers.get("ADV", "audit");
+  const got = await drain(await c.fetch({ max_messages: 3, expires: 1000 }));
+  assert.deepEqual(got.map((m) => m.seq), [1, 2, 3]);
+  got[0].nak();
+  got[1].term();
+  await got[2].ackAck();
+  // seq 1 comes back (nak), is left unacked and expires again: max deliveries reached at the next pull.
+  const again = await drain(await c.fetch({ max_messages: 1, expires: 1000 }));
+  assert.deepEqual(again.map((m) => [m.seq, m.info.deliveryCount]), [[1, 2]]);
+  assert.equal((await drain(await c.fetch({ max_messages: 1, expires: 1000 }))).length, 0);
+  await jsm.consumers.delete("ADV", "audit");
+  await nc.flush();
+  await sleep(100);
+  sub.unsubscribe();
+  const by = (suffix) => seen.filter((a) => a.subject === `$JS.EVENT.ADVISORY.CONSUMER.${suffix}.ADV.audit`);
+  const pick = (a, keys) => Object.fromEntries(keys.map((k) => [k, a[k]]));
+  assert.deepEqual(by("CREATED").map((a) => pick(a, ["type", "stream", "consumer", "action"])),
+    [{ type: "io.nats.jetstream.advisory.v1.consumer_action", stream: "ADV", consumer: "audit", action: "create" }]);
+  assert.deepEqual(by("MSG_NAKED").map((a) => pick(a, ["type", "consumer_seq", "stream_seq", "deliveries"])),
+    [{ type: "io.nats.jetstream.advisory.v1.nak", consumer_seq: 1, stream_seq: 1, deliveries: 1 }]);
+  assert.deepEqual(by("MSG_TERMINATED").map((a) => pick(a, ["type", "consumer_seq", "stream_seq", "deliveries"])),
+    [{ type: "io.nats.jetstream.advisory.v1.terminated", consumer_seq: 2, stream_seq: 2, deliveries: 1 }]);
+  assert.deepEqual(by("MAX_DELIVERIES").map((a) => pick(a, ["type", "stream_seq", "deliveries"])),
+    [{ type: "io.nats.jetstream.advisory.v1.max_deliver", stream_seq: 1, deliveries: 2 }]);
+  assert.deepEqual(by("DELETED").map((a) => pick(a, ["type", "action"])),
+    [{ type: "io.nats.jetstream.advisory.v1.consumer_action", action: "delete" }]);
+  for (const a of seen) {
+    assert.equal(typeof a.id, "string");
+    assert.match(a.timestamp, /^\d{4}-\d\d-\d\dT/);
   }
 });

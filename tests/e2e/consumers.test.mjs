@@ -395,3 +395,36 @@ test("priority groups: pinned_client pins one client, UNPIN releases it", newer,
   assert.ok(!info.priority_groups?.[0]?.pinned_client_id);
   await assert.rejects(jsm.consumers.unpin("PIN", "sequencer", "nope"));
 });
+
+test("advisories: consumer_pause, consumer_group_pinned and consumer_group_unpinned", newer, async () => {
+  await stream("ADV2", ["adv2.>"]);
+  const seen = [];
+  const sub = nc.subscribe("$JS.EVENT.ADVISORY.CONSUMER.>", {
+    callback: (err, m) => { if (!err) seen.push({ subject: m.subject, ...m.json() }); },
+  });
+  await nc.flush();
+  await jsm.consumers.add("ADV2", { durable_name: "shipping", ack_policy: AckPolicy.Explicit });
+  await jsm.consumers.pause("ADV2", "shipping", new Date(Date.now() + 3600_000));
+  await jsm.consumers.resume("ADV2", "shipping");
+  await jsm.consumers.add("ADV2", { durable_name: "sequencer", ack_policy: AckPolicy.Explicit,
+    priority_groups: ["ordered"], priority_policy: "pinned_client" });
+  await js.publish("adv2.x", enc.encode("m1"));
+  const r = await rawPull("$JS.API.CONSUMER.MSG.NEXT.ADV2.sequencer", { batch: 1, expires: 1000 * NS, group: "ordered" });
+  const pin = r[0].headers.get("Nats-Pin-Id");
+  await jsm.consumers.unpin("ADV2", "sequencer", "ordered");
+  await nc.flush();
+  await sleep(100);
+  sub.unsubscribe();
+  const pauses = seen.filter((a) => a.subject === "$JS.EVENT.ADVISORY.CONSUMER.PAUSE.ADV2.shipping");
+  assert.deepEqual(pauses.map((a) => [a.type, a.stream, a.consumer, a.paused]), [
+    ["io.nats.jetstream.advisory.v1.consumer_pause", "ADV2", "shipping", true],
+    ["io.nats.jetstream.advisory.v1.consumer_pause", "ADV2", "shipping", false],
+  ]);
+  assert.ok(Date.parse(pauses[0].pause_until) > Date.now() + 3500_000);
+  const pinned = seen.filter((a) => a.subject === "$JS.EVENT.ADVISORY.CONSUMER.PINNED.ADV2.sequencer");
+  assert.deepEqual(pinned.map((a) => [a.type, a.group, a.pinned_id]),
+    [["io.nats.jetstream.advisory.v1.consumer_group_pinned", "ordered", pin]]);
+  const unpinned = seen.filter((a) => a.subject === "$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.ADV2.sequencer");
+  assert.deepEqual(unpinned.map((a) => [a.type, a.group, a.reason]),
+    [["io.nats.jetstream.advisory.v1.consumer_group_unpinned", "ordered", "admin"]]);
+});
