@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { isReference, sleep } from "./server.mjs";
-import { createInbox } from "@nats-io/transport-node";
+import { createInbox, headers } from "@nats-io/transport-node";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import {
   NS, drain, enc, js, jsm, nc, order, publishOrders, rawPull, stream, useServer,
@@ -427,4 +427,54 @@ test("advisories: consumer_pause, consumer_group_pinned and consumer_group_unpin
   const unpinned = seen.filter((a) => a.subject === "$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.ADV2.sequencer");
   assert.deepEqual(unpinned.map((a) => [a.type, a.group, a.reason]),
     [["io.nats.jetstream.advisory.v1.consumer_group_unpinned", "ordered", "admin"]]);
+});
+
+// Stream features a consumer must respect; skipped while the stream layer refuses the flag.
+async function streamOrSkip(t, name, subjects, extra) {
+  try {
+    await jsm.streams.add({ name, subjects, ...extra });
+    return true;
+  } catch (e) {
+    if (/is not supported by this server yet/.test(e.message)) {
+      t.skip(`stream side: ${e.message}`);
+      return false;
+    }
+    throw e;
+  }
+}
+
+test("per-message TTL: an expired message is never delivered", newer, async (t) => {
+  if (!await streamOrSkip(t, "TTL", ["ttl.>"], { allow_msg_ttl: true })) return;
+  const h = headers();
+  h.set("Nats-TTL", "1s");
+  await js.publish("ttl.x", enc.encode("short-lived"), { headers: h });
+  await js.publish("ttl.x", enc.encode("stays"));
+  await jsm.consumers.add("TTL", { durable_name: "late", ack_policy: AckPolicy.Explicit });
+  await sleep(1800);
+  const c = await js.consumers.get("TTL", "late");
+  const got = await drain(await c.fetch({ max_messages: 2, expires: 1000 }));
+  assert.deepEqual(got.map((m) => m.seq), [2]);
+  assert.equal((await jsm.streams.info("TTL")).state.messages, 1);
+});
+
+test("atomic batch publish: consumers see the batch only once committed, all of it", newer, async (t) => {
+  if (!await streamOrSkip(t, "ATOMIC", ["atomic.>"], { allow_atomic: true })) return;
+  await jsm.consumers.add("ATOMIC", { durable_name: "reader", ack_policy: AckPolicy.Explicit });
+  const part = (seq, commit) => {
+    const h = headers();
+    h.set("Nats-Batch-Id", "B1");
+    h.set("Nats-Batch-Sequence", String(seq));
+    if (commit) h.set("Nats-Batch-Commit", "1");
+    return h;
+  };
+  const first = await nc.request("atomic.x", enc.encode("a1"), { headers: part(1), timeout: 2000 });
+  assert.equal(first.data.length, 0, "staged messages are acked with an empty reply");
+  nc.publish("atomic.x", enc.encode("a2"), { headers: part(2) });
+  const none = await rawPull("$JS.API.CONSUMER.MSG.NEXT.ATOMIC.reader", { batch: 1, no_wait: true });
+  assert.deepEqual(none.map((x) => x.code), [404], "nothing visible before the commit");
+  const commit = await nc.request("atomic.x", enc.encode("a3"), { headers: part(3, true), timeout: 2000 });
+  assert.deepEqual(commit.json(), { stream: "ATOMIC", seq: 3, batch: "B1", count: 3 });
+  const c = await js.consumers.get("ATOMIC", "reader");
+  const got = await drain(await c.fetch({ max_messages: 3, expires: 1000 }));
+  assert.deepEqual(got.map((m) => [m.seq, m.headers?.get("Nats-Batch-Sequence")]), [[1, "1"], [2, "2"], [3, "3"]]);
 });
