@@ -266,6 +266,8 @@ def run(bin_, script):
         # A reply is complete once the connection stays quiet briefly after it; requests that are
         # answered with exactly one message stop as soon as that message is complete.
         single = not subj.startswith(("$JS.API.CONSUMER.MSG.NEXT.", "$JS.API.DIRECT."))
+        # Pull deliveries may trickle: a longer quiet gap ends them (slow sanitizer builds).
+        s.settimeout(0.15 if subj.startswith("$JS.API.CONSUMER.MSG.NEXT.") else 0.08)
         deadline = time.time() + 3.0
         while time.time() < deadline:
             try:
