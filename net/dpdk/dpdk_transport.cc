@@ -1,6 +1,7 @@
 #include "net/dpdk/dpdk_transport.h"
 
 #include <poll.h>
+#include <sys/random.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -161,7 +162,12 @@ std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options&
     ps->pool = pools[q];
     if (intr) ps->intr_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(port, q);
     with_intr += ps->intr_fd >= 0;
-    cfg.isn_seed = std::random_device{}();
+    cfg.isn_source = [] {
+      std::uint32_t v = 0;
+      while (::getrandom(&v, sizeof v, 0) != ssize_t(sizeof v)) {
+      }
+      return v;
+    };
     out.push_back(std::make_unique<dpdk_transport>(std::move(ps), group, cfg));
   }
   PG_INFO("DPDK port {} ({}) up: {} mask {} gw {}, {} queue pair(s), rx interrupts {}", o.port, info.driver_name,

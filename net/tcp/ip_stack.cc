@@ -231,7 +231,8 @@ void ip_stack::handle_tcp(const ipv4_packet& ip, base::nanos now, bool verify) {
   conn_entry& ref = *c;
   _by_tuple.emplace(tuple, c->id);
   _conns.emplace(c->id, std::move(c));
-  ref.tcp = std::make_unique<tcp_conn>(_cfg.tcp, s.h, std::uint32_t(_rng()), now, ref.out);
+  const std::uint32_t iss = _cfg.isn_source ? _cfg.isn_source() : std::uint32_t(_rng());
+  ref.tcp = std::make_unique<tcp_conn>(_cfg.tcp, s.h, iss, now, ref.out);
   note_timer(*ref.tcp);
   ++_stats.accepted;
 }

@@ -5,6 +5,7 @@
 // frame_io to write outgoing frames into (a DPDK mbuf, or a test buffer). Everything runs
 // on one thread; handler callbacks never re-enter the stack (closes and resumes are deferred).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -41,7 +42,10 @@ struct stack_config {
   tcp_config tcp;
   bool verify_ip_checksum = true;   // false only for fuzzing: the NIC's verdict comes per frame
   bool verify_tcp_checksum = true;
-  std::uint64_t isn_seed = 0;       // ISNs and ephemeral choices come from this seed
+  std::uint64_t isn_seed = 0;       // seeds ISNs when no isn_source is given (tests replay)
+  // Unpredictable initial sequence numbers for real traffic (the transport reads the
+  // kernel's CSPRNG); a seeded generator is guessable after enough observed ISNs.
+  std::function<std::uint32_t()> isn_source;
 };
 
 struct stack_stats {
