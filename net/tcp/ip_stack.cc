@@ -220,6 +220,10 @@ void ip_stack::handle_tcp(const ipv4_packet& ip, base::nanos now, bool verify) {
     send_rst_for(ip, s);
     return;
   }
+  if (_conns.size() >= _cfg.max_connections) {  // silently: the peer retries later
+    ++_stats.syn_dropped_full;
+    return;
+  }
   auto c = std::make_unique<conn_entry>();
   c->id = _next_id++;
   c->tuple = tuple;

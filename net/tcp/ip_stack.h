@@ -40,6 +40,7 @@ struct stack_config {
   mac_addr mac{};
   std::uint32_t ip = 0, netmask = 0xffffff00u, gateway = 0;  // host order; gateway 0 = none
   tcp_config tcp;
+  std::size_t max_connections = 65536;  // beyond it new SYNs are dropped (a SYN flood's bound)
   bool verify_ip_checksum = true;   // false only for fuzzing: the NIC's verdict comes per frame
   bool verify_tcp_checksum = true;
   std::uint64_t isn_seed = 0;       // seeds ISNs when no isn_source is given (tests replay)
@@ -50,7 +51,7 @@ struct stack_config {
 
 struct stack_stats {
   std::uint64_t rx_frames = 0, tx_frames = 0, arp_replies = 0, icmp_echo = 0, dropped_bad = 0,
-                dropped_fragment = 0, rst_sent = 0, accepted = 0, tx_no_buffer = 0, no_route = 0;
+                dropped_fragment = 0, rst_sent = 0, accepted = 0, syn_dropped_full = 0, tx_no_buffer = 0, no_route = 0;
 };
 
 class ip_stack {

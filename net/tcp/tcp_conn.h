@@ -54,6 +54,7 @@ struct tcp_config {
   base::nanos delayed_ack = 40 * base::kMilli;
   base::nanos time_wait = 2 * base::kSecond;      // 2*MSL, short: we are a server
   int max_retransmits = 12;
+  int max_syn_retransmits = 5;  // a SYN-ACK nobody answers is given up sooner (Linux: 5)
 };
 
 class tcp_conn {

@@ -226,7 +226,9 @@ void tcp_conn::on_timer(base::nanos now, tcp_output& out) {
   if (_rto_at != 0 && now >= _rto_at) {
     if (_snd_una == _snd_max) {
       _rto_at = 0;
-    } else if (++_backoffs > _cfg.max_retransmits) {
+    } else if (++_backoffs > (_state == tcp_state::syn_rcvd || _state == tcp_state::syn_sent
+                                  ? _cfg.max_syn_retransmits
+                                  : _cfg.max_retransmits)) {
       send_rst(_snd_nxt, out);
       enter_closed(tcp_event::reset, out);
       return;

@@ -242,3 +242,31 @@ TEST(IpStack, UnknownPeerMacIsResolvedByArp) {
   ASSERT_EQ(io.sent.size(), 1u);  // the SYN-ACK went to the gateway's MAC without asking
   EXPECT_EQ(parse_ether(io.sent[0])->dst, kPeerMac);
 }
+
+TEST(IpStack, SynsBeyondTheConnectionCapAreDroppedAndHalfOpenOnesExpire) {
+  stack_config c = fixture::make_cfg();
+  c.max_connections = 2;
+  frames io;
+  app handler;
+  ip_stack s(c, io);
+  s.set_handler(&handler);
+  s.listen(4222);
+  for (std::uint16_t port = 1; port <= 3; ++port) {
+    tcp_header h = hdr(100, 0, kSyn);
+    h.src_port = port;
+    s.input(tcp_frame(h, {}), 0);
+  }
+  EXPECT_EQ(s.connection_count(), 2u);
+  EXPECT_EQ(s.stats().syn_dropped_full, 1u);
+  // Nobody completes the handshakes: SYN-ACKs are retried 5 times, then the entries go.
+  base::nanos now = 0;
+  for (int i = 0; i < 20 && s.connection_count() > 0; ++i) {
+    now = s.next_timer();
+    ASSERT_GT(now, 0);
+    s.poll(now);
+    s.poll(now);  // deferred reaping
+  }
+  EXPECT_EQ(s.connection_count(), 0u);
+  EXPECT_TRUE(handler.opened.empty());
+  EXPECT_TRUE(handler.closed.empty());
+}
