@@ -44,7 +44,7 @@ std::vector<std::uint8_t> tcp_frame(const tcp_header& h, std::string_view payloa
   std::vector<std::uint8_t> f(kEtherHdr + kIpv4Hdr + hl + payload.size());
   write_ether(f.data(), dst, kPeerMac, kEtherIpv4);
   write_ipv4(f.data() + kEtherHdr, kPeer, kUs, kProtoTcp, std::uint16_t(hl + payload.size()), 1);
-  std::memcpy(f.data() + kEtherHdr + kIpv4Hdr + hl, payload.data(), payload.size());
+  if (!payload.empty()) std::memcpy(f.data() + kEtherHdr + kIpv4Hdr + hl, payload.data(), payload.size());
   write_tcp(f.data() + kEtherHdr + kIpv4Hdr, h, kPeer, kUs, payload.size());
   return f;
 }
