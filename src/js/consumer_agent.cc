@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "src/base/log.h"
+#include "src/base/rng.h"
 #include "src/core/subject.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
@@ -15,6 +16,15 @@ namespace {
 constexpr std::int64_t kFlushInterval = 50 * base::kMilli;
 constexpr std::int64_t kInterestCheck = 10 * base::kMilli;
 
+// Pin ids (NUID-like, 22 chars) and flow-control tokens (4 chars), from [0-9A-Za-z].
+std::string random_token(std::size_t n) {
+  static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x9e3779b97f4a7c15ull);
+  static constexpr char kAlpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::string s;
+  for (std::size_t i = 0; i < n; ++i) s += kAlpha[rng.below(62)];
+  return s;
+}
+
 }  // namespace
 
 consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created,
@@ -24,6 +34,8 @@ consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, st
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   consumer_params p = to_params(_cfg, s.config(), s.config().name, _cfg.name);
   p.start_seq = resolve_start_seq();
+  p.new_pin_id = [] { return random_token(22); };
+  p.new_fc_token = [] { return random_token(4); };
   _advanced_to = _notified = s.store().last_seq();
   _m = std::make_unique<consumer_state_machine>(std::move(p), *this, now);
 }
@@ -79,6 +91,9 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
     }
   }
   if (restore == nullptr && _store && _store->state().delivered.stream > 0) restore = &_store->state();
+  // A new durable saves its starting point at once, so a restart does not re-resolve
+  // deliver policies such as "new" against a grown stream.
+  if (restore == nullptr && _store) _dirty = true;
   if (restore) {
     consumer_snapshot snap;
     snap.delivered = {restore->delivered.consumer, restore->delivered.stream};

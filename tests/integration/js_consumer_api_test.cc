@@ -455,5 +455,21 @@ class js_consumer_restart : public js_consumer_api {
 TEST_F(js_consumer_restart, sigterm_resumes_from_ack_floor) { resume_from_ack_floor(false); }
 TEST_F(js_consumer_restart, kill9_resumes_from_ack_floor) { resume_from_ack_floor(true); }
 
+TEST_F(js_consumer_restart, deliver_new_keeps_its_start_across_kill9) {
+  ASSERT_FALSE(create({{"name", "N"}, {"subjects", {"n.>"}}}).contains("error"));
+  for (int i = 1; i <= 5; ++i) publish("n.x", "old" + std::to_string(i));
+  ASSERT_FALSE(create_consumer("N", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"deliver_policy", "new"}})
+                   .contains("error"));
+  publish("n.x", "new1");
+  publish("n.x", "new2");
+  std::this_thread::sleep_for(300ms);
+  restart(true);
+  auto got = pull("N", "C", {{"batch", 5}, {"expires", 1000000000}}, 5, 1500ms);
+  std::vector<std::string> data;
+  for (auto& r : got)
+    if (r.status.empty()) data.push_back(r.data);
+  EXPECT_EQ(data, (std::vector<std::string>{"new1", "new2"}));
+}
+
 }  // namespace
 }  // namespace peregrine::test
