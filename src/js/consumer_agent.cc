@@ -81,7 +81,8 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
     _subs.push_back(host.subscribe("$JS.ACK." + sname + "." + _cfg.name + ".>", "", this));
   if (_cfg.push() && _cfg.flow_control)
     _subs.push_back(host.subscribe("$JS.FC." + sname + "." + _cfg.name + ".>", "", &_fc));
-  if (!_state_dir.empty() && !_cfg.mem_storage) {
+  // A memory stream's messages do not survive a restart, so neither does consumer state.
+  if (!_state_dir.empty() && !_cfg.mem_storage && _stream.config().storage == storage_type::file) {
     auto fs = storage::file_consumer_store::open(_state_dir, "state");
     if (fs.ok()) {
       _store = std::move(*fs);

@@ -24,7 +24,8 @@ class stream;
 
 class consumer_agent final : public message_source, public core::internal_handler {
  public:
-  // state_dir empty = nothing persisted (ephemeral, memory stream or mem_storage).
+  // state_dir empty = nothing persisted (ephemeral). Durables keep their config there, and
+  // their state too unless mem_storage or on a memory stream.
   consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created, std::string state_dir,
                  std::int64_t now);
   ~consumer_agent() override;

@@ -230,7 +230,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     return respond_error(m.reply, type, make_error(err::max_consumers));
   if (auto e = check_workqueue(*s, cfg, cfg.name)) return respond_error(m.reply, type, *e);
 
-  const bool persist = cfg.durable() && s->config().storage == storage_type::file;
+  const bool persist = cfg.durable();  // the config always; the state on file streams only
   std::string dir = persist ? consumer_dir(*s, cfg.name) : std::string();
   if (persist) {
     std::error_code ec;

@@ -471,5 +471,23 @@ TEST_F(js_consumer_restart, deliver_new_keeps_its_start_across_kill9) {
   EXPECT_EQ(data, (std::vector<std::string>{"new1", "new2"}));
 }
 
+TEST_F(js_consumer_restart, durable_on_memory_stream_keeps_its_config) {
+  ASSERT_FALSE(create({{"name", "M"}, {"subjects", {"m.>"}}, {"storage", "memory"}}).contains("error"));
+  publish("m.x", "gone after restart");
+  ASSERT_FALSE(create_consumer("M", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"max_deliver", 4}})
+                   .contains("error"));
+  ASSERT_FALSE(create_consumer("M", "E", {{"ack_policy", "explicit"}}).contains("error"));  // ephemeral
+  restart(false);
+  json i = info("M", "C");
+  ASSERT_FALSE(i.contains("error")) << i;
+  EXPECT_EQ(i["config"]["max_deliver"], 4);
+  EXPECT_EQ(i["num_pending"], 0);
+  EXPECT_EQ(info("M", "E")["error"]["err_code"], 10014);
+  publish("m.x", "after");
+  auto got = pull("M", "C", {{"batch", 1}}, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].data, "after");
+}
+
 }  // namespace
 }  // namespace peregrine::test
