@@ -12,6 +12,7 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <random>
 #include <sstream>
@@ -26,6 +27,7 @@ constexpr std::uint16_t kRingSize = 512;
 constexpr unsigned kMbufs = 4095;  // >= rx ring + tx ring + bursts in flight (platform notes 2.4)
 constexpr base::nanos kMinBackoff = 50 * base::kMicro, kMaxBackoff = base::kMilli;
 std::atomic<bool> g_eal_started{false};
+constexpr std::uint64_t kTxCsum = RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_TCP_CKSUM;
 
 base::nanos now_ns() { return base::system_clock::instance().monotonic_ns(); }
 }  // namespace
@@ -34,6 +36,7 @@ struct dpdk_transport::port_state {
   std::uint16_t port = 0, queue = 0;
   rte_mempool* pool = nullptr;
   int intr_fd = -1;  // this rx queue's interrupt fd, -1 when the PMD has none
+  bool tx_csum = false;  // the port fills IPv4/TCP checksums of frames we mark
   rte_mbuf* rx[kBurst] = {};
   rte_mbuf* tx[kBurst] = {};
   std::uint16_t ntx = 0;
@@ -65,6 +68,7 @@ bool start_port(std::uint16_t port, std::uint16_t nq, const std::vector<rte_memp
   rte_eth_conf conf{};
   if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_IPV4_CKSUM;
   if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM) conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
+  if ((info.tx_offload_capa & kTxCsum) == kTxCsum) conf.txmode.offloads |= kTxCsum;
   const std::uint64_t rss = (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP) & info.flow_type_rss_offloads;
   for (int attempt = 0; attempt < 4; ++attempt) {
     const bool try_intr = (attempt & 1) == 0, try_rss = nq > 1 && rss != 0 && attempt < 2;
@@ -155,12 +159,15 @@ std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options&
   group->port = port;
   std::vector<std::unique_ptr<transport>> out;
   int with_intr = 0;
+  // PEREGRINE_DPDK_SW_CSUM=1 keeps checksums in software (to compare, or for a PMD that lies).
+  const bool tx_csum = (info.tx_offload_capa & kTxCsum) == kTxCsum && std::getenv("PEREGRINE_DPDK_SW_CSUM") == nullptr;
   for (std::uint16_t q = 0; q < nq; ++q) {
     auto ps = std::make_unique<dpdk_transport::port_state>();
     ps->port = port;
     ps->queue = q;
     ps->pool = pools[q];
     if (intr) ps->intr_fd = rte_eth_dev_rx_intr_ctl_q_get_fd(port, q);
+    ps->tx_csum = tx_csum;
     with_intr += ps->intr_fd >= 0;
     cfg.isn_source = [] {
       std::uint32_t v = 0;
@@ -170,9 +177,9 @@ std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options&
     };
     out.push_back(std::make_unique<dpdk_transport>(std::move(ps), group, cfg));
   }
-  PG_INFO("DPDK port {} ({}) up: {} mask {} gw {}, {} queue pair(s), rx interrupts {}", o.port, info.driver_name,
-          o.ip, o.netmask, o.gateway.empty() ? "none" : o.gateway, nq,
-          with_intr == nq ? "yes" : "no (sleep backoff)");
+  PG_INFO("DPDK port {} ({}) up: {} mask {} gw {}, {} queue pair(s), rx interrupts {}, tx checksums {}", o.port,
+          info.driver_name, o.ip, o.netmask, o.gateway.empty() ? "none" : o.gateway, nq,
+          with_intr == nq ? "yes" : "no (sleep backoff)", tx_csum ? "offloaded" : "software");
   return out;
 }
 
@@ -244,6 +251,16 @@ std::uint8_t* dpdk_transport::alloc_frame(std::size_t len) {
   }
   _port->building = m;
   return reinterpret_cast<std::uint8_t*>(p);
+}
+
+bool dpdk_transport::tx_checksum_offload() const { return _port->tx_csum; }
+
+void dpdk_transport::commit_tcp_offload_frame() {
+  rte_mbuf* m = _port->building;
+  m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM;
+  m->l2_len = tcp::kEtherHdr;
+  m->l3_len = tcp::kIpv4Hdr;
+  commit_frame();
 }
 
 void dpdk_transport::commit_frame() {

@@ -40,11 +40,13 @@ class dpdk_transport final : public transport, tcp::frame_io, tcp::stack_handler
   void wait(base::nanos timeout, int doorbell_fd) override;
 
   const tcp::stack_stats& stats() const { return _stack.stats(); }
+  bool tx_checksum_offload() const override;
 
  private:
   // frame_io
   std::uint8_t* alloc_frame(std::size_t len) override;
   void commit_frame() override;
+  void commit_tcp_offload_frame() override;
   // stack_handler
   void on_open(std::uint64_t id, std::uint32_t peer_ip, std::uint16_t peer_port) override;
   void on_data(std::uint64_t id, std::string_view bytes) override;

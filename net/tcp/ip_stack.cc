@@ -173,8 +173,14 @@ bool ip_stack::send_tcp(std::uint32_t dst_ip, const tcp_header& h, std::string_v
   write_ipv4(b + kEtherHdr, _cfg.ip, dst_ip, kProtoTcp, std::uint16_t(hl + payload.size()), _ip_id++);
   std::uint8_t* t = b + kEtherHdr + kIpv4Hdr;
   if (!payload.empty()) std::memcpy(t + hl, payload.data(), payload.size());
-  write_tcp(t, h, _cfg.ip, dst_ip, payload.size());
-  _io.commit_frame();
+  if (_io.tx_checksum_offload()) {
+    b[kEtherHdr + 10] = b[kEtherHdr + 11] = 0;  // the port fills the IPv4 checksum
+    write_tcp_for_offload(t, h, _cfg.ip, dst_ip, payload.size());
+    _io.commit_tcp_offload_frame();
+  } else {
+    write_tcp(t, h, _cfg.ip, dst_ip, payload.size());
+    _io.commit_frame();
+  }
   ++_stats.tx_frames;
   return true;
 }

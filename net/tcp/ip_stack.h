@@ -25,6 +25,11 @@ class frame_io {
   // (TCP retransmits). The frame leaves on commit_frame().
   virtual std::uint8_t* alloc_frame(std::size_t len) = 0;
   virtual void commit_frame() = 0;
+  // True when the port computes IPv4 and TCP checksums on transmit: TCP frames then carry a
+  // zero IPv4 checksum and the pseudo-header sum in the TCP one, committed through
+  // commit_tcp_offload_frame() so the port knows to finish them.
+  virtual bool tx_checksum_offload() const { return false; }
+  virtual void commit_tcp_offload_frame() { commit_frame(); }
 };
 
 class stack_handler {

@@ -160,8 +160,8 @@ std::size_t tcp_header_len(const tcp_header& h) {
   return n;
 }
 
-void write_tcp(std::uint8_t* out, const tcp_header& h, std::uint32_t src_ip, std::uint32_t dst_ip,
-               std::size_t payload_len) {
+namespace {
+void write_tcp_header(std::uint8_t* out, const tcp_header& h) {
   const std::size_t hl = tcp_header_len(h);
   wr16(out, h.src_port);
   wr16(out + 2, h.dst_port);
@@ -185,9 +185,22 @@ void write_tcp(std::uint8_t* out, const tcp_header& h, std::uint32_t src_ip, std
     o[2] = 3;
     o[3] = *h.wscale;
   }
-  const std::size_t len = hl + payload_len;
+}
+}  // namespace
+
+void write_tcp(std::uint8_t* out, const tcp_header& h, std::uint32_t src_ip, std::uint32_t dst_ip,
+               std::size_t payload_len) {
+  write_tcp_header(out, h);
+  const std::size_t len = tcp_header_len(h) + payload_len;
   const std::uint32_t ps = pseudo_header_sum(src_ip, dst_ip, kProtoTcp, std::uint16_t(len));
   wr16(out + 16, fold_checksum(sum16(bytes(out, len), ps)));
+}
+
+void write_tcp_for_offload(std::uint8_t* out, const tcp_header& h, std::uint32_t src_ip, std::uint32_t dst_ip,
+                           std::size_t payload_len) {
+  write_tcp_header(out, h);
+  const std::size_t len = tcp_header_len(h) + payload_len;
+  wr16(out + 16, std::uint16_t(~fold_checksum(pseudo_header_sum(src_ip, dst_ip, kProtoTcp, std::uint16_t(len)))));
 }
 
 }  // namespace net::tcp

@@ -83,5 +83,9 @@ std::size_t tcp_header_len(const tcp_header& h);
 // out + tcp_header_len(h), then fills the checksum over both.
 void write_tcp(std::uint8_t* out, const tcp_header& h, std::uint32_t src_ip, std::uint32_t dst_ip,
                std::size_t payload_len);
+// The same header for a NIC that finishes the checksum: the field holds the folded,
+// uncomplemented pseudo-header sum (what DPDK's rte_ipv4_phdr_cksum gives).
+void write_tcp_for_offload(std::uint8_t* out, const tcp_header& h, std::uint32_t src_ip, std::uint32_t dst_ip,
+                           std::size_t payload_len);
 
 }  // namespace net::tcp

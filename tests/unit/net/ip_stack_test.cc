@@ -270,3 +270,42 @@ TEST(IpStack, SynsBeyondTheConnectionCapAreDroppedAndHalfOpenOnesExpire) {
   EXPECT_TRUE(handler.opened.empty());
   EXPECT_TRUE(handler.closed.empty());
 }
+
+TEST(IpStack, TxChecksumOffloadLeavesThePseudoHeaderSumForTheNic) {
+  struct offload_frames final : frame_io {
+    std::vector<std::vector<std::uint8_t>> sent;
+    std::vector<std::uint8_t> building;
+    int offloaded = 0;
+    std::uint8_t* alloc_frame(std::size_t len) override {
+      building.assign(len, 0);
+      return building.data();
+    }
+    void commit_frame() override { sent.push_back(std::move(building)); }
+    bool tx_checksum_offload() const override { return true; }
+    void commit_tcp_offload_frame() override {
+      ++offloaded;
+      // What the NIC does: IPv4 header checksum, then the TCP sum seeded with the field.
+      std::uint8_t* ip = building.data() + kEtherHdr;
+      const std::uint16_t ipc = fold_checksum(sum16(std::span<const std::uint8_t>(ip, kIpv4Hdr)));
+      ip[10] = std::uint8_t(ipc >> 8);
+      ip[11] = std::uint8_t(ipc);
+      std::uint8_t* t = ip + kIpv4Hdr;
+      const std::size_t tl = building.size() - kEtherHdr - kIpv4Hdr;
+      const std::uint16_t tc = fold_checksum(sum16(std::span<const std::uint8_t>(t, tl)));
+      t[16] = std::uint8_t(tc >> 8);
+      t[17] = std::uint8_t(tc);
+      commit_frame();
+    }
+  };
+  offload_frames io;
+  ip_stack s(fixture::make_cfg(), io);
+  s.listen(4222);
+  tcp_header syn = hdr(1000, 0, kSyn);
+  syn.mss = 1460;
+  s.input(tcp_frame(syn, {}), 0);
+  ASSERT_EQ(io.offloaded, 1);
+  ASSERT_EQ(io.sent.size(), 1u);
+  // After the "NIC" finished it, the frame verifies like a software-checksummed one.
+  auto synack = sent_tcp(io.sent[0]);
+  EXPECT_EQ(synack.h.flags, kSyn | kAck);
+}
