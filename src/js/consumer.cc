@@ -377,6 +377,9 @@ void consumer_state_machine::update(const consumer_params& p, base::nanos now, a
   _p.headers_only = p.headers_only;
   _p.inactive_threshold = p.inactive_threshold;
   _p.priority_timeout = p.priority_timeout;
+  _p.rate_limit_bps = p.rate_limit_bps;  // push pacing; the bucket keeps its current level
+  _p.rate_burst = p.rate_burst;
+  if (_p.rate_limit_bps == 0) _rl_due = 0;
   for (auto s : armed) arm(s);
   deliver(now, out);
 }

@@ -111,6 +111,23 @@ TEST(Push, RateLimit) {
   EXPECT_LE(bytes, 1000 + 10 * 1000 + 500u);
 }
 
+TEST(Push, RateLimitRemovedByUpdateReleasesTheRest) {
+  harness h;
+  auto p = push_params();
+  p.ack = ack_policy::none;
+  p.idle_heartbeat = 0;
+  p.rate_limit_bps = 8 * 1000;
+  p.rate_burst = 1000;
+  h.make(p);
+  for (int i = 0; i < 10; ++i) h.store.add("s.a", 400);
+  h.c->on_stream_advanced(10, h.now, h.out);
+  h.c->set_push_interest(true, h.now, h.out);
+  ASSERT_EQ(h.take_deliveries().size(), 3u);
+  p.rate_limit_bps = 0;  // an update lifts the limit: everything left goes at once
+  h.c->update(p, h.now, h.out);
+  EXPECT_EQ(h.take_deliveries().size(), 7u);
+}
+
 TEST(Push, RebindRedeliversPending) {
   harness h;
   h.make(push_params());
