@@ -113,6 +113,7 @@ constexpr std::uint16_t rollup_failed = 10111;
 constexpr std::uint16_t path_separators = 10128;
 constexpr std::uint16_t replicas_negative = 10133;
 constexpr std::uint16_t ttl_disabled = 10166;
+constexpr std::uint16_t ttl_invalid = 10165;
 constexpr std::uint16_t counters_disabled = 10168;
 constexpr std::uint16_t atomic_disabled = 10174;
 constexpr std::uint16_t min_api_level = 10185;

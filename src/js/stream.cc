@@ -6,6 +6,7 @@
 #include "src/base/log.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
+#include "src/js/msg_ttl.h"
 
 namespace js {
 
@@ -98,7 +99,7 @@ void stream::apply_limits() {
   _store->set_limits(l);
   std::vector<std::uint64_t> removed;
   _store->enforce_limits(&removed);
-  if (_cfg.max_age > 0) _store->expire(_js.now(), &removed);
+  if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) _store->expire(_js.now(), &removed);
   if (!removed.empty()) notify_removed(removed);
 }
 
@@ -140,7 +141,7 @@ std::size_t stream::poll(std::int64_t now_wall) {
   if (_closed) return 0;
   std::size_t work = static_cast<std::size_t>(std::max(0, _store->poll()));
   flush_acks(_store->durable_seq());
-  if (_cfg.max_age > 0 && now_wall >= _next_expiry_check) {
+  if ((_cfg.max_age > 0 || _cfg.allow_msg_ttl) && now_wall >= _next_expiry_check) {
     _next_expiry_check = now_wall + kExpiryCheckNs;
     std::vector<std::uint64_t> removed;
     work += _store->expire(now_wall, &removed);
@@ -227,13 +228,19 @@ void stream::on_msg(const core::inbound_msg& m) {
 
   std::string_view msg_id;
   std::optional<std::string_view> rollup;
+  std::int64_t ttl = storage::ttl_none;
   if (!hdr.empty()) {
     if (auto v = find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name)
       return fail(make_error(err::expected_stream));
     if (find_header(hdr, "Nats-Batch-Id") && !_cfg.allow_atomic) return fail(make_error(err::atomic_disabled));
     if (find_header(hdr, "Nats-Incr") && !_cfg.allow_msg_counter) return fail(make_error(err::counters_disabled));
-    if (auto v = find_header(hdr, "Nats-TTL"); v && *v != "0" && !_cfg.allow_msg_ttl)
-      return fail(make_error(err::ttl_disabled));
+    if (auto v = find_header(hdr, "Nats-TTL")) {
+      // A standalone server parses first: an invalid value is 10165 even where TTLs are off.
+      const auto parsed = parse_msg_ttl(*v);
+      if (!parsed) return fail(make_error(err::ttl_invalid));
+      if (*parsed != 0 && !_cfg.allow_msg_ttl) return fail(make_error(err::ttl_disabled));
+      ttl = *parsed;
+    }
     // De-duplication first (as 2.9.10 and clustered streams): a retried publish gets its
     // original sequence even when its expectations are now stale.
     if (auto v = find_header(hdr, "Nats-Msg-Id"); v && !v->empty()) {
@@ -289,7 +296,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   const std::uint64_t size = storage::msg_size(acct, m.subject.size(), hdr.size(), m.payload.size());
   if (auto e = check_discard_new(m.subject, size, rollup.has_value())) return fail(*e);
 
-  auto seq = _store->append(m.subject, hdr, m.payload, now);
+  auto seq = _store->append(m.subject, hdr, m.payload, now, ttl);
   if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
   if (rollup) {
     storage::purge_request pr;

@@ -294,7 +294,7 @@ std::optional<api_error> validate(const stream_config& c) {
   if (c.has_sources()) return later("stream sources");
   if (c.subject_transform.is_object()) return later("subject transforms");
   if (c.republish.is_object()) return later("republish");
-  if (c.allow_msg_ttl || c.subject_delete_marker_ttl > 0) return later("per-message TTL");
+  if (c.subject_delete_marker_ttl > 0) return later("subject delete marker TTL");
   if (c.allow_msg_counter) return later("message counters");
   if (c.allow_atomic) return later("atomic batch publish");
   if (c.allow_msg_schedules) return later("message schedules");

@@ -90,7 +90,9 @@ TEST(stream_config, validation_texts) {
             "subjects that overlap with jetstream api require no-ack to be true");
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a..b"]})"), "invalid subject");
   EXPECT_EQ(invalid_text(R"({"name":"S","num_replicas":6})"), "maximum replicas is 5");
-  EXPECT_EQ(invalid_text(R"({"name":"S","allow_msg_ttl":true})"), "per-message TTL is not supported by this server yet");
+  EXPECT_EQ(invalid_text(R"({"name":"S","allow_msg_ttl":true})"), "");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subject_delete_marker_ttl":60000000000})"),
+            "subject delete marker TTL is not supported by this server yet");
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["$JS.EVENT.ADVISORY.>"]})"), "");
 }
 

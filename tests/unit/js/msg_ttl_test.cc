@@ -1,0 +1,40 @@
+// Nats-TTL header values as nats-server's parseMessageTTL reads them (streams.md §9.2).
+#include <gtest/gtest.h>
+
+#include "src/js/msg_ttl.h"
+#include "storage/store.h"
+
+namespace js {
+namespace {
+
+constexpr std::int64_t kS = 1'000'000'000;
+
+TEST(msg_ttl, absent_or_empty_is_no_ttl) { EXPECT_EQ(parse_msg_ttl(""), 0); }
+
+TEST(msg_ttl, never_in_any_case) {
+  EXPECT_EQ(parse_msg_ttl("never"), storage::ttl_never);
+  EXPECT_EQ(parse_msg_ttl("NEVER"), storage::ttl_never);
+  EXPECT_EQ(parse_msg_ttl("Never"), storage::ttl_never);
+}
+
+TEST(msg_ttl, go_durations_truncate_to_whole_seconds) {
+  EXPECT_EQ(parse_msg_ttl("30s"), 30 * kS);
+  EXPECT_EQ(parse_msg_ttl("1m30s"), 90 * kS);
+  EXPECT_EQ(parse_msg_ttl("1h"), 3600 * kS);
+  EXPECT_EQ(parse_msg_ttl("1.5s"), 1 * kS);
+  EXPECT_EQ(parse_msg_ttl("1500ms"), 1 * kS);
+  EXPECT_EQ(parse_msg_ttl("2m0.9s"), 120 * kS);
+}
+
+TEST(msg_ttl, plain_integers_are_seconds) {
+  EXPECT_EQ(parse_msg_ttl("60"), 60 * kS);
+  EXPECT_EQ(parse_msg_ttl("1"), 1 * kS);
+}
+
+TEST(msg_ttl, below_one_second_zero_negative_and_garbage_are_invalid) {
+  for (const char* v : {"0", "0s", "500ms", "999ms", "-5", "-1s", "abc", "5x", "1.s5", "s", "1 s", "+", "--1s"})
+    EXPECT_EQ(parse_msg_ttl(v), std::nullopt) << v;
+}
+
+}  // namespace
+}  // namespace js
