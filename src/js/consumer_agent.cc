@@ -44,6 +44,8 @@ consumer_agent::~consumer_agent() {
   for (auto id : _subs) _js.host().unsubscribe(id);
 }
 
+const std::string& consumer_agent::stream_name() const { return _stream.config().name; }
+
 std::uint64_t consumer_agent::resolve_start_seq() {
   auto& st = _stream.store();
   const std::uint64_t first = st.first_seq(), last = st.last_seq();

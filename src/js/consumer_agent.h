@@ -35,6 +35,7 @@ class consumer_agent final : public message_source, public core::internal_handle
   void start(const storage::consumer_state* restore, std::int64_t now);
 
   const std::string& name() const { return _cfg.name; }
+  const std::string& stream_name() const;
   const consumer_config& config() const { return _cfg; }
   std::int64_t created() const { return _created; }
   const std::string& state_dir() const { return _state_dir; }

@@ -448,11 +448,16 @@ void jetstream::wire_stream(stream& s) {
 }
 
 std::size_t jetstream::poll_consumers(std::int64_t t) {
+  if (_consumers.empty()) return 0;
   std::size_t work = 0;
   std::vector<std::pair<std::string, std::string>> expired;
-  for (auto& [sname, c] : consumers_of("")) {
+  // A snapshot (handlers may add or remove consumers), reusing one buffer per turn.
+  _poll_list.clear();
+  for (const auto& [sname, cs] : _consumers)
+    for (const auto& [n, c] : cs) _poll_list.push_back(c.get());
+  for (consumer_agent* c : _poll_list) {
     work += c->poll(t);
-    if (c->expired()) expired.emplace_back(sname, c->name());
+    if (c->expired()) expired.emplace_back(c->stream_name(), c->name());
   }
   for (const auto& [sname, cname] : expired)
     if (stream* s = find(sname); s && find_consumer(sname, cname)) delete_consumer(*s, cname, true);

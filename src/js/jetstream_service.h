@@ -103,6 +103,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // one of their own calls (a pull status reply sent to an API subject).
   std::vector<std::unique_ptr<consumer_agent>> _retired;
   std::vector<std::unique_ptr<stream>> _retired_streams;
+  std::vector<consumer_agent*> _poll_list;
   // (stream name, consumer) pairs to iterate while handlers may add or remove consumers.
   std::vector<std::pair<std::string, consumer_agent*>> consumers_of(std::string_view stream_name) const;
   std::uint64_t _api_sub = 0;
