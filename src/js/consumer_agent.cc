@@ -17,8 +17,19 @@ constexpr std::int64_t kFlushInterval = 50 * base::kMilli;
 constexpr std::int64_t kInterestCheck = 10 * base::kMilli;
 
 // Pin ids (NUID-like, 22 chars) and flow-control tokens (4 chars), from [0-9A-Za-z].
-std::string random_token(std::size_t n) {
+base::rng& agent_rng() {
   static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x9e3779b97f4a7c15ull);
+  return rng;
+}
+
+// nats-server deletes an inactive consumer 100 ms to 1 s after its threshold (jitter).
+std::int64_t with_jitter(std::int64_t threshold) {
+  if (threshold <= 0) return threshold;
+  return threshold + 100 * base::kMilli + std::int64_t(agent_rng().below(900)) * base::kMilli;
+}
+
+std::string random_token(std::size_t n) {
+  base::rng& rng = agent_rng();
   static constexpr char kAlpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   std::string s;
   for (std::size_t i = 0; i < n; ++i) s += kAlpha[rng.below(62)];
@@ -34,6 +45,7 @@ consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, st
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   consumer_params p = to_params(_cfg, s.config(), s.config().name, _cfg.name);
   p.start_seq = resolve_start_seq();
+  p.inactive_threshold = with_jitter(p.inactive_threshold);
   p.new_pin_id = [] { return random_token(22); };
   p.new_fc_token = [] { return random_token(4); };
   _advanced_to = _notified = s.store().last_seq();
@@ -438,6 +450,7 @@ void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   _cnt_valid = false;
   consumer_params p = to_params(_cfg, _stream.config(), _stream.config().name, _cfg.name);
+  p.inactive_threshold = with_jitter(p.inactive_threshold);
   actions out;
   _m->update(p, now, out);
   if (rebind) {
