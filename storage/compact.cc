@@ -25,6 +25,7 @@ std::uint64_t make_loc(std::uint32_t block, std::uint64_t off) {
 base::result<std::uint64_t> file_store::compact(double max_live_ratio) {
   if (auto st = check_writable(); !st) return st.err();
   drain();
+  _win_block = 0;  // blocks are rewritten below
   if (_blocks.size() < 2) return std::uint64_t{0};
   // Live bytes per block from the index.
   std::unordered_map<std::uint32_t, std::uint64_t> live_bytes;

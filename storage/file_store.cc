@@ -18,6 +18,7 @@ namespace {
 
 constexpr int kOffBits = 40;
 constexpr std::uint64_t kEraseToken = 1ull << 62;  // never a segment token
+constexpr std::uint64_t kReadAhead = 1 << 20;       // read-ahead window on a cache miss
 std::uint64_t make_loc(std::uint32_t block, std::uint64_t off) {
   return (std::uint64_t(block) << kOffBits) | off;
 }
@@ -198,6 +199,7 @@ void file_store::erase_record(std::uint64_t seq, const msg_entry& e) {
   // Overwrite the record in place with an `erased` record of the same length and random
   // contents, wherever its bytes live: queued buffers, the pending buffer, the cache, disk.
   drain();  // no buffer may be in flight while we patch it
+  _win_block = 0;  // nor may a read-ahead copy keep the old bytes
   if (_failed.code != base::errc::ok) return;
   block_file* b = block_by_id(loc_block(e.loc));
   if (!b) return;
@@ -252,6 +254,7 @@ void file_store::dropped(std::uint64_t, const msg_entry& e) {
 }
 
 void file_store::release_front_blocks() {
+  _win_block = 0;
   // Only a fully dead front block may go: tombstones only ever point backwards, so no
   // later block depends on it. The active block stays.
   while (_blocks.size() > 1 && _blocks.front().live == 0) {
@@ -287,6 +290,29 @@ base::result<stored_msg> file_store::fetch(std::uint64_t seq, const msg_entry& e
   block_file* b = block_by_id(loc_block(e.loc));
   if (!b) return base::errc::internal;
   std::uint64_t off = loc_off(e.loc);
+  auto from_window = [&]() -> bool {
+    if (_win_block != b->id || off < _win_off || off + e.rec_len > _win_off + _win_len) return false;
+    return decode_record(_win.data() + (off - _win_off), _win_len - std::size_t(off - _win_off), &r) ==
+               decode_result::ok &&
+           r.kind == rec_kind::msg && r.seq == seq;
+  };
+  if (from_window()) {
+    ++_stats.readahead_hits;
+    return to_msg(r);
+  }
+  if (e.rec_len < kReadAhead / 4) {
+    const std::uint64_t wstart = io::align_down(off);
+    const std::uint64_t wend = std::min(b->size, std::max(wstart + kReadAhead, io::align_up(off + e.rec_len)));
+    _win.resize_uninit(std::size_t(wend - wstart));
+    auto n = _be->read_at(b->fh, wstart, _win.data(), std::size_t(wend - wstart));
+    if (!n) return n.err();
+    ++_stats.disk_reads;
+    _win_block = b->id;
+    _win_off = wstart;
+    _win_len = *n;
+    if (from_window()) return to_msg(r);
+    _win_block = 0;  // the window did not hold it (bytes not on disk yet?): read it alone
+  }
   std::uint64_t start = io::align_down(off), end = io::align_up(off + e.rec_len);
   _read_buf.resize_uninit(end - start);
   auto n = _be->read_at(b->fh, start, _read_buf.data(), end - start);

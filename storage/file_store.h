@@ -52,6 +52,7 @@ struct io_stats {
   std::uint64_t short_writes = 0;
   std::uint64_t disk_reads = 0;
   std::uint64_t cache_hits = 0;
+  std::uint64_t readahead_hits = 0;  // served from the read-ahead window
 };
 
 class file_store final : public indexed_store {
@@ -152,6 +153,13 @@ class file_store final : public indexed_store {
   std::deque<cached> _cache;
   std::uint64_t _cache_bytes = 0;
   io::aligned_buf _read_buf;
+  // Read-ahead window over one block: readers (consumers, direct get batches) move forward, so
+  // one large read serves the records after the one asked for. Validated per record (checksum
+  // and seq), so a stale window only costs a re-read.
+  io::aligned_buf _win;
+  std::uint32_t _win_block = 0;  // 0 = empty
+  std::uint64_t _win_off = 0;
+  std::size_t _win_len = 0;
   base::error _failed{base::errc::ok, 0};
   bool _closed = false;
   recovery_report _report;

@@ -400,3 +400,28 @@ TEST(file_store, leftover_spare_block_is_removed_at_open) {
 
 }  // namespace
 }  // namespace storage
+
+namespace storage {
+namespace {
+
+// Reading forward past the cache: one disk read serves many records, each still verified.
+TEST(file_store, read_ahead_serves_forward_reads_from_one_disk_read) {
+  storage_test::temp_dir d;
+  auto c = cfg_for(d.path(), 4 << 20);
+  c.cache_bytes = 4 << 10;  // nearly everything must come from disk
+  auto s = open_ok(c);
+  for (std::uint64_t i = 1; i <= 2000; ++i) ASSERT_TRUE(s->append("r", "", payload_for(i, 200), kT0).ok());
+  ASSERT_TRUE(s->flush().ok());
+  const auto before = s->stats();
+  for (std::uint64_t i = 1; i <= 1900; ++i) ASSERT_EQ(s->load(i)->payload, payload_for(i, 200)) << i;
+  const auto after = s->stats();
+  EXPECT_LE(after.disk_reads - before.disk_reads, 3u);  // ~450 KiB of records, 1 MiB windows
+  EXPECT_GT(after.readahead_hits - before.readahead_hits, 1800u);
+  // A removed and erased message is gone from the window too.
+  ASSERT_TRUE(s->remove(500, true).ok());
+  EXPECT_EQ(s->load(500).code(), base::errc::not_found);
+  EXPECT_EQ(s->load(501)->payload, payload_for(501, 200));
+}
+
+}  // namespace
+}  // namespace storage
