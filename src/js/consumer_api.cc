@@ -482,24 +482,7 @@ bool jetstream::save_consumer_meta(const stream& s, const consumer_agent& c, std
   ojson j;
   j["config"] = to_json(c.config(), false);
   j["created"] = format_time(c.created());
-  const fs::path dir = c.state_dir();
-  const fs::path tmp = dir / "meta.inf.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump();
-    out.flush();
-    if (!out) {
-      error = "cannot write " + tmp.string();
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, dir / "meta.inf", ec);
-  if (ec) {
-    error = "cannot write consumer metadata: " + ec.message();
-    return false;
-  }
-  return true;
+  return write_file_atomic(c.state_dir(), "meta.inf", j.dump(), error);
 }
 
 void jetstream::load_consumers(stream& s) {

@@ -7,6 +7,7 @@
 
 #include "peregrine_config.h"
 #include "src/core/subject.h"
+#include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 
 namespace js {
@@ -15,35 +16,13 @@ namespace {
 
 using json = nlohmann::json;
 
-struct decode_error {};  // type mismatch or bad enum: plain "invalid JSON" (10025)
+using decode_error = json_decode_error;
+using jdec::get_i64;
+using jdec::get_u64;
+using jdec::get_bool;
+using jdec::get_str;
+using jdec::get_strs;
 
-std::int64_t get_i64(const json& v) {
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
-  }
-  throw decode_error{};
-}
-std::uint64_t get_u64(const json& v) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
-  throw decode_error{};
-}
-bool get_bool(const json& v) {
-  if (!v.is_boolean()) throw decode_error{};
-  return v.get<bool>();
-}
-std::string get_str(const json& v) {
-  if (!v.is_string()) throw decode_error{};
-  return v.get<std::string>();
-}
-std::vector<std::string> get_strs(const json& v) {
-  if (!v.is_array()) throw decode_error{};
-  std::vector<std::string> out;
-  for (const auto& e : v) out.push_back(get_str(e));
-  return out;
-}
 std::int64_t get_time(const json& v) {
   auto t = parse_time(get_str(v));
   if (!t) throw decode_error{};

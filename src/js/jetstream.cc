@@ -169,24 +169,7 @@ std::string jetstream::streams_dir() const { return _host->options().store_dir +
 bool jetstream::save_meta(const stream& s, std::string& error) {
   ojson j = to_json(s.config(), false);
   j["created"] = format_time(s.created());
-  const fs::path dir = s.dir();
-  const fs::path tmp = dir / "meta.inf.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump();
-    out.flush();
-    if (!out) {
-      error = "cannot write " + tmp.string();
-      return false;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, dir / "meta.inf", ec);
-  if (ec) {
-    error = "cannot write stream metadata: " + ec.message();
-    return false;
-  }
-  return true;
+  return write_file_atomic(s.dir(), "meta.inf", j.dump(), error);
 }
 
 std::unique_ptr<storage::stream_store> jetstream::open_store(const stream_config& cfg, const std::string& dir,

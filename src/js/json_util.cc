@@ -1,6 +1,11 @@
 #include "src/js/json_util.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <ctime>
 
 #include <fmt/core.h>
@@ -160,6 +165,32 @@ std::string append_header(std::string_view block, std::string_view name, std::st
   out += value;
   out += "\r\n\r\n";
   return out;
+}
+
+bool write_file_atomic(const std::string& dir, const std::string& name, std::string_view content,
+                       std::string& error) {
+  const std::string path = dir + "/" + name, tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool ok = fd >= 0;
+  for (std::size_t done = 0; ok && done < content.size();) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += std::size_t(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+  if (!ok) {
+    error = fmt::format("cannot write {}: {}", path, std::strerror(errno));
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  if (int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return true;
 }
 
 }  // namespace js

@@ -24,6 +24,12 @@ std::optional<std::string_view> find_header(std::string_view block, std::string_
 // how the server adds Nats-Msg-Size / Nats-Pin-Id to a delivered message.
 std::string append_header(std::string_view block, std::string_view name, std::string_view value);
 
+// Replaces `dir`/`name` with `content` so that a crash leaves the old or the new file, never
+// a torn one: write a temp file, fsync it, rename it over, fsync the directory. On failure
+// returns false with `error` set.
+bool write_file_atomic(const std::string& dir, const std::string& name, std::string_view content,
+                       std::string& error);
+
 // Parses a decimal uint64; nullopt on anything else.
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 

@@ -8,6 +8,7 @@
 
 #include "peregrine_config.h"
 #include "src/core/subject.h"
+#include "src/js/json_decode.h"
 
 namespace js {
 
@@ -15,29 +16,12 @@ namespace {
 
 using json = nlohmann::json;
 
-struct decode_error {};  // type mismatch: reported as plain "invalid JSON" (10025)
+using decode_error = json_decode_error;
+using jdec::get_i64;
+using jdec::get_u64;
+using jdec::get_bool;
+using jdec::get_str;
 
-std::int64_t get_i64(const json& v) {
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  if (v.is_number_float()) {
-    double d = v.get<double>();
-    if (d == static_cast<double>(static_cast<std::int64_t>(d))) return static_cast<std::int64_t>(d);
-  }
-  throw decode_error{};
-}
-std::uint64_t get_u64(const json& v) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) return v.get<std::uint64_t>();
-  throw decode_error{};
-}
-bool get_bool(const json& v) {
-  if (!v.is_boolean()) throw decode_error{};
-  return v.get<bool>();
-}
-std::string get_str(const json& v) {
-  if (!v.is_string()) throw decode_error{};
-  return v.get<std::string>();
-}
 ojson get_obj(const json& v) {
   if (!v.is_object()) throw decode_error{};
   return ojson::parse(v.dump());

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 namespace js {
 namespace {
 
@@ -57,6 +62,28 @@ TEST(json_util, append_header_builds_delivery_headers) {
   const std::string pinned = append_header(ho, "Nats-Pin-Id", "abc");
   EXPECT_EQ(pinned, "NATS/1.0\r\nX-Id: 1\r\nNats-Msg-Size: 2\r\nNats-Pin-Id: abc\r\n\r\n");
   EXPECT_EQ(find_header(pinned, "X-Id"), "1");
+}
+
+}  // namespace
+}  // namespace js
+
+namespace js {
+namespace {
+
+TEST(json_util, write_file_atomic_replaces_and_leaves_no_temp) {
+  char tmpl[] = "/tmp/pg_atomic_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::string err;
+  ASSERT_TRUE(write_file_atomic(dir, "meta.inf", "first", err)) << err;
+  ASSERT_TRUE(write_file_atomic(dir, "meta.inf", "second", err)) << err;
+  std::ifstream in(dir + "/meta.inf");
+  std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(got, "second");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/meta.inf.tmp"));
+  EXPECT_FALSE(write_file_atomic(dir + "/missing", "meta.inf", "x", err));
+  EXPECT_NE(err.find("cannot write"), std::string::npos) << err;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
