@@ -33,8 +33,9 @@ run_suites build-test --buildtype=debugoptimized -- unit fuzz storage integratio
 logs+=(build-test/meson-logs/testlog.junit.xml)
 if [ "${SKIP_SANITIZE:-0}" != 1 ]; then
   # sanitizers make everything 2-3x slower; a loaded CI box must not turn that into timeouts
+  # (no benchmarks and no DPDK there: neither runs under the sanitizers)
   TIMEOUT_MULT=3 run_suites build-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dmimalloc=disabled -- unit integration || status=1
+    -Dmimalloc=disabled -Dbenchmarks=false -Ddpdk=disabled -- unit integration || status=1
   logs+=(build-asan/meson-logs/testlog.junit.xml)
 fi
 python3 scripts/junit_count.py "${logs[@]}" || status=1
