@@ -64,7 +64,8 @@ bool dispatcher::inbox_blocked(std::uint32_t from) {
   if (id == 0) return false;
   auto it = _by_id.find(id);
   if (it != _by_id.end() && !it->second->closing &&
-      _transport->pending_bytes(it->second->handle) > std::size_t(_srv.opts.max_pending) / 2)
+      _transport->pending_bytes(it->second->handle) > std::size_t(_srv.opts.max_pending) / 2 &&
+      holds_publishers(*it->second, _loop.clk().monotonic_ns()))
     return true;
   _inbox_blocked_on[from] = 0;
   return false;

@@ -131,6 +131,14 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   // is above half of max_pending; a publisher whose deliveries overflow a full ring stalls.
   std::vector<std::uint64_t> _inbox_blocked_on;
   static constexpr std::uint64_t kRemoteStall = ~0ull;
+  // How long a full subscriber may hold its publishers back. Clients time out writes the
+  // server does not read (nats.c after 2 s, then reconnects and loses what was in flight), so
+  // the hold is short; after it the subscriber no longer stalls anyone and max_pending or
+  // write_deadline cut it, as nats-server does.
+  static constexpr base::nanos kMaxPublisherHold = 500 * base::kMilli;
+  bool holds_publishers(const client& c, base::nanos now) const {
+    return c.pressure_since_ns == 0 || now - c.pressure_since_ns < kMaxPublisherHold;
+  }
   std::vector<std::vector<delivery_target>> _remote_targets;  // scratch per route
   std::vector<std::pair<client*, std::string>> _expired;       // scratch: subs hitting max
   std::uint64_t _rr = 0;

@@ -247,7 +247,8 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
   if (pending > limit) {
     cut_slow_consumer(c, fmt::format("MaxPending of {} Exceeded", limit));
   } else if (pending > limit / 4 * 3) {
-    _stall_current = c.id;
+    if (c.pressure_since_ns == 0) c.pressure_since_ns = _loop.clk().monotonic_ns();
+    if (holds_publishers(c, _loop.clk().monotonic_ns())) _stall_current = c.id;
   }
   return true;
 }
@@ -336,7 +337,8 @@ std::size_t dispatcher::resume_stalled() {
     } else {
       auto sub = _by_id.find(c->stalled_on);
       still_full = sub != _by_id.end() && !sub->second->closing &&
-                   _transport->pending_bytes(sub->second->handle) > mark;
+                   _transport->pending_bytes(sub->second->handle) > mark &&
+                   holds_publishers(*sub->second, _loop.clk().monotonic_ns());
     }
     if (still_full) {
       _stalled.push_back(c);  // still full: stay paused (the deadline check cuts it if stuck)
