@@ -161,7 +161,8 @@ CONSUMER_SCRIPT = [
                          "ack_policy": "explicit"}, subject="$JS.API.CONSUMER.CREATE.ORDERS.fs2.orders.shipped"),
     cc("ORDERS", "fs3", {"name": "fs3", "durable_name": "fs3", "ack_policy": "explicit"},
        subject="$JS.API.CONSUMER.CREATE.ORDERS.fs3.orders.shipped"),
-    cc("ORDERS", "n1", {"name": "n1", "ack_policy": "explicit"}),
+    # An explicit inactive_threshold: the 5 s default expires n1 mid-run on one server or the other.
+    cc("ORDERS", "n1", {"name": "n1", "ack_policy": "explicit", "inactive_threshold": 60000000000}),
     cc("ORDERS", "n2", {"name": "n2", "durable_name": "other", "ack_policy": "explicit"}),
     ("$JS.API.CONSUMER.LEADER.STEPDOWN.ORDERS.fs", None, ""),
     cc("ORDERS", "fs", {"durable_name": "fs", "filter_subject": "orders.shipped", "ack_policy": "explicit",
