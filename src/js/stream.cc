@@ -11,7 +11,8 @@
 namespace js {
 
 namespace {
-constexpr std::int64_t kExpiryCheckNs = 100'000'000;  // nats-server checks at most every 250 ms
+constexpr std::int64_t kExpiryCheckNs = 100'000'000;
+constexpr std::int64_t kAckSpinNs = 500'000;  // nats-server checks at most every 250 ms
 constexpr std::size_t kMaxHeaderBytes = 65535;
 
 std::string lower(std::string_view s) {
@@ -127,6 +128,7 @@ void stream::queue_ack(std::string reply, std::string body, std::uint64_t wait_s
     return;
   }
   _acks.push_back({wait_seq, std::move(reply), std::move(body)});
+  _last_ack_queued = _js.now();
 }
 
 void stream::flush_acks(std::uint64_t durable) {
@@ -147,8 +149,11 @@ std::size_t stream::poll(std::int64_t now_wall) {
     work += _store->expire(now_wall, &removed);
     if (!removed.empty()) notify_removed(removed);
   }
-  // While acks wait for a disk that cannot wake the loop, keep the loop turning.
-  return work + (_acks.empty() || _completions_wake_loop ? 0 : 1);
+  // While acks wait for the disk keep the loop turning for a typical O_DIRECT write (blocking
+  // and being woken by the completion eventfd costs tens of µs of PubAck latency), then let it
+  // block (an fdatasync can take milliseconds); without the eventfd, always keep turning.
+  const bool spin = !_acks.empty() && (!_completions_wake_loop || now_wall - _last_ack_queued < kAckSpinNs);
+  return work + (spin ? 1 : 0);
 }
 
 void stream::record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts) {

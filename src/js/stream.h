@@ -106,6 +106,7 @@ class stream final : public core::internal_handler {
   std::int64_t _next_expiry_check = 0;
   bool _closed = false;
   bool _completions_wake_loop = false;
+  std::int64_t _last_ack_queued = 0;
 };
 
 }  // namespace js
