@@ -19,12 +19,15 @@ struct dpdk_options {
 
 // False when the build has no DPDK.
 bool dpdk_available();
-// Initialises the EAL (once per process) and the port with up to `queues` rx/tx queue pairs
-// (fewer when the port has fewer), and returns one transport per queue pair: one per shard.
-// Connections stay on the queue the port steers them to (RSS on NICs; on net_tap the
-// kernel's per-flow queue choice; on net_af_packet its fanout hash with qpairs=N). On failure
-// returns an empty vector and sets `error` (e.g. "DPDK transport unavailable (built without
-// DPDK)").
-std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options& o, int queues, std::string& error);
+// Initialises the EAL (once per process) and the port, and returns one transport per shard.
+// The port gets one rx/tx queue pair per shard where it has that many (fewer when it has
+// fewer, or when PEREGRINE_DPDK_QUEUES=N asks for fewer). With a queue per shard, connections
+// stay on the queue the port steers them to (RSS on NICs; on net_tap the kernel's per-flow
+// queue choice; on net_af_packet its fanout hash with qpairs=N). With fewer queues than
+// shards, the queue owners steer each TCP segment in software to the shard its 4-tuple
+// hashes to (net/dpdk/steer.h) over rings of mbuf pointers, and shards share the tx queues
+// under a lock. On failure returns an empty vector and sets `error` (e.g. "DPDK transport
+// unavailable (built without DPDK)").
+std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options& o, int shards, std::string& error);
 
 }  // namespace net

@@ -3,6 +3,9 @@
 // user-space stack (net/tcp/ip_stack), outgoing frames written straight into mbufs. Idle
 // follows the shard loop: the waiter blocks on the rx-queue interrupt fd where the PMD has
 // one (net_tap, most real NICs), else sleeps with an exponential backoff (net_af_packet).
+// With fewer queues than shards (software steering), a queue owner passes the mbufs of other
+// shards' connections over SPSC rings and rings their eventfd when they sleep; a shard
+// without a queue blocks on that eventfd and transmits on a shared tx queue under its lock.
 // Only this file's .cc sees DPDK headers.
 #include <memory>
 #include <string>
@@ -12,12 +15,14 @@
 #include "net/dpdk/dpdk_factory.h"
 #include "net/tcp/ip_stack.h"
 
+struct rte_mbuf;
+
 namespace net {
 
 class dpdk_transport final : public transport, tcp::frame_io, tcp::stack_handler {
  public:
-  struct port_state;  // one queue pair's DPDK objects (mempool, ids, burst arrays)
-  struct port_group;  // what the queues of one port share (listening, stopping the port)
+  struct port_state;  // one shard's DPDK objects (mempool, queue ids, burst arrays)
+  struct port_group;  // what the shards of one port share (listening, steering rings, tx locks)
   dpdk_transport(std::unique_ptr<port_state> port, std::shared_ptr<port_group> group, const tcp::stack_config& cfg);
   ~dpdk_transport() override;
 
@@ -53,6 +58,12 @@ class dpdk_transport final : public transport, tcp::frame_io, tcp::stack_handler
   void on_close(std::uint64_t id) override;
 
   std::size_t receive(base::nanos now);
+  // Hands one received frame (its mbuf is freed here) to this shard's stack.
+  void deliver(rte_mbuf* m, base::nanos now);
+  // Software steering: passes `m` to shard `to`'s ring from this queue (drops it when full).
+  void steer_to(std::uint32_t to, rte_mbuf* m);
+  std::size_t drain_steered(base::nanos now);
+  void wake_steered();
   void tx_flush();
 
   std::unique_ptr<port_state> _port;

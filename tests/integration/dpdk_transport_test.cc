@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "net/dpdk/steer.h"
 #include "tests/integration/nats_helpers.h"
 
 using namespace std::chrono_literals;
@@ -40,7 +41,8 @@ constexpr const char* kServerIp = "10.211.0.2";
 constexpr const char* kClientCidr = "10.211.0.1/24";
 constexpr int kPort = 4222;  // the namespace is ours: no port clash is possible
 pid_t g_server = -1;
-int g_shards = 1;  // PEREGRINE_DPDK_SHARDS: one tap queue pair per shard
+int g_shards = 1;  // PEREGRINE_DPDK_SHARDS
+int g_queues = 1;  // PEREGRINE_DPDK_QUEUES (the server reads it too): fewer than shards steers in software
 std::string g_log_path;
 
 std::string url() { return std::string("nats://") + kServerIp + ":" + std::to_string(kPort); }
@@ -109,7 +111,7 @@ bool start_server(const std::string& bin, std::string& why) {
     const std::string shards = std::to_string(g_shards);
     const char* argv[] = {bin.c_str(), "--transport", "dpdk", eal.c_str(), "--dpdk_ip", kServerIp,
                           "--dpdk_netmask", "255.255.255.0", "-p", port.c_str(), "--shards", shards.c_str(),
-                          nullptr};
+                          "-D", nullptr};  // -D: the connection lines name each client's shard
     ::execv(bin.c_str(), const_cast<char* const*>(argv));
     ::_exit(127);
   }
@@ -299,11 +301,112 @@ TEST(DpdkTransport, ManyConnectionsOpenAndClose) {
   }
 }
 
-TEST(DpdkTransport, RunsOneQueuePairPerShard) {
+TEST(DpdkTransport, RunsEveryShardOnItsQueuesOrBySteering) {
   const std::string log = slurp(g_log_path);
   const std::string want = std::to_string(g_shards) + (g_shards == 1 ? " shard," : " shards,");
   EXPECT_NE(log.find(want + " dpdk transport"), std::string::npos) << log;
-  EXPECT_NE(log.find(std::to_string(g_shards) + " queue pair(s)"), std::string::npos) << log;
+  const std::string pairs = std::to_string(g_queues) + " queue pair(s) for " + std::to_string(g_shards) + " shard(s)";
+  EXPECT_NE(log.find(pairs), std::string::npos) << log;
+  EXPECT_EQ(log.find(pairs + " (software steering)") != std::string::npos, g_queues < g_shards) << log;
+}
+
+namespace {
+// The shard a connection landed on, in the server's own words: its debug line
+// "<ip>:<port> - cid:<id> - Client connection created" carries the shard in bits 48 and up
+// of the id (INFO's client_id leaves them out). -1 when the line does not show up.
+int shard_of(natsConnection* nc, int& local_port) {
+  char* ip = nullptr;
+  if (natsConnection_GetLocalIPAndPort(nc, &ip, &local_port) != NATS_OK) return -1;
+  const std::string needle = std::string(ip) + ":" + std::to_string(local_port) + " - cid:";
+  std::free(ip);
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string log = slurp(g_log_path);
+    if (const auto at = log.find(needle); at != std::string::npos)
+      return int(std::strtoull(log.c_str() + at + needle.size(), nullptr, 10) >> 48);
+    std::this_thread::sleep_for(20ms);
+  }
+  return -1;
+}
+}  // namespace
+
+// Connections spread over every shard (by the port's queues, or by software steering when
+// the port has fewer queues than shards), and pub/sub and request/reply work between
+// clients on different shards, both ways.
+TEST(DpdkTransport, ClientsOnEveryShardTalkAcrossShards) {
+  if (g_shards < 2) GTEST_SKIP() << "one shard";
+  std::vector<std::vector<nc_ptr>> by_shard{std::size_t(g_shards)};
+  std::vector<nc_ptr> all;
+  for (int i = 0; i < 32; ++i) {
+    auto nc = connect(url());
+    ASSERT_TRUE(nc) << "connection " << i;
+    int local_port = 0;
+    const int s = shard_of(nc.get(), local_port);
+    ASSERT_GE(s, 0) << "no debug line for the connection from port " << local_port;
+    ASSERT_LT(s, g_shards);
+    if (g_queues == 1) {  // one queue: software steering placed it, by the 4-tuple hash
+      in_addr client{}, server{};
+      inet_pton(AF_INET, "10.211.0.1", &client);
+      inet_pton(AF_INET, kServerIp, &server);
+      EXPECT_EQ(std::uint32_t(s), net::dpdk::connection_shard(ntohl(client.s_addr), std::uint16_t(local_port),
+                                                              ntohl(server.s_addr), kPort, std::uint32_t(g_shards)))
+          << "port " << local_port;
+    }
+    if (by_shard[std::size_t(s)].size() < 2) {
+      by_shard[std::size_t(s)].push_back(std::move(nc));
+    } else {
+      all.push_back(std::move(nc));  // kept open: more connections, more traffic on the stack
+    }
+  }
+  for (int s = 0; s < g_shards; ++s) ASSERT_FALSE(by_shard[std::size_t(s)].empty()) << "no connection on shard " << s << " of 32";
+  for (int a = 0; a < g_shards; ++a) {
+    for (int b = 0; b < g_shards; ++b) {
+      if (a == b) continue;
+      natsConnection* sub_nc = by_shard[std::size_t(a)][0].get();
+      natsConnection* pub_nc = by_shard[std::size_t(b)][0].get();
+      const std::string subj = "x." + std::to_string(a) + "." + std::to_string(b);
+      auto sub = subscribe_sync(sub_nc, subj.c_str());
+      ASSERT_EQ(natsConnection_Flush(sub_nc), NATS_OK);
+      constexpr int kMsgs = 500;
+      for (int i = 0; i < kMsgs; ++i) {
+        const std::string p = random_bytes(std::size_t(1 + i * 7 % 3000), std::uint64_t(i));
+        ASSERT_EQ(natsConnection_Publish(pub_nc, subj.c_str(), p.data(), int(p.size())), NATS_OK);
+      }
+      ASSERT_EQ(natsConnection_Flush(pub_nc), NATS_OK);
+      for (int i = 0; i < kMsgs; ++i) {
+        auto m = next_msg(sub.get(), 5s);
+        ASSERT_TRUE(m) << "message " << i << " shard " << b << " -> " << a;
+        ASSERT_TRUE(std::string(natsMsg_GetData(m.get()), std::size_t(natsMsg_GetDataLength(m.get()))) ==
+                    random_bytes(std::size_t(1 + i * 7 % 3000), std::uint64_t(i)))
+            << "message " << i << " shard " << b << " -> " << a;
+      }
+      // Request/reply: the responder on shard a, the requester on shard b.
+      const std::string svc_subj = "svc." + subj;
+      auto svc = subscribe_sync(sub_nc, svc_subj.c_str());
+      ASSERT_EQ(natsConnection_Flush(sub_nc), NATS_OK);
+      std::thread responder([&] {
+        for (int i = 0; i < 100; ++i) {
+          auto m = next_msg(svc.get(), 5s);
+          if (!m) return;
+          std::string body = "re:" + std::string(natsMsg_GetData(m.get()), std::size_t(natsMsg_GetDataLength(m.get())));
+          natsConnection_Publish(sub_nc, natsMsg_GetReply(m.get()), body.data(), int(body.size()));
+          natsConnection_Flush(sub_nc);
+        }
+      });
+      for (int i = 0; i < 100; ++i) {
+        natsMsg* reply = nullptr;
+        const std::string q = "q" + std::to_string(i);
+        ASSERT_EQ(natsConnection_Request(&reply, pub_nc, svc_subj.c_str(), q.data(), int(q.size()), 5000), NATS_OK)
+            << "request " << i << " shard " << b << " -> " << a;
+        msg_ptr r(reply);
+        EXPECT_EQ(std::string(natsMsg_GetData(reply), std::size_t(natsMsg_GetDataLength(reply))), "re:" + q);
+      }
+      responder.join();
+    }
+  }
+  for (auto& v : by_shard)
+    for (auto& nc : v) EXPECT_EQ(natsConnection_FlushTimeout(nc.get(), 5000), NATS_OK);
+  for (auto& nc : all) EXPECT_EQ(natsConnection_FlushTimeout(nc.get(), 5000), NATS_OK);
 }
 
 int main(int argc, char** argv) {
@@ -321,6 +424,9 @@ int main(int argc, char** argv) {
                 "); needs root/CAP_SYS_ADMIN");
   if (!run("ip link set lo up")) return skip("the `ip` tool (iproute2) is missing");
   if (const char* n = std::getenv("PEREGRINE_DPDK_SHARDS")) g_shards = std::max(1, std::atoi(n));
+  g_queues = g_shards;
+  if (const char* n = std::getenv("PEREGRINE_DPDK_QUEUES"); n != nullptr && std::atoi(n) > 0)
+    g_queues = std::min(g_shards, std::atoi(n));
   std::string why;
   if (!start_server(bin, why)) {
     stop_server();
