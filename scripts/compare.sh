@@ -14,6 +14,7 @@
 #              RAW_COUNT=2000000 JS_COUNT=5000 JSA_COUNT=200000
 #              FETCH_COUNT=200000 CONSUME_COUNT=20000 ACK_COUNT=20000
 #              ROUNDS=1 (repeat every mode, alternating order each time) DURATION=60
+#              PG_EXTRA_CONF="js_thread: true" (config lines for Peregrine only; \n separates)
 #              MODES="latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file
 #                     js-fetch-100 js-fetch-1000 js-fetch-100-ackall js-fetch-1000-ackall
 #                     js-consume-latency-mem js-consume-latency-file js-ack-rtt"
@@ -80,6 +81,7 @@ start_server() {
   port=$(free_port)
   conf="$work/$name.conf"
   printf 'port: %s\njetstream { store_dir: "%s" }\n' "$port" "$work/$name-js" >"$conf"
+  if [[ $name == peregrine && -n ${PG_EXTRA_CONF:-} ]]; then printf '%b\n' "$PG_EXTRA_CONF" >>"$conf"; fi
   "$bin" -a 127.0.0.1 -p "$port" -c "$conf" >"$work/$name.log" 2>&1 &
   pids+=($!)
   local deadline=$((SECONDS + 5))
@@ -124,7 +126,7 @@ run_bench() {
   printf '%s\n' "$out"
 }
 
-echo "peregrine-server: $peregrine_bin (port $port_peregrine)"
+echo "peregrine-server: $peregrine_bin (port $port_peregrine)${PG_EXTRA_CONF:+ extra config: $PG_EXTRA_CONF}"
 echo "nats-server:      $nats_bin (port $port_nats) [$("$nats_bin" --version 2>&1 | head -1)]"
 echo "pg-bench:         $pg_bench  size=$SIZE warmup=$WARMUP rounds=$ROUNDS"
 echo "host:             $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -60,9 +60,9 @@ int main(int argc, char** argv) {
              std::strerror(st.err().sys_errno));
     return 1;
   }
-  PG_INFO("Listening for client connections on {}:{} ({} shard{}, {} transport)", opts.host,
+  PG_INFO("Listening for client connections on {}:{} ({} shard{}{}, {} transport)", opts.host,
           srv.shared().opts.port, srv.shared().shard_count, srv.shared().shard_count == 1 ? "" : "s",
-          srv.transport_name());
+          opts.jetstream && opts.js_thread ? " + a JetStream thread" : "", srv.transport_name());
   PG_INFO("Server is ready");
 
   int sig = 0;

@@ -200,6 +200,7 @@ std::size_t dispatcher::poll(base::nanos now) {
         ::kill(::getpid(), SIGTERM);  // a service that cannot start stops the server
       }
     }
+    _services_ready.store(true, std::memory_order_release);
   }
   std::size_t work = _inbox.empty() ? 0 : drain_inbox();
   for (shard::poller* p : _service_pollers) work += p->poll(now);

@@ -2,6 +2,7 @@
 // A shard's dispatcher: owns the shard's client connections, its copy of the subscription
 // index and its inbound rings; parses client bytes, routes publishes locally and to other
 // shards, and answers protocol operations as nats-server does.
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <string_view>
@@ -43,8 +44,11 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   // shard::poller: inbound rings, timers, deferred PONGs
   std::size_t poll(base::nanos now) override;
 
-  // Services run on this shard (shard 0); started on its thread before clients are served.
+  // Services run on this shard (shard 0, or the JetStream thread); started on its thread
+  // before clients are served.
   void add_service(std::unique_ptr<service> s) { _services.push_back(std::move(s)); }
+  // True once this shard's services have started (their subscriptions are on the rings).
+  bool services_started() const { return _services_ready.load(std::memory_order_acquire); }
   void stop_services();
   // service_host
   std::uint64_t subscribe(std::string_view subject, std::string_view queue, internal_handler* h) override;
@@ -55,7 +59,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
                std::string_view payload) override;
   bool has_interest(std::string_view subject) override;
   void add_poller(shard::poller* p) override { _service_pollers.push_back(p); }
-  // The services' timers bound shard 0's idle block.
+  // The services' timers bound this shard's idle block.
   base::nanos idle_limit(base::nanos now) override {
     base::nanos limit = 0;
     for (shard::poller* p : _service_pollers)
@@ -143,10 +147,11 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::vector<std::pair<client*, std::string>> _expired;       // scratch: subs hitting max
   std::uint64_t _rr = 0;
   base::nanos _next_tick = 0;
-  // services (shard 0 only) and their internal pseudo-client (id 0)
+  // services (one shard only) and their internal pseudo-client (id 0)
   std::vector<std::unique_ptr<service>> _services;
   std::vector<shard::poller*> _service_pollers;
   bool _services_started = false;
+  std::atomic<bool> _services_ready{false};
   client _internal;
   std::uint64_t _next_internal_sid = 1;
   std::uint64_t _publishing_client = 0;  // client id whose PUB is being routed

@@ -218,6 +218,7 @@ class mapper {
     if (is(k, {"spin_us"})) return num(v, k, _o.spin_us, 0, 10'000'000);
     if (is(k, {"transport"})) return choice(v, k, _o.transport, {"uring", "socket", "dpdk"});
     if (is(k, {"durability"})) return choice(v, k, _o.durability, {"write", "sync"});
+    if (is(k, {"js_thread"})) return flag(v, k, _o.js_thread);
     if (is(k, {"dpdk_eal"})) return str(v, k, _o.dpdk_eal);
     if (is(k, {"dpdk_port"})) return num(v, k, _o.dpdk_port, 0, 65535);
     if (is(k, {"dpdk_ip"})) return str(v, k, _o.dpdk_ip);
@@ -263,6 +264,7 @@ constexpr flag_spec kFlags[] = {
     {"shards", "shards", true},   {"poll", "poll", true},
     {"spin_us", "spin_us", true}, {"cpus", "cpus", true},
     {"transport", "transport", true}, {"durability", "durability", true},
+    {"js_thread", "js_thread", false},
     {"dpdk_eal", "dpdk_eal", true},   {"dpdk_port", "dpdk_port", true},
     {"dpdk_ip", "dpdk_ip", true},     {"dpdk_netmask", "dpdk_netmask", true},
     {"dpdk_gateway", "dpdk_gateway", true},
@@ -389,6 +391,9 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
       ->check(CLI::IsMember({"uring", "socket", "dpdk"}));
   app.add_option("--durability", out.durability, "PubAck after the write or after fsync: write or sync")
       ->check(CLI::IsMember({"write", "sync"}));
+  app.add_flag("--js_thread", out.js_thread,
+               "Run JetStream (streams and their consumers) on a thread of its own, not on shard 0's "
+               "(pinned to the cpu after the shards' in --cpus)");
   app.add_option("--dpdk_eal", out.dpdk_eal,
                  "DPDK EAL arguments as one value, e.g. --dpdk_eal=\"-l 0 --no-huge -m 128 --no-pci "
                  "--vdev=net_tap0,iface=pg0\" (--transport dpdk)");

@@ -46,6 +46,9 @@ struct server_options {
   std::string cpus;               // pin shard threads to these cpus ("0,1" or "0-3"); empty: no pinning
   std::string transport = "uring";     // uring | socket | dpdk
   std::string durability = "write";    // write | sync
+  // JetStream (streams and their consumers) on a thread of its own instead of shard 0's;
+  // clients reach it over the rings from every shard.
+  bool js_thread = false;
   // DPDK transport (--transport dpdk): EAL arguments, port id, and our IPv4 on that port
   std::string dpdk_eal;
   int dpdk_port = 0;

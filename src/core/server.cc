@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <random>
 
 #include <cerrno>
@@ -126,10 +127,23 @@ base::status server::start() {
   for (std::uint32_t i = 0; i < _shared.shard_count; ++i)
     _shards.push_back(std::make_unique<dispatcher>(
         i, _shared, dpdk_transports.empty() ? make_transport() : std::move(dpdk_transports[i]), lcfg));
+  // --js_thread: the services get a dispatcher of their own that never listens. It is a
+  // shard without clients: its internal subscriptions are copied to every client shard, so
+  // acks and requests arrive over the rings, and what it publishes leaves over them.
+  dispatcher* service_shard = _shards[0].get();
+  const std::size_t client_shards = _shards.size();
+  if (o.js_thread && !_pending_services.empty()) {
+    std::string why;
+    std::unique_ptr<net::transport> idle;
+    if (o.transport != "socket") idle = net::uring_transport::create(why);
+    if (!idle) idle = std::make_unique<net::epoll_transport>();
+    _shards.push_back(std::make_unique<dispatcher>(std::uint32_t(client_shards), _shared, std::move(idle), lcfg));
+    service_shard = _shards.back().get();
+  }
   std::vector<dispatcher*> all;
   for (auto& s : _shards) all.push_back(s.get());
   for (auto& s : _shards) s->connect(all);
-  for (auto& svc : _pending_services) _shards[0]->add_service(std::move(svc));
+  for (auto& svc : _pending_services) service_shard->add_service(std::move(svc));
   _pending_services.clear();
   // -1 asks for a random port, as in nats-server.
   auto st = _shards[0]->transport().listen(o.host, o.port < 0 ? 0 : o.port);
@@ -138,12 +152,12 @@ base::status server::start() {
     _shared.opts.port = _shards[0]->transport().bound_port();
     _shared.info["port"] = _shared.opts.port;
   }
-  if (_shards.size() > 1) {
+  if (client_shards > 1) {
     // Shard 0 accepts; connections are spread round-robin and handed over on the rings.
     auto next = std::make_shared<std::uint32_t>(0);
     dispatcher* first = _shards[0].get();
-    first->transport().set_accept_sink([this, first, next](int fd) {
-      const std::uint32_t to = (*next)++ % std::uint32_t(_shards.size());
+    first->transport().set_accept_sink([first, next, client_shards](int fd) {
+      const std::uint32_t to = (*next)++ % std::uint32_t(client_shards);
       if (to == 0) {
         first->place_connection(fd);
       } else {
@@ -152,7 +166,15 @@ base::status server::start() {
     });
   }
   const std::vector<int> cpus = parse_cpus(o.cpus);
-  for (std::size_t i = 0; i < _shards.size(); ++i) {
+  // The JetStream thread starts first and the client shards only once its services have
+  // started (streams recovered, subscriptions on the rings): a client shard drains its rings
+  // before it accepts, so no client sees the API without responders.
+  std::vector<std::size_t> order;
+  if (service_shard != _shards[0].get()) order.push_back(_shards.size() - 1);
+  for (std::size_t i = 0; i < client_shards; ++i) order.push_back(i);
+  for (std::size_t i : order) {
+    if (i == 0 && service_shard != _shards[0].get())
+      while (!service_shard->services_started()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     dispatcher* d = _shards[i].get();
     _threads.emplace_back([d] {
       d->event_loop().run();
@@ -164,7 +186,8 @@ base::status server::start() {
       CPU_SET(cpus[i % cpus.size()], &set);
       pthread_setaffinity_np(_threads.back().native_handle(), sizeof set, &set);
     }
-    pthread_setname_np(_threads.back().native_handle(), ("pg-shard-" + std::to_string(i)).c_str());
+    pthread_setname_np(_threads.back().native_handle(),
+                       (i < client_shards ? "pg-shard-" + std::to_string(i) : std::string("pg-jetstream")).c_str());
   }
   _started = true;
   return {};

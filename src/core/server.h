@@ -17,7 +17,8 @@ class server {
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  // Adds a service (JetStream) that runs on shard 0; call before start().
+  // Adds a service (JetStream) that runs on shard 0 (or its own thread with js_thread);
+  // call before start().
   void add_service(std::unique_ptr<service> s) { _pending_services.push_back(std::move(s)); }
   // Creates shards and transports, binds the listener and starts the shard threads.
   base::status start();

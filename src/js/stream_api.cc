@@ -158,6 +158,7 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
     storage::purge_request pr;
     pr.seq = cfg.first_seq;
     (void)s->store().purge(pr);
+    (void)s->store().flush();
   }
   if (!s) return respond_error(m.reply, type, make_error(err::stream_create, error));
   wire_stream(*s);
@@ -304,6 +305,10 @@ void jetstream::api_purge(std::string_view token, const core::inbound_msg& m) {
   if (pr.filter == ">") pr.filter.clear();
   auto n = s->store().purge(pr);
   if (!n.ok()) return respond_error(m.reply, type, make_error(err::stream_general, base::errc_name(n.code())), zero);
+  // Answered once the purge is as durable as a PubAck would be: a crash after the reply
+  // must not bring the messages back.
+  if (auto st = s->store().flush(); !st)
+    return respond_error(m.reply, type, make_error(err::stream_general, base::errc_name(st.err().code)), zero);
   if (*n > 0) s->notify_removed({});
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}, {"purged", *n}});
 }
@@ -377,6 +382,8 @@ void jetstream::api_msg_delete(std::string_view token, const core::inbound_msg& 
       return respond_error(m.reply, type, make_error(err::sequence_not_found, std::to_string(seq)));
     return respond_error(m.reply, type, make_error(err::msg_delete_failed, base::errc_name(r.code())));
   }
+  if (auto st = s->store().flush(); !st)  // durable before the reply, as for a purge
+    return respond_error(m.reply, type, make_error(err::msg_delete_failed, base::errc_name(st.err().code)));
   s->notify_removed({seq});
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
 }
