@@ -1,7 +1,10 @@
 // The core protocol over the DPDK transport: peregrine-server runs on a net_tap vdev with
 // --no-huge inside a network namespace this test creates (unshare), and libnats / a raw
-// socket in the kernel talk to it through the tap. Exits 77 (skipped) with the reason when
-// the build has no DPDK, /dev/net/tun is missing, or namespaces cannot be created.
+// socket in the kernel talk to it through the tap. PEREGRINE_DPDK_SHARDS / _QUEUES run
+// several shards, by software steering when there are fewer queues than shards;
+// PEREGRINE_DPDK_VDEV=af_packet uses net_af_packet over a veth pair instead of the tap.
+// Exits 77 (skipped) with the reason when the build has no DPDK, /dev/net/tun is missing,
+// or namespaces (or, for af_packet, a veth pair) cannot be created.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -43,6 +46,10 @@ constexpr int kPort = 4222;  // the namespace is ours: no port clash is possible
 pid_t g_server = -1;
 int g_shards = 1;  // PEREGRINE_DPDK_SHARDS
 int g_queues = 1;  // PEREGRINE_DPDK_QUEUES (the server reads it too): fewer than shards steers in software
+// PEREGRINE_DPDK_VDEV=af_packet: the server on net_af_packet over a veth pair (one queue
+// pair, no rx interrupts) instead of net_tap; kIface stays the kernel's end.
+bool g_af_packet = false;
+constexpr const char* kVethServerEnd = "pgdpdk0d";
 std::string g_log_path;
 
 std::string url() { return std::string("nats://") + kServerIp + ":" + std::to_string(kPort); }
@@ -98,7 +105,9 @@ bool start_server(const std::string& bin, std::string& why) {
   g_log_path = std::string(tmpl) + "/server.log";
   const std::string eal = std::string("--dpdk_eal=-l 0 --no-huge -m 128 --no-pci --no-shconf --no-telemetry "
                                       "--log-level=error --file-prefix=pg-it-") +
-                          std::to_string(::getpid()) + " --vdev=net_tap0,iface=" + kIface;
+                          std::to_string(::getpid()) +
+                          (g_af_packet ? std::string(" --vdev=net_af_packet0,iface=") + kVethServerEnd
+                                       : std::string(" --vdev=net_tap0,iface=") + kIface);
   const pid_t parent = ::getpid();
   g_server = ::fork();
   if (g_server == 0) {
@@ -424,6 +433,13 @@ int main(int argc, char** argv) {
                 "); needs root/CAP_SYS_ADMIN");
   if (!run("ip link set lo up")) return skip("the `ip` tool (iproute2) is missing");
   if (const char* n = std::getenv("PEREGRINE_DPDK_SHARDS")) g_shards = std::max(1, std::atoi(n));
+  if (const char* v = std::getenv("PEREGRINE_DPDK_VDEV"); v != nullptr && std::string(v) == "af_packet") {
+    g_af_packet = true;
+    // af_packet cannot see GSO frames or partial checksums: the kernel end must not send them.
+    if (!run(std::string("ip link add ") + kIface + " type veth peer name " + kVethServerEnd + " && ethtool -K " +
+             kIface + " tx off tso off gso off sg off >/dev/null && ip link set " + kVethServerEnd + " up"))
+      return skip("cannot create a veth pair or turn its offloads off (ip/ethtool)");
+  }
   g_queues = g_shards;
   if (const char* n = std::getenv("PEREGRINE_DPDK_QUEUES"); n != nullptr && std::atoi(n) > 0)
     g_queues = std::min(g_shards, std::atoi(n));
