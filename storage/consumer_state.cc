@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "io/sync_backend.h"
 #include "storage/crc32c.h"
@@ -141,36 +143,25 @@ base::result<std::unique_ptr<file_consumer_store>> file_consumer_store::open(
 }
 
 base::status file_consumer_store::flush() {
+  wait_written();
+  if (const int err = take_async_error(); err != 0) _dirty = true;  // rewrite what failed
   if (!_dirty) return {};
-  std::string bytes = encode_consumer_state(_s);
-  std::string tmp = _path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return io::sys_error(errno);
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      return io::sys_error(err);
-    }
-    done += std::size_t(n);
-  }
-  if (::fdatasync(fd) != 0) {
-    int err = errno;
-    ::close(fd);
+  if (const int err = write_snapshot_file(_dir, _path, encode_consumer_state(_s)); err != 0)
     return io::sys_error(err);
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), _path.c_str()) != 0) return io::sys_error(errno);
-  int dfd = ::open(_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
   _dirty = false;
   return {};
+}
+
+bool file_consumer_store::flush_async() {
+  if (!_dirty) return true;
+  if (writing()) return false;
+  state_writer::instance().submit(_ticket, ++_gen, _dir, _path, encode_consumer_state(_s));
+  _dirty = false;
+  return true;
+}
+
+void file_consumer_store::wait_written() const {
+  while (writing()) std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 }  // namespace storage

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "src/base/result.h"
+#include "storage/state_writer.h"
 
 namespace storage {
 
@@ -75,10 +76,21 @@ class file_consumer_store final : public memory_consumer_store {
   // Loads dir/<name>.cstate when present (corrupt -> errc::corrupt, nothing guessed).
   static base::result<std::unique_ptr<file_consumer_store>> open(const std::string& dir,
                                                                  const std::string& name);
+  // Writes the snapshot now (after any background write still in flight).
   base::status flush() override;
+  // Hands the snapshot to the state_writer thread and returns at once; false (and still
+  // dirty) while the previous one is being written, so snapshots coalesce.
+  bool flush_async();
+  // errno of a background write that failed since the last call, 0 if none.
+  int take_async_error() { return _ticket->error.exchange(0, std::memory_order_relaxed); }
+  bool writing() const { return _ticket->done.load(std::memory_order_acquire) < _gen; }
+  // Blocks until no background write is in flight.
+  void wait_written() const;
 
  private:
   std::string _dir, _path;
+  std::shared_ptr<state_writer::ticket> _ticket = std::make_shared<state_writer::ticket>();
+  std::uint64_t _gen = 0;  // generation of the last snapshot handed over
 };
 
 }  // namespace storage

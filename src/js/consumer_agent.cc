@@ -1,6 +1,7 @@
 #include "src/js/consumer_agent.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "src/base/log.h"
 #include "src/base/rng.h"
@@ -14,6 +15,7 @@ namespace js {
 namespace {
 
 constexpr std::int64_t kFlushInterval = 50 * base::kMilli;
+constexpr std::int64_t kFlushRetry = 1 * base::kMilli;
 constexpr std::int64_t kInterestCheck = 10 * base::kMilli;
 
 // Pin ids (NUID-like, 22 chars) and flow-control tokens (4 chars), from [0-9A-Za-z].
@@ -308,7 +310,7 @@ std::size_t consumer_agent::poll(std::int64_t now) {
   }
   if (!out.empty()) run(out, now);
   if (_cfg.push() && now >= _next_interest_check) check_push_interest(now);
-  if (_dirty && _store && now >= _next_flush) flush_state();
+  if (_dirty && _store && now >= _next_flush) flush_state(false);
   return work;
 }
 
@@ -490,7 +492,7 @@ void consumer_agent::on_shutdown() {
   actions out;
   _m->on_shutdown(out);
   run(out, _js.now());
-  if (_store) flush_state();
+  if (_store) flush_state(true);
   _stopped = true;
 }
 
@@ -504,11 +506,23 @@ storage::consumer_state consumer_agent::durable_state() const {
   return s;
 }
 
-void consumer_agent::flush_state() {
+void consumer_agent::flush_state(bool wait) {
   _dirty = false;
   _next_flush = _js.now() + kFlushInterval;
   if (!_store) return;
+  if (const int err = _store->take_async_error(); err != 0)
+    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
+            std::strerror(err));
   (void)_store->update(durable_state());
+  if (!wait) {
+    // The state writer thread does the fdatasync; while it still writes the previous
+    // snapshot, try again shortly (snapshots coalesce).
+    if (!_store->flush_async()) {
+      _dirty = true;
+      _next_flush = _js.now() + kFlushRetry;
+    }
+    return;
+  }
   if (auto st = _store->flush(); !st.ok())
     PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
             base::errc_name(st.code()));

@@ -65,6 +65,10 @@ class consumer_agent final : public message_source, public core::internal_handle
   bool push_bound() const { return _push_bound; }
 
   ojson info_json(std::int64_t now);
+  // Blocks until no state snapshot is being written (before its directory is removed).
+  void wait_state_written() const {
+    if (_store) _store->wait_written();
+  }
   // Waiting requests get 409 Consumer Deleted; subscriptions go.
   void on_delete();
   // Server stopping: 409 Server Shutdown, state flushed.
@@ -72,7 +76,8 @@ class consumer_agent final : public message_source, public core::internal_handle
 
   // Durable state as the storage layer keeps it.
   storage::consumer_state durable_state() const;
-  void flush_state();
+  // wait: write now (shutdown); else hand the snapshot to the state writer thread.
+  void flush_state(bool wait);
 
   // message_source
   std::optional<msg_meta> next_matching(std::uint64_t from) override;

@@ -371,6 +371,7 @@ void jetstream::delete_consumer(stream& s, const std::string& name, bool advise)
   sit->second.erase(it);
   if (!c->state_dir().empty()) {
     std::error_code ec;
+    c->wait_state_written();
     fs::remove_all(c->state_dir(), ec);
   }
   consumer_agent& gone = *c;
@@ -405,7 +406,10 @@ void jetstream::delete_consumers_of(const std::string& stream_name) {
     list.push_back(c.get());
     _retired.push_back(std::move(c));
   }
-  for (auto* c : list) c->on_delete();
+  for (auto* c : list) {
+    c->on_delete();
+    c->wait_state_written();  // the stream's directory goes next
+  }
 }
 
 std::vector<std::pair<std::string, consumer_agent*>> jetstream::consumers_of(std::string_view stream_name) const {

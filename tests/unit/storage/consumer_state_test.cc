@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <filesystem>
 #include <fstream>
 
 #include "tests/unit/storage/temp_dir.h"
@@ -71,6 +73,56 @@ TEST(consumer_state, file_store_resumes_exactly) {
   EXPECT_EQ((*fresh)->state(), consumer_state{});
   std::ofstream(d.path() + "/bad.cstate") << "garbage that is long enough";
   EXPECT_EQ(file_consumer_store::open(d.path(), "bad").code(), base::errc::corrupt);
+}
+
+TEST(consumer_state, background_flush_coalesces_and_resumes) {
+  storage_test::temp_dir d;
+  consumer_state expect;
+  {
+    auto c = file_consumer_store::open(d.path(), "C1");
+    ASSERT_TRUE(c.ok());
+    int handed = 0, refused = 0;
+    for (std::uint64_t i = 1; i <= 200; ++i) {
+      ASSERT_TRUE((*c)->update_delivered(i, i, 1, 7).ok());
+      if ((*c)->flush_async()) {
+        ++handed;
+        EXPECT_FALSE((*c)->dirty());
+      } else {
+        ++refused;  // the previous snapshot is still being written: still dirty
+        EXPECT_TRUE((*c)->dirty());
+      }
+    }
+    EXPECT_EQ(handed + refused, 200);
+    EXPECT_GE(handed, 1);
+    (*c)->wait_written();
+    EXPECT_FALSE((*c)->writing());
+    EXPECT_EQ((*c)->take_async_error(), 0);
+    ASSERT_TRUE((*c)->flush().ok());  // whatever the last handed snapshot missed
+    expect = (*c)->state();
+  }
+  auto c = file_consumer_store::open(d.path(), "C1");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->state(), expect);
+  EXPECT_EQ((*c)->state().delivered, (seq_pair{200, 200}));
+}
+
+TEST(consumer_state, background_flush_failure_is_reported_and_rewritten) {
+  storage_test::temp_dir d;
+  const std::string dir = d.sub("gone");
+  auto c = file_consumer_store::open(dir, "C1");
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->update_delivered(1, 1, 1, 7).ok());
+  std::filesystem::remove_all(dir);  // the write cannot create its temp file
+  ASSERT_TRUE((*c)->flush_async());
+  (*c)->wait_written();
+  EXPECT_EQ((*c)->take_async_error(), ENOENT);
+  EXPECT_EQ((*c)->take_async_error(), 0);  // reported once
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE((*c)->update_delivered(2, 2, 1, 8).ok());
+  ASSERT_TRUE((*c)->flush().ok());
+  auto again = file_consumer_store::open(dir, "C1");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->state().delivered, (seq_pair{2, 2}));
 }
 
 }  // namespace
