@@ -15,13 +15,14 @@ struct dpdk_options {
   std::string ip;        // our IPv4 address on the port (required)
   std::string netmask = "255.255.255.0";
   std::string gateway;   // next hop for peers off the subnet; empty: none
+  int queues = 0;        // rx/tx queue pairs to ask for; 0: one per shard
 };
 
 // False when the build has no DPDK.
 bool dpdk_available();
 // Initialises the EAL (once per process) and the port, and returns one transport per shard.
 // The port gets one rx/tx queue pair per shard where it has that many (fewer when it has
-// fewer, or when PEREGRINE_DPDK_QUEUES=N asks for fewer). With a queue per shard, connections
+// fewer, or when `queues` asks for fewer). With a queue per shard, connections
 // stay on the queue the port steers them to (RSS on NICs; on net_tap the kernel's per-flow
 // queue choice; on net_af_packet its fanout hash with qpairs=N). With fewer queues than
 // shards, the queue owners steer each TCP segment in software to the shard its 4-tuple

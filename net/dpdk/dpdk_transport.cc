@@ -177,11 +177,9 @@ std::vector<std::unique_ptr<transport>> make_dpdk_transports(const dpdk_options&
   rte_eth_dev_info info{};
   rte_eth_dev_info_get(port, &info);
   shards = std::max(1, shards);
-  // PEREGRINE_DPDK_QUEUES=N asks for fewer queue pairs than shards (software steering on a
+  // --dpdk_queues may ask for fewer queue pairs than shards (software steering on a
   // multi-queue port, e.g. to test it on net_tap).
-  int want = shards;
-  if (const char* q = std::getenv("PEREGRINE_DPDK_QUEUES"); q != nullptr && std::atoi(q) > 0)
-    want = std::min(want, std::atoi(q));
+  const int want = o.queues > 0 ? std::min(shards, o.queues) : shards;
   const std::uint16_t nq = std::uint16_t(std::max(1, std::min({want, int(info.max_rx_queues), int(info.max_tx_queues)})));
   const bool steering = nq < shards;
   if (nq < want)

@@ -224,6 +224,7 @@ class mapper {
     if (is(k, {"dpdk_ip"})) return str(v, k, _o.dpdk_ip);
     if (is(k, {"dpdk_netmask"})) return str(v, k, _o.dpdk_netmask);
     if (is(k, {"dpdk_gateway"})) return str(v, k, _o.dpdk_gateway);
+    if (is(k, {"dpdk_queues"})) return num(v, k, _o.dpdk_queues, 0, 1024);
     if (is(k, {"cpus"})) {
       std::string s;
       if (!str(v, k, s)) return false;
@@ -267,7 +268,7 @@ constexpr flag_spec kFlags[] = {
     {"js_thread", "js_thread", false},
     {"dpdk_eal", "dpdk_eal", true},   {"dpdk_port", "dpdk_port", true},
     {"dpdk_ip", "dpdk_ip", true},     {"dpdk_netmask", "dpdk_netmask", true},
-    {"dpdk_gateway", "dpdk_gateway", true},
+    {"dpdk_gateway", "dpdk_gateway", true}, {"dpdk_queues", "dpdk_queues", true},
 };
 
 const flag_spec* find_flag(std::string_view name) {
@@ -401,6 +402,10 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
   app.add_option("--dpdk_ip", out.dpdk_ip, "IPv4 address of the server on the DPDK port");
   app.add_option("--dpdk_netmask", out.dpdk_netmask, "Netmask of the DPDK port's subnet (default 255.255.255.0)");
   app.add_option("--dpdk_gateway", out.dpdk_gateway, "IPv4 gateway for clients off the DPDK port's subnet");
+  app.add_option("--dpdk_queues", out.dpdk_queues,
+                 "DPDK rx/tx queue pairs (default 0: one per shard); fewer than --shards steers connections "
+                 "to shards in software")
+      ->check(CLI::Range(0, 1024));
 
   if (n.help) {
     res.outcome = cli_outcome::exit_ok;

@@ -55,6 +55,7 @@ struct server_options {
   std::string dpdk_ip;
   std::string dpdk_netmask = "255.255.255.0";
   std::string dpdk_gateway;
+  int dpdk_queues = 0;  // rx/tx queue pairs; 0: one per shard. Fewer than shards: software steering
 };
 
 // The default store directory when JetStream is on and none was given.

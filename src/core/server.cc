@@ -115,7 +115,7 @@ base::status server::start() {
   if (o.transport == "dpdk") {
     std::string why;
     dpdk_transports = net::make_dpdk_transports(
-        net::dpdk_options{o.dpdk_eal, o.dpdk_port, o.dpdk_ip, o.dpdk_netmask, o.dpdk_gateway},
+        net::dpdk_options{o.dpdk_eal, o.dpdk_port, o.dpdk_ip, o.dpdk_netmask, o.dpdk_gateway, o.dpdk_queues},
         int(_shared.shard_count), why);
     if (dpdk_transports.empty()) {
       PG_ERROR("{}", why);

@@ -40,9 +40,14 @@ export PEREGRINE_EXTRA_CONF="transport: dpdk
 dpdk_ip: \"127.0.0.1\"
 dpdk_netmask: \"255.0.0.0\"
 dpdk_eal: \"-l 0 --no-huge -m 64 --no-pci --no-shconf --no-telemetry --log-level=error --file-prefix=pgs$$ --vdev=net_tap0,iface=$iface\""
-# PG_DPDK_SUITE_SHARDS=N: that many shards (with PEREGRINE_DPDK_QUEUES=1, by software steering).
+# PG_DPDK_SUITE_SHARDS=N / PG_DPDK_SUITE_QUEUES=M: N shards on M queue pairs (M < N: by
+# software steering).
 if [[ -n ${PG_DPDK_SUITE_SHARDS:-} ]]; then
   PEREGRINE_EXTRA_CONF+="
 shards: $PG_DPDK_SUITE_SHARDS"
+fi
+if [[ -n ${PG_DPDK_SUITE_QUEUES:-} ]]; then
+  PEREGRINE_EXTRA_CONF+="
+dpdk_queues: $PG_DPDK_SUITE_QUEUES"
 fi
 "$@"

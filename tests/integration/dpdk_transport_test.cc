@@ -45,7 +45,7 @@ constexpr const char* kClientCidr = "10.211.0.1/24";
 constexpr int kPort = 4222;  // the namespace is ours: no port clash is possible
 pid_t g_server = -1;
 int g_shards = 1;  // PEREGRINE_DPDK_SHARDS
-int g_queues = 1;  // PEREGRINE_DPDK_QUEUES (the server reads it too): fewer than shards steers in software
+int g_queues = 1;  // PEREGRINE_DPDK_QUEUES -> --dpdk_queues: fewer than shards steers in software
 // PEREGRINE_DPDK_VDEV=af_packet: the server on net_af_packet over a veth pair (one queue
 // pair, no rx interrupts) instead of net_tap; kIface stays the kernel's end.
 bool g_af_packet = false;
@@ -117,10 +117,10 @@ bool start_server(const std::string& bin, std::string& why) {
     ::dup2(fd, 1);
     ::dup2(fd, 2);
     const std::string port = std::to_string(kPort);
-    const std::string shards = std::to_string(g_shards);
+    const std::string shards = std::to_string(g_shards), queues = std::to_string(g_queues);
     const char* argv[] = {bin.c_str(), "--transport", "dpdk", eal.c_str(), "--dpdk_ip", kServerIp,
                           "--dpdk_netmask", "255.255.255.0", "-p", port.c_str(), "--shards", shards.c_str(),
-                          "-D", nullptr};  // -D: the connection lines name each client's shard
+                          "--dpdk_queues", queues.c_str(), "-D", nullptr};  // -D: the connection lines name each client's shard
     ::execv(bin.c_str(), const_cast<char* const*>(argv));
     ::_exit(127);
   }

@@ -409,3 +409,20 @@ TEST(ConfigKeys, BadValuesNamePosition) {
 }
 
 }  // namespace
+
+TEST(Cli, DpdkQueuesFlagAndKey) {
+  auto p = run({"--transport", "dpdk", "--dpdk_queues", "1", "--shards", "2"});
+  ASSERT_EQ(p.res.outcome, cli_outcome::run) << p.res.message;
+  EXPECT_EQ(p.opts.dpdk_queues, 1);
+  EXPECT_EQ(server_options{}.dpdk_queues, 0);  // default: one queue pair per shard
+  for (const char* bad : {"-1", "many", "5000"})
+    EXPECT_EQ(run({"--dpdk_queues", bad}).res.outcome, cli_outcome::exit_error) << bad;
+  TempDir d;
+  const auto conf = d.write("q.conf", "transport: dpdk\ndpdk_queues: 2\n");
+  server_options o;
+  std::string err;
+  std::vector<std::string> warns;
+  ASSERT_TRUE(load_config_file(conf, o, err, warns)) << err;
+  EXPECT_TRUE(warns.empty());
+  EXPECT_EQ(o.dpdk_queues, 2);
+}
