@@ -94,7 +94,7 @@ void consumer_state_machine::advance_floor_after(std::uint64_t sseq, std::uint64
 
 // ---- acks -----------------------------------------------------------------------------
 
-void consumer_state_machine::ack_one(std::uint64_t sseq, base::nanos, actions& out) {
+void consumer_state_machine::ack_one(std::uint64_t sseq, base::nanos now, actions& out) {
   auto it = _pending.find(sseq);
   if (it == _pending.end()) {
     if (_max_delivered.erase(sseq)) {  // late ack of a kept message releases it
@@ -104,10 +104,26 @@ void consumer_state_machine::ack_one(std::uint64_t sseq, base::nanos, actions& o
     return;
   }
   std::uint64_t dseq = it->second.consumer_seq;
+  if (should_sample()) {
+    advisory a;
+    a.kind = advisory_kind::ack_metric;
+    a.stream_seq = sseq;
+    a.consumer_seq = dseq;
+    a.deliveries = delivery_count(sseq);
+    a.ack_time = now - it->second.delivered_at;
+    out.emplace_back(std::move(a));
+  }
   remove_pending(sseq);
   _rdc.erase(sseq);
   out.emplace_back(released{sseq});
   advance_floor_after(sseq, dseq);
+}
+
+// As nats-server: every ack at 100 %, none at 0, else a roll of 0-99 at or below the rate.
+bool consumer_state_machine::should_sample() {
+  if (_p.sample_pct <= 0) return false;
+  if (_p.sample_pct >= 100) return true;
+  return _p.sample_roll && _p.sample_roll() <= _p.sample_pct;
 }
 
 void consumer_state_machine::ack_all_upto(std::uint64_t sseq, std::uint64_t dseq, base::nanos,
@@ -376,6 +392,7 @@ void consumer_state_machine::update(const consumer_params& p, base::nanos now, a
   _p.max_bytes = p.max_bytes;
   _p.headers_only = p.headers_only;
   _p.inactive_threshold = p.inactive_threshold;
+  _p.sample_pct = p.sample_pct;
   _p.priority_timeout = p.priority_timeout;
   _p.rate_limit_bps = p.rate_limit_bps;  // push pacing; the bucket keeps its current level
   _p.rate_burst = p.rate_burst;

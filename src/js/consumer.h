@@ -67,6 +67,10 @@ struct consumer_params {
   base::nanos inactive_threshold = 0;  // 0 = never expire
   // Pin ids are NUIDs; injected so the machine stays deterministic.
   std::function<std::string()> new_pin_id;
+  // sample_freq: this percentage of explicit acks produces an ack metric; the roll (0-99)
+  // is injected like the other randomness. Unset roll = never sample below 100 %.
+  int sample_pct = 0;
+  std::function<int()> sample_roll;
 };
 
 // What the store knows about one stored message (sizes in wire bytes).
@@ -129,7 +133,8 @@ struct status_reply {
 };
 
 enum class advisory_kind : std::uint8_t {
-  max_deliveries, nak, terminated, pinned, unpinned, pause
+  max_deliveries, nak, terminated, pinned, unpinned, pause,
+  ack_metric  // $JS.EVENT.METRIC.CONSUMER.ACK (sample_freq)
 };
 
 struct advisory {
@@ -142,6 +147,7 @@ struct advisory {
   std::string pin_id;            // pinned
   bool paused = false;           // pause
   base::nanos pause_until = 0;
+  base::nanos ack_time = 0;      // ack_metric: from the (last) delivery to the ack
 };
 
 // The consumer no longer needs `stream_seq` (acked, termed, or delivered with ack none):
@@ -293,6 +299,7 @@ class consumer_state_machine {
   void remove_pending(std::uint64_t sseq);
   void advance_floor_after(std::uint64_t sseq, std::uint64_t dseq);
   void ack_one(std::uint64_t sseq, base::nanos now, actions& out);
+  bool should_sample();
   void ack_all_upto(std::uint64_t sseq, std::uint64_t dseq, base::nanos now, actions& out);
   void expire_to_redelivery(std::uint64_t sseq, base::nanos now, actions& out);
   void terminate(std::uint64_t sseq, const std::string& reason, bool release, actions& out);

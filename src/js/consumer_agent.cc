@@ -50,6 +50,7 @@ consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, st
   p.inactive_threshold = with_jitter(p.inactive_threshold);
   p.new_pin_id = [] { return random_token(22); };
   p.new_fc_token = [] { return random_token(4); };
+  p.sample_roll = [] { return int(agent_rng().below(100)); };
   _advanced_to = _notified = s.store().last_seq();
   _m = std::make_unique<consumer_state_machine>(std::move(p), *this, now);
 }
@@ -433,6 +434,15 @@ void consumer_agent::send_advisory(const advisory& a) {
       body["paused"] = a.paused;
       body["pause_until"] = format_time(a.paused ? a.pause_until : 0);
       break;
+    case advisory_kind::ack_metric:
+      body["stream"] = sname;
+      body["consumer"] = _cfg.name;
+      body["consumer_seq"] = a.consumer_seq;
+      body["stream_seq"] = a.stream_seq;
+      body["ack_time"] = a.ack_time;
+      body["deliveries"] = a.deliveries;
+      _js.publish_event("$JS.EVENT.METRIC.CONSUMER.ACK" + suffix, "io.nats.jetstream.metric.v1.consumer_ack", body);
+      return;
   }
   _js.publish_event("$JS.EVENT.ADVISORY.CONSUMER." + subject + suffix, type, body);
 }

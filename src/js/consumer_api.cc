@@ -518,7 +518,7 @@ void jetstream::load_consumers(stream& s) {
 void jetstream::publish_event(const std::string& subject, std::string_view type, const ojson& body) {
   if (!_host->has_interest(subject)) return;
   ojson j;
-  j["type"] = "io.nats.jetstream.advisory.v1." + std::string(type);
+  j["type"] = type.starts_with("io.") ? std::string(type) : "io.nats.jetstream.advisory.v1." + std::string(type);
   j["id"] = random_name(22);
   j["timestamp"] = format_time(now());
   for (auto it = body.cbegin(); it != body.cend(); ++it) j[it.key()] = it.value();

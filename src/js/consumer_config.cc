@@ -459,6 +459,11 @@ consumer_params to_params(const consumer_config& c, const stream_config& s, std:
   p.consumer_name = std::string(consumer_name);
   p.ack = c.ack;
   p.ack_wait = c.ack_wait > 0 ? c.ack_wait : kDefaultAckWait;
+  if (!c.sample_freq.empty()) {  // "N" or "N%", validated at create
+    std::string_view f = c.sample_freq;
+    if (f.ends_with('%')) f.remove_suffix(1);
+    p.sample_pct = int(parse_u64(f).value_or(0));
+  }
   p.backoff = c.backoff;
   p.max_deliver = c.max_deliver;
   p.max_ack_pending = c.max_ack_pending;

@@ -30,7 +30,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   const std::string& domain() const { return _domain; }
   std::int64_t now() const { return _host->clk().wall_ns(); }
   std::size_t consumer_count(const std::string& stream) const;
-  // Advisory/event JSON {type,id,timestamp,<body>,domain} on `subject` when someone listens.
+  // Advisory/event JSON {type,id,timestamp,<body>,domain} on `subject` when someone listens;
+  // a short type is an advisory's ("nak" -> io.nats.jetstream.advisory.v1.nak).
   void publish_event(const std::string& subject, std::string_view type, const ojson& body);
   // A consumer no longer needs `seq`: retention decides whether the stream drops it.
   void on_released(stream& s, std::uint64_t seq);

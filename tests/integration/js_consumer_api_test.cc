@@ -260,6 +260,34 @@ TEST_F(js_consumer_api, nak_term_progress_and_redelivery_after_ack_wait) {
   EXPECT_EQ(i["num_ack_pending"], 2);
 }
 
+// sample_freq "100%": every explicit ack produces $JS.EVENT.METRIC.CONSUMER.ACK.<s>.<c>.
+TEST_F(js_consumer_api, sample_freq_ack_metrics) {
+  ASSERT_FALSE(create({{"name", "SF"}, {"subjects", {"sf.>"}}}).contains("error"));
+  for (int i = 1; i <= 2; ++i) publish("sf.x", "m" + std::to_string(i));
+  json c = create_consumer("SF", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"sample_freq", "100%"}});
+  ASSERT_FALSE(c.contains("error")) << c;
+  EXPECT_EQ(c["config"]["sample_freq"], "100%");
+  sub_ptr metrics = subscribe_sync(nc_.get(), "$JS.EVENT.METRIC.CONSUMER.ACK.SF.C");
+  natsConnection_Flush(nc_.get());
+  auto got = pull("SF", "C", {{"batch", 2}}, 2);
+  ASSERT_EQ(got.size(), 2u);
+  for (const auto& g : got) natsConnection_PublishString(nc_.get(), g.ack.c_str(), "+ACK");
+  natsConnection_Flush(nc_.get());
+  for (std::uint64_t seq = 1; seq <= 2; ++seq) {
+    msg_ptr m = next_msg(metrics.get(), 2000ms);
+    ASSERT_TRUE(m) << "no ack metric for seq " << seq;
+    json e = json::parse(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))));
+    EXPECT_EQ(e["type"], "io.nats.jetstream.metric.v1.consumer_ack");
+    EXPECT_EQ(e["stream"], "SF");
+    EXPECT_EQ(e["consumer"], "C");
+    EXPECT_EQ(e["stream_seq"], seq);
+    EXPECT_EQ(e["consumer_seq"], seq);
+    EXPECT_EQ(e["deliveries"], 1);
+    EXPECT_GT(e["ack_time"].get<std::int64_t>(), 0);
+    EXPECT_TRUE(e.contains("id") && e.contains("timestamp"));
+  }
+}
+
 TEST_F(js_consumer_api, pull_status_replies) {
   ASSERT_FALSE(create({{"name", "Q"}, {"subjects", {"q.>"}}}).contains("error"));
   ASSERT_FALSE(create_consumer("Q", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"max_batch", 3}})

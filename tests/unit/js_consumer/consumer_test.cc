@@ -505,3 +505,60 @@ TEST(Consumer, InactiveThreshold) {
 
 }  // namespace
 }  // namespace js::test
+
+namespace js::test {
+
+// sample_freq: explicit acks produce ack metrics at the configured rate (the roll is
+// injected), with the time from delivery to ack; ack-all and naks produce none.
+TEST(Consumer, AckMetricsFollowSampleFreq) {
+  harness h;
+  auto p = explicit_params();
+  p.sample_pct = 50;
+  std::vector<int> rolls{70, 20, 50};  // above the rate: no metric; at or below: metric
+  std::size_t next = 0;
+  p.sample_roll = [&] { return rolls[next++ % rolls.size()]; };
+  h.make(p);
+  h.publish(4);
+  h.request("r", pull(4));
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 4u);
+  h.now += 3 * kSecond;
+  EXPECT_TRUE(h.ack(d[0], "+ACK"));  // roll 70
+  EXPECT_TRUE(h.take_advisories().empty());
+  EXPECT_TRUE(h.ack(d[1], "+ACK"));  // roll 20
+  auto a = h.take_advisories();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, advisory_kind::ack_metric);
+  EXPECT_EQ(a[0].stream_seq, 2u);
+  EXPECT_EQ(a[0].consumer_seq, 2u);
+  EXPECT_EQ(a[0].deliveries, 1u);
+  EXPECT_EQ(a[0].ack_time, 3 * kSecond);
+  h.ack(d[2], "-NAK");  // a nak is no ack: its own advisory, no roll
+  a = h.take_advisories();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].kind, advisory_kind::nak);
+  EXPECT_TRUE(h.ack(d[3], "+ACK"));  // roll 50 (== rate)
+  a = h.take_advisories();
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].stream_seq, 4u);
+  EXPECT_EQ(next, 3u);
+}
+
+TEST(Consumer, AckMetricsAtHundredPercentAndNotForAckAll) {
+  for (auto policy : {ack_policy::explicit_, ack_policy::all}) {
+    harness h;
+    auto p = explicit_params();
+    p.ack = policy;
+    p.sample_pct = 100;  // no roll needed
+    h.make(p);
+    h.publish(3);
+    h.request("r", pull(3));
+    auto d = h.take_deliveries();
+    ASSERT_EQ(d.size(), 3u);
+    for (const auto& x : d) h.ack(x, "+ACK");
+    const auto a = h.take_advisories();
+    EXPECT_EQ(a.size(), policy == ack_policy::explicit_ ? 3u : 0u);
+  }
+}
+
+}  // namespace js::test
