@@ -267,6 +267,25 @@ void consumer_state_machine::on_removed(std::uint64_t seq, base::nanos now, acti
   deliver(now, out);
 }
 
+void consumer_state_machine::on_purged(std::uint64_t first, const std::vector<std::uint64_t>& gone,
+                                       base::nanos now, actions& out) {
+  if (_sseq < first) _sseq = first;
+  if (first > 0 && _floor.stream_seq < first) _floor.stream_seq = first - 1;
+  for (std::uint64_t seq : gone) {
+    auto it = _pending.find(seq);
+    if (it == _pending.end()) continue;
+    _floor.consumer_seq = std::max(_floor.consumer_seq, it->second.consumer_seq);
+    remove_pending(seq);
+    _rdc.erase(seq);
+  }
+  for (auto it = _max_delivered.begin(); it != _max_delivered.end() && *it < first;) {
+    _rdc.erase(*it);
+    it = _max_delivered.erase(it);
+  }
+  if (_pending.empty()) _floor = {_dseq - 1, _sseq - 1};
+  deliver(now, out);
+}
+
 // ---- timers -----------------------------------------------------------------------------
 
 void consumer_state_machine::tick(base::nanos now, actions& out) {

@@ -247,6 +247,11 @@ class consumer_state_machine {
   void on_shutdown(actions& out);
   // Messages removed from the stream (limits, delete): pending ones are terminated.
   void on_removed(std::uint64_t seq, base::nanos now, actions& out);
+  // A purge left the stream starting at `first`; `gone` = pending sequences the purge took
+  // (all below `first`, plus any a filtered purge removed above it). As nats-server: they
+  // leave pending silently, delivery skips to `first`, the ack floor follows, and with
+  // nothing pending both floors equal the delivered pair.
+  void on_purged(std::uint64_t first, const std::vector<std::uint64_t>& gone, base::nanos now, actions& out);
 
   // Push: interest on deliver_subject appeared/disappeared (push_bound).
   void set_push_interest(bool active, base::nanos now, actions& out);

@@ -219,14 +219,15 @@ void consumer_agent::on_stored(std::uint64_t seq, std::string_view subject) {
 
 void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now) {
   actions out;
-  if (seqs.empty()) {  // a purge: whatever is pending below the new first sequence is gone
+  if (seqs.empty()) {  // a purge: pending messages it took leave silently, the floors move
     _cnt_valid = false;
     _cache.clear();
-    const std::uint64_t first = _stream.store().first_seq();
+    auto& st = _stream.store();
+    const std::uint64_t first = st.first_seq();  // last_seq + 1 when empty
     std::vector<std::uint64_t> gone;
     for (const auto& [seq, e] : _m->pending())
-      if (seq < first) gone.push_back(seq);
-    for (auto seq : gone) _m->on_removed(seq, now, out);
+      if (seq < first || !st.load(seq).ok()) gone.push_back(seq);
+    _m->on_purged(first, gone, now, out);
   }
   for (auto seq : seqs) {
     if (seq >= _cnt_from) _cnt_valid = false;

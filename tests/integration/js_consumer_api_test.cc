@@ -288,6 +288,32 @@ TEST_F(js_consumer_api, sample_freq_ack_metrics) {
   }
 }
 
+// A full purge moves a consumer past what was purged: delivered and ack floor jump to the
+// stream's last sequence, pending acks are dropped, the next message keeps the consumer seq.
+TEST_F(js_consumer_api, purge_moves_delivered_and_ack_floor) {
+  ASSERT_FALSE(create({{"name", "PG"}, {"subjects", {"pg.>"}}}).contains("error"));
+  for (int i = 1; i <= 10; ++i) publish("pg.x", "m" + std::to_string(i));
+  ASSERT_FALSE(create_consumer("PG", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}}).contains("error"));
+  auto got = pull("PG", "C", {{"batch", 4}}, 4);
+  ASSERT_EQ(got.size(), 4u);
+  natsConnection_PublishString(nc_.get(), got[0].ack.c_str(), "+ACK");
+  natsConnection_Flush(nc_.get());
+  json i = info("PG", "C");
+  EXPECT_EQ(i["num_ack_pending"], 3);
+  ASSERT_EQ(request("$JS.API.STREAM.PURGE.PG")["purged"], 10);
+  i = info("PG", "C");
+  EXPECT_EQ(i["delivered"]["consumer_seq"], 4);
+  EXPECT_EQ(i["delivered"]["stream_seq"], 10);
+  EXPECT_EQ(i["ack_floor"]["consumer_seq"], 4);
+  EXPECT_EQ(i["ack_floor"]["stream_seq"], 10);
+  EXPECT_EQ(i["num_ack_pending"], 0);
+  EXPECT_EQ(i["num_pending"], 0);
+  publish("pg.x", "after");
+  auto next = pull("PG", "C", {{"batch", 1}}, 1);
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_TRUE(next[0].ack.starts_with("$JS.ACK.PG.C.1.11.5.")) << next[0].ack;
+}
+
 TEST_F(js_consumer_api, pull_status_replies) {
   ASSERT_FALSE(create({{"name", "Q"}, {"subjects", {"q.>"}}}).contains("error"));
   ASSERT_FALSE(create_consumer("Q", "C", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"max_batch", 3}})

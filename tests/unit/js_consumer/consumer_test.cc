@@ -562,3 +562,42 @@ TEST(Consumer, AckMetricsAtHundredPercentAndNotForAckAll) {
 }
 
 }  // namespace js::test
+
+namespace js::test {
+
+// A purge (nats-server's consumer purge): pending messages it took leave without advisories,
+// delivery skips to the new first sequence and the floors follow.
+TEST(Consumer, PurgeMovesDeliveryAndFloors) {
+  harness h;
+  h.make(explicit_params());
+  h.publish(10);
+  h.request("r", pull(4));
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 4u);
+  h.take_released();
+  EXPECT_TRUE(h.ack(d[0], "+ACK"));
+  h.take_released();
+  // Purge below 3: seq 2 goes; 3 and 4 stay pending.
+  h.c->on_purged(3, {2}, h.now, h.out);
+  EXPECT_TRUE(h.take_advisories().empty());
+  auto n = h.info();
+  EXPECT_EQ(n.ack_floor, (sequence_pair{2, 2}));
+  EXPECT_EQ(n.num_ack_pending, 2u);
+  EXPECT_EQ(n.delivered, (sequence_pair{4, 4}));
+  // Purge everything (stream now starts at 11): delivered and floors jump to 10.
+  h.c->on_purged(11, {3, 4}, h.now, h.out);
+  n = h.info();
+  EXPECT_EQ(n.delivered, (sequence_pair{4, 10}));
+  EXPECT_EQ(n.ack_floor, (sequence_pair{4, 10}));
+  EXPECT_EQ(n.num_ack_pending, 0u);
+  EXPECT_TRUE(h.take_advisories().empty());
+  // The next message is delivered as consumer seq 5.
+  h.publish(1);
+  h.request("r", pull(1));
+  d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].stream_seq, 11u);
+  EXPECT_EQ(d[0].consumer_seq, 5u);
+}
+
+}  // namespace js::test
