@@ -145,18 +145,20 @@ base::result<std::unique_ptr<file_consumer_store>> file_consumer_store::open(
 base::status file_consumer_store::flush() {
   wait_written();
   if (const int err = take_async_error(); err != 0) _dirty = true;  // rewrite what failed
-  if (!_dirty) return {};
+  if (!_dirty && !_unsynced) return {};
   if (const int err = write_snapshot_file(_dir, _path, encode_consumer_state(_s)); err != 0)
     return io::sys_error(err);
   _dirty = false;
+  _unsynced = false;
   return {};
 }
 
-bool file_consumer_store::flush_async() {
-  if (!_dirty) return true;
+bool file_consumer_store::flush_async(bool sync) {
+  if (!_dirty && !(sync && _unsynced)) return true;
   if (writing()) return false;
-  state_writer::instance().submit(_ticket, ++_gen, _dir, _path, encode_consumer_state(_s));
+  state_writer::instance().submit(_ticket, ++_gen, _dir, _path, encode_consumer_state(_s), sync);
   _dirty = false;
+  _unsynced = !sync;
   return true;
 }
 

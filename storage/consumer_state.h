@@ -79,8 +79,11 @@ class file_consumer_store final : public memory_consumer_store {
   // Writes the snapshot now (after any background write still in flight).
   base::status flush() override;
   // Hands the snapshot to the state_writer thread and returns at once; false (and still
-  // dirty) while the previous one is being written, so snapshots coalesce.
-  bool flush_async();
+  // dirty) while the previous one is being written, so snapshots coalesce. sync: also
+  // fdatasync (power loss); without it the snapshot survives a process crash only.
+  bool flush_async(bool sync = true);
+  // Snapshots written since the last synced one (what power loss could still take).
+  bool unsynced() const { return _unsynced; }
   // errno of a background write that failed since the last call, 0 if none.
   int take_async_error() { return _ticket->error.exchange(0, std::memory_order_relaxed); }
   bool writing() const { return _ticket->done.load(std::memory_order_acquire) < _gen; }
@@ -91,6 +94,7 @@ class file_consumer_store final : public memory_consumer_store {
   std::string _dir, _path;
   std::shared_ptr<state_writer::ticket> _ticket = std::make_shared<state_writer::ticket>();
   std::uint64_t _gen = 0;  // generation of the last snapshot handed over
+  bool _unsynced = false;
 };
 
 }  // namespace storage

@@ -8,7 +8,7 @@
 
 namespace storage {
 
-int write_snapshot_file(const std::string& dir, const std::string& path, const std::string& bytes) {
+int write_snapshot_file(const std::string& dir, const std::string& path, const std::string& bytes, bool sync) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return errno;
@@ -23,13 +23,14 @@ int write_snapshot_file(const std::string& dir, const std::string& path, const s
     }
     done += std::size_t(n);
   }
-  if (::fdatasync(fd) != 0) {
+  if (sync && ::fdatasync(fd) != 0) {
     const int err = errno;
     ::close(fd);
     return err;
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) return errno;
+  if (!sync) return 0;
   if (const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
@@ -57,10 +58,10 @@ state_writer::~state_writer() {
 }
 
 void state_writer::submit(std::shared_ptr<ticket> t, std::uint64_t gen, std::string dir, std::string path,
-                          std::string bytes) {
+                          std::string bytes, bool sync) {
   {
     std::lock_guard<std::mutex> g(_mu);
-    _jobs.push_back(job{std::move(t), gen, std::move(dir), std::move(path), std::move(bytes)});
+    _jobs.push_back(job{std::move(t), gen, std::move(dir), std::move(path), std::move(bytes), sync});
   }
   _cv.notify_one();
 }
@@ -73,7 +74,7 @@ void state_writer::run() {
     job j = std::move(_jobs.front());
     _jobs.pop_front();
     lk.unlock();
-    const int err = write_snapshot_file(j.dir, j.path, j.bytes);
+    const int err = write_snapshot_file(j.dir, j.path, j.bytes, j.sync);
     if (err != 0) j.t->error.store(err, std::memory_order_relaxed);
     j.t->done.store(j.gen, std::memory_order_release);
     lk.lock();

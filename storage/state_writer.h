@@ -15,8 +15,11 @@
 
 namespace storage {
 
-// Writes bytes to path atomically (path.tmp, fdatasync, rename, fsync of dir); 0 or errno.
-int write_snapshot_file(const std::string& dir, const std::string& path, const std::string& bytes);
+// Writes bytes to path atomically: path.tmp, rename; with `sync` also fdatasync before the
+// rename and fsync of dir after it. Without sync the snapshot survives a process crash (it
+// is in the page cache) but not necessarily power loss. Returns 0 or errno.
+int write_snapshot_file(const std::string& dir, const std::string& path, const std::string& bytes,
+                        bool sync = true);
 
 class state_writer {
  public:
@@ -31,13 +34,15 @@ class state_writer {
   ~state_writer();
 
   // Queues one snapshot; `t->done` becomes `gen` once it is written or failed.
-  void submit(std::shared_ptr<ticket> t, std::uint64_t gen, std::string dir, std::string path, std::string bytes);
+  void submit(std::shared_ptr<ticket> t, std::uint64_t gen, std::string dir, std::string path, std::string bytes,
+              bool sync);
 
  private:
   struct job {
     std::shared_ptr<ticket> t;
     std::uint64_t gen;
     std::string dir, path, bytes;
+    bool sync;
   };
   state_writer();
   void run();

@@ -136,6 +136,7 @@ class consumer_agent final : public message_source, public core::internal_handle
   std::int64_t _last_ack = 0;
   bool _dirty = false;
   std::int64_t _next_flush = 0;
+  std::int64_t _next_sync = 0;  // the next background snapshot to fdatasync
   bool _expired = false;
   bool _stopped = false;
 };

@@ -464,18 +464,6 @@ TEST_F(js_consumer_api, replies_to_api_subjects_do_not_break_the_server) {
 
 class js_consumer_restart : public js_consumer_api {
  protected:
-  void restart(bool hard) {
-    js_.reset();
-    nc_.reset();
-    if (hard) {
-      pid_t pid = server_pid();
-      ASSERT_GT(pid, 0);
-      ::kill(pid, SIGKILL);
-    }
-    server_->stop();
-    ASSERT_TRUE(server_->start()) << server_->error();
-    reconnect();
-  }
   void resume_from_ack_floor(bool hard) {
     ASSERT_FALSE(create({{"name", "D"}, {"subjects", {"d.>"}}}).contains("error"));
     for (int i = 1; i <= 10; ++i) publish("d.x", "m" + std::to_string(i));

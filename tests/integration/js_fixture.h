@@ -104,6 +104,21 @@ class js_test : public server_test {
     return found;
   }
 
+  // Stops the server (SIGKILL first when hard: nothing is flushed) and starts it again on
+  // the same store, then reconnects.
+  void restart(bool hard) {
+    js_.reset();
+    nc_.reset();
+    if (hard) {
+      pid_t pid = server_pid();
+      ASSERT_GT(pid, 0);
+      ::kill(pid, SIGKILL);
+    }
+    server_->stop();
+    ASSERT_TRUE(server_->start()) << server_->error();
+    reconnect();
+  }
+
   nc_ptr nc_;
   js_ptr js_;
 };

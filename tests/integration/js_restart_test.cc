@@ -11,19 +11,6 @@ using nlohmann::json;
 
 class js_restart : public js_test {
  protected:
-  void restart(bool hard) {
-    js_.reset();
-    nc_.reset();
-    if (hard) {
-      pid_t pid = server_pid();
-      ASSERT_GT(pid, 0);
-      ::kill(pid, SIGKILL);
-    }
-    server_->stop();
-    ASSERT_TRUE(server_->start()) << server_->error();
-    reconnect();
-  }
-
   void fill() {
     ASSERT_FALSE(create({{"name", "F"}, {"subjects", {"f.>"}}, {"max_msgs_per_subject", 100}}).contains("error"));
     ASSERT_FALSE(create({{"name", "MEMS"}, {"subjects", {"m.>"}}, {"storage", "memory"}}).contains("error"));

@@ -106,6 +106,28 @@ TEST(consumer_state, background_flush_coalesces_and_resumes) {
   EXPECT_EQ((*c)->state().delivered, (seq_pair{200, 200}));
 }
 
+TEST(consumer_state, unsynced_snapshot_is_synced_later) {
+  storage_test::temp_dir d;
+  auto c = file_consumer_store::open(d.path(), "C1");
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->update_delivered(1, 1, 1, 7).ok());
+  ASSERT_TRUE((*c)->flush_async(false));  // written, not fdatasync'd
+  EXPECT_FALSE((*c)->dirty());
+  EXPECT_TRUE((*c)->unsynced());
+  (*c)->wait_written();
+  // A process crash now keeps it: a fresh open reads the renamed snapshot.
+  auto seen = file_consumer_store::open(d.path(), "C1");
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ((*seen)->state().delivered, (seq_pair{1, 1}));
+  // Nothing changed, but a synced snapshot is still owed.
+  ASSERT_TRUE((*c)->flush_async(true));
+  EXPECT_FALSE((*c)->unsynced());
+  (*c)->wait_written();
+  EXPECT_EQ((*c)->take_async_error(), 0);
+  ASSERT_TRUE((*c)->flush_async(true));  // nothing owed: no write
+  EXPECT_FALSE((*c)->writing());
+}
+
 TEST(consumer_state, background_flush_failure_is_reported_and_rewritten) {
   storage_test::temp_dir d;
   const std::string dir = d.sub("gone");
