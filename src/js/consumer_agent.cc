@@ -381,73 +381,51 @@ void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
 void consumer_agent::send_advisory(const advisory& a) {
   const std::string& sname = _stream.config().name;
   const std::string suffix = "." + sname + "." + _cfg.name;
-  std::string subject, type;
+  using k = advisory_kind;
+  const bool group = a.kind == k::pinned || a.kind == k::unpinned;
+  const bool per_msg = a.kind == k::max_deliveries || a.kind == k::nak || a.kind == k::terminated ||
+                       a.kind == k::ack_metric;
+  // Fields in nats-server's order: [account] stream consumer [consumer_seq] [stream_seq]
+  // [ack_time] [deliveries], then the kind's own.
   ojson body;
+  if (group) body["account"] = "$G";
+  body["stream"] = sname;
+  body["consumer"] = _cfg.name;
+  if (per_msg && a.kind != k::max_deliveries) body["consumer_seq"] = a.consumer_seq;
+  if (per_msg) body["stream_seq"] = a.stream_seq;
+  if (a.kind == k::ack_metric) body["ack_time"] = a.ack_time;
+  if (per_msg) body["deliveries"] = a.deliveries;
+  if (group) body["group"] = a.group;
+  std::string_view subject, type;
   switch (a.kind) {
-    case advisory_kind::max_deliveries:
-      subject = "MAX_DELIVERIES";
-      type = "max_deliver";
-      body["stream"] = sname;
-      body["consumer"] = _cfg.name;
-      body["stream_seq"] = a.stream_seq;
-      body["deliveries"] = a.deliveries;
+    case k::max_deliveries:
+      subject = "MAX_DELIVERIES", type = "max_deliver";
       break;
-    case advisory_kind::nak:
-      subject = "MSG_NAKED";
-      type = "nak";
-      body["stream"] = sname;
-      body["consumer"] = _cfg.name;
-      body["consumer_seq"] = a.consumer_seq;
-      body["stream_seq"] = a.stream_seq;
-      body["deliveries"] = a.deliveries;
+    case k::nak:
+      subject = "MSG_NAKED", type = "nak";
       break;
-    case advisory_kind::terminated:
-      subject = "MSG_TERMINATED";
-      type = "terminated";
-      body["stream"] = sname;
-      body["consumer"] = _cfg.name;
-      body["consumer_seq"] = a.consumer_seq;
-      body["stream_seq"] = a.stream_seq;
-      body["deliveries"] = a.deliveries;
+    case k::terminated:
+      subject = "MSG_TERMINATED", type = "terminated";
       if (!a.reason.empty()) body["reason"] = a.reason;
       break;
-    case advisory_kind::pinned:
-      subject = "PINNED";
-      type = "consumer_group_pinned";
-      body["account"] = "$G";
-      body["stream"] = sname;
-      body["consumer"] = _cfg.name;
-      body["group"] = a.group;
+    case k::pinned:
+      subject = "PINNED", type = "consumer_group_pinned";
       body["pinned_id"] = a.pin_id;
       break;
-    case advisory_kind::unpinned:
-      subject = "UNPINNED";
-      type = "consumer_group_unpinned";
-      body["account"] = "$G";
-      body["stream"] = sname;
-      body["consumer"] = _cfg.name;
-      body["group"] = a.group;
+    case k::unpinned:
+      subject = "UNPINNED", type = "consumer_group_unpinned";
       body["reason"] = a.reason;
       break;
-    case advisory_kind::pause:
-      subject = "PAUSE";
-      type = "consumer_pause";
-      body["stream"] = sname;
-      body["consumer"] = _cfg.name;
+    case k::pause:
+      subject = "PAUSE", type = "consumer_pause";
       body["paused"] = a.paused;
       body["pause_until"] = format_time(a.paused ? a.pause_until : 0);
       break;
-    case advisory_kind::ack_metric:
-      body["stream"] = sname;
-      body["consumer"] = _cfg.name;
-      body["consumer_seq"] = a.consumer_seq;
-      body["stream_seq"] = a.stream_seq;
-      body["ack_time"] = a.ack_time;
-      body["deliveries"] = a.deliveries;
+    case k::ack_metric:
       _js.publish_event("$JS.EVENT.METRIC.CONSUMER.ACK" + suffix, "io.nats.jetstream.metric.v1.consumer_ack", body);
       return;
   }
-  _js.publish_event("$JS.EVENT.ADVISORY.CONSUMER." + subject + suffix, type, body);
+  _js.publish_event("$JS.EVENT.ADVISORY.CONSUMER." + std::string(subject) + suffix, type, body);
 }
 
 void consumer_agent::release(std::uint64_t seq) {
