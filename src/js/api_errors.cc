@@ -106,6 +106,8 @@ constexpr std::array kTable{
     entry{10148, 400, "consumer already exists"},
     entry{10149, 400, "consumer does not exist"},
     entry{10153, 400, "consumer inactive threshold exceeds system limit of {}"},
+    entry{10155, 400, "stream transform source: {}"},
+    entry{10156, 400, "stream transform: {}"},
     entry{10157, 400, "pedantic mode: {}"},
     entry{10159, 400, "Setting PriorityPolicy requires at least one PriorityGroup to be set"},
     entry{10160, 400, "Provided priority group does not exist for this consumer"},

@@ -29,6 +29,7 @@ stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::s
   // wait for the disk; without that signal, poll() keeps reporting work instead.
   const int efd = _js.host().wake_eventfd();
   _completions_wake_loop = efd >= 0 && _store->signal_completions_to(efd);
+  _rewrites.configure(_cfg);
   _store->on_durable([this](std::uint64_t seq) { flush_acks(seq); });
   _store->on_error([this](base::error e, std::uint64_t first, std::uint64_t last) {
     PG_ERROR("JetStream stream '{}' store error {} for sequences {}..{}", _cfg.name,
@@ -82,6 +83,7 @@ void stream::update(const stream_config& cfg) {
   const bool resub = cfg.subjects != _cfg.subjects || cfg.allow_direct != _cfg.allow_direct;
   if (resub) unsubscribe();
   _cfg = cfg;
+  _rewrites.configure(_cfg);
   if (resub) subscribe();
   apply_limits();
   prune_dedup(_js.now());
@@ -230,6 +232,9 @@ void stream::on_msg(const core::inbound_msg& m) {
   const std::string_view hdr = m.headers;
   const std::int64_t now = _js.now();
   if (_cfg.sealed) return fail(make_error(err::sealed));
+  // The ingest transform first: every check below and the store see the stored subject.
+  std::string transformed;
+  const std::string_view subject = _rewrites.ingest(m.subject, transformed);
 
   std::string_view msg_id;
   std::optional<std::string_view> rollup;
@@ -258,7 +263,7 @@ void stream::on_msg(const core::inbound_msg& m) {
     }
     auto subj_filter = find_header(hdr, "Nats-Expected-Last-Subject-Sequence-Subject");
     if (auto v = find_header(hdr, "Nats-Expected-Last-Subject-Sequence")) {
-      std::string_view filter = subj_filter && !subj_filter->empty() ? *subj_filter : m.subject;
+      std::string_view filter = subj_filter && !subj_filter->empty() ? *subj_filter : subject;
       std::uint64_t actual = 0;
       if (auto last = _store->load_last(filter); last.ok()) actual = last->seq;
       auto want = parse_u64(*v);
@@ -286,7 +291,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   if (hdr.size() > kMaxHeaderBytes) return fail(make_error(err::header_too_large));
 
   // Interest retention with nobody interested: the sequence is consumed, nothing stored.
-  if (_cfg.retention == retention_policy::interest && !(has_interest && has_interest(m.subject))) {
+  if (_cfg.retention == retention_policy::interest && !(has_interest && has_interest(subject))) {
     if (auto st = _store->skip(1); !st.ok())
       return fail(make_error(err::store_failed, base::errc_name(st.code())));
     const std::uint64_t seq = _store->last_seq();
@@ -298,14 +303,15 @@ void stream::on_msg(const core::inbound_msg& m) {
 
   const auto acct = _cfg.storage == storage_type::memory ? storage::byte_accounting::memory
                                                          : storage::byte_accounting::file;
-  const std::uint64_t size = storage::msg_size(acct, m.subject.size(), hdr.size(), m.payload.size());
-  if (auto e = check_discard_new(m.subject, size, rollup.has_value())) return fail(*e);
+  const std::uint64_t size = storage::msg_size(acct, subject.size(), hdr.size(), m.payload.size());
+  if (auto e = check_discard_new(subject, size, rollup.has_value())) return fail(*e);
 
-  auto seq = _store->append(m.subject, hdr, m.payload, now, ttl);
+  const std::uint64_t prev_on_subject = _rewrites.republishes() ? _store->subject_last_seq(subject) : 0;
+  auto seq = _store->append(subject, hdr, m.payload, now, ttl);
   if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
   if (rollup) {
     storage::purge_request pr;
-    if (lower(*rollup) == "sub") pr.filter = std::string(m.subject);
+    if (lower(*rollup) == "sub") pr.filter = std::string(subject);
     pr.keep = 1;
     if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
   }
@@ -319,7 +325,11 @@ void stream::on_msg(const core::inbound_msg& m) {
   record_msg_id(msg_id, *seq, now);
   _last_msg_id = std::string(msg_id);
   if (want_ack) queue_ack(std::string(m.reply), ack_body(*seq, false), *seq);
-  if (on_stored) on_stored(*seq, m.subject);
+  if (_rewrites.republishes()) {  // at most once, as a plain core publish
+    if (auto c = _rewrites.republish(_cfg.name, subject, hdr, m.payload.size(), *seq, now, prev_on_subject))
+      _js.host().publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : m.payload);
+  }
+  if (on_stored) on_stored(*seq, subject);
 }
 
 ojson stream::state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const {

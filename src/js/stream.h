@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/core/service.h"
+#include "src/js/republish.h"
 #include "src/js/stream_config.h"
 #include "storage/store.h"
 
@@ -107,6 +108,7 @@ class stream final : public core::internal_handler {
   bool _closed = false;
   bool _completions_wake_loop = false;
   std::int64_t _last_ack_queued = 0;
+  subject_rewrites _rewrites;  // subject_transform and republish
 };
 
 }  // namespace js

@@ -9,6 +9,7 @@
 #include "peregrine_config.h"
 #include "src/core/subject.h"
 #include "src/js/json_decode.h"
+#include "src/js/subject_transform.h"
 
 namespace js {
 
@@ -160,6 +161,31 @@ bool overlaps_reserved(std::string_view s, std::string_view root) {
   return core::subjects_overlap(s, root);
 }
 
+std::string str_field(const ojson& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// subject_transform (10155/10156) and republish (10052), streams.md §2.4 and §8.
+std::optional<api_error> check_transforms(const stream_config& c) {
+  std::string error;
+  if (c.subject_transform.is_object()) {
+    const std::string src = str_field(c.subject_transform, "src");
+    if (!src.empty() && !core::valid_subject(src)) return make_error(10155, "invalid subject " + src);
+    if (!subject_transform::parse(src, str_field(c.subject_transform, "dest"), error)) return make_error(10156, error);
+  }
+  if (c.republish.is_object()) {
+    const std::string src = str_field(c.republish, "src"), dest = str_field(c.republish, "dest");
+    for (const auto& s : c.subjects)
+      if (!dest.empty() && core::subjects_overlap(dest, s))
+        return invalid("stream configuration for republish destination forms a cycle");
+    if (dest.empty() || !subject_transform::parse(src, dest, error))
+      return invalid("stream configuration for republish with transform from '" + src + "' to '" + dest +
+                     "' not valid");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<api_error> parse_stream_config(std::string_view body, stream_config& out) {
@@ -276,8 +302,7 @@ std::optional<api_error> validate(const stream_config& c) {
   auto later = [](std::string_view what) { return invalid(std::string(what) + " is not supported by this server yet"); };
   if (c.has_mirror()) return later("stream mirrors");
   if (c.has_sources()) return later("stream sources");
-  if (c.subject_transform.is_object()) return later("subject transforms");
-  if (c.republish.is_object()) return later("republish");
+  if (auto e = check_transforms(c)) return e;
   if (c.subject_delete_marker_ttl > 0) return later("subject delete marker TTL");
   if (c.allow_msg_counter) return later("message counters");
   if (c.allow_atomic) return later("atomic batch publish");

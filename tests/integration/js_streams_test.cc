@@ -405,4 +405,66 @@ TEST_F(js_test, stream_advisories) {
 }
 
 }  // namespace
+// RePublish (streams.md §8.3): a copy of every stored message matching src goes to the
+// transformed subject with the stream's headers after the message's own.
+TEST_F(js_test, republish_copies_stored_messages_with_stream_headers) {
+  json bad = create({{"name", "RPX"}, {"subjects", {"rpx.>"}}, {"republish", {{"src", "rpx.>"}, {"dest", "rpx.copy.>"}}}});
+  ASSERT_TRUE(bad.contains("error")) << bad;
+  EXPECT_EQ(bad["error"]["err_code"], 10052);
+  EXPECT_EQ(bad["error"]["description"], "stream configuration for republish destination forms a cycle");
+  json c = create({{"name", "RP"}, {"subjects", {"rp.>"}}, {"republish", {{"src", "rp.>"}, {"dest", "dash.rp.>"}}}});
+  ASSERT_FALSE(c.contains("error")) << c;
+  EXPECT_EQ(c["config"]["republish"]["dest"], "dash.rp.>");
+  sub_ptr dash = subscribe_sync(nc_.get(), "dash.>");
+  natsConnection_Flush(nc_.get());
+  EXPECT_EQ(publish("rp.a", "hello", {{"X-App", "1"}})["seq"], 1);
+  EXPECT_EQ(publish("rp.a", "hello2")["seq"], 2);
+  for (int i = 1; i <= 2; ++i) {
+    msg_ptr m = next_msg(dash.get(), 2000ms);
+    ASSERT_TRUE(m) << "no republished copy " << i;
+    EXPECT_STREQ(natsMsg_GetSubject(m.get()), "dash.rp.a");
+    EXPECT_EQ(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), i == 1 ? "hello" : "hello2");
+    const char* v = nullptr;
+    auto header = [&](const char* k) {
+      v = nullptr;
+      return natsMsgHeader_Get(m.get(), k, &v) == NATS_OK && v ? std::string(v) : std::string("<none>");
+    };
+    EXPECT_EQ(header("X-App"), i == 1 ? "1" : "<none>");
+    EXPECT_EQ(header("Nats-Stream"), "RP");
+    EXPECT_EQ(header("Nats-Subject"), "rp.a");
+    EXPECT_EQ(header("Nats-Sequence"), std::to_string(i));
+    EXPECT_EQ(header("Nats-Last-Sequence"), std::to_string(i - 1));
+  }
+  // headers_only: an empty payload and Nats-Msg-Size.
+  ASSERT_FALSE(create({{"name", "RP2"}, {"subjects", {"rp2.>"}},
+                       {"republish", {{"src", "rp2.>"}, {"dest", "dash.rp2.>"}, {"headers_only", true}}}})
+                   .contains("error"));
+  publish("rp2.a", "hello world");
+  msg_ptr m = next_msg(dash.get(), 2000ms);
+  ASSERT_TRUE(m);
+  EXPECT_STREQ(natsMsg_GetSubject(m.get()), "dash.rp2.a");
+  EXPECT_EQ(natsMsg_GetDataLength(m.get()), 0);
+  const char* size = nullptr;
+  ASSERT_EQ(natsMsgHeader_Get(m.get(), "Nats-Msg-Size", &size), NATS_OK);
+  EXPECT_STREQ(size, "11");
+}
+
+// The ingest transform (2.10+, so not on nats-server 2.9.10): messages are stored under the
+// transformed subject; the Deep Dive's ORDERS-SHARDED partitions.
+TEST_F(js_test, subject_transform_stores_the_transformed_subject) {
+  if (server_binary().find("peregrine") == std::string::npos) GTEST_SKIP() << "subject_transform is 2.10+";
+  json bad = create({{"name", "TX"}, {"subjects", {"in.*"}}, {"subject_transform", {{"src", "in.*"}, {"dest", "o.$2"}}}});
+  ASSERT_TRUE(bad.contains("error"));
+  EXPECT_EQ(bad["error"]["err_code"], 10156);
+  EXPECT_EQ(bad["error"]["description"], "stream transform: invalid mapping destination: wildcard index out of range in $2");
+  json c = create({{"name", "ORDERS-SHARDED"}, {"subjects", {"ingest.*"}},
+                   {"subject_transform", {{"src", "ingest.*"}, {"dest", "orders.{{partition(3,1)}}.{{wildcard(1)}}"}}}});
+  ASSERT_FALSE(c.contains("error")) << c;
+  for (const char* who : {"acme", "globex", "wayne"}) publish(std::string("ingest.") + who, "order");
+  json r = request("$JS.API.STREAM.INFO.ORDERS-SHARDED", R"({"subjects_filter":">"})");
+  EXPECT_EQ(r["state"]["subjects"], json({{"orders.1.acme", 1}, {"orders.1.globex", 1}, {"orders.2.wayne", 1}}));
+  json got = request("$JS.API.STREAM.MSG.GET.ORDERS-SHARDED", R"({"seq":3})");
+  EXPECT_EQ(got["message"]["subject"], "orders.2.wayne");
+}
+
 }  // namespace peregrine::test
