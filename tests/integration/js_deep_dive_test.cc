@@ -1,4 +1,4 @@
-// Deep Dive chapter replay (deep-dive.md 13.1, 13.2, 13.12, 13.14, 13.18): the ORDERS stream,
+// Deep Dive chapter replay (deep-dive.md 13.1, 13.2, 13.12, 13.14, 13.18, 13.19): the ORDERS stream,
 // the chapter's payloads and the facts the chapter prints.
 #include "tests/integration/js_fixture.h"
 
@@ -111,6 +111,54 @@ TEST_F(js_test, deep_dive_first_stream_and_publishing) {
   ASSERT_FALSE(create({{"name", "FULFILLMENT"}, {"subjects", {"fulfill.>"}}, {"retention", "workqueue"}}).contains("error"));
   r = request("$JS.API.STREAM.UPDATE.FULFILLMENT", R"({"name":"FULFILLMENT","subjects":["fulfill.>"],"retention":"limits"})");
   EXPECT_EQ(r["error"]["description"], "stream configuration update can not change retention policy to/from workqueue");
+}
+
+// 13.19: nats stream edit ORDERS --republish-source "orders.>" --republish-destination
+// "dash.orders.>", then --republish-headers, then --no-republish. (2.9.10 cannot change
+// RePublish on update; 2.10+ can.)
+TEST_F(js_test, deep_dive_republish_page) {
+  if (server_binary().find("peregrine") == std::string::npos) GTEST_SKIP() << "republish updates are 2.10+";
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
+  for (int i = 0; i < 3; ++i) publish("orders.created", kOrd8w2k);
+  publish("orders.shipped", kOrd8w2kShipped);
+  auto edit = [&](const json& republish) {
+    json cfg{{"name", "ORDERS"}, {"subjects", {"orders.>"}}};
+    if (!republish.is_null()) cfg["republish"] = republish;
+    return request("$JS.API.STREAM.UPDATE.ORDERS", cfg.dump());
+  };
+  json r = edit({{"src", "orders.>"}, {"dest", "orders.copy.>"}});
+  EXPECT_EQ(r["error"]["err_code"], 10052);
+  EXPECT_EQ(r["error"]["description"], "stream configuration for republish destination forms a cycle");
+  r = edit({{"src", "orders.>"}, {"dest", "dash.orders.>"}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  sub_ptr dash = subscribe_sync(nc_.get(), "dash.orders.>");
+  natsConnection_Flush(nc_.get());
+  EXPECT_EQ(publish("orders.created", kOrd2zr9)["seq"], 5);
+  msg_ptr m = next_msg(dash.get(), 2000ms);
+  ASSERT_TRUE(m);
+  EXPECT_STREQ(natsMsg_GetSubject(m.get()), "dash.orders.created");
+  EXPECT_EQ(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), kOrd2zr9);
+  auto header = [&](const char* k) {
+    const char* v = nullptr;
+    return natsMsgHeader_Get(m.get(), k, &v) == NATS_OK && v ? std::string(v) : std::string("<none>");
+  };
+  EXPECT_EQ(header("Nats-Stream"), "ORDERS");
+  EXPECT_EQ(header("Nats-Subject"), "orders.created");
+  EXPECT_EQ(header("Nats-Sequence"), "5");
+  EXPECT_EQ(header("Nats-Last-Sequence"), "3");
+  EXPECT_TRUE(header("Nats-Time-Stamp").ends_with("Z")) << header("Nats-Time-Stamp");
+  // --republish-headers: headers only, with the payload size.
+  ASSERT_FALSE(edit({{"src", "orders.>"}, {"dest", "dash.orders.>"}, {"headers_only", true}}).contains("error"));
+  publish("orders.shipped", kOrd8w2kShipped);
+  m = next_msg(dash.get(), 2000ms);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(natsMsg_GetDataLength(m.get()), 0);
+  EXPECT_EQ(header("Nats-Msg-Size"), std::to_string(kOrd8w2kShipped.size()));
+  EXPECT_EQ(header("Nats-Last-Sequence"), "4");
+  // --no-republish: nothing more arrives.
+  ASSERT_FALSE(edit(nullptr).contains("error"));
+  publish("orders.created", kOrd8w2k);
+  EXPECT_FALSE(next_msg(dash.get(), 300ms));
 }
 
 }  // namespace
