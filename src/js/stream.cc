@@ -84,6 +84,7 @@ void stream::update(const stream_config& cfg) {
   if (resub) unsubscribe();
   _cfg = cfg;
   _rewrites.configure(_cfg);
+  if (!_cfg.allow_atomic) _batches.clear();  // disabling drops the open batches
   if (resub) subscribe();
   apply_limits();
   prune_dedup(_js.now());
@@ -151,6 +152,8 @@ std::size_t stream::poll(std::int64_t now_wall) {
     work += _store->expire(now_wall, &removed);
     if (!removed.empty()) notify_removed(removed);
   }
+  if (!_batches.empty())
+    for (const auto& id : _batches.expire(now_wall)) batch_abandoned(id, "timeout");
   // While acks wait for the disk keep the loop turning for a typical O_DIRECT write (blocking
   // and being woken by the completion eventfd costs tens of µs of PubAck latency), then let it
   // block (an fdatasync can take milliseconds); without the eventfd, always keep turning.
@@ -242,7 +245,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   if (!hdr.empty()) {
     if (auto v = find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name)
       return fail(make_error(err::expected_stream));
-    if (find_header(hdr, "Nats-Batch-Id") && !_cfg.allow_atomic) return fail(make_error(err::atomic_disabled));
+    if (auto id = find_header(hdr, "Nats-Batch-Id")) return on_batch_msg(m, subject, *id);
     if (find_header(hdr, "Nats-Incr") && !_cfg.allow_msg_counter) return fail(make_error(err::counters_disabled));
     if (auto v = find_header(hdr, "Nats-TTL")) {
       // A standalone server parses first: an invalid value is 10165 even where TTLs are off.

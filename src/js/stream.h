@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "src/core/service.h"
+#include "src/js/atomic_batch.h"
 #include "src/js/republish.h"
 #include "src/js/stream_config.h"
 #include "storage/store.h"
@@ -81,6 +82,10 @@ class stream final : public core::internal_handler {
   };
 
   void reply_error(std::string_view reply, const api_error& e);
+  // Atomic batches (stream_batch.cc).
+  void on_batch_msg(const core::inbound_msg& m, std::string_view subject, std::string_view id);
+  std::optional<api_error> check_batch(const std::vector<batch_msg>& msgs, std::vector<std::int64_t>& ttls);
+  void batch_abandoned(std::string_view id, std::string_view reason);
   void queue_ack(std::string reply, std::string body, std::uint64_t wait_seq);
   void flush_acks(std::uint64_t durable);
   std::string ack_body(std::uint64_t seq, bool duplicate) const;
@@ -109,6 +114,7 @@ class stream final : public core::internal_handler {
   bool _completions_wake_loop = false;
   std::int64_t _last_ack_queued = 0;
   subject_rewrites _rewrites;  // subject_transform and republish
+  atomic_batch_table _batches;
 };
 
 }  // namespace js

@@ -235,7 +235,8 @@ std::optional<api_error> normalise(stream_config& c) {
   // Server-managed metadata: clients' version keys are dropped, the required level recomputed.
   c.metadata.erase("_nats.ver");
   c.metadata.erase("_nats.level");
-  c.metadata["_nats.req.level"] = "0";
+  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches.
+  c.metadata["_nats.req.level"] = c.allow_atomic ? "2" : c.allow_msg_ttl || c.subject_delete_marker_ttl > 0 ? "1" : "0";
   return std::nullopt;
 }
 
@@ -305,7 +306,6 @@ std::optional<api_error> validate(const stream_config& c) {
   if (auto e = check_transforms(c)) return e;
   if (c.subject_delete_marker_ttl > 0) return later("subject delete marker TTL");
   if (c.allow_msg_counter) return later("message counters");
-  if (c.allow_atomic) return later("atomic batch publish");
   if (c.allow_msg_schedules) return later("message schedules");
   if (c.allow_batched) return later("batch publish");
   if (c.persist_mode == "async") return later("async persist mode");

@@ -3,8 +3,8 @@
 // dedup, expectations), jsm.streams.getMessage, direct get and a direct batch.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { bin, startServer } from "./server.mjs";
-import { connect } from "@nats-io/transport-node";
+import { bin, isReference, startServer } from "./server.mjs";
+import { connect, headers } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 
 let srv;
@@ -94,5 +94,63 @@ test("purge and delete through the manager", async () => {
     const info = await jsm.streams.info("PG");
     assert.equal(info.state.first_seq, 5);
     assert.equal(await jsm.streams.delete("PG"), true);
+  });
+});
+
+// Atomic batch publishing (2.12+; nats-server 2.9.10 stores each message at once instead).
+const atomicSkip = { skip: isReference ? "nats-server 2.9.10 lacks atomic batches" : false };
+
+test("atomic batch: js.startBatch / add / commit stores the whole batch with one PubAck", atomicSkip, async () => {
+  await withJs(async (nc, jsm, js) => {
+    await jsm.streams.add({ name: "BATCH", subjects: ["batch.>"], allow_atomic: true });
+    const enc = new TextEncoder();
+    const b = await js.startBatch("batch.a", enc.encode("one"));
+    b.add("batch.b", enc.encode("two"));
+    await b.add("batch.a", enc.encode("three"), { ack: true });
+    const ack = await b.commit("batch.c", enc.encode("four"));
+    assert.equal(ack.stream, "BATCH");
+    assert.equal(ack.seq, 4);
+    assert.equal(ack.count, 4);
+    assert.equal(ack.batch, b.id);
+    const last = await jsm.streams.getMessage("BATCH", { seq: 4 });
+    assert.equal(last.subject, "batch.c");
+    assert.equal(last.header.get("Nats-Batch-Commit"), "1");
+    assert.equal(last.header.get("Nats-Batch-Sequence"), "4");
+    assert.equal((await jsm.streams.info("BATCH")).state.messages, 4);
+  });
+});
+
+test("atomic batch: gaps, disabled streams and failed checks store nothing", atomicSkip, async () => {
+  await withJs(async (nc, jsm) => {
+    await jsm.streams.add({ name: "PLAIN", subjects: ["plain.>"] });
+    await jsm.streams.add({ name: "AB", subjects: ["ab.>"], allow_atomic: true });
+    const enc = new TextEncoder();
+    const dec = new TextDecoder();
+    const send = async (subj, id, seq, commit, extra = {}) => {
+      const h = headers();
+      h.set("Nats-Batch-Id", id);
+      if (seq !== undefined) h.set("Nats-Batch-Sequence", String(seq));
+      if (commit) h.set("Nats-Batch-Commit", commit);
+      for (const [k, v] of Object.entries(extra)) h.set(k, v);
+      const r = await nc.request(subj, enc.encode("x"), { headers: h, timeout: 2000 });
+      return r.data.length ? JSON.parse(dec.decode(r.data)) : {};
+    };
+    assert.equal((await send("plain.x", "P1", 1)).error.err_code, 10174);
+    assert.equal((await send("ab.x", "A1")).error.err_code, 10175);
+    assert.deepEqual(await send("ab.x", "A1", 1), {});
+    const gap = await send("ab.x", "A1", 3);
+    assert.deepEqual(gap.error, { code: 400, err_code: 10176, description: "atomic publish batch is incomplete" });
+    assert.equal((await send("ab.x", "A1", 2, "1")).error.err_code, 10176);  // the batch is gone
+    // A failing check at commit fails the whole batch.
+    assert.deepEqual(await send("ab.x", "A2", 1, undefined, { "Nats-Msg-Id": "m1" }), {});
+    const dup = await send("ab.y", "A2", 2, "1", { "Nats-Msg-Id": "m1" });
+    assert.equal(dup.error.err_code, 10201);
+    // eob commits without storing the marker.
+    assert.deepEqual(await send("ab.x", "A3", 1), {});
+    assert.deepEqual(await send("ab.x", "A3", 2), {});
+    const eob = await send("ab.x", "A3", 3, "eob");
+    assert.deepEqual(eob, { stream: "AB", seq: 2, batch: "A3", count: 2 });
+    assert.equal((await jsm.streams.info("AB")).state.messages, 2);
+    assert.equal((await jsm.streams.info("PLAIN")).state.messages, 0);
   });
 });

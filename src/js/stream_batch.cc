@@ -1,0 +1,152 @@
+// Atomic batch publishing on a stream (streams.md §4.2): staging through atomic_batch_table,
+// the commit validated as a whole against the stream as it was before the batch, then every
+// message stored in one go with consecutive sequences and one PubAck for the batch.
+#include <unordered_set>
+
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+#include "src/js/msg_ttl.h"
+#include "src/js/stream.h"
+
+namespace js {
+namespace {
+
+std::string lower_ascii(std::string_view s) {
+  std::string o(s);
+  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return o;
+}
+
+}  // namespace
+
+void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, std::string_view id) {
+  const bool want_ack = !_cfg.no_ack && !m.reply.empty();
+  auto fail = [&](const api_error& e) {
+    if (want_ack) reply_error(m.reply, e);
+  };
+  if (!_cfg.allow_atomic) return fail(make_error(err::atomic_disabled));
+  if (_js.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
+  if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
+    return fail(make_error(err::message_too_large));
+  const std::int64_t now = _js.now();
+  auto out = _batches.add(id, find_header(m.headers, "Nats-Batch-Sequence"), find_header(m.headers, "Nats-Batch-Commit"),
+                          batch_msg{std::string(subject), std::string(m.headers), std::string(m.payload)}, now);
+  if (!out.abandoned.empty()) batch_abandoned(id, out.abandoned);
+  if (out.what == atomic_batch_table::outcome::failed) return fail(*out.error);
+  if (out.what == atomic_batch_table::outcome::staged) {
+    if (want_ack) _js.host().publish(m.reply, "", "", "");  // a zero-byte ack
+    return;
+  }
+  std::vector<std::int64_t> ttls;
+  if (auto e = check_batch(out.msgs, ttls)) return fail(*e);
+  if (out.eob && !out.msgs.empty())  // the last stored message shows the commit
+    out.msgs.back().headers = append_header(out.msgs.back().headers, "Nats-Batch-Commit", "1");
+  std::uint64_t last = 0;
+  std::vector<std::uint64_t> stored;
+  for (std::size_t i = 0; i < out.msgs.size(); ++i) {
+    const batch_msg& b = out.msgs[i];
+    const std::uint64_t prev_on_subject = _rewrites.republishes() ? _store->subject_last_seq(b.subject) : 0;
+    auto seq = _store->append(b.subject, b.headers, b.payload, now, ttls[i]);
+    if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
+    last = *seq;
+    stored.push_back(*seq);
+    if (auto r = find_header(b.headers, "Nats-Rollup")) {
+      storage::purge_request pr;
+      if (lower_ascii(*r) == "sub") pr.filter = b.subject;
+      pr.keep = 1;
+      if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
+    }
+    if (auto mid = find_header(b.headers, "Nats-Msg-Id"); mid && !mid->empty()) {
+      record_msg_id(*mid, *seq, now);
+      _last_msg_id = std::string(*mid);
+    }
+    if (auto c = _rewrites.republish(_cfg.name, b.subject, b.headers, b.payload.size(), *seq, now, prev_on_subject))
+      _js.host().publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : std::string_view(b.payload));
+  }
+  if (on_removed) {
+    std::vector<std::uint64_t> removed;
+    _store->enforce_limits(&removed);
+    if (!removed.empty()) notify_removed(removed);
+  } else {
+    _store->enforce_limits();
+  }
+  if (want_ack) {
+    ojson j;
+    j["stream"] = _cfg.name;
+    if (!_js.domain().empty()) j["domain"] = _js.domain();
+    j["seq"] = last;
+    j["batch"] = std::string(id);
+    j["count"] = out.msgs.size();
+    queue_ack(std::string(m.reply), j.dump(), last);
+  }
+  if (on_stored)
+    for (std::size_t i = 0; i < stored.size(); ++i) on_stored(stored[i], out.msgs[i].subject);
+}
+
+// The header checks of a publish, for the whole batch against the stream as it was before it.
+std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs, std::vector<std::int64_t>& ttls) {
+  const std::uint64_t last = _store->last_seq();
+  std::unordered_set<std::string> ids, written;
+  std::uint64_t bytes = 0;
+  prune_dedup(_js.now());
+  for (std::size_t i = 0; i < msgs.size(); ++i) {
+    const batch_msg& b = msgs[i];
+    const std::string_view hdr = b.headers;
+    std::int64_t ttl = storage::ttl_none;
+    if (auto v = find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name) return make_error(err::expected_stream);
+    if (find_header(hdr, "Nats-Expected-Last-Msg-Id")) return make_error(10177, "Nats-Expected-Last-Msg-Id");
+    if (auto v = find_header(hdr, "Nats-Msg-Id"); v && !v->empty()) {
+      if (!ids.insert(std::string(*v)).second || _dedup.count(std::string(*v))) return make_error(10201);
+    }
+    if (auto v = find_header(hdr, "Nats-Expected-Last-Sequence")) {
+      const auto want = parse_u64(*v);
+      const std::uint64_t running = last + i;
+      if (!want || *want != running) return make_error(err::wrong_last_seq, std::to_string(running));
+      if (i > 0) return make_error(10164);
+    }
+    auto subj_filter = find_header(hdr, "Nats-Expected-Last-Subject-Sequence-Subject");
+    if (auto v = find_header(hdr, "Nats-Expected-Last-Subject-Sequence")) {
+      const std::string filter(subj_filter && !subj_filter->empty() ? *subj_filter : std::string_view(b.subject));
+      if (written.count(filter)) return make_error(10164);
+      std::uint64_t actual = 0;
+      if (auto l = _store->load_last(filter); l.ok()) actual = l->seq;
+      const auto want = parse_u64(*v);
+      if (!want || *want != actual) return make_error(err::wrong_last_seq, std::to_string(actual));
+    }
+    if (auto r = find_header(hdr, "Nats-Rollup")) {
+      if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge) return make_error(err::rollup_failed, "rollup not permitted");
+      const std::string v = lower_ascii(*r);
+      if (v == "sub" && written.count(b.subject)) return make_error(err::rollup_failed, "batch rollup sub invalid");
+      if (v == "all" && i > 0) return make_error(err::rollup_failed, "batch rollup all invalid");
+      if (v != "sub" && v != "all")
+        return make_error(err::rollup_failed, "rollup value invalid: \"" + std::string(*r) + "\"");
+    }
+    if (auto v = find_header(hdr, "Nats-TTL")) {
+      const auto parsed = parse_msg_ttl(*v);
+      if (!parsed) return make_error(err::ttl_invalid);
+      if (*parsed != 0 && !_cfg.allow_msg_ttl) return make_error(err::ttl_disabled);
+      ttl = *parsed;
+    }
+    if (hdr.size() > 65535) return make_error(err::header_too_large);
+    written.insert(b.subject);
+    ttls.push_back(ttl);
+    bytes += storage::msg_size(_cfg.storage == storage_type::memory ? storage::byte_accounting::memory
+                                                                    : storage::byte_accounting::file,
+                               b.subject.size(), hdr.size(), b.payload.size());
+  }
+  if (_cfg.discard == discard_policy::new_msgs) {  // the batch fits as a whole or not at all
+    const auto st = _store->state(false);
+    if (_cfg.max_msgs > 0 && st.msgs + msgs.size() > static_cast<std::uint64_t>(_cfg.max_msgs))
+      return make_error(err::store_failed, "maximum messages exceeded");
+    if (_cfg.max_bytes > 0 && st.bytes + bytes > static_cast<std::uint64_t>(_cfg.max_bytes))
+      return make_error(err::store_failed, "maximum bytes exceeded");
+  }
+  return std::nullopt;
+}
+
+void stream::batch_abandoned(std::string_view id, std::string_view reason) {
+  _js.publish_event("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED." + _cfg.name, "stream_batch_abandoned",
+                    ojson{{"stream", _cfg.name}, {"batch", std::string(id)}, {"reason", std::string(reason)}});
+}
+
+}  // namespace js
