@@ -300,7 +300,14 @@ void uring_transport::on_recv(conn_handle h, const io_uring_cqe* cqe) {
   if (more) return;
   c.recv_armed = false;
   if (_conns.find(h) == _conns.end()) return;
-  if (c.read_paused && cqe->res == -ECANCELED && !c.closing) return;  // resume re-arms
+  if (cqe->res == -ECANCELED && !c.closing) {
+    // Our pause cancelled it. If reading was resumed before this completion arrived,
+    // resume_reading saw the recv still armed and left it: re-arm now, or the connection
+    // would never be read again (before, this fell through to "peer gone" and closed a
+    // publisher that back-pressure had paused and released within one turn).
+    if (!c.read_paused) arm_recv(h, c);
+    return;
+  }
   if (cqe->res == -ENOBUFS && !c.closing) {  // buffers ran dry: they are back now, re-arm
     arm_recv(h, c);
     return;
