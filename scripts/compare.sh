@@ -21,7 +21,8 @@
 # Consumer modes: js-fetch-<batch>[-ackall] = fetch throughput through a durable pull consumer
 # (ack each message, or ack_policy all with one ack per batch; p*_us = one fetch call);
 # js-consume-latency-* = publish -> delivery on a waiting pull request (one-way);
-# js-ack-rtt = ack sync round trip.
+# js-ack-rtt = ack sync round trip. js-batch-100[-file] (not in the default MODES) = atomic
+# batches of 100 (2.12+; nats-server 2.9.10 has none, so its column shows the error).
 # Both servers run with JetStream on (store in a temp dir); js-file on Peregrine acks after
 # the O_DIRECT write completed, on nats-server after the write into the page cache.
 set -euo pipefail
@@ -111,6 +112,8 @@ declare -A mode_args=(
   [js-consume-latency-mem]="--mode js-consume-latency --storage memory"
   [js-consume-latency-file]="--mode js-consume-latency --storage file"
   [js-ack-rtt]="--mode js-ack-rtt --storage memory"
+  [js-batch-100]="--mode js-batch --batch 100 --storage memory"
+  [js-batch-100-file]="--mode js-batch --batch 100 --storage file"
 )
 
 # run_bench <server-name> <mode label> <count> -> prints pg-bench's JSON line (ok:false on failure)
@@ -139,7 +142,7 @@ declare -A counts=([latency]=$LAT_COUNT [rr]=$RR_COUNT [throughput]=$TP_COUNT
                    [js-fetch-100]=$FETCH_COUNT [js-fetch-1000]=$FETCH_COUNT
                    [js-fetch-100-ackall]=$FETCH_COUNT [js-fetch-1000-ackall]=$FETCH_COUNT
                    [js-consume-latency-mem]=$CONSUME_COUNT [js-consume-latency-file]=$CONSUME_COUNT
-                   [js-ack-rtt]=$ACK_COUNT)
+                   [js-ack-rtt]=$ACK_COUNT [js-batch-100]=$FETCH_COUNT [js-batch-100-file]=$FETCH_COUNT)
 specs=()
 for m in $MODES; do
   [[ -n ${counts[$m]:-} ]] || die "unknown mode $m"

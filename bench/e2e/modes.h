@@ -51,6 +51,10 @@ result run_js_publish(const config& cfg, progress& prog, bool file);
 // JetStream: async publishes with at most 256 in flight; rate = count / time to the last ack.
 result run_js_async(const config& cfg, progress& prog, bool file);
 
+// JetStream atomic batch publishing: batches of cfg.fetch_batch messages (samples: one per
+// batch, first send -> commit PubAck).
+result run_js_batch(const config& cfg, progress& prog);
+
 // JetStream pull consumer: fetch throughput from a prefilled stream (samples: one per fetch call).
 result run_js_fetch(const config& cfg, progress& prog);
 // JetStream: core publish into a stream -> delivery on a waiting pull request, one-way latency.

@@ -3,7 +3,8 @@
 //   rr          request/reply round trips against a responder on another connection
 //   throughput  N publishers -> 1 subscriber, msgs/s and MB/s measured at the subscriber
 //   js-*        JetStream publish (js-mem, js-file, js-async-*) and consumer modes (js-fetch,
-//               js-consume-latency, js-ack-rtt; see js_consumer_modes.cc)
+//               js-consume-latency, js-ack-rtt; see js_consumer_modes.cc), js-batch (atomic
+//               batches of --batch messages; js_batch_mode.cc)
 #include <CLI/CLI.hpp>
 #include <nats/nats.h>
 
@@ -66,13 +67,15 @@ void print_human(const config& cfg, const result& r, const summary& s, double ra
               cfg.size, static_cast<unsigned long long>(cfg.count), static_cast<unsigned long long>(cfg.warmup));
   if (cfg.mode.find("throughput") != std::string::npos) std::printf(" publishers=%d", cfg.publishers);
   if (cfg.mode == "js-fetch") std::printf(" batch=%d ack=%s", cfg.fetch_batch, cfg.ack_all ? "all" : "each");
-  if (cfg.mode == "js-fetch" || cfg.mode == "js-consume-latency" || cfg.mode == "js-ack-rtt")
+  if (cfg.mode == "js-batch") std::printf(" batch=%d", cfg.fetch_batch);
+  if (cfg.mode == "js-fetch" || cfg.mode == "js-consume-latency" || cfg.mode == "js-ack-rtt" || cfg.mode == "js-batch")
     std::printf(" storage=%s", cfg.file ? "file" : "memory");
   std::printf("\n");
   std::printf("  messages: sent %llu received %llu in %.3f s\n", static_cast<unsigned long long>(r.sent),
               static_cast<unsigned long long>(r.received), r.elapsed_s);
   std::printf("  rate:     %.0f msgs/s  %.2f MB/s\n", rate, mbps);
   const char* what = cfg.mode == "js-fetch"             ? "per fetch call"
+                     : cfg.mode == "js-batch"           ? "per batch, first send -> commit PubAck"
                      : cfg.mode == "js-consume-latency" ? "publish -> delivery"
                      : (cfg.mode == "rr" || cfg.mode.rfind("js-", 0) == 0)
                          ? "round trip"
@@ -116,9 +119,10 @@ int main(int argc, char** argv) {
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
   app.add_option("--mode", cfg.mode,
                  "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file | "
-                 "js-fetch | js-consume-latency | js-ack-rtt")
+                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch")
       ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput", "js-mem", "js-file",
-                             "js-async-mem", "js-async-file", "js-fetch", "js-consume-latency", "js-ack-rtt"}))
+                             "js-async-mem", "js-async-file", "js-fetch", "js-consume-latency", "js-ack-rtt",
+                             "js-batch"}))
       ->capture_default_str();
   app.add_option("--count", cfg.count, "measured messages / requests")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--size", cfg.size, "payload bytes (>= 16: carries a timestamp)")
@@ -137,7 +141,7 @@ int main(int argc, char** argv) {
   app.add_option("--storage", storage, "stream storage for the consumer modes")
       ->check(CLI::IsMember({"memory", "file"}))
       ->capture_default_str();
-  app.add_option("--batch", cfg.fetch_batch, "js-fetch: messages per fetch")
+  app.add_option("--batch", cfg.fetch_batch, "js-fetch: messages per fetch; js-batch: messages per atomic batch")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--ack", ack, "js-fetch: ack each message (ack_policy explicit) or the last of each batch (all)")
@@ -171,6 +175,8 @@ int main(int argc, char** argv) {
       r = run_js_consume_latency(cfg, prog);
     else if (cfg.mode == "js-ack-rtt")
       r = run_js_ack_rtt(cfg, prog);
+    else if (cfg.mode == "js-batch")
+      r = run_js_batch(cfg, prog);
     else if (cfg.mode == "raw-throughput")
       r = run_raw_throughput(cfg, prog);
     else

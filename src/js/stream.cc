@@ -107,6 +107,25 @@ void stream::apply_limits() {
   if (!removed.empty()) notify_removed(removed);
 }
 
+// Nats-Rollup (already validated): keep only the new message of its subject, or of the stream.
+void stream::roll_up(std::string_view value, std::string_view subject) {
+  storage::purge_request pr;
+  if (lower(value) == "sub") pr.filter = std::string(subject);
+  pr.keep = 1;
+  if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
+}
+
+// After an append: discard-old limits; consumers hear which messages went.
+void stream::trim_after_append() {
+  if (!on_removed) {
+    _store->enforce_limits();
+    return;
+  }
+  std::vector<std::uint64_t> removed;
+  _store->enforce_limits(&removed);
+  if (!removed.empty()) notify_removed(removed);
+}
+
 std::string stream::ack_body(std::uint64_t seq, bool duplicate) const {
   std::string out = "{\"stream\":" + nlohmann::json(_cfg.name).dump() + ",";
   if (!_js.domain().empty()) out += "\"domain\":" + nlohmann::json(_js.domain()).dump() + ",";
@@ -312,19 +331,8 @@ void stream::on_msg(const core::inbound_msg& m) {
   const std::uint64_t prev_on_subject = _rewrites.republishes() ? _store->subject_last_seq(subject) : 0;
   auto seq = _store->append(subject, hdr, m.payload, now, ttl);
   if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
-  if (rollup) {
-    storage::purge_request pr;
-    if (lower(*rollup) == "sub") pr.filter = std::string(subject);
-    pr.keep = 1;
-    if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
-  }
-  if (on_removed) {
-    std::vector<std::uint64_t> removed;
-    _store->enforce_limits(&removed);
-    if (!removed.empty()) notify_removed(removed);
-  } else {
-    _store->enforce_limits();
-  }
+  if (rollup) roll_up(*rollup, subject);
+  trim_after_append();
   record_msg_id(msg_id, *seq, now);
   _last_msg_id = std::string(msg_id);
   if (want_ack) queue_ack(std::string(m.reply), ack_body(*seq, false), *seq);

@@ -50,12 +50,7 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
     last = *seq;
     stored.push_back(*seq);
-    if (auto r = find_header(b.headers, "Nats-Rollup")) {
-      storage::purge_request pr;
-      if (lower_ascii(*r) == "sub") pr.filter = b.subject;
-      pr.keep = 1;
-      if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
-    }
+    if (auto r = find_header(b.headers, "Nats-Rollup")) roll_up(*r, b.subject);
     if (auto mid = find_header(b.headers, "Nats-Msg-Id"); mid && !mid->empty()) {
       record_msg_id(*mid, *seq, now);
       _last_msg_id = std::string(*mid);
@@ -63,13 +58,7 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     if (auto c = _rewrites.republish(_cfg.name, b.subject, b.headers, b.payload.size(), *seq, now, prev_on_subject))
       _js.host().publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : std::string_view(b.payload));
   }
-  if (on_removed) {
-    std::vector<std::uint64_t> removed;
-    _store->enforce_limits(&removed);
-    if (!removed.empty()) notify_removed(removed);
-  } else {
-    _store->enforce_limits();
-  }
+  trim_after_append();
   if (want_ack) {
     ojson j;
     j["stream"] = _cfg.name;
