@@ -46,8 +46,18 @@ TEST(PullRequest, Errors) {
   EXPECT_EQ(err(R"({"batch":1,"idle_heartbeat":600000000})"),
             "Bad Request - heartbeat value too large");
   EXPECT_EQ(err(R"({"priority":10})"), "Bad Request - Priority must be between 0 and 9");
-  EXPECT_TRUE(err("{bad").starts_with("Bad Request - "));
-  EXPECT_TRUE(err(R"({"batch":"x"})").starts_with("Bad Request - "));
+  // Go's encoding/json texts, as nats-server sends them.
+  EXPECT_EQ(err("{bad"), "Bad Request - invalid character 'b' looking for beginning of object key string");
+  EXPECT_EQ(err(R"({"batch":)"), "Bad Request - unexpected end of JSON input");
+  EXPECT_EQ(err(R"({"batch":x})"), "Bad Request - invalid character 'x' looking for beginning of value");
+  EXPECT_EQ(err(R"({"batch" 1})"), "Bad Request - invalid character '1' after object key");
+  EXPECT_EQ(err(R"({"batch":1 "x":2})"), "Bad Request - invalid character '\"' after object key:value pair");
+  EXPECT_EQ(err(R"({"batch":"x"})"),
+            "Bad Request - json: cannot unmarshal string into Go struct field JSApiConsumerGetNextRequest.batch of type int");
+  EXPECT_EQ(err(R"({"no_wait":1,"batch":"x"})"),
+            "Bad Request - json: cannot unmarshal number into Go struct field JSApiConsumerGetNextRequest.no_wait of type bool");
+  EXPECT_EQ(err(R"({"expires":1.5})"),
+            "Bad Request - json: cannot unmarshal number 1.5 into Go struct field JSApiConsumerGetNextRequest.expires of type time.Duration");
   EXPECT_EQ(ok(R"({"batch":1,"expires":2000000000,"idle_heartbeat":1000000000})").idle_heartbeat,
             base::kSecond);
 }
