@@ -25,16 +25,10 @@ class spsc_ring {
   spsc_ring& operator=(const spsc_ring&) = delete;
 
   // Producer side. Returns false when full (the caller decides: retry, drop, or back-pressure).
-  bool try_push(T v) {
-    const std::size_t t = _tail.load(std::memory_order_relaxed);
-    if (t - _head_cache > _mask) {
-      _head_cache = _head.load(std::memory_order_acquire);
-      if (t - _head_cache > _mask) return false;
-    }
-    _slots[t & _mask] = std::move(v);
-    _tail.store(t + 1, std::memory_order_release);
-    return true;
-  }
+  // The value is moved from only when it was pushed: on a full ring the caller still owns it
+  // (taking it by value lost every message a full ring refused).
+  bool try_push(T&& v) { return push_impl(std::move(v)); }
+  bool try_push(const T& v) { return push_impl(v); }
 
   // Consumer side: pops up to `max` items into `fn`, returns how many.
   template <typename Fn>
@@ -63,6 +57,18 @@ class spsc_ring {
   std::size_t capacity() const { return _mask + 1; }
 
  private:
+  template <typename U>
+  bool push_impl(U&& v) {
+    const std::size_t t = _tail.load(std::memory_order_relaxed);
+    if (t - _head_cache > _mask) {
+      _head_cache = _head.load(std::memory_order_acquire);
+      if (t - _head_cache > _mask) return false;
+    }
+    _slots[t & _mask] = std::forward<U>(v);
+    _tail.store(t + 1, std::memory_order_release);
+    return true;
+  }
+
   const std::size_t _mask;
   std::vector<T> _slots;
   alignas(kCacheLine) std::atomic<std::size_t> _head{0};

@@ -130,12 +130,21 @@ TEST(spsc_ring, move_only_payloads) {
   ASSERT_TRUE(r.try_push(std::make_unique<int>(7)));
   ASSERT_TRUE(r.try_push(std::make_unique<int>(8)));
   EXPECT_FALSE(r.try_push(std::make_unique<int>(9)));
+  // A refused push leaves the value with the caller, who can queue it and retry (the
+  // dispatcher's overflow does); it used to be moved into the call and destroyed.
+  auto keep = std::make_unique<int>(10);
+  EXPECT_FALSE(r.try_push(std::move(keep)));
+  ASSERT_TRUE(keep);
+  EXPECT_EQ(*keep, 10);
   auto a = r.try_pop();
   ASSERT_TRUE(a && *a);
   EXPECT_EQ(**a, 7);
   int seen = 0;
   r.drain([&](std::unique_ptr<int>&& p) { seen = *p; });
   EXPECT_EQ(seen, 8);
+  EXPECT_TRUE(r.try_push(std::move(keep)));
+  EXPECT_FALSE(keep);
+  EXPECT_EQ(**r.try_pop(), 10);
 }
 
 // One producer, one consumer, a bounded count: every value arrives exactly once, in order.
