@@ -112,12 +112,6 @@ const std::unordered_map<std::string, setter>& setters() {
   return m;
 }
 
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
-
 std::optional<api_error> unknown_field(const std::string& key) {
   return make_error(err::invalid_json, ": json: unknown field \"" + key + "\"");
 }
@@ -128,7 +122,7 @@ std::optional<api_error> decode(const json& j, consumer_config& out, bool strict
   try {
     for (auto it = j.begin(); it != j.end(); ++it) {
       auto s = m.find(it.key());
-      if (s == m.end()) s = m.find(lower(it.key()));  // Go matches keys case-insensitively
+      if (s == m.end()) s = m.find(ascii_lower(it.key()));  // Go matches keys case-insensitively
       if (s == m.end()) {
         if (strict) return unknown_field(it.key());
         continue;
@@ -211,7 +205,7 @@ std::optional<api_error> parse_create_request(std::string_view body, create_requ
   if (j.is_discarded() || !j.is_object()) return make_error(err::invalid_json);
   try {
     for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string key = lower(it.key());
+      const std::string key = ascii_lower(it.key());
       if (it.value().is_null()) continue;
       if (key == "stream_name") {
         out.stream_name = get_str(it.value());

@@ -1,5 +1,7 @@
 #include "src/js/json_util.h"
 
+#include <cctype>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -191,6 +193,12 @@ bool write_file_atomic(const std::string& dir, const std::string& name, std::str
     ::close(dfd);
   }
   return true;
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string o(s);
+  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return o;
 }
 
 }  // namespace js

@@ -33,4 +33,10 @@ bool write_file_atomic(const std::string& dir, const std::string& name, std::str
 // Parses a decimal uint64; nullopt on anything else.
 std::optional<std::uint64_t> parse_u64(std::string_view s);
 
+// ASCII lower case (config enums, Go's case-insensitive keys, header values).
+std::string ascii_lower(std::string_view s);
+
+// Largest header block a stream stores (nats-server's limit).
+inline constexpr std::size_t kMaxHeaderBytes = 65535;
+
 }  // namespace js

@@ -3,23 +3,14 @@
 #include "src/js/json_util.h"
 
 namespace js {
-namespace {
-
-std::string field(const ojson& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
-
 void subject_rewrites::configure(const stream_config& cfg) {
   std::string error;
   _ingest.reset();
   _republish.reset();
   if (cfg.subject_transform.is_object())
-    _ingest = subject_transform::parse(field(cfg.subject_transform, "src"), field(cfg.subject_transform, "dest"), error);
+    _ingest = subject_transform::parse(string_field(cfg.subject_transform, "src"), string_field(cfg.subject_transform, "dest"), error);
   if (cfg.republish.is_object()) {
-    _republish = subject_transform::parse(field(cfg.republish, "src"), field(cfg.republish, "dest"), error);
+    _republish = subject_transform::parse(string_field(cfg.republish, "src"), string_field(cfg.republish, "dest"), error);
     auto h = cfg.republish.find("headers_only");
     _headers_only = h != cfg.republish.end() && h->is_boolean() && h->get<bool>();
   }

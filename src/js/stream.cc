@@ -13,13 +13,7 @@ namespace js {
 namespace {
 constexpr std::int64_t kExpiryCheckNs = 100'000'000;
 constexpr std::int64_t kAckSpinNs = 500'000;  // nats-server checks at most every 250 ms
-constexpr std::size_t kMaxHeaderBytes = 65535;
 
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
 }  // namespace
 
 stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::string dir,
@@ -110,7 +104,7 @@ void stream::apply_limits() {
 // Nats-Rollup (already validated): keep only the new message of its subject, or of the stream.
 void stream::roll_up(std::string_view value, std::string_view subject) {
   storage::purge_request pr;
-  if (lower(value) == "sub") pr.filter = std::string(subject);
+  if (ascii_lower(value) == "sub") pr.filter = std::string(subject);
   pr.keep = 1;
   if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
 }
@@ -302,7 +296,7 @@ void stream::on_msg(const core::inbound_msg& m) {
       return fail(make_error(err::wrong_last_msg_id, _last_msg_id));
     if ((rollup = find_header(hdr, "Nats-Rollup"))) {
       if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge) return fail(make_error(err::rollup_failed, "rollup not permitted"));
-      auto r = lower(*rollup);
+      auto r = ascii_lower(*rollup);
       if (r != "sub" && r != "all")
         return fail(make_error(err::rollup_failed, "rollup value invalid: \"" + std::string(*rollup) + "\""));
     }

@@ -9,16 +9,6 @@
 #include "src/js/stream.h"
 
 namespace js {
-namespace {
-
-std::string lower_ascii(std::string_view s) {
-  std::string o(s);
-  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
-
-}  // namespace
-
 void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, std::string_view id) {
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {
@@ -104,7 +94,7 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
     }
     if (auto r = find_header(hdr, "Nats-Rollup")) {
       if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge) return make_error(err::rollup_failed, "rollup not permitted");
-      const std::string v = lower_ascii(*r);
+      const std::string v = ascii_lower(*r);
       if (v == "sub" && written.count(b.subject)) return make_error(err::rollup_failed, "batch rollup sub invalid");
       if (v == "all" && i > 0) return make_error(err::rollup_failed, "batch rollup all invalid");
       if (v != "sub" && v != "all")
@@ -116,7 +106,7 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
       if (*parsed != 0 && !_cfg.allow_msg_ttl) return make_error(err::ttl_disabled);
       ttl = *parsed;
     }
-    if (hdr.size() > 65535) return make_error(err::header_too_large);
+    if (hdr.size() > kMaxHeaderBytes) return make_error(err::header_too_large);
     written.insert(b.subject);
     ttls.push_back(ttl);
     bytes += storage::msg_size(_cfg.storage == storage_type::memory ? storage::byte_accounting::memory

@@ -9,6 +9,7 @@
 #include "peregrine_config.h"
 #include "src/core/subject.h"
 #include "src/js/json_decode.h"
+#include "src/js/json_util.h"
 #include "src/js/subject_transform.h"
 
 namespace js {
@@ -30,12 +31,6 @@ ojson get_obj(const json& v) {
 ojson get_arr(const json& v) {
   if (!v.is_array()) throw decode_error{};
   return ojson::parse(v.dump());
-}
-
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (auto& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
 }
 
 using setter = std::function<void(stream_config&, const json&)>;
@@ -72,7 +67,7 @@ const std::unordered_map<std::string, setter>& setters() {
        }},
       {"discard",
        [](stream_config& c, const json& v) {
-         auto s = lower(get_str(v));  // case-insensitive in nats-server
+         auto s = ascii_lower(get_str(v));  // case-insensitive in nats-server
          if (s == "old") c.discard = discard_policy::old_msgs;
          else if (s == "new") c.discard = discard_policy::new_msgs;
          else throw decode_error{};
@@ -139,7 +134,7 @@ std::optional<api_error> decode(const json& j, stream_config& out, bool strict) 
   try {
     for (auto it = j.begin(); it != j.end(); ++it) {
       auto s = m.find(it.key());
-      if (s == m.end()) s = m.find(lower(it.key()));  // Go matches keys case-insensitively
+      if (s == m.end()) s = m.find(ascii_lower(it.key()));  // Go matches keys case-insensitively
       if (s == m.end() || (strict && it.key() == "created")) {
         if (strict) return make_error(err::invalid_json, ": json: unknown field \"" + it.key() + "\"");
         continue;
@@ -161,21 +156,16 @@ bool overlaps_reserved(std::string_view s, std::string_view root) {
   return core::subjects_overlap(s, root);
 }
 
-std::string str_field(const ojson& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 // subject_transform (10155/10156) and republish (10052), streams.md §2.4 and §8.
 std::optional<api_error> check_transforms(const stream_config& c) {
   std::string error;
   if (c.subject_transform.is_object()) {
-    const std::string src = str_field(c.subject_transform, "src");
+    const std::string src = string_field(c.subject_transform, "src");
     if (!src.empty() && !core::valid_subject(src)) return make_error(10155, "invalid subject " + src);
-    if (!subject_transform::parse(src, str_field(c.subject_transform, "dest"), error)) return make_error(10156, error);
+    if (!subject_transform::parse(src, string_field(c.subject_transform, "dest"), error)) return make_error(10156, error);
   }
   if (c.republish.is_object()) {
-    const std::string src = str_field(c.republish, "src"), dest = str_field(c.republish, "dest");
+    const std::string src = string_field(c.republish, "src"), dest = string_field(c.republish, "dest");
     for (const auto& s : c.subjects)
       if (!dest.empty() && core::subjects_overlap(dest, s))
         return invalid("stream configuration for republish destination forms a cycle");
@@ -187,6 +177,11 @@ std::optional<api_error> check_transforms(const stream_config& c) {
 }
 
 }  // namespace
+
+std::string string_field(const ojson& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 std::optional<api_error> parse_stream_config(std::string_view body, stream_config& out) {
   json j = json::parse(body, nullptr, false);

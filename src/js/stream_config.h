@@ -98,4 +98,7 @@ std::string_view to_string(retention_policy r);
 std::string_view to_string(discard_policy d);
 std::string_view to_string(storage_type s);
 
+// o[key] when it is a string, else "" (sub-objects such as republish / subject_transform).
+std::string string_field(const ojson& o, const char* key);
+
 }  // namespace js
