@@ -86,7 +86,14 @@ class file_consumer_store final : public memory_consumer_store {
   bool unsynced() const { return _unsynced; }
   // errno of a background write that failed since the last call, 0 if none.
   int take_async_error() { return _ticket->error.exchange(0, std::memory_order_relaxed); }
-  bool writing() const { return _ticket->done.load(std::memory_order_acquire) < _gen; }
+  bool writing() const { return written() < _gen; }
+  // Generation of the last snapshot handed to the writer, and the highest one finished
+  // (written or failed; snapshots finish in order).
+  std::uint64_t handed() const { return _gen; }
+  std::uint64_t written() const { return _ticket->done.load(std::memory_order_acquire); }
+  // An eventfd the writer thread signals when a snapshot finished (-1: none).
+  void signal_completions_to(int eventfd) { _ticket->wake_fd.store(eventfd, std::memory_order_release); }
+  ~file_consumer_store() override { _ticket->wake_fd.store(-1, std::memory_order_release); }
   // Blocks until no background write is in flight.
   void wait_written() const;
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -77,6 +78,7 @@ void state_writer::run() {
     const int err = write_snapshot_file(j.dir, j.path, j.bytes, j.sync);
     if (err != 0) j.t->error.store(err, std::memory_order_relaxed);
     j.t->done.store(j.gen, std::memory_order_release);
+    if (const int fd = j.t->wake_fd.load(std::memory_order_acquire); fd >= 0) (void)::eventfd_write(fd, 1);
     lk.lock();
   }
 }

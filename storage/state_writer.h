@@ -27,13 +27,15 @@ class state_writer {
   struct ticket {
     std::atomic<std::uint64_t> done{0};  // highest generation written (or failed)
     std::atomic<int> error{0};           // errno of the last failed write, 0 if none
+    std::atomic<int> wake_fd{-1};        // eventfd signalled after each completion, -1 none
   };
 
   // The process-wide writer, started on first use, joined at exit.
   static state_writer& instance();
   ~state_writer();
 
-  // Queues one snapshot; `t->done` becomes `gen` once it is written or failed.
+  // Queues one snapshot; `t->done` becomes `gen` once it is written or failed, and then
+  // `t->wake_fd` (when set) is signalled so the owner's loop need not poll for it.
   void submit(std::shared_ptr<ticket> t, std::uint64_t gen, std::string dir, std::string path, std::string bytes,
               bool sync);
 

@@ -14,9 +14,6 @@ namespace js {
 
 namespace {
 
-constexpr std::int64_t kFlushInterval = 50 * base::kMilli;
-constexpr std::int64_t kFlushRetry = 1 * base::kMilli;
-constexpr std::int64_t kSyncInterval = 1 * base::kSecond;
 constexpr std::int64_t kInterestCheck = 10 * base::kMilli;
 
 // Pin ids (NUID-like, 22 chars) and flow-control tokens (4 chars), from [0-9A-Za-z].
@@ -108,6 +105,13 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
       PG_WARN("JetStream consumer '{} > {}': state unreadable ({}), starting fresh", sname, _cfg.name,
               base::errc_name(fs.code()));
     }
+  }
+  if (_store) {
+    // Snapshot completions wake the loop, so held ack replies go out without polling.
+    const int efd = host.wake_eventfd();
+    if (efd >= 0) _store->signal_completions_to(efd);
+    _wake_on_written = efd >= 0;
+    _sync_acks = host.options().durability == "sync";
   }
   if (restore == nullptr && _store && _store->state().delivered.stream > 0) restore = &_store->state();
   // A new durable saves its starting point at once, so a restart does not re-resolve
@@ -251,7 +255,9 @@ void consumer_agent::on_msg(const core::inbound_msg& m) {
     auto req = parse_pull_request(body.next_body);
     if (auto* r = std::get_if<pull_request>(&req)) _m->on_pull(std::string(m.reply), *r, now, out);
   } else if (sync && !m.reply.empty()) {
-    _js.host().publish(m.reply, "", "", "");
+    // Confirmed once the state that includes this ack is durable; memory state at once.
+    if (_store) _held.hold(std::string(m.reply), _store->handed() + 1);
+    else _js.host().publish(m.reply, "", "", "");
   }
   run(out, now);
 }
@@ -313,15 +319,18 @@ std::size_t consumer_agent::poll(std::int64_t now) {
   }
   if (!out.empty()) run(out, now);
   if (_cfg.push() && now >= _next_interest_check) check_push_interest(now);
-  if (_store && ((_dirty && now >= _next_flush) || (_store->unsynced() && now >= _next_sync))) flush_state(false);
+  if (_store) work += persist(now);
   return work;
 }
 
 std::int64_t consumer_agent::next_wakeup() const {
   if (_stopped) return consumer_state_machine::kNever;
   std::int64_t t = _m->next_deadline();
-  if (_dirty && _store) t = std::min(t, _next_flush);
-  if (_store && _store->unsynced()) t = std::min(t, _next_sync);
+  if (!_store) return t;
+  if (_dirty) t = std::min(t, _next_flush);
+  if (_store->unsynced()) t = std::min(t, _next_sync);
+  // Held ack replies: a write in flight wakes the loop itself (or poll keeps it turning).
+  if (!_held.empty() && !_store->writing()) t = std::min(t, _confirm_retry_at);
   return t;
 }
 
@@ -475,6 +484,8 @@ void consumer_agent::on_delete() {
   run(out, _js.now());
   for (auto id : _subs) _js.host().unsubscribe(id);
   _subs.clear();
+  // Nothing can redeliver what these acks confirmed any more.
+  for (const auto& r : _held.take_all()) _js.host().publish(r, "", "", "");
   _stopped = true;
 }
 
@@ -483,47 +494,12 @@ void consumer_agent::on_shutdown() {
   actions out;
   _m->on_shutdown(out);
   run(out, _js.now());
-  if (_store) flush_state(true);
-  _stopped = true;
-}
-
-storage::consumer_state consumer_agent::durable_state() const {
-  const consumer_snapshot snap = _m->snapshot();
-  storage::consumer_state s;
-  s.delivered = {snap.delivered.consumer_seq, snap.delivered.stream_seq};
-  s.ack_floor = {snap.ack_floor.consumer_seq, snap.ack_floor.stream_seq};
-  for (const auto& [seq, e] : snap.pending) s.pending[seq] = {e.consumer_seq, e.delivered_at};
-  for (const auto& [seq, n] : snap.redelivered) s.redelivered[seq] = n;
-  return s;
-}
-
-void consumer_agent::flush_state(bool wait) {
-  _dirty = false;
-  _next_flush = _js.now() + kFlushInterval;
-  if (!_store) return;
-  if (const int err = _store->take_async_error(); err != 0)
-    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
-            std::strerror(err));
-  (void)_store->update(durable_state());
-  if (!wait) {
-    // The state writer thread writes it; while it still writes the previous snapshot, try
-    // again shortly (snapshots coalesce). Only one snapshot per kSyncInterval is fdatasync'd:
-    // every flush is a device cache flush that stalls the stream's O_DIRECT writes queued
-    // behind it (the file-stream p99.9), and an unsynced snapshot already survives a crash
-    // of the process.
-    const std::int64_t now = _js.now();
-    const bool sync = now >= _next_sync;
-    if (!_store->flush_async(sync)) {
-      _dirty = true;
-      _next_flush = now + kFlushRetry;
-    } else if (sync) {
-      _next_sync = now + kSyncInterval;
-    }
-    return;
+  if (_store) {
+    flush_state(true);
+    if (!_store->dirty())
+      for (const auto& r : _held.take_all()) _js.host().publish(r, "", "", "");
   }
-  if (auto st = _store->flush(); !st.ok())
-    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
-            base::errc_name(st.code()));
+  _stopped = true;
 }
 
 ojson consumer_agent::info_json(std::int64_t now) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/core/service.h"
+#include "src/js/ack_confirm.h"
 #include "src/js/consumer.h"
 #include "src/js/consumer_config.h"
 #include "storage/consumer_state.h"
@@ -104,6 +105,9 @@ class consumer_agent final : public message_source, public core::internal_handle
   // Pull requests whose reply subject lost its subscriber are dropped silently.
   void prune_waiting(std::int64_t now);
   std::uint64_t recount(std::uint64_t from);
+  // consumer_persist.cc: snapshot hand-over and held ack replies; returns work done.
+  std::size_t persist(std::int64_t now);
+  std::size_t confirm_written(std::int64_t now);
 
   jetstream& _js;
   stream& _stream;
@@ -137,6 +141,11 @@ class consumer_agent final : public message_source, public core::internal_handle
   bool _dirty = false;
   std::int64_t _next_flush = 0;
   std::int64_t _next_sync = 0;  // the next background snapshot to fdatasync
+  held_ack_replies _held;       // ack sync replies until their snapshot is written
+  std::uint64_t _seen_written = 0;       // snapshot generation last checked
+  std::int64_t _confirm_retry_at = 0;    // after a failed write: next try for held replies
+  bool _wake_on_written = false;         // the state writer signals the loop's eventfd
+  bool _sync_acks = false;               // durability sync: held replies wait for fdatasync
   bool _expired = false;
   bool _stopped = false;
 };

@@ -1,6 +1,8 @@
 #include "storage/consumer_state.h"
 
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -126,6 +128,34 @@ TEST(consumer_state, unsynced_snapshot_is_synced_later) {
   EXPECT_EQ((*c)->take_async_error(), 0);
   ASSERT_TRUE((*c)->flush_async(true));  // nothing owed: no write
   EXPECT_FALSE((*c)->writing());
+}
+
+TEST(consumer_state, background_flush_signals_the_wake_eventfd_with_its_generation) {
+  storage_test::temp_dir d;
+  auto c = file_consumer_store::open(d.path(), "C1");
+  ASSERT_TRUE(c.ok());
+  const int efd = ::eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(efd, 0);
+  (*c)->signal_completions_to(efd);
+  EXPECT_EQ((*c)->handed(), 0u);
+  ASSERT_TRUE((*c)->update_delivered(1, 1, 1, 7).ok());
+  ASSERT_TRUE((*c)->flush_async(false));
+  EXPECT_EQ((*c)->handed(), 1u);
+  eventfd_t n = 0;
+  ASSERT_EQ(::eventfd_read(efd, &n), 0);  // blocks until the writer thread finished
+  EXPECT_GE(n, 1u);
+  EXPECT_EQ((*c)->written(), 1u);
+  EXPECT_FALSE((*c)->writing());
+  ASSERT_TRUE((*c)->update_acks(1, 1).ok());
+  ASSERT_TRUE((*c)->flush_async(true));
+  ASSERT_EQ(::eventfd_read(efd, &n), 0);
+  EXPECT_EQ((*c)->written(), 2u);
+  EXPECT_EQ((*c)->take_async_error(), 0);
+  auto seen = file_consumer_store::open(d.path(), "C1");
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ((*seen)->state().ack_floor, (seq_pair{1, 1}));
+  (*c).reset();  // detaches the eventfd before it is closed
+  ::close(efd);
 }
 
 TEST(consumer_state, background_flush_failure_is_reported_and_rewritten) {

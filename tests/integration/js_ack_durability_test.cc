@@ -1,0 +1,168 @@
+// A confirmed ack (ack sync: the ack carries a reply subject and the server answers it) is
+// a promise like a PubAck: kill -9 at any moment never brings a confirmed message back.
+// Ephemeral consumers of file streams survive a restart until their inactive_threshold.
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "tests/integration/js_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+struct meta_deleter {
+  void operator()(jsMsgMetaData* m) const { jsMsgMetaData_Destroy(m); }
+};
+using meta_ptr = std::unique_ptr<jsMsgMetaData, meta_deleter>;
+
+// What the acking client saw, across every server life.
+struct ack_log {
+  std::set<std::uint64_t> confirmed;          // stream seqs whose ack sync was answered
+  std::set<std::uint64_t> in_doubt;           // ack sent, no answer (the kill): maybe applied
+  std::vector<std::uint64_t> after_confirm;   // deliveries of an already confirmed seq
+  std::atomic<std::size_t> confirmed_count{0};
+  std::atomic<std::size_t> settled_count{0};  // |confirmed u in_doubt|
+  std::size_t deliveries = 0;
+};
+
+class js_ack_durability : public js_test {
+ protected:
+  // Fetches and ack-syncs as fast as it can on a connection of its own (no reconnect: a
+  // killed server ends it) until `stop` is set or the server goes away.
+  void ack_worker(const std::atomic<bool>& stop, ack_log& log) {
+    nc_ptr nc = connect(url());
+    if (!nc) return;
+    jsCtx* raw_js = nullptr;
+    if (natsConnection_JetStream(&raw_js, nc.get(), nullptr) != NATS_OK) return;
+    js_ptr js(raw_js);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = "ACKD";
+    so.Consumer = "C";
+    natsSubscription* raw_sub = nullptr;
+    jsErrCode jerr{};
+    if (js_PullSubscribe(&raw_sub, js.get(), "ackd.>", "C", nullptr, &so, &jerr) != NATS_OK) return;
+    sub_ptr sub(raw_sub);
+    bool gone = false;
+    while (!stop && !gone) {
+      natsMsgList list{};
+      const natsStatus s = natsSubscription_Fetch(&list, sub.get(), 64, 500, &jerr);
+      if (s == NATS_TIMEOUT) continue;
+      if (s != NATS_OK) break;
+      for (int i = 0; i < list.Count && !gone; ++i) {
+        jsMsgMetaData* md = nullptr;
+        if (natsMsg_GetMetaData(&md, list.Msgs[i]) != NATS_OK) continue;
+        meta_ptr meta(md);
+        const std::uint64_t seq = meta->Sequence.Stream;
+        ++log.deliveries;
+        if (log.confirmed.count(seq)) log.after_confirm.push_back(seq);
+        const bool answered = natsMsg_AckSync(list.Msgs[i], nullptr, &jerr) == NATS_OK;
+        if (!answered) {
+          gone = true;  // no answer: the ack may or may not have been applied
+          if (!log.confirmed.count(seq) && log.in_doubt.insert(seq).second) ++log.settled_count;
+        } else if (log.confirmed.insert(seq).second) {
+          ++log.confirmed_count;
+          if (!log.in_doubt.count(seq)) ++log.settled_count;
+        }
+      }
+      natsMsgList_Destroy(&list);
+    }
+  }
+
+  // `rounds` lives of the server, each killed (-9) after `per_round` confirmations while the
+  // worker acks at full speed, then a last life that drains the consumer; checks the log.
+  void kill_rounds(std::uint64_t msgs, int rounds, std::size_t per_round);
+};
+
+void js_ack_durability::kill_rounds(std::uint64_t msgs, int rounds, std::size_t per_round) {
+  ASSERT_FALSE(create({{"name", "ACKD"}, {"subjects", {"ackd.>"}}}).contains("error"));
+  // ack_wait 2 s: long enough that a loaded machine does not redeliver a message the worker
+  // is about to ack, short enough that what a kill left unconfirmed comes back quickly.
+  json c = request("$JS.API.CONSUMER.CREATE.ACKD.C",
+                   json({{"stream_name", "ACKD"},
+                         {"config", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"ack_wait", 2000000000}}}})
+                       .dump());
+  ASSERT_FALSE(c.contains("error")) << c;
+  const std::string payload(64, 'a');
+  for (std::uint64_t i = 0; i < msgs; ++i)
+    ASSERT_EQ(js_PublishAsync(js_.get(), "ackd.x", payload.data(), int(payload.size()), nullptr), NATS_OK);
+  jsPubOptions po;
+  jsPubOptions_Init(&po);
+  po.MaxWait = 20000;
+  ASSERT_EQ(js_PublishAsyncComplete(js_.get(), &po), NATS_OK);
+
+  ack_log log;
+  for (int round = 0; round < rounds; ++round) {
+    std::atomic<bool> stop{false};
+    const std::size_t before = log.confirmed_count;
+    std::thread worker([&] { ack_worker(stop, log); });
+    // Kill while acks stream: after a few hundred confirmations, at a varying offset.
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (log.confirmed_count < before + per_round && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(2ms);
+    std::this_thread::sleep_for(std::chrono::milliseconds(7 * round));
+    const pid_t pid = server_pid();
+    ASSERT_GT(pid, 0);
+    ::kill(pid, SIGKILL);
+    stop = true;
+    worker.join();
+    ASSERT_GT(log.confirmed_count, before) << "round " << round << ": no ack confirmed before the kill";
+    js_.reset();
+    nc_.reset();
+    server_->stop();
+    ASSERT_TRUE(server_->start()) << server_->error();
+    reconnect();
+  }
+  ASSERT_LT(log.confirmed_count, msgs) << "the rounds consumed everything: no kill hit a busy consumer";
+
+  // Last life: everything not confirmed yet (new, or left pending by a kill and redelivered
+  // after ack_wait) is delivered and confirmed, until the consumer has nothing left.
+  std::atomic<bool> stop{false};
+  std::thread worker([&] { ack_worker(stop, log); });
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  json i;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+    if (log.settled_count < msgs) continue;
+    i = request("$JS.API.CONSUMER.INFO.ACKD.C");
+    if (i.is_object() && i["num_ack_pending"] == 0 && i["num_pending"] == 0) break;
+  }
+  stop = true;
+  worker.join();
+
+  EXPECT_TRUE(log.after_confirm.empty()) << log.after_confirm.size() << " deliveries of confirmed messages, first seq "
+                                         << (log.after_confirm.empty() ? 0 : log.after_confirm.front());
+  // Every message was confirmed, except at most one per kill whose ack went out unanswered
+  // and was applied (the server reports everything acked).
+  std::set<std::uint64_t> settled = log.confirmed;
+  settled.insert(log.in_doubt.begin(), log.in_doubt.end());
+  EXPECT_EQ(settled.size(), msgs) << "unacked messages were lost";
+  if (!settled.empty()) {
+    EXPECT_EQ(*settled.begin(), 1u);
+    EXPECT_EQ(*settled.rbegin(), msgs);
+  }
+  EXPECT_LE(log.in_doubt.size(), std::size_t(rounds));
+  EXPECT_EQ(i["num_ack_pending"], 0) << i;
+  EXPECT_EQ(i["num_pending"], 0) << i;
+  EXPECT_EQ(i["ack_floor"]["stream_seq"], msgs) << i;
+  std::cerr << "deliveries " << log.deliveries << ", confirmed " << log.confirmed.size() << ", in doubt "
+            << log.in_doubt.size() << "\n";
+}
+
+TEST_F(js_ack_durability, kill9_never_redelivers_a_confirmed_ack) { kill_rounds(6000, 4, 300); }
+
+// durability: sync: each confirming snapshot is also fdatasync'd (slower, so fewer acks).
+class js_ack_durability_sync : public js_ack_durability {
+ protected:
+  std::string extra_conf() const override { return js_ack_durability::extra_conf() + "durability: sync\n"; }
+};
+
+TEST_F(js_ack_durability_sync, kill9_never_redelivers_a_confirmed_ack) { kill_rounds(1500, 3, 100); }
+
+}  // namespace
+}  // namespace peregrine::test
