@@ -25,8 +25,9 @@ class stream;
 
 class consumer_agent final : public message_source, public core::internal_handler {
  public:
-  // state_dir empty = nothing persisted (ephemeral). Durables keep their config there, and
-  // their state too unless mem_storage or on a memory stream.
+  // state_dir empty = nothing persisted (ephemerals of memory streams or with mem_storage).
+  // Durables keep their config there, and their state too unless mem_storage or on a memory
+  // stream; ephemerals of file streams keep both.
   consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created, std::string state_dir,
                  std::int64_t now);
   ~consumer_agent() override;

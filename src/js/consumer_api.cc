@@ -230,7 +230,11 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     return respond_error(m.reply, type, make_error(err::max_consumers));
   if (auto e = check_workqueue(*s, cfg, cfg.name)) return respond_error(m.reply, type, *e);
 
-  const bool persist = cfg.durable();  // the config always; the state on file streams only
+  // Durables keep their config (their state too on file streams). Ephemerals of file streams
+  // with file state are kept like durables, as nats-server does: restored after a restart,
+  // they are deleted by their inactive_threshold if no client comes back.
+  const bool persist =
+      cfg.durable() || (s->config().storage == storage_type::file && !cfg.mem_storage);
   std::string dir = persist ? consumer_dir(*s, cfg.name) : std::string();
   if (persist) {
     std::error_code ec;

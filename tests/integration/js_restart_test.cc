@@ -1,5 +1,7 @@
-// Streams, configs and acked messages survive SIGTERM and kill -9; sequences never reuse.
+// Streams, configs and acked messages survive SIGTERM and kill -9; sequences never reuse;
+// ephemeral consumers of file streams survive until their inactive_threshold.
 // Also: JetStream domain prefixes.
+#include <chrono>
 #include <thread>
 
 #include "tests/integration/js_fixture.h"
@@ -101,6 +103,65 @@ TEST_F(js_restart, deleted_stream_stays_deleted) {
   ASSERT_EQ(request("$JS.API.STREAM.DELETE.GONE")["success"], true);
   restart(false);
   EXPECT_EQ(request("$JS.API.STREAM.INFO.GONE")["error"]["err_code"], 10059);
+}
+
+// An ephemeral consumer of a file stream is restored after kill -9 with its progress, then
+// deleted by its inactive_threshold when no client comes back (as nats-server restores
+// them); one with mem_storage has nothing on disk and is gone.
+TEST_F(js_restart, ephemeral_of_file_stream_survives_until_inactive_threshold) {
+  ASSERT_FALSE(create({{"name", "E"}, {"subjects", {"e.>"}}}).contains("error"));
+  for (int i = 1; i <= 5; ++i) publish("e.x", "m" + std::to_string(i));
+  auto make = [&](const json& cfg) {
+    json r = request("$JS.API.CONSUMER.CREATE.E", json({{"stream_name", "E"}, {"config", cfg}}).dump());
+    EXPECT_TRUE(r.contains("name")) << r;
+    return r.value("name", std::string());
+  };
+  const std::string eph = make({{"ack_policy", "explicit"}, {"inactive_threshold", 3000000000LL}});
+  const std::string mem = make({{"ack_policy", "explicit"}, {"mem_storage", true}});
+  ASSERT_FALSE(eph.empty());
+  ASSERT_FALSE(mem.empty());
+  // Take two messages and ack them with confirmation.
+  sub_ptr inbox = subscribe_sync(nc_.get(), "_INBOX.eph");
+  ASSERT_EQ(natsConnection_PublishRequestString(nc_.get(), ("$JS.API.CONSUMER.MSG.NEXT.E." + eph).c_str(),
+                                                "_INBOX.eph", R"({"batch":2})"),
+            NATS_OK);
+  for (int i = 0; i < 2; ++i) {
+    msg_ptr m = next_msg(inbox.get(), std::chrono::milliseconds(2000));
+    ASSERT_TRUE(m) << "delivery " << i;
+    natsMsg* reply = nullptr;
+    ASSERT_EQ(natsConnection_RequestString(&reply, nc_.get(), natsMsg_GetReply(m.get()), "+ACK", 2000), NATS_OK);
+    natsMsg_Destroy(reply);
+  }
+  inbox.reset();
+
+  restart(true);
+  const auto restarted = std::chrono::steady_clock::now();
+  json i = request("$JS.API.CONSUMER.INFO.E." + eph);
+  ASSERT_FALSE(i.contains("error")) << i;
+  EXPECT_EQ(i["name"], eph);
+  EXPECT_FALSE(i["config"].contains("durable_name")) << i;
+  EXPECT_EQ(i["config"]["inactive_threshold"], 3000000000LL);
+  EXPECT_EQ(i["ack_floor"]["stream_seq"], 2);
+  EXPECT_EQ(i["delivered"]["stream_seq"], 2);
+  EXPECT_EQ(i["num_pending"], 3);
+  json names = request("$JS.API.CONSUMER.NAMES.E");
+  EXPECT_EQ(names["consumers"], json::array({eph})) << names;
+  EXPECT_EQ(request("$JS.API.CONSUMER.INFO.E." + mem)["error"]["err_code"], 10014);
+
+  // Nobody pulls: it goes after its threshold (plus nats-server's 0.1-1 s jitter), not before.
+  json gone;
+  while (std::chrono::steady_clock::now() - restarted < std::chrono::seconds(10)) {
+    gone = request("$JS.API.CONSUMER.INFO.E." + eph);
+    if (gone.contains("error")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto lived = std::chrono::steady_clock::now() - restarted;
+  EXPECT_EQ(gone["error"]["err_code"], 10014) << gone;
+  EXPECT_GE(lived, std::chrono::milliseconds(2500));
+  // Deleted for good: not back after another restart.
+  restart(false);
+  EXPECT_EQ(request("$JS.API.CONSUMER.INFO.E." + eph)["error"]["err_code"], 10014);
+  EXPECT_EQ(request("$JS.API.CONSUMER.NAMES.E")["consumers"], json::array());
 }
 
 class js_domain : public js_test {
