@@ -5,6 +5,7 @@
 // consumer state later.
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <thread>
 #include <vector>
@@ -21,6 +22,11 @@ struct meta_deleter {
   void operator()(jsMsgMetaData* m) const { jsMsgMetaData_Destroy(m); }
 };
 using meta_ptr = std::unique_ptr<jsMsgMetaData, meta_deleter>;
+
+bool reference_server() {
+  const std::string bin = server_binary();
+  return bin.size() >= 11 && bin.compare(bin.size() - 11, 11, "nats-server") == 0;
+}
 
 // What the acking client saw, across every server life.
 struct ack_log {
@@ -207,12 +213,38 @@ TEST_F(js_ack_durability, a_burst_of_confirmed_acks_survives_kill9) {
   EXPECT_STREQ(status, "404") << "a confirmed message was redelivered: " << natsMsg_GetSubject(m.get());
 }
 
-// durability: sync: each confirming snapshot is also fdatasync'd (slower, so fewer acks).
-bool reference_server() {
-  const std::string bin = server_binary();
-  return bin.size() >= 11 && bin.compare(bin.size() - 11, 11, "nats-server") == 0;
+// While the consumer's state cannot be written, an ack sync is not answered; once the
+// write succeeds again (the server retries), it is.
+TEST_F(js_ack_durability, no_answer_while_the_state_cannot_be_written) {
+  if (reference_server()) GTEST_SKIP() << "nats-server answers before writing the state";
+  ASSERT_FALSE(create({{"name", "ACKD"}, {"subjects", {"ackd.>"}}}).contains("error"));
+  json c = request("$JS.API.CONSUMER.CREATE.ACKD.C",
+                   json({{"stream_name", "ACKD"}, {"config", {{"durable_name", "C"}, {"ack_policy", "explicit"}}}})
+                       .dump());
+  ASSERT_FALSE(c.contains("error")) << c;
+  publish("ackd.x", "m");
+  sub_ptr inbox = subscribe_sync(nc_.get(), "_INBOX.one");
+  ASSERT_EQ(natsConnection_PublishRequestString(nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.ACKD.C", "_INBOX.one",
+                                                R"({"batch":1})"),
+            NATS_OK);
+  msg_ptr m = next_msg(inbox.get(), 2000ms);
+  ASSERT_TRUE(m);
+  // The snapshot's directory goes away: its temp file cannot be created.
+  const auto dir = server_->tmp_dir() / "js/jetstream/$G/streams/ACKD/obs/C";
+  ASSERT_TRUE(std::filesystem::exists(dir)) << dir;
+  std::filesystem::remove_all(dir);
+  sub_ptr answer = subscribe_sync(nc_.get(), "_INBOX.answer");
+  ASSERT_EQ(natsConnection_PublishRequestString(nc_.get(), natsMsg_GetReply(m.get()), "_INBOX.answer", "+ACK"),
+            NATS_OK);
+  EXPECT_FALSE(next_msg(answer.get(), 400ms)) << "answered although nothing was written";
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(next_msg(answer.get(), 3000ms)) << "no answer after the state could be written again";
+  EXPECT_TRUE(std::filesystem::exists(dir / "state.cstate"));
+  json i = request("$JS.API.CONSUMER.INFO.ACKD.C");
+  EXPECT_EQ(i["ack_floor"]["stream_seq"], 1) << i;
 }
 
+// durability: sync: each confirming snapshot is also fdatasync'd (slower, so fewer acks).
 class js_ack_durability_sync : public js_ack_durability {
  protected:
   std::string extra_conf() const override {
