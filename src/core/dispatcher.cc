@@ -166,6 +166,7 @@ void dispatcher::apply(shard_msg& m) {
     }
     case k::deliver: {
       const shared_msg& msg = *m.msg;
+      _publisher_no_responders = msg.no_responders;  // internal handlers see it
       for (const auto& t : m.targets) {
         auto cit = _by_id.find(t.conn_id);
         if (cit == _by_id.end()) continue;
@@ -173,6 +174,7 @@ void dispatcher::apply(shard_msg& m) {
         if (sit == cit->second->subs.end()) continue;
         deliver_local(*sit->second, msg.subject, msg.reply, msg.headers, msg.payload);
       }
+      _publisher_no_responders = false;
       for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
       _expired.clear();
       break;

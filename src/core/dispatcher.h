@@ -155,6 +155,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   client _internal;
   std::uint64_t _next_internal_sid = 1;
   std::uint64_t _publishing_client = 0;  // client id whose PUB is being routed
+  bool _publisher_no_responders = false;  // ... and whether it takes 503 statuses
 };
 
 }  // namespace core

@@ -222,7 +222,7 @@ void dispatcher::handle_pub(client& c, const proto::client_op& op) {
 bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::string_view reply,
                                std::string_view headers, std::string_view payload) {
   if (s.handler) {  // server-internal subscriber (JetStream)
-    s.handler->on_msg(inbound_msg{subject, reply, headers, payload, _publishing_client});
+    s.handler->on_msg(inbound_msg{subject, reply, headers, payload, _publishing_client, _publisher_no_responders});
     return true;
   }
   client& c = *static_cast<client*>(s.conn);
@@ -291,7 +291,8 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
       if (targets.empty()) continue;
       if (!shared)
         shared = std::make_shared<shared_msg>(shared_msg{std::string(subject), std::string(reply),
-                                                         std::string(headers), std::string(payload)});
+                                                         std::string(headers), std::string(payload),
+                                                         from && from->no_responders && from->headers});
       shard_msg m;
       m.k = shard_msg::kind::deliver;
       m.msg = shared;
@@ -305,13 +306,16 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
   _expired.clear();
   if (!internal_sids.empty()) {
     const std::uint64_t saved = _publishing_client;
+    const bool saved_nr = _publisher_no_responders;
     _publishing_client = from ? from->id : 0;
+    _publisher_no_responders = from && from->no_responders && from->headers;
     for (const auto& sid : internal_sids) {
       auto it = _internal.subs.find(sid);
       if (it != _internal.subs.end())
         deliver_local(*it->second, subject, reply, headers, payload);
     }
     _publishing_client = saved;
+    _publisher_no_responders = saved_nr;
   }
   if (!any && from && !reply.empty() && from->no_responders && from->headers) send_no_responders(*from, reply);
 }

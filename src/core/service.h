@@ -21,6 +21,9 @@ struct inbound_msg {
   std::string_view headers;  // raw "NATS/1.0..." block or empty
   std::string_view payload;
   std::uint64_t client_id = 0;  // publishing connection, 0 for internal publishes
+  // The publisher takes a 503 no-responders status (headers + no_responders in CONNECT):
+  // a service that finds nothing behind the subject may answer with one.
+  bool no_responders = false;
 };
 
 class internal_handler {

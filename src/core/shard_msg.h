@@ -13,6 +13,7 @@ struct shared_msg {
   std::string reply;
   std::string headers;
   std::string payload;
+  bool no_responders = false;  // the publisher takes 503 statuses (for internal handlers)
 };
 
 struct delivery_target {

@@ -78,7 +78,9 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
   if (op == "MSG" && toks.size() == 4 && toks[1] == "NEXT") {  // the consumer's own subscription: not an API call
     if (consumer_agent* c = find_consumer(toks[2], toks[3])) {
       c->on_pull_request(m, now());
-    }  // else: the API subscription takes it and nobody answers (as nats-server)
+    } else {
+      no_responders(m);  // as nats-server 2.11: no consumer subscribed that subject
+    }
     return true;
   }
   struct count_after {

@@ -77,7 +77,16 @@ void jetstream::on_msg(const core::inbound_msg& in) {
   }
   if (!rest.starts_with("$JS.API.")) return;
   rest.remove_prefix(8);
-  if (rest.starts_with("DIRECT.")) return;  // served by the streams' own responders
+  if (rest.starts_with("DIRECT.GET.")) {
+    // Served by the stream's own responder; nobody answers for a stream that does not
+    // exist or does not allow direct gets.
+    std::string_view name = rest.substr(11);
+    name = name.substr(0, name.find('.'));
+    const stream* s = find(name);
+    if (s == nullptr || !s->config().allow_direct) no_responders(m);
+    return;
+  }
+  if (rest.starts_with("DIRECT.")) return;
 
   struct route {
     std::string_view prefix;
@@ -126,6 +135,11 @@ void jetstream::on_msg(const core::inbound_msg& in) {
   if (rest.starts_with("CONSUMER.") && dispatch_consumer(rest.substr(9), m)) return;
   ++_api_total;
   respond_error(m.reply, "system_response", make_error(err::bad_request));
+}
+
+void jetstream::no_responders(const core::inbound_msg& m) {
+  if (m.reply.empty() || !m.no_responders) return;
+  _host->publish(m.reply, "", "NATS/1.0 503\r\n\r\n", "");
 }
 
 void jetstream::respond(std::string_view reply, const ojson& j) {

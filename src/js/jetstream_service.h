@@ -77,6 +77,9 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::size_t poll_consumers(std::int64_t now);
 
   void respond(std::string_view reply, const ojson& j);
+  // The request reached no stream or consumer: the 503 no-responders status nats-server
+  // (2.10.26+) sends, to publishers that take it.
+  void no_responders(const core::inbound_msg& m);
   void respond_error(std::string_view reply, std::string_view type, const api_error& e,
                      const ojson& extra = ojson::object());
   ojson stream_info_json(stream& s, bool deleted_details, std::string_view subjects_filter,
