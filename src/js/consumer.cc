@@ -291,7 +291,13 @@ void consumer_state_machine::on_purged(std::uint64_t first, const std::vector<st
 void consumer_state_machine::tick(base::nanos now, actions& out) {
   if (_pause_until != 0 && now >= _pause_until) set_pause(0, now, out);
   expire_requests(now, out);
-  for (auto& w : _waiting) {
+  for (auto it = _waiting.begin(); it != _waiting.end();) {
+    auto& w = *it;
+    if (w.hb > 0 && now >= w.hb_next && !interested(w)) {  // no heartbeat into the void
+      it = _waiting.erase(it);
+      continue;
+    }
+    ++it;
     if (w.hb > 0 && now >= w.hb_next) {
       status_reply s;
       s.to = w.reply;
@@ -319,14 +325,20 @@ void consumer_state_machine::tick(base::nanos now, actions& out) {
   if (_p.priority == priority_policy::pinned_client && !_pin.empty() && now >= _pin_deadline)
     clear_pin("timeout", out);
   if (_p.inactive_threshold > 0 && !_inactive_sent && idle_for_inactivity()) {
-    base::nanos last = _last_activity;
-    if (!_timers.empty()) last = std::max(last, _timers.rbegin()->first);
-    if (now >= last + _p.inactive_threshold) {
+    if (now >= inactive_deadline()) {
       _inactive_sent = true;
       out.emplace_back(inactive{});
     }
   }
   deliver(now, out);
+}
+
+// A pull consumer counts pending ack deadlines as activity; a push consumer does not: as
+// nats-server, its delete timer runs from the moment its deliver subject lost interest.
+base::nanos consumer_state_machine::inactive_deadline() const {
+  base::nanos last = _last_activity;
+  if (!push() && !_timers.empty()) last = std::max(last, _timers.rbegin()->first);
+  return last + _p.inactive_threshold;
 }
 
 base::nanos consumer_state_machine::next_deadline() const {
@@ -341,11 +353,8 @@ base::nanos consumer_state_machine::next_deadline() const {
   if (_replay_due != 0 && (!_waiting.empty() || _push_active)) t = std::min(t, _replay_due);
   if (_push_active && _p.idle_heartbeat > 0) t = std::min(t, _push_hb_next);
   if (_rl_due != 0 && _push_active) t = std::min(t, _rl_due);
-  if (_p.inactive_threshold > 0 && !_inactive_sent && idle_for_inactivity()) {
-    base::nanos last = _last_activity;
-    if (!_timers.empty()) last = std::max(last, _timers.rbegin()->first);
-    t = std::min(t, last + _p.inactive_threshold);
-  }
+  if (_p.inactive_threshold > 0 && !_inactive_sent && idle_for_inactivity())
+    t = std::min(t, inactive_deadline());
   return t;
 }
 

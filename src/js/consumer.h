@@ -67,6 +67,11 @@ struct consumer_params {
   base::nanos inactive_threshold = 0;  // 0 = never expire
   // Pin ids are NUIDs; injected so the machine stays deterministic.
   std::function<std::string()> new_pin_id;
+  // Does a pull request's reply subject have a subscriber now? Asked before a delivery, a
+  // request heartbeat and a no_wait / max_waiting decision, as nats-server does; a request
+  // without interest is dropped silently (its client may come back while it waits, so it
+  // is not dropped sooner). Unset = always.
+  std::function<bool(const std::string&)> has_interest;
   // sample_freq: this percentage of explicit acks produces an ack metric; the roll (0-99)
   // is injected like the other randomness. Unset roll = never sample below 100 %.
   int sample_pct = 0;
@@ -241,6 +246,8 @@ class consumer_state_machine {
   void update(const consumer_params& p, base::nanos now, actions& out);
   // The reply subject lost interest: drop its requests silently.
   void drop_requests(const std::string& reply);
+  // Drops every waiting request whose reply subject has no interest (has_interest).
+  void drop_uninterested();
   // Consumer being deleted: every waiting request gets 409 Consumer Deleted.
   void on_delete(actions& out);
   // Server stopping: every waiting request gets 409 Server Shutdown with pending headers.
@@ -299,6 +306,7 @@ class consumer_state_machine {
   void deliver_push(base::nanos now, actions& out);
   void push_heartbeat(base::nanos now, actions& out);
   bool push() const { return !_p.deliver_subject.empty(); }
+  base::nanos inactive_deadline() const;
   bool idle_for_inactivity() const { return push() ? !_push_active : _waiting.empty(); }
   void finish_no_wait(actions& out);
   void remove_pending(std::uint64_t sseq);
@@ -311,6 +319,7 @@ class consumer_state_machine {
   void enqueue(waiting_request w);
   void requeue(waiting_request w);
   void expire_requests(base::nanos now, actions& out);
+  bool interested(const waiting_request& w) const { return !_p.has_interest || _p.has_interest(w.reply); }
   void set_pin(const std::string& id, base::nanos now, actions& out);
   void clear_pin(const char* reason, actions& out);
   status_reply status(const waiting_request& w, int code, std::string text, bool pend) const;

@@ -22,9 +22,10 @@ base::rng& agent_rng() {
   return rng;
 }
 
-// nats-server deletes an inactive consumer 100 ms to 1 s after its threshold (jitter).
-std::int64_t with_jitter(std::int64_t threshold) {
-  if (threshold <= 0) return threshold;
+// nats-server deletes an inactive pull consumer 100 ms to 1 s after its threshold (jitter);
+// a push consumer exactly at its threshold after its deliver subject lost interest.
+std::int64_t with_jitter(std::int64_t threshold, bool push) {
+  if (threshold <= 0 || push) return threshold;
   return threshold + 100 * base::kMilli + std::int64_t(agent_rng().below(900)) * base::kMilli;
 }
 
@@ -45,7 +46,8 @@ consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, st
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   consumer_params p = to_params(_cfg, s.config(), s.config().name, _cfg.name);
   p.start_seq = resolve_start_seq();
-  p.inactive_threshold = with_jitter(p.inactive_threshold);
+  p.inactive_threshold = with_jitter(p.inactive_threshold, _cfg.push());
+  p.has_interest = [&js](const std::string& reply) { return js.host().has_interest(reply); };
   p.new_pin_id = [] { return random_token(22); };
   p.new_fc_token = [] { return random_token(4); };
   p.sample_roll = [] { return int(agent_rng().below(100)); };
@@ -295,19 +297,10 @@ void consumer_agent::check_push_interest(std::int64_t now) {
   run(out, now);
 }
 
-void consumer_agent::prune_waiting(std::int64_t now) {
-  _next_prune = now + kInterestCheck;
-  std::vector<std::string> gone;
-  for (const auto& w : _m->waiting())
-    if (!_js.host().has_interest(w.reply)) gone.push_back(w.reply);
-  for (const auto& r : gone) _m->drop_requests(r);
-}
-
 std::size_t consumer_agent::poll(std::int64_t now) {
   if (_stopped) return 0;
   std::size_t work = 0;
   actions out;
-  if (!_m->waiting().empty() && now >= _next_prune) prune_waiting(now);
   if (_advanced_to > _notified) {
     _notified = _advanced_to;
     _m->on_stream_advanced(_advanced_to, now, out);
@@ -452,7 +445,7 @@ void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   _cnt_valid = false;
   consumer_params p = to_params(_cfg, _stream.config(), _stream.config().name, _cfg.name);
-  p.inactive_threshold = with_jitter(p.inactive_threshold);
+  p.inactive_threshold = with_jitter(p.inactive_threshold, _cfg.push());
   actions out;
   _m->update(p, now, out);
   if (rebind) {
@@ -503,7 +496,7 @@ void consumer_agent::on_shutdown() {
 }
 
 ojson consumer_agent::info_json(std::int64_t now) {
-  if (!_m->waiting().empty()) prune_waiting(now);
+  _m->drop_uninterested();  // num_waiting counts live requests (nats-server: processWaiting)
   const consumer_numbers n = _m->numbers(now);
   ojson j;
   j["stream_name"] = _stream.config().name;

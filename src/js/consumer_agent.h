@@ -103,8 +103,6 @@ class consumer_agent final : public message_source, public core::internal_handle
   void send_advisory(const advisory& a);
   void release(std::uint64_t seq);
   void check_push_interest(std::int64_t now);
-  // Pull requests whose reply subject lost its subscriber are dropped silently.
-  void prune_waiting(std::int64_t now);
   std::uint64_t recount(std::uint64_t from);
   // consumer_persist.cc: snapshot hand-over and held ack replies; returns work done.
   std::size_t persist(std::int64_t now);
@@ -136,7 +134,6 @@ class consumer_agent final : public message_source, public core::internal_handle
   std::uint64_t _notified = 0;     // highest seq passed to on_stream_advanced
   bool _push_bound = false;
   std::int64_t _next_interest_check = 0;
-  std::int64_t _next_prune = 0;
   std::int64_t _last_delivery = 0;
   std::int64_t _last_ack = 0;
   bool _dirty = false;

@@ -73,6 +73,7 @@ void consumer_state_machine::on_pull(std::string reply, const pull_request& req,
     _pin_deadline = now + _p.priority_timeout;  // the pinned client is alive
   }
   if (req.no_wait) {
+    drop_uninterested();  // requests nobody listens to any more do not count as pending
     std::uint64_t avail = paused(now) ? 0 : num_pending() + _rdq.size();
     std::uint64_t asked = 0;
     for (const auto& o : _waiting) asked += std::uint64_t(o.n);
@@ -81,6 +82,7 @@ void consumer_state_machine::on_pull(std::string reply, const pull_request& req,
   }
   if (_p.max_waiting > 0 && _waiting.size() >= std::uint64_t(_p.max_waiting)) {
     expire_requests(now, out);
+    drop_uninterested();
     if (_waiting.size() >= std::uint64_t(_p.max_waiting))
       return reject(409, "Exceeded MaxWaiting");
   }
@@ -113,6 +115,11 @@ void consumer_state_machine::expire_requests(base::nanos now, actions& out) {
 
 void consumer_state_machine::drop_requests(const std::string& reply) {
   std::erase_if(_waiting, [&](const waiting_request& w) { return w.reply == reply; });
+}
+
+void consumer_state_machine::drop_uninterested() {
+  if (!_p.has_interest) return;
+  std::erase_if(_waiting, [&](const waiting_request& w) { return !interested(w); });
 }
 
 void consumer_state_machine::on_delete(actions& out) {
@@ -231,6 +238,10 @@ void consumer_state_machine::deliver(base::nanos now, actions& out) {
     std::optional<std::size_t> pick;
     for (std::size_t i = 0; i < _waiting.size();) {
       auto& w = _waiting[i];
+      if (!interested(w)) {  // its inbox is gone: no message into the void
+        _waiting.erase(_waiting.begin() + std::ptrdiff_t(i));
+        continue;
+      }
       if (pinned_policy) {
         if (!w.id.empty() && w.id != _pin) {  // stale pin id
           out.emplace_back(status(w, 423, "Nats-Wrong-Pin-Id", true));

@@ -90,5 +90,87 @@ TEST_F(js_pull_interest, no_responders_status_bytes_and_opt_out) {
   EXPECT_TRUE(old.quiet_for(300ms));
 }
 
+// A waiting request belongs to its reply subject, not to the connection that sent it: a
+// client that reconnects and re-subscribes its inbox before the request expires gets the
+// messages (nats.c's fetch across a reconnect).
+TEST_F(js_pull_interest, waiting_request_outlives_its_connection) {
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
+  ASSERT_FALSE(create_consumer("ORDERS", {{"durable_name", "C"}, {"ack_policy", "explicit"}}).contains("error"));
+  {
+    raw_client first;
+    ASSERT_TRUE(first.open(port()));
+    ASSERT_TRUE(first.send("SUB _INBOX.keep.1 1\r\n"));
+    const std::string body = "{\"batch\":2,\"expires\":10000000000}";
+    ASSERT_TRUE(first.send("PUB $JS.API.CONSUMER.MSG.NEXT.ORDERS.C _INBOX.keep.1 " + std::to_string(body.size()) +
+                           "\r\n" + body + "\r\n"));
+    ASSERT_TRUE(first.ping_pong());
+  }  // the connection drops with the request waiting
+  std::this_thread::sleep_for(300ms);
+  raw_client second;
+  ASSERT_TRUE(second.open(port()));
+  ASSERT_TRUE(second.send("SUB _INBOX.keep.1 7\r\n"));
+  ASSERT_TRUE(second.ping_pong());
+  fill("orders.new", 1);
+  auto line = second.read_line(3s);
+  ASSERT_TRUE(line) << "the waiting request died with its connection";
+  EXPECT_TRUE(line->starts_with("MSG orders.new 7 $JS.ACK.ORDERS.C.1.1.1.")) << *line;
+  json info = request("$JS.API.CONSUMER.INFO.ORDERS.C");
+  EXPECT_EQ(info["num_waiting"], 1) << info;  // one more message to go
+}
+
+// An inbox unsubscribed while its request waits: the request is dropped when a message
+// comes, so the messages go to the next request (partly filled no_wait: messages, then 408).
+TEST_F(js_pull_interest, request_of_unsubscribed_inbox_gets_nothing) {
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
+  ASSERT_FALSE(create_consumer("ORDERS", {{"durable_name", "C"}, {"ack_policy", "explicit"}}).contains("error"));
+  sub_ptr dead = subscribe_sync(nc_.get(), "_INBOX.dead");
+  natsConnection_PublishRequestString(nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.ORDERS.C", "_INBOX.dead",
+                                      "{\"batch\":10,\"expires\":30000000000}");
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  ASSERT_EQ(natsSubscription_Unsubscribe(dead.get()), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  fill("orders.new", 3);
+  sub_ptr live = subscribe_sync(nc_.get(), "_INBOX.live");
+  natsConnection_PublishRequestString(nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.ORDERS.C", "_INBOX.live",
+                                      "{\"batch\":5,\"no_wait\":true}");
+  int data = 0;
+  std::string status;
+  while (msg_ptr m = next_msg(live.get(), 2000ms)) {
+    const char* v = nullptr;
+    if (natsMsgHeader_Get(m.get(), "Status", &v) == NATS_OK) {
+      status = v;
+      break;
+    }
+    ++data;
+  }
+  EXPECT_EQ(data, 3);
+  EXPECT_EQ(status, "408");
+}
+
+// nats-server removes a push consumer whose deliver subject lost interest once the
+// threshold passed, unacked deliveries or not (2.9.10: ~0.15 s for 50 ms).
+TEST_F(js_pull_interest, push_consumer_without_interest_expires_despite_unacked) {
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
+  fill("orders.new", 2);
+  sub_ptr dlv = subscribe_sync(nc_.get(), "dlv.push");
+  json r = create_consumer("ORDERS", {{"durable_name", "P"}, {"deliver_subject", "dlv.push"},
+                                      {"ack_policy", "explicit"}, {"inactive_threshold", 50000000}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  ASSERT_TRUE(next_msg(dlv.get(), 2000ms));  // delivered, never acked
+  ASSERT_EQ(natsSubscription_Unsubscribe(dlv.get()), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  const auto t0 = std::chrono::steady_clock::now();
+  json info;
+  while (std::chrono::steady_clock::now() - t0 < 3s) {
+    info = request("$JS.API.CONSUMER.INFO.ORDERS.P");
+    if (info.contains("error")) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(info.contains("error")) << "still there after 3 s: " << info;
+  EXPECT_EQ(info["error"]["err_code"], 10014);
+  EXPECT_LT(took, 1500ms);
+}
+
 }  // namespace
 }  // namespace peregrine::test
