@@ -7,6 +7,7 @@
 
 #include "peregrine_config.h"
 #include "src/core/subject.h"
+#include "src/js/ack.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 
@@ -237,30 +238,58 @@ std::optional<consumer_config> consumer_config_from_json(const nlohmann::json& j
   return c;
 }
 
+namespace {
+// A stream's consumer_limits entry (0 = not set).
+std::int64_t consumer_limit(const stream_config& s, const char* key) {
+  const ojson& lim = s.consumer_limits;
+  if (!lim.is_object() || !lim.contains(key) || !lim[key].is_number_integer()) return 0;
+  return lim[key].get<std::int64_t>();
+}
+}  // namespace
+
+// In nats-server's order (setConsumerConfigDefaults); pedantic refuses what it would adjust.
 std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic) {
   if (c.max_deliver == 0 || c.max_deliver < -1) {
     if (pedantic && c.max_deliver < -1) return pedantic_error("max_deliver must be set to -1");
     c.max_deliver = -1;
   }
-  for (auto* v : {&c.max_waiting, &c.max_batch, &c.max_expires, &c.max_bytes, &c.idle_heartbeat,
-                  &c.inactive_threshold, &c.priority_timeout}) {
-    if (*v < 0) {
-      if (pedantic) return pedantic_error("negative values are not allowed");
-      *v = 0;
-    }
+  auto not_negative = [&](std::int64_t& v, const char* field) -> std::optional<api_error> {
+    if (v >= 0) return std::nullopt;
+    if (pedantic) return pedantic_error(std::string(field) + " must not be negative");
+    v = 0;
+    return std::nullopt;
+  };
+  if (auto e = not_negative(c.max_waiting, "max_waiting")) return e;
+  if (c.max_ack_pending < -1) {
+    if (pedantic) return pedantic_error("max_ack_pending must be set to -1");
+    c.max_ack_pending = -1;
   }
+  if (auto e = not_negative(c.max_batch, "max_batch")) return e;
+  if (auto e = not_negative(c.max_expires, "max_expires")) return e;
+  if (auto e = not_negative(c.max_bytes, "max_bytes")) return e;
+  if (auto e = not_negative(c.idle_heartbeat, "idle_heartbeat")) return e;
+  if (auto e = not_negative(c.inactive_threshold, "inactive_threshold")) return e;
+  if (auto e = not_negative(c.priority_timeout, "priority_timeout")) return e;
   if (!c.push() && c.max_waiting == 0) c.max_waiting = kDefaultMaxWaiting;
   if (c.ack != ack_policy::none && c.ack_wait == 0) c.ack_wait = kDefaultAckWait;
-  if (!c.backoff.empty()) c.ack_wait = c.backoff.front();
-  const ojson& lim = s.consumer_limits;
-  auto limit = [&](const char* key) -> std::int64_t {
-    if (!lim.is_object() || !lim.contains(key) || !lim[key].is_number_integer()) return 0;
-    return lim[key].get<std::int64_t>();
-  };
-  if (c.max_ack_pending < -1) c.max_ack_pending = -1;
-  if (c.max_ack_pending == 0) c.max_ack_pending = limit("max_ack_pending");
+  if (!c.backoff.empty()) {
+    if (pedantic && c.ack_wait != c.backoff.front())
+      return pedantic_error("first backoff value has to equal batch AckWait");
+    c.ack_wait = c.backoff.front();
+  }
+  const std::int64_t lim_pending = consumer_limit(s, "max_ack_pending");
+  const std::int64_t lim_inactive = consumer_limit(s, "inactive_threshold");
+  if (c.max_ack_pending == 0) {
+    if (pedantic && lim_pending > 0)
+      return pedantic_error("max_ack_pending must be set if it's configured in stream limits");
+    c.max_ack_pending = lim_pending;
+  }
+  if (c.inactive_threshold == 0) {
+    if (pedantic && lim_inactive > 0)
+      return pedantic_error("inactive_threshold must be set if it's configured in stream limits");
+    c.inactive_threshold = lim_inactive;
+  }
   if (c.max_ack_pending == 0 && c.ack != ack_policy::none) c.max_ack_pending = kDefaultMaxAckPending;
-  if (c.inactive_threshold == 0) c.inactive_threshold = limit("inactive_threshold");
   if (c.inactive_threshold == 0 && !c.durable()) c.inactive_threshold = kEphemeralInactive;
   if (c.priority == priority_policy::pinned_client && c.priority_timeout == 0) c.priority_timeout = kDefaultPinnedTtl;
   if (c.name.empty()) c.name = c.durable_name;
@@ -306,6 +335,11 @@ std::optional<api_error> validate(const consumer_config& c, const stream_config&
     if (c.max_batch < 0) return make_error(err::max_batch_negative);
     if (c.max_expires != 0 && c.max_expires < base::kMilli) return make_error(err::max_expires_too_small);
   }
+  // The stream's consumer_limits are ceilings, not only defaults (nats-server 2.10+).
+  if (const std::int64_t lim = consumer_limit(s, "max_ack_pending"); lim > 0 && c.max_ack_pending > lim)
+    return make_error(err::max_ack_pending_excess, std::to_string(lim));
+  if (const std::int64_t lim = consumer_limit(s, "inactive_threshold"); lim > 0 && c.inactive_threshold > lim)
+    return make_error(err::inactive_threshold_excess, format_go_duration(lim));
   if (c.direct) {
     if (!c.push()) return make_error(err::direct_requires_push);
     if (c.durable()) return make_error(err::direct_requires_ephemeral);

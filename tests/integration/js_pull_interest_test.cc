@@ -172,5 +172,35 @@ TEST_F(js_pull_interest, push_consumer_without_interest_expires_despite_unacked)
   EXPECT_LT(took, 1500ms);
 }
 
+// Stream consumer_limits as ceilings and pedantic consumer creates (nats-server 2.10/2.11;
+// 2.9.10 has neither: Peregrine only).
+TEST_F(js_pull_interest, consumer_limits_ceiling_and_pedantic_create) {
+  if (!is_peregrine()) GTEST_SKIP() << "nats-server 2.9.10 predates consumer_limits and pedantic";
+  json s = create({{"name", "ORDERS"}, {"subjects", {"orders.>"}},
+                   {"consumer_limits", {{"max_ack_pending", 100}, {"inactive_threshold", 30000000000}}}});
+  ASSERT_FALSE(s.contains("error")) << s;
+  json r = create_consumer("ORDERS", {{"durable_name", "BIG"}, {"ack_policy", "explicit"}, {"max_ack_pending", 500}});
+  ASSERT_TRUE(r.contains("error")) << r;
+  EXPECT_EQ(r["error"], json({{"code", 400}, {"err_code", 10121},
+                              {"description", "consumer max ack pending exceeds system limit of 100"}}));
+  r = create_consumer("ORDERS", {{"durable_name", "LONG"}, {"inactive_threshold", 60000000000}});
+  EXPECT_EQ(r["error"]["err_code"], 10153) << r;
+  EXPECT_EQ(r["error"]["description"], "consumer inactive threshold exceeds system limit of 30s") << r;
+  r = create_consumer("ORDERS", {{"durable_name", "OK"}, {"ack_policy", "explicit"}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["config"]["max_ack_pending"], 100);
+  EXPECT_EQ(r["config"]["inactive_threshold"], 30000000000LL);
+
+  json req = {{"stream_name", "ORDERS"}, {"pedantic", true},
+              {"config", {{"durable_name", "P"}, {"ack_policy", "explicit"}, {"inactive_threshold", 1000000000}}}};
+  r = request("$JS.API.CONSUMER.CREATE.ORDERS.P", req.dump());
+  EXPECT_EQ(r["error"], json({{"code", 400}, {"err_code", 10157},
+                              {"description", "pedantic mode: max_ack_pending must be set if it's configured in stream limits"}}))
+      << r;
+  req["config"]["max_ack_pending"] = 10;
+  r = request("$JS.API.CONSUMER.CREATE.ORDERS.P", req.dump());
+  EXPECT_FALSE(r.contains("error")) << r;
+}
+
 }  // namespace
 }  // namespace peregrine::test

@@ -154,5 +154,76 @@ TEST(consumer_config, echo_round_trip_and_identity) {
   EXPECT_EQ(params.max_ack_pending, 1000);
 }
 
+// A request with "pedantic":true; err_code and description as problem() gives them.
+std::pair<int, std::string> pedantic_problem(std::string_view cfg, const stream_config& s = a_stream()) {
+  create_request req;
+  std::optional<api_error> e =
+      parse_create_request(R"({"stream_name":"ORDERS","pedantic":true,"config":)" + std::string(cfg) + "}", req);
+  EXPECT_TRUE(req.pedantic);
+  if (!e) e = normalise(req.config, s, req.pedantic);
+  if (!e) e = validate(req.config, s);
+  return e ? std::pair<int, std::string>{e->err_code, e->description} : std::pair<int, std::string>{0, ""};
+}
+
+// nats-server 2.10+: the stream's consumer_limits are ceilings as well as defaults.
+TEST(consumer_config, stream_consumer_limits_are_ceilings) {
+  using P = std::pair<int, std::string>;
+  auto lim = a_stream();
+  lim.consumer_limits = ojson{{"max_ack_pending", 100}, {"inactive_threshold", 60'000'000'000}};
+  EXPECT_EQ(problem(R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":101})", lim),
+            (P{10121, "consumer max ack pending exceeds system limit of 100"}));
+  EXPECT_EQ(problem(R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":100})", lim).first, 0);
+  EXPECT_EQ(problem(R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":-1})", lim).first, 0);
+  EXPECT_EQ(problem(R"({"durable_name":"D","inactive_threshold":60000000001})", lim),
+            (P{10153, "consumer inactive threshold exceeds system limit of 1m0s"}));
+  EXPECT_EQ(problem(R"({"inactive_threshold":1000000000})", lim).first, 0);
+  // Unset: the limit is the default.
+  auto c = parsed(R"({"durable_name":"D","ack_policy":"explicit"})", lim);
+  EXPECT_EQ(c.max_ack_pending, 100);
+  EXPECT_EQ(c.inactive_threshold, 60'000'000'000);
+}
+
+// Pedantic requests are refused where nats-server would adjust the value (texts from its
+// setConsumerConfigDefaults).
+TEST(consumer_config, pedantic_refuses_adjustments) {
+  using P = std::pair<int, std::string>;
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","max_deliver":-5})"), (P{10157, "pedantic mode: max_deliver must be set to -1"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","max_waiting":-1})"),
+            (P{10157, "pedantic mode: max_waiting must not be negative"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":-2})"),
+            (P{10157, "pedantic mode: max_ack_pending must be set to -1"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","max_batch":-1})"),
+            (P{10157, "pedantic mode: max_batch must not be negative"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","max_expires":-1})"),
+            (P{10157, "pedantic mode: max_expires must not be negative"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","max_bytes":-1})"),
+            (P{10157, "pedantic mode: max_bytes must not be negative"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","deliver_subject":"d","idle_heartbeat":-1})"),
+            (P{10157, "pedantic mode: idle_heartbeat must not be negative"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","inactive_threshold":-1})"),
+            (P{10157, "pedantic mode: inactive_threshold must not be negative"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","priority_timeout":-1})"),
+            (P{10157, "pedantic mode: priority_timeout must not be negative"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","ack_policy":"explicit","backoff":[1000000000,2000000000]})"),
+            (P{10157, "pedantic mode: first backoff value has to equal batch AckWait"}));
+  EXPECT_EQ(pedantic_problem(
+                R"({"durable_name":"D","ack_policy":"explicit","ack_wait":1000000000,"backoff":[1000000000,2000000000]})")
+                .first,
+            0);
+  auto lim = a_stream();
+  lim.consumer_limits = ojson{{"max_ack_pending", 100}, {"inactive_threshold", 60'000'000'000}};
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","ack_policy":"explicit","inactive_threshold":1000000000})", lim),
+            (P{10157, "pedantic mode: max_ack_pending must be set if it's configured in stream limits"}));
+  EXPECT_EQ(pedantic_problem(R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":10})", lim),
+            (P{10157, "pedantic mode: inactive_threshold must be set if it's configured in stream limits"}));
+  EXPECT_EQ(pedantic_problem(
+                R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":10,"inactive_threshold":1000000000})", lim)
+                .first,
+            0);
+  // Without pedantic the same requests are adjusted.
+  EXPECT_EQ(problem(R"({"durable_name":"D","max_waiting":-1})").first, 0);
+  EXPECT_EQ(problem(R"({"durable_name":"D","ack_policy":"explicit","backoff":[1000000000,2000000000]})").first, 0);
+}
+
 }  // namespace
 }  // namespace js
