@@ -2,7 +2,15 @@
 // no-responders status for a pull or direct get that reaches no stream or consumer, waiting
 // requests whose inbox lost interest, requests that outlive their connection, push consumers
 // removed after inactive_threshold without interest, and the stream's consumer_limits.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "tests/integration/js_fixture.h"
 
@@ -13,6 +21,80 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 bool is_peregrine() { return server_binary().find("peregrine") != std::string::npos; }
+
+// A TCP forwarder to the server whose connections the test can cut, so a libnats client
+// reconnects (through it again) while the server keeps running.
+class cuttable_proxy {
+ public:
+  explicit cuttable_proxy(int server_port) : server_port_(server_port) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(listen_fd_, 8) != 0) return;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    accept_thread_ = std::thread([this] { accept_loop(); });
+  }
+  ~cuttable_proxy() {
+    stopping_ = true;
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::close(listen_fd_);
+    cut();
+    if (accept_thread_.joinable()) accept_thread_.join();
+    for (auto& t : pumps_) t.join();
+    std::lock_guard lk(mu_);
+    for (int fd : fds_) ::close(fd);
+  }
+  int port() const { return port_; }
+  // Drops every forwarded connection (both sides see a reset/EOF).
+  void cut() {
+    std::lock_guard lk(mu_);
+    for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+  }
+
+ private:
+  void accept_loop() {
+    while (!stopping_) {
+      int client = ::accept(listen_fd_, nullptr, nullptr);
+      if (client < 0) return;
+      int upstream = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(std::uint16_t(server_port_));
+      if (::connect(upstream, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+        ::close(client);
+        ::close(upstream);
+        continue;
+      }
+      std::lock_guard lk(mu_);
+      fds_.push_back(client);
+      fds_.push_back(upstream);
+      pumps_.emplace_back([client, upstream] { pump(client, upstream); });
+      pumps_.emplace_back([client, upstream] { pump(upstream, client); });
+    }
+  }
+  static void pump(int from, int to) {
+    char buf[16384];
+    for (;;) {
+      ssize_t n = ::recv(from, buf, sizeof buf, 0);
+      if (n <= 0 || ::send(to, buf, size_t(n), MSG_NOSIGNAL) != n) break;
+    }
+    ::shutdown(to, SHUT_RDWR);
+    ::shutdown(from, SHUT_RDWR);
+  }
+
+  int server_port_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread accept_thread_;
+  std::mutex mu_;
+  std::vector<int> fds_;
+  std::vector<std::thread> pumps_;
+};
 
 class js_pull_interest : public js_test {
  protected:
@@ -26,6 +108,10 @@ class js_pull_interest : public js_test {
       json ack = publish(subject, "m" + std::to_string(i));
       ASSERT_TRUE(ack.contains("seq")) << ack;
     }
+  }
+  std::int64_t info_waiting(const std::string& consumer) {
+    json i = request("$JS.API.CONSUMER.INFO.ORDERS." + consumer);
+    return i.contains("num_waiting") ? i["num_waiting"].get<std::int64_t>() : -1;
   }
   // A request with libnats; the status and how long it took.
   std::pair<natsStatus, std::chrono::milliseconds> timed_request(const std::string& subject, const std::string& body) {
@@ -200,6 +286,57 @@ TEST_F(js_pull_interest, consumer_limits_ceiling_and_pedantic_create) {
   req["config"]["max_ack_pending"] = 10;
   r = request("$JS.API.CONSUMER.CREATE.ORDERS.P", req.dump());
   EXPECT_FALSE(r.contains("error")) << r;
+}
+
+// nats.c's fetch across a reconnect: the pull request sent before the connection dropped
+// still delivers to the inbox the client re-subscribed after reconnecting.
+TEST_F(js_pull_interest, libnats_fetch_survives_a_reconnect) {
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
+  ASSERT_FALSE(create_consumer("ORDERS", {{"durable_name", "W"}, {"ack_policy", "explicit"}}).contains("error"));
+  cuttable_proxy proxy(port());
+  ASSERT_GT(proxy.port(), 0);
+  opts_ptr opts = make_opts("nats://127.0.0.1:" + std::to_string(proxy.port()));
+  natsOptions_SetAllowReconnect(opts.get(), true);
+  natsOptions_SetMaxReconnect(opts.get(), 50);
+  natsOptions_SetReconnectWait(opts.get(), 50);
+  std::string err;
+  nc_ptr worker = connect(opts.get(), &err);
+  ASSERT_TRUE(worker) << err;
+  jsCtx* raw_js = nullptr;
+  ASSERT_EQ(natsConnection_JetStream(&raw_js, worker.get(), nullptr), NATS_OK);
+  js_ptr wjs(raw_js);
+  natsSubscription* raw = nullptr;
+  jsErrCode jerr{};
+  jsSubOptions so;
+  jsSubOptions_Init(&so);
+  so.Stream = "ORDERS";
+  so.Consumer = "W";
+  ASSERT_EQ(js_PullSubscribe(&raw, wjs.get(), nullptr, "W", nullptr, &so, &jerr), NATS_OK) << int(jerr);
+  sub_ptr sub(raw);
+
+  natsMsgList list{};
+  natsStatus fetched = NATS_ERR;
+  std::chrono::milliseconds took{};
+  std::thread fetcher([&] {
+    auto t0 = std::chrono::steady_clock::now();
+    jsErrCode e{};
+    fetched = natsSubscription_Fetch(&list, sub.get(), 1, 8000, &e);
+    took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  });
+  // The fetch's waiting request is in; then the connection drops and comes back.
+  for (int i = 0; i < 100 && info_waiting("W") < 1; ++i) std::this_thread::sleep_for(20ms);
+  proxy.cut();
+  std::this_thread::sleep_for(200ms);
+  for (int i = 0; i < 100 && natsConnection_Status(worker.get()) != NATS_CONN_STATUS_CONNECTED; ++i)
+    std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(natsConnection_Status(worker.get()), NATS_CONN_STATUS_CONNECTED);
+  EXPECT_EQ(natsConnection_Flush(worker.get()), NATS_OK);  // its subscriptions are back
+  fill("orders.new", 1);
+  fetcher.join();
+  EXPECT_EQ(fetched, NATS_OK) << status_text(fetched) << " after " << took.count() << " ms";
+  EXPECT_EQ(list.Count, 1);
+  EXPECT_LT(took, 6000ms);
+  natsMsgList_Destroy(&list);
 }
 
 }  // namespace
