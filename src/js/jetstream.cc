@@ -77,16 +77,17 @@ void jetstream::on_msg(const core::inbound_msg& in) {
   }
   if (!rest.starts_with("$JS.API.")) return;
   rest.remove_prefix(8);
-  if (rest.starts_with("DIRECT.GET.")) {
-    // Served by the stream's own responder; nobody answers for a stream that does not
-    // exist or does not allow direct gets.
-    std::string_view name = rest.substr(11);
-    name = name.substr(0, name.find('.'));
-    const stream* s = find(name);
+  if (rest.starts_with("DIRECT.")) {
+    // Served by the stream's own responder; nothing answers for a stream that does not
+    // exist or does not allow direct gets (or a subject no stream subscribes).
+    const stream* s = nullptr;
+    if (rest.starts_with("DIRECT.GET.")) {
+      std::string_view name = rest.substr(11);
+      s = find(name.substr(0, name.find('.')));
+    }
     if (s == nullptr || !s->config().allow_direct) no_responders(m);
     return;
   }
-  if (rest.starts_with("DIRECT.")) return;
 
   struct route {
     std::string_view prefix;

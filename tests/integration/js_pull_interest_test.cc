@@ -151,6 +151,8 @@ TEST_F(js_pull_interest, direct_get_for_missing_stream_gets_no_responders) {
   EXPECT_LT(t1, 1000ms);
   auto [missing_subj, t2] = timed_request("$JS.API.DIRECT.GET.NOPE.kv.a", "");
   EXPECT_EQ(missing_subj, NATS_NO_RESPONDERS) << status_text(missing_subj);
+  auto [no_stream_token, t5] = timed_request("$JS.API.DIRECT.GET", "{\"seq\":1}");
+  EXPECT_EQ(no_stream_token, NATS_NO_RESPONDERS) << status_text(no_stream_token);
   auto [no_direct, t3] = timed_request("$JS.API.DIRECT.GET.NODIRECT", "{\"seq\":1}");
   EXPECT_EQ(no_direct, NATS_NO_RESPONDERS) << status_text(no_direct);
   auto [found, t4] = timed_request("$JS.API.DIRECT.GET.KV", "{\"seq\":1}");
