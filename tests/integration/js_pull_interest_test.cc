@@ -192,6 +192,9 @@ TEST_F(js_pull_interest, waiting_request_outlives_its_connection) {
     ASSERT_TRUE(first.send("PUB $JS.API.CONSUMER.MSG.NEXT.ORDERS.C _INBOX.keep.1 " + std::to_string(body.size()) +
                            "\r\n" + body + "\r\n"));
     ASSERT_TRUE(first.ping_pong());
+    // nats-server queues pull requests to the consumer asynchronously: wait until it holds it.
+    for (int i = 0; i < 100 && info_waiting("C") < 1; ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(info_waiting("C"), 1);
   }  // the connection drops with the request waiting
   std::this_thread::sleep_for(300ms);
   raw_client second;
