@@ -196,6 +196,8 @@ CONSUMER_SCRIPT = [
     (NEXT + "ORDERS.analytics", None, '{"batch":2,"expires":200000000}'),
     (NEXT + "ORDERS.monitor", None, '{"batch":1}'),
     (NEXT + "ORDERS.missing", None, '{"batch":1}'),
+    (NEXT + "NOPE.billing", None, '{"batch":1}'),
+    ("$JS.API.DIRECT.GET.NOPE", None, '{"seq":1}'),
     (NEXT + "ORDERS.lastper", None, "2"),
     cc("ORDERS", "mb", {"durable_name": "mb", "ack_policy": "explicit"}),
     (NEXT + "ORDERS.mb", None, '{"batch":5,"max_bytes":50,"expires":1000000000}'),
@@ -371,6 +373,9 @@ def reconcile(subject, mine, ref):
         return ref, notes
     if subject.startswith("$JS.API.CONSUMER.MSG.NEXT.") and mine == NO_RESPONDERS and ref == []:
         notes.append("MSG.NEXT to a missing consumer: 503 (newest) vs no reply (2.9.10)")
+        return [], notes
+    if subject.startswith("$JS.API.DIRECT.GET.") and mine == NO_RESPONDERS and ref == []:
+        notes.append("DIRECT.GET to a missing stream: 503 (newest) vs no reply (2.9.10)")
         return [], notes
     if len(mine) != 1 or len(ref) != 1 or not isinstance(mine[0][1], dict) or not isinstance(ref[0][1], dict):
         return mine, notes
