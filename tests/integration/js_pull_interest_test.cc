@@ -252,15 +252,15 @@ TEST_F(js_pull_interest, push_consumer_without_interest_expires_despite_unacked)
   ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
   const auto t0 = std::chrono::steady_clock::now();
   json info;
-  while (std::chrono::steady_clock::now() - t0 < 3s) {
+  while (std::chrono::steady_clock::now() - t0 < 5s) {
     info = request("$JS.API.CONSUMER.INFO.ORDERS.P");
     if (info.contains("error")) break;
     std::this_thread::sleep_for(20ms);
   }
   const auto took = std::chrono::steady_clock::now() - t0;
-  ASSERT_TRUE(info.contains("error")) << "still there after 3 s: " << info;
+  ASSERT_TRUE(info.contains("error")) << "still there after 5 s: " << info;
   EXPECT_EQ(info["error"]["err_code"], 10014);
-  EXPECT_LT(took, 1500ms);
+  EXPECT_LT(took, 2500ms);  // nats-server: ~0.1 s; loose for a loaded machine (the ack wait is 30 s)
 }
 
 // Stream consumer_limits as ceilings and pedantic consumer creates (nats-server 2.10/2.11;
