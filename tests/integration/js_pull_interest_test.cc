@@ -113,14 +113,12 @@ class js_pull_interest : public js_test {
     json i = request("$JS.API.CONSUMER.INFO.ORDERS." + consumer);
     return i.contains("num_waiting") ? i["num_waiting"].get<std::int64_t>() : -1;
   }
-  // A request with libnats; the status and how long it took.
-  std::pair<natsStatus, std::chrono::milliseconds> timed_request(const std::string& subject, const std::string& body) {
+  // A request with libnats (headers + no_responders, as every libnats connection): its status.
+  natsStatus request_status(const std::string& subject, const std::string& body) {
     natsMsg* reply = nullptr;
-    auto t0 = std::chrono::steady_clock::now();
     natsStatus s = natsConnection_RequestString(&reply, nc_.get(), subject.c_str(), body.c_str(), 1500);
-    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
     natsMsg_Destroy(reply);
-    return {s, took};
+    return s;
   }
 };
 
@@ -130,14 +128,12 @@ TEST_F(js_pull_interest, pull_for_missing_stream_or_consumer_gets_no_responders)
   if (!is_peregrine()) GTEST_SKIP() << "nats-server 2.9.10 predates the 503 for missing consumers";
   ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
   ASSERT_FALSE(create_consumer("ORDERS", {{"durable_name", "C"}, {"ack_policy", "explicit"}}).contains("error"));
-  auto [missing_stream, t1] = timed_request("$JS.API.CONSUMER.MSG.NEXT.NOPE.C", "{\"batch\":1}");
+  natsStatus missing_stream = request_status("$JS.API.CONSUMER.MSG.NEXT.NOPE.C", "{\"batch\":1}");
   EXPECT_EQ(missing_stream, NATS_NO_RESPONDERS) << status_text(missing_stream);
-  EXPECT_LT(t1, 1000ms);
-  auto [missing_consumer, t2] = timed_request("$JS.API.CONSUMER.MSG.NEXT.ORDERS.NOPE", "{\"batch\":1}");
+  natsStatus missing_consumer = request_status("$JS.API.CONSUMER.MSG.NEXT.ORDERS.NOPE", "{\"batch\":1}");
   EXPECT_EQ(missing_consumer, NATS_NO_RESPONDERS) << status_text(missing_consumer);
-  EXPECT_LT(t2, 1000ms);
   // The existing consumer still answers (a no_wait pull on an empty stream: 404).
-  auto [existing, t3] = timed_request("$JS.API.CONSUMER.MSG.NEXT.ORDERS.C", "{\"batch\":1,\"no_wait\":true}");
+  natsStatus existing = request_status("$JS.API.CONSUMER.MSG.NEXT.ORDERS.C", "{\"batch\":1,\"no_wait\":true}");
   EXPECT_EQ(existing, NATS_OK) << status_text(existing);
 }
 
@@ -146,16 +142,15 @@ TEST_F(js_pull_interest, direct_get_for_missing_stream_gets_no_responders) {
   ASSERT_FALSE(create({{"name", "KV"}, {"subjects", {"kv.>"}}, {"allow_direct", true}}).contains("error"));
   ASSERT_FALSE(create({{"name", "NODIRECT"}, {"subjects", {"nd.>"}}}).contains("error"));
   fill("kv.a", 1);
-  auto [missing, t1] = timed_request("$JS.API.DIRECT.GET.NOPE", "{\"seq\":1}");
+  natsStatus missing = request_status("$JS.API.DIRECT.GET.NOPE", "{\"seq\":1}");
   EXPECT_EQ(missing, NATS_NO_RESPONDERS) << status_text(missing);
-  EXPECT_LT(t1, 1000ms);
-  auto [missing_subj, t2] = timed_request("$JS.API.DIRECT.GET.NOPE.kv.a", "");
+  natsStatus missing_subj = request_status("$JS.API.DIRECT.GET.NOPE.kv.a", "");
   EXPECT_EQ(missing_subj, NATS_NO_RESPONDERS) << status_text(missing_subj);
-  auto [no_stream_token, t5] = timed_request("$JS.API.DIRECT.GET", "{\"seq\":1}");
+  natsStatus no_stream_token = request_status("$JS.API.DIRECT.GET", "{\"seq\":1}");
   EXPECT_EQ(no_stream_token, NATS_NO_RESPONDERS) << status_text(no_stream_token);
-  auto [no_direct, t3] = timed_request("$JS.API.DIRECT.GET.NODIRECT", "{\"seq\":1}");
+  natsStatus no_direct = request_status("$JS.API.DIRECT.GET.NODIRECT", "{\"seq\":1}");
   EXPECT_EQ(no_direct, NATS_NO_RESPONDERS) << status_text(no_direct);
-  auto [found, t4] = timed_request("$JS.API.DIRECT.GET.KV", "{\"seq\":1}");
+  natsStatus found = request_status("$JS.API.DIRECT.GET.KV", "{\"seq\":1}");
   EXPECT_EQ(found, NATS_OK) << status_text(found);
 }
 
