@@ -165,6 +165,14 @@ void epoll_transport::close(conn_handle h, bool after_flush) {
   _dirty.insert(h);
 }
 
+void epoll_transport::shutdown() {
+  _handler = nullptr;
+  stop_listening();
+  for (auto& [h, c] : _conns) ::close(c->fd);
+  _conns.clear();
+  _dirty.clear();
+}
+
 void epoll_transport::finish(conn_handle h) {
   auto it = _conns.find(h);
   if (it == _conns.end()) return;

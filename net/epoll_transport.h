@@ -30,6 +30,7 @@ class epoll_transport final : public transport {
   void resume_reading(conn_handle h) override;
   std::size_t flush() override;
   void close(conn_handle h, bool after_flush) override;
+  void shutdown() override;
 
   std::size_t poll(base::nanos now) override;
   void wait(base::nanos timeout, int doorbell_fd) override;

@@ -50,6 +50,11 @@ class transport : public shard::poller, public shard::waiter {
   virtual std::size_t flush() = 0;
   // Closes the connection; with `after_flush` once its outbound bytes have left.
   virtual void close(conn_handle h, bool after_flush) = 0;
+  // Process shutdown, on the shard's thread after its loop ended: closes the listener and
+  // every connection and releases what the kernel holds for them before returning, so a
+  // server restarted on the same port the moment this process exits can bind it. No
+  // handler is called; nothing but the destructor may follow.
+  virtual void shutdown() {}
 };
 
 }  // namespace net

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "net/socket_util.h"
+#include "src/base/clock.h"
 #include "src/base/log.h"
 
 namespace net {
@@ -102,6 +103,7 @@ io_uring_sqe* uring_transport::sqe() {
     io_uring_submit(&_ring);
     s = io_uring_get_sqe(&_ring);
   }
+  if (s) ++_inflight;
   return s;
 }
 
@@ -115,6 +117,9 @@ base::status uring_transport::listen(const std::string& host, int port) {
 
 void uring_transport::stop_listening() {
   if (_listen_fd < 0) return;
+  // shutdown() takes the socket out of the listening table at once: the port is free and
+  // new connects are refused even while the multishot accept still holds the file.
+  ::shutdown(_listen_fd, SHUT_RDWR);
   io_uring_sqe* s = sqe();
   io_uring_prep_cancel64(s, encode(tag_accept, 0), 0);
   io_uring_sqe_set_data64(s, encode(tag_ignore, 0));
@@ -253,6 +258,42 @@ void uring_transport::close(conn_handle h, bool after_flush) {
   maybe_finish_close(h);
 }
 
+void uring_transport::shutdown() {
+  _handler = nullptr;
+  _accept_sink = nullptr;
+  stop_listening();
+  for (auto& [h, c] : _conns)
+    if (c->fd >= 0) ::shutdown(c->fd, SHUT_RDWR);
+  // Every armed request (accept, recvs, sends, eventfd reads) holds its file. Cancel them
+  // all and wait for their last completions, so the ring holds nothing when it is torn
+  // down: io_uring's teardown after exit is asynchronous and used to keep the listener
+  // bound for ~8 ms after the process was gone (EADDRINUSE on an immediate restart).
+  if (_ring_ok && _enabled) {
+    io_uring_sqe* s = sqe();
+    io_uring_prep_cancel64(s, 0, IORING_ASYNC_CANCEL_ANY);
+    io_uring_sqe_set_data64(s, encode(tag_ignore, 0));
+    const base::nanos deadline = base::read_clock(CLOCK_MONOTONIC) + 2 * base::kSecond;
+    while (_inflight > 0 && base::read_clock(CLOCK_MONOTONIC) < deadline) {
+      __kernel_timespec ts{0, 10 * base::kMilli};
+      io_uring_cqe* cqe = nullptr;
+      io_uring_submit_and_wait_timeout(&_ring, &cqe, 1, &ts, nullptr);
+      unsigned head = 0, seen = 0;
+      io_uring_for_each_cqe(&_ring, head, cqe) {
+        if (!(cqe->flags & IORING_CQE_F_MORE)) --_inflight;
+        ++seen;
+      }
+      io_uring_cq_advance(&_ring, seen);
+    }
+    if (_inflight > 0) PG_WARN("io_uring shutdown: {} requests still in flight", _inflight);
+  }
+  for (auto& [h, c] : _conns)
+    if (c->fd >= 0) ::close(c->fd);
+  _conns.clear();
+  _dirty.clear();
+  if (_ring_ok) io_uring_queue_exit(&_ring);
+  _ring_ok = false;
+}
+
 void uring_transport::maybe_finish_close(conn_handle h) {
   auto it = _conns.find(h);
   if (it == _conns.end()) return;
@@ -378,6 +419,7 @@ std::size_t uring_transport::poll(base::nanos) {
   io_uring_cqe* cqe = nullptr;
   // Handlers may queue new SQEs; reap in batches so the CQ drains before we submit again.
   while (n < 64 && io_uring_peek_cqe(&_ring, &cqe) == 0) {
+    if (!(cqe->flags & IORING_CQE_F_MORE)) --_inflight;
     handle_cqe(cqe);
     io_uring_cqe_seen(&_ring, cqe);
     ++n;

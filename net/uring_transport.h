@@ -33,6 +33,7 @@ class uring_transport final : public transport {
   void resume_reading(conn_handle h) override;
   std::size_t flush() override;
   void close(conn_handle h, bool after_flush) override;
+  void shutdown() override;
 
   std::size_t poll(base::nanos now) override;
   void wait(base::nanos timeout, int doorbell_fd) override;
@@ -64,6 +65,7 @@ class uring_transport final : public transport {
   bool _doorbell_armed = false;
   bool _enabled = false;
   bool _accept_pending = false;
+  std::size_t _inflight = 0;  // SQEs whose final CQE (no IORING_CQE_F_MORE) has not arrived
   std::uint64_t _doorbell_val = 0;
   struct watched {
     int fd = -1;

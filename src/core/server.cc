@@ -178,7 +178,9 @@ base::status server::start() {
     dispatcher* d = _shards[i].get();
     _threads.emplace_back([d] {
       d->event_loop().run();
+      d->transport().stop_listening();  // refuse new clients while the services stop
       d->stop_services();
+      d->transport().shutdown();  // the port is free before the process exits
     });
     if (!cpus.empty()) {
       cpu_set_t set;

@@ -71,5 +71,34 @@ TEST(uring_transport, pause_then_resume_in_one_turn_keeps_reading) {
   EXPECT_TRUE(poll_until(*t, [&] { return rec.closed == 1; }));
 }
 
+// A server restarted the moment the old process exits must be able to bind its port: after
+// shutdown() the ring holds no listener or connection (its own teardown is asynchronous),
+// with an accept and a connection's recv armed at the time.
+TEST(uring_transport, shutdown_releases_the_port_at_once) {
+  std::string why;
+  auto t = uring_transport::create(why);
+  if (!t) GTEST_SKIP() << "io_uring unavailable: " << why;
+  recorder rec;
+  t->set_handler(&rec);
+  ASSERT_TRUE(t->listen("127.0.0.1", 0).ok());
+  const int port = t->bound_port();
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_TRUE(poll_until(*t, [&] { return rec.opened == 1; }));
+  t->shutdown();
+  t.reset();
+  auto again = open_listener("127.0.0.1", port, false);
+  EXPECT_TRUE(again.ok()) << "the port is still bound after shutdown";
+  if (again.ok()) ::close(*again);
+  EXPECT_EQ(rec.closed, 0) << "shutdown calls no handler";
+  char byte = 0;
+  EXPECT_EQ(::recv(fd, &byte, 1, 0), 0) << "the connection was closed";
+  ::close(fd);
+}
+
 }  // namespace
 }  // namespace net
