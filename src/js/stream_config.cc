@@ -5,9 +5,11 @@
 #include <functional>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "peregrine_config.h"
 #include "src/core/subject.h"
+#include "src/core/subject_overlap.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 #include "src/js/subject_transform.h"
@@ -274,11 +276,14 @@ std::optional<api_error> validate(const stream_config& c) {
     return invalid("preferred server not permitted in placement");
   if (c.persist_mode == "async" && c.storage != storage_type::file)
     return invalid("async persist mode is only supported on file storage");
+  // Hashing and a token trie, not pairwise loops: a config may list ~100,000 subjects.
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(c.subjects.size());
+  core::overlap_index earlier;
   for (std::size_t i = 0; i < c.subjects.size(); ++i) {
     const auto& s = c.subjects[i];
     if (!core::valid_subject(s)) return invalid("invalid subject");
-    for (std::size_t k = 0; k < i; ++k)
-      if (c.subjects[k] == s) return invalid("duplicate subjects detected");
+    if (!seen.insert(s).second) return invalid("duplicate subjects detected");
     if (s == ">") {
       if (!c.no_ack) return invalid("capturing all subjects requires no-ack to be true");
       if (c.num_replicas > 1) return invalid("capturing all subjects requires replicas of 1");
@@ -288,9 +293,9 @@ std::optional<api_error> validate(const stream_config& c) {
     if (js_api && !c.no_ack && s != ">") return invalid("subjects that overlap with jetstream api require no-ack to be true");
     if (overlaps_reserved(s, "$SYS.>") && !core::subject_is_subset(s, "$SYS.ACCOUNT.>") && !c.no_ack && s != ">")
       return invalid("subjects that overlap with system api require no-ack to be true");
-    for (std::size_t k = 0; k < i; ++k)
-      if (core::subjects_overlap(c.subjects[k], s))
-        return invalid("subject \"" + s + "\" overlaps with \"" + c.subjects[k] + "\"");
+    if (auto k = earlier.first_overlap(s))
+      return invalid("subject \"" + s + "\" overlaps with \"" + c.subjects[*k] + "\"");
+    earlier.insert(s, i);
   }
   if (c.subjects.empty() && !c.has_mirror() && !c.has_sources())
     return invalid("stream needs at least one configured subject or be a source/mirror");

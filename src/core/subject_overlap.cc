@@ -1,0 +1,91 @@
+#include "src/core/subject_overlap.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace core {
+namespace {
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+struct string_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+std::vector<std::string_view> tokens_of(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = s.find('.', start);
+    out.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) return out;
+    start = dot + 1;
+  }
+}
+}  // namespace
+
+// One node per token prefix. Ids are kept as minimums so a query can prune.
+struct overlap_index::node {
+  std::unordered_map<std::string, std::unique_ptr<node>, string_hash, std::equal_to<>> literals;
+  std::unique_ptr<node> star;
+  std::size_t ends_here = kNone;    // subjects whose last token is this node's
+  std::size_t gt_here = kNone;      // subjects with '>' as the next token
+  std::size_t below = kNone;        // any subject with at least one more token
+};
+
+overlap_index::overlap_index() : _root(std::make_unique<node>()) {}
+overlap_index::~overlap_index() = default;
+
+void overlap_index::insert(std::string_view subject, std::size_t id) {
+  node* n = _root.get();
+  for (std::string_view t : tokens_of(subject)) {
+    n->below = std::min(n->below, id);
+    if (t == ">") {
+      n->gt_here = std::min(n->gt_here, id);
+      return;
+    }
+    std::unique_ptr<node>* next = nullptr;
+    if (t == "*") {
+      next = &n->star;
+    } else {
+      auto it = n->literals.find(t);
+      if (it == n->literals.end()) it = n->literals.emplace(std::string(t), nullptr).first;
+      next = &it->second;
+    }
+    if (!*next) *next = std::make_unique<node>();
+    n = next->get();
+  }
+  n->ends_here = std::min(n->ends_here, id);
+}
+
+namespace {
+// Depth-first over the branches the query's tokens can meet; `best` only shrinks.
+template <typename Node>
+void search(const Node& n, const std::vector<std::string_view>& q, std::size_t i, std::size_t& best) {
+  if (n.ends_here >= best && n.below >= best) return;  // nothing here can beat what we have
+  if (i == q.size()) {
+    best = std::min(best, n.ends_here);
+    return;
+  }
+  if (q[i] == ">") {  // matches every subject with at least one more token
+    best = std::min(best, n.below);
+    return;
+  }
+  best = std::min(best, n.gt_here);  // a '>' entry takes this token and the rest
+  if (n.star) search(*n.star, q, i + 1, best);
+  if (q[i] == "*") {
+    for (const auto& [tok, child] : n.literals) search(*child, q, i + 1, best);
+  } else if (auto it = n.literals.find(q[i]); it != n.literals.end()) {
+    search(*it->second, q, i + 1, best);
+  }
+}
+}  // namespace
+
+std::optional<std::size_t> overlap_index::first_overlap(std::string_view subject) const {
+  std::size_t best = kNone;
+  search(*_root, tokens_of(subject), 0, best);
+  if (best == kNone) return std::nullopt;
+  return best;
+}
+
+}  // namespace core
