@@ -279,7 +279,11 @@ std::optional<api_error> validate(const stream_config& c) {
   // Hashing and a token trie, not pairwise loops: a config may list ~100,000 subjects.
   std::unordered_set<std::string_view> seen;
   seen.reserve(c.subjects.size());
-  core::overlap_index earlier;
+  core::overlap_index after_i;  // the subjects after i, filled walking backwards
+  // Literal subjects overlap only when equal, which the duplicate check already refuses.
+  const bool any_wildcard = std::any_of(c.subjects.begin(), c.subjects.end(), [](const std::string& s) {
+    return !core::valid_literal_subject(s);
+  });
   for (std::size_t i = 0; i < c.subjects.size(); ++i) {
     const auto& s = c.subjects[i];
     if (!core::valid_subject(s)) return invalid("invalid subject");
@@ -293,9 +297,17 @@ std::optional<api_error> validate(const stream_config& c) {
     if (js_api && !c.no_ack && s != ">") return invalid("subjects that overlap with jetstream api require no-ack to be true");
     if (overlaps_reserved(s, "$SYS.>") && !core::subject_is_subset(s, "$SYS.ACCOUNT.>") && !c.no_ack && s != ">")
       return invalid("subjects that overlap with system api require no-ack to be true");
-    if (auto k = earlier.first_overlap(s))
-      return invalid("subject \"" + s + "\" overlaps with \"" + c.subjects[*k] + "\"");
-    earlier.insert(s, i);
+  }
+  // As nats-server reports it: the first subject that overlaps a later one, and the first
+  // such later one. Walking backwards, the trie holds exactly the subjects after `i`.
+  if (any_wildcard) {
+    std::optional<std::pair<std::size_t, std::size_t>> first;
+    for (std::size_t i = c.subjects.size(); i-- > 0;) {
+      if (auto j = after_i.first_overlap(c.subjects[i])) first = {i, *j};
+      after_i.insert(c.subjects[i], i);
+    }
+    if (first)
+      return invalid("subject \"" + c.subjects[first->first] + "\" overlaps with \"" + c.subjects[first->second] + "\"");
   }
   if (c.subjects.empty() && !c.has_mirror() && !c.has_sources())
     return invalid("stream needs at least one configured subject or be a source/mirror");

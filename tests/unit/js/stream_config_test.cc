@@ -84,7 +84,14 @@ TEST(stream_config, validation_texts) {
             "roll-ups require the purge permission");
   EXPECT_EQ(invalid_text(R"({"name":"S","mirror_direct":true})"), "stream has no mirror but does have mirror direct");
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a","a"]})"), "duplicate subjects detected");
-  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a.>","a.b"]})"), "subject \"a.b\" overlaps with \"a.>\"");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a.>","a.b"]})"), "subject \"a.>\" overlaps with \"a.b\"");
+  // Which pair is named, as nats-server 2.9.10 names it: the first subject overlapping a
+  // later one, then the first such later one; a duplicate anywhere wins over an overlap.
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a.1","b.*","a.*","b.1"]})"), "subject \"a.1\" overlaps with \"a.*\"");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["b.*","a.1","b.1","a.*"]})"), "subject \"b.*\" overlaps with \"b.1\"");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["x.>","x.*.y","x.a"]})"), "subject \"x.>\" overlaps with \"x.*.y\"");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["c.d","a.*","a.>","a.b"]})"), "subject \"a.*\" overlaps with \"a.>\"");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a.*","a.b","a.*"]})"), "duplicate subjects detected");
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":[">"]})"), "capturing all subjects requires no-ack to be true");
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["$JS.API.>"]})"),
             "subjects that overlap with jetstream api require no-ack to be true");
