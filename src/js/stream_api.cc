@@ -83,7 +83,10 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
   if (!filter.empty()) {
     auto all = s.store().subject_counts(filter == ">" ? "" : filter);
     total = all.size();
-    limit = kSubjectsLimit;
+    // As nats-server: no match gives total, offset and limit 0; an offset past the end
+    // is reported as the end.
+    offset = std::min<std::uint64_t>(offset, total);
+    limit = total ? kSubjectsLimit : 0;
     std::uint64_t i = 0;
     for (auto& [k, v] : all) {
       if (i >= offset && subjects.size() < kSubjectsLimit) subjects.emplace(k, v);

@@ -177,5 +177,26 @@ TEST_F(js_big, stream_info_pages_100000_subjects_beside_a_ping_loop) {
   EXPECT_EQ(got, std::vector<std::string>(names.end() - 10, names.end()));
 }
 
+// The paging fields at the edges, as nats-server 2.9.10 sends them.
+TEST_F(js_big, stream_info_paging_edges) {
+  auto r = create({{"name", "P"}, {"storage", "memory"}, {"subjects", {"p.>"}}});
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  for (int i = 0; i < 5; ++i) publish("p." + std::to_string(i), "v");
+  auto info = request("$JS.API.STREAM.INFO.P", R"({"subjects_filter":"nomatch"})");
+  EXPECT_EQ(info["total"], 0);
+  EXPECT_EQ(info["offset"], 0);
+  EXPECT_EQ(info["limit"], 0);
+  EXPECT_FALSE(info["state"].contains("subjects"));
+  info = request("$JS.API.STREAM.INFO.P", R"({"subjects_filter":">","offset":3})");
+  EXPECT_EQ(info["total"], 5);
+  EXPECT_EQ(info["offset"], 3);
+  EXPECT_EQ(info["limit"], 100000);
+  EXPECT_EQ(info["state"]["subjects"], nlohmann::json({{"p.3", 1}, {"p.4", 1}}));
+  info = request("$JS.API.STREAM.INFO.P", R"({"subjects_filter":">","offset":10})");
+  EXPECT_EQ(info["total"], 5);
+  EXPECT_EQ(info["offset"], 5);
+  EXPECT_FALSE(info["state"].contains("subjects"));
+}
+
 }  // namespace
 }  // namespace peregrine::test
