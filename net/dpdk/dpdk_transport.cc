@@ -279,7 +279,15 @@ base::status dpdk_transport::listen(const std::string&, int port) {
 int dpdk_transport::bound_port() const { return _group->listen_port; }
 
 void dpdk_transport::stop_listening() {
-  for (tcp::ip_stack* s : _group->stacks) s->stop_listening();
+  // Only this shard's stack: each shard's thread stops its own (the group's other stacks
+  // belong to threads that may still be running).
+  _stack.stop_listening();
+}
+
+void dpdk_transport::shutdown() {
+  _handler = nullptr;
+  _stack.abort_all();
+  tx_flush();  // the RSTs leave before the port is closed
 }
 
 void dpdk_transport::adopt(int fd) { ::close(fd); }  // kernel sockets never reach this transport

@@ -40,6 +40,7 @@ class dpdk_transport final : public transport, tcp::frame_io, tcp::stack_handler
   void flush_now(conn_handle h) override;
   std::size_t flush() override;
   void close(conn_handle h, bool after_flush) override { _stack.close(h, after_flush); }
+  void shutdown() override;
 
   std::size_t poll(base::nanos now) override;
   void wait(base::nanos timeout, int doorbell_fd) override;

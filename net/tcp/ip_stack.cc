@@ -337,6 +337,16 @@ void ip_stack::close(std::uint64_t id, bool after_flush) {
   _deferred.push_back(id);
 }
 
+void ip_stack::abort_all() {
+  _handler = nullptr;
+  _listening.clear();
+  for (auto& [id, c] : _conns)
+    if (c->tcp) c->tcp->abort(c->out);
+  _conns.clear();
+  _by_tuple.clear();
+  _deferred.clear();
+}
+
 std::string ipv4_to_string(std::uint32_t ip) {
   char buf[INET_ADDRSTRLEN];
   const std::uint32_t be = htonl(ip);

@@ -85,6 +85,9 @@ class ip_stack {
   // Ends the application's use of `id`: FIN after the buffered bytes (or after only what is
   // in flight when !after_flush). on_close follows from the next poll().
   void close(std::uint64_t id, bool after_flush);
+  // Process shutdown: stops listening and resets every connection (after exit nothing
+  // would answer its peer, which would wait for its own timeout); no handler is called.
+  void abort_all();
 
   const stack_stats& stats() const { return _stats; }
   std::size_t connection_count() const { return _conns.size(); }

@@ -10,6 +10,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -30,6 +31,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "net/dpdk/steer.h"
 #include "tests/integration/nats_helpers.h"
@@ -416,6 +418,28 @@ TEST(DpdkTransport, ClientsOnEveryShardTalkAcrossShards) {
   for (auto& v : by_shard)
     for (auto& nc : v) EXPECT_EQ(natsConnection_FlushTimeout(nc.get(), 5000), NATS_OK);
   for (auto& nc : all) EXPECT_EQ(natsConnection_FlushTimeout(nc.get(), 5000), NATS_OK);
+}
+
+// Last (it stops the server): a stop resets the open connections. After exit nothing
+// answers for the user-space stack, so a peer left alone would wait for its own timeout.
+TEST(DpdkTransport, StopResetsOpenConnections) {
+  std::vector<int> fds;
+  for (int i = 0; i < 4; ++i) {  // spread over the shards
+    const int fd = tcp_connect(3000);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(read_until(fd, "\r\n").rfind("INFO {", 0), 0u);
+    fds.push_back(fd);
+  }
+  stop_server();
+  g_server = -1;
+  for (int fd : fds) {
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 3000), 1) << "no reset or FIN within 3 s of the stop";
+    char b = 0;
+    const ssize_t n = ::recv(fd, &b, 1, MSG_DONTWAIT);
+    EXPECT_TRUE(n == 0 || (n < 0 && errno == ECONNRESET)) << "recv " << n << " errno " << errno;
+    ::close(fd);
+  }
 }
 
 int main(int argc, char** argv) {
