@@ -1,6 +1,7 @@
 // $JS.API stream handlers: account info, CREATE/UPDATE/INFO/DELETE/NAMES/LIST, PURGE,
 // MSG.GET and MSG.DELETE (streams.md §1.5, §2, §6).
 #include <algorithm>
+#include <iterator>
 #include <filesystem>
 #include <initializer_list>
 
@@ -87,10 +88,11 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
     // is reported as the end.
     offset = std::min<std::uint64_t>(offset, total);
     limit = total ? kSubjectsLimit : 0;
-    std::uint64_t i = 0;
-    for (auto& [k, v] : all) {
-      if (i >= offset && subjects.size() < kSubjectsLimit) subjects.emplace(k, v);
-      ++i;
+    if (offset == 0 && total <= kSubjectsLimit) {
+      subjects = std::move(all);  // one page holds them all: no copy
+    } else {
+      auto it = std::next(all.begin(), std::ptrdiff_t(offset));
+      for (; it != all.end() && subjects.size() < kSubjectsLimit; ++it) subjects.emplace_hint(subjects.end(), *it);
     }
   }
   if (paged) {
