@@ -21,7 +21,8 @@ constexpr int kBufGroup = 0;
 constexpr std::size_t kMaxSendChunk = 16 << 20;
 
 enum tag : std::uint64_t {
-  tag_accept = 1, tag_recv = 2, tag_send = 3, tag_doorbell = 4, tag_ignore = 5, tag_watch = 6
+  tag_accept = 1, tag_recv = 2, tag_send = 3, tag_doorbell = 4, tag_ignore = 5, tag_watch = 6,
+  tag_cancel_all = 7
 };
 constexpr std::uint64_t encode(tag t, conn_handle h) { return (std::uint64_t(t) << 56) | h; }
 constexpr tag tag_of(std::uint64_t ud) { return tag(ud >> 56); }
@@ -271,18 +272,27 @@ void uring_transport::shutdown() {
   if (_ring_ok && _enabled) {
     io_uring_sqe* s = sqe();
     io_uring_prep_cancel64(s, 0, IORING_ASYNC_CANCEL_ANY);
-    io_uring_sqe_set_data64(s, encode(tag_ignore, 0));
+    io_uring_sqe_set_data64(s, encode(tag_cancel_all, 0));
     const base::nanos deadline = base::read_clock(CLOCK_MONOTONIC) + 2 * base::kSecond;
     while (_inflight > 0 && base::read_clock(CLOCK_MONOTONIC) < deadline) {
       __kernel_timespec ts{0, 10 * base::kMilli};
       io_uring_cqe* cqe = nullptr;
       io_uring_submit_and_wait_timeout(&_ring, &cqe, 1, &ts, nullptr);
       unsigned head = 0, seen = 0;
+      bool cancel_any_refused = false;
       io_uring_for_each_cqe(&_ring, head, cqe) {
         if (!(cqe->flags & IORING_CQE_F_MORE)) --_inflight;
+        if (tag_of(io_uring_cqe_get_data64(cqe)) == tag_cancel_all && cqe->res == -EINVAL) cancel_any_refused = true;
         ++seen;
       }
       io_uring_cq_advance(&_ring, seen);
+      // Before Linux 5.19 there is no CANCEL_ANY. The sockets' shutdown() ends accept, recvs
+      // and sends; the eventfd reads are cancelled one by one.
+      if (cancel_any_refused) {
+        if (_doorbell_armed) cancel_one(encode(tag_doorbell, 0));
+        for (std::size_t i = 0; i < _watched.size(); ++i)
+          if (_watched[i].armed) cancel_one(encode(tag_watch, i));
+      }
     }
     if (_inflight > 0) PG_WARN("io_uring shutdown: {} requests still in flight", _inflight);
   }
@@ -292,6 +302,12 @@ void uring_transport::shutdown() {
   _dirty.clear();
   if (_ring_ok) io_uring_queue_exit(&_ring);
   _ring_ok = false;
+}
+
+void uring_transport::cancel_one(std::uint64_t user_data) {
+  io_uring_sqe* s = sqe();
+  io_uring_prep_cancel64(s, user_data, 0);
+  io_uring_sqe_set_data64(s, encode(tag_ignore, 0));
 }
 
 void uring_transport::maybe_finish_close(conn_handle h) {

@@ -51,6 +51,7 @@ class uring_transport final : public transport {
   void on_recv(conn_handle h, const io_uring_cqe* cqe);
   void on_send(conn_handle h, int res);
   void maybe_finish_close(conn_handle h);
+  void cancel_one(std::uint64_t user_data);
   void recycle(unsigned bid);
   void ensure_enabled();
 
