@@ -1,6 +1,7 @@
 #include "src/core/subject_overlap.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <vector>
 
 namespace core {
@@ -86,6 +87,87 @@ std::optional<std::size_t> overlap_index::first_overlap(std::string_view subject
   search(*_root, tokens_of(subject), 0, best);
   if (best == kNone) return std::nullopt;
   return best;
+}
+
+namespace {
+bool is_literal(std::string_view s) {
+  for (std::string_view t : tokens_of(s))
+    if (t == "*" || t == ">") return false;
+  return true;
+}
+using pair_t = std::pair<std::size_t, std::size_t>;
+void keep_first(std::optional<pair_t>& best, pair_t p) {
+  if (!best || p < *best) best = p;
+}
+}  // namespace
+
+std::optional<pair_t> first_overlapping_pair(const std::vector<std::string_view>& subjects) {
+  std::optional<pair_t> best;
+  std::vector<bool> literal(subjects.size());
+  for (std::size_t i = 0; i < subjects.size(); ++i) literal[i] = is_literal(subjects[i]);
+  // Two literals: equal ones. The first occurrence pairs with the next equal one.
+  {
+    std::unordered_map<std::string_view, std::size_t> last;  // walking backwards: next j
+    for (std::size_t i = subjects.size(); i-- > 0;) {
+      if (!literal[i]) continue;
+      auto [it, fresh] = last.try_emplace(subjects[i], i);
+      if (!fresh) {
+        keep_first(best, {i, it->second});
+        it->second = i;
+      }
+    }
+  }
+  // A wildcard i before a literal j: for each literal, the earliest wildcard before it.
+  {
+    overlap_index earlier;
+    for (std::size_t j = 0; j < subjects.size(); ++j) {
+      if (!literal[j]) {
+        earlier.insert(subjects[j], j);
+      } else if (auto i = earlier.first_overlap(subjects[j])) {
+        keep_first(best, {*i, j});
+      }
+    }
+  }
+  // Any i before a wildcard j: walking backwards, a trie of the later wildcards.
+  {
+    overlap_index later;
+    for (std::size_t i = subjects.size(); i-- > 0;) {
+      if (auto j = later.first_overlap(subjects[i])) keep_first(best, {i, *j});
+      if (!literal[i]) later.insert(subjects[i], i);
+    }
+  }
+  return best;
+}
+
+bool sets_overlap(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
+  std::unordered_set<std::string_view> literals_of_b;
+  overlap_index wild_a, wild_b;
+  bool any_wild_a = false, any_wild_b = false;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (is_literal(b[i])) {
+      literals_of_b.insert(b[i]);
+    } else {
+      wild_b.insert(b[i], i);
+      any_wild_b = true;
+    }
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!is_literal(a[i])) {
+      wild_a.insert(a[i], i);
+      any_wild_a = true;
+    } else if (literals_of_b.count(a[i])) {
+      return true;
+    }
+  }
+  // Every pair with a wildcard in it: b's wildcards against all of a, a's wildcards
+  // against b's literals (a literal query never fans out).
+  if (any_wild_b)
+    for (std::string_view s : a)
+      if (wild_b.first_overlap(s)) return true;
+  if (any_wild_a)
+    for (std::string_view s : literals_of_b)
+      if (wild_a.first_overlap(s)) return true;
+  return false;
 }
 
 }  // namespace core

@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace core {
 
@@ -28,5 +30,13 @@ class overlap_index {
   struct node;
   std::unique_ptr<node> _root;
 };
+
+// Over a list: the first overlapping pair (i < j), ordered by i, then j; duplicates count.
+// Literal subjects are never trie queries that fan out: a literal only meets a later or
+// earlier wildcard through a trie of the wildcards, and two literals overlap only when
+// equal (a hash set). Only wildcard-against-wildcard queries can fan out, over wildcards.
+std::optional<std::pair<std::size_t, std::size_t>> first_overlapping_pair(const std::vector<std::string_view>& subjects);
+// Between two sets: whether some subject of `a` overlaps some subject of `b`.
+bool sets_overlap(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b);
 
 }  // namespace core

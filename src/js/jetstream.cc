@@ -255,23 +255,12 @@ void jetstream::load_streams() {
 }
 
 std::optional<api_error> jetstream::check_overlap(const stream_config& cfg) const {
-  // A trie of the smaller side (the new subjects or all the others), probed by the other:
-  // no pairwise loop, and a big new stream beside a few small ones indexes only those.
-  std::vector<const std::string*> others;
+  // Tries and a hash set, not a pairwise loop (see core::sets_overlap).
+  std::vector<std::string_view> others;
   for (const auto& [name, s] : _streams)
-    if (name != cfg.name)
-      for (const auto& a : s->config().subjects) others.push_back(&a);
-  if (others.empty()) return std::nullopt;
-  core::overlap_index index;
-  if (others.size() < cfg.subjects.size()) {
-    for (std::size_t i = 0; i < others.size(); ++i) index.insert(*others[i], i);
-    for (const auto& b : cfg.subjects)
-      if (index.first_overlap(b)) return make_error(err::subjects_overlap);
-  } else {
-    for (std::size_t i = 0; i < cfg.subjects.size(); ++i) index.insert(cfg.subjects[i], i);
-    for (const auto* a : others)
-      if (index.first_overlap(*a)) return make_error(err::subjects_overlap);
-  }
+    if (name != cfg.name) others.insert(others.end(), s->config().subjects.begin(), s->config().subjects.end());
+  if (!others.empty() && core::sets_overlap({cfg.subjects.begin(), cfg.subjects.end()}, others))
+    return make_error(err::subjects_overlap);
   return std::nullopt;
 }
 

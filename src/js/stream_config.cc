@@ -279,11 +279,6 @@ std::optional<api_error> validate(const stream_config& c) {
   // Hashing and a token trie, not pairwise loops: a config may list ~100,000 subjects.
   std::unordered_set<std::string_view> seen;
   seen.reserve(c.subjects.size());
-  core::overlap_index after_i;  // the subjects after i, filled walking backwards
-  // Literal subjects overlap only when equal, which the duplicate check already refuses.
-  const bool any_wildcard = std::any_of(c.subjects.begin(), c.subjects.end(), [](const std::string& s) {
-    return !core::valid_literal_subject(s);
-  });
   for (std::size_t i = 0; i < c.subjects.size(); ++i) {
     const auto& s = c.subjects[i];
     if (!core::valid_subject(s)) return invalid("invalid subject");
@@ -299,16 +294,9 @@ std::optional<api_error> validate(const stream_config& c) {
       return invalid("subjects that overlap with system api require no-ack to be true");
   }
   // As nats-server reports it: the first subject that overlaps a later one, and the first
-  // such later one. Walking backwards, the trie holds exactly the subjects after `i`.
-  if (any_wildcard) {
-    std::optional<std::pair<std::size_t, std::size_t>> first;
-    for (std::size_t i = c.subjects.size(); i-- > 0;) {
-      if (auto j = after_i.first_overlap(c.subjects[i])) first = {i, *j};
-      after_i.insert(c.subjects[i], i);
-    }
-    if (first)
-      return invalid("subject \"" + c.subjects[first->first] + "\" overlaps with \"" + c.subjects[first->second] + "\"");
-  }
+  // such later one (duplicates were refused above, so this is about wildcards).
+  if (auto p = core::first_overlapping_pair({c.subjects.begin(), c.subjects.end()}))
+    return invalid("subject \"" + c.subjects[p->first] + "\" overlaps with \"" + c.subjects[p->second] + "\"");
   if (c.subjects.empty() && !c.has_mirror() && !c.has_sources())
     return invalid("stream needs at least one configured subject or be a source/mirror");
   // Features that arrive with later issues: accepted and echoed while off, refused when on.

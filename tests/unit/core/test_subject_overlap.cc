@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -58,6 +59,64 @@ TEST(OverlapIndex, AgreesWithPairwiseComparison) {
       subjects.push_back(s);
     }
   }
+}
+
+std::string random_subject(std::mt19937& rng) {
+  static const std::vector<std::string> toks = {"a", "b", "c", "*", ">"};
+  std::string s;
+  const int n = 1 + int(rng() % 4);
+  for (int i = 0; i < n; ++i) {
+    std::string t = toks[rng() % toks.size()];
+    if (t == ">" && i + 1 < n) t = "*";
+    s += (i ? "." : "") + t;
+  }
+  return s;
+}
+
+// Property: the first pair by (i, j), as a double loop over the list finds it.
+TEST(OverlapIndex, FirstOverlappingPairAgreesWithPairwise) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> subjects;
+    for (int i = 0, n = 1 + int(rng() % 8); i < n; ++i) subjects.push_back(random_subject(rng));
+    std::optional<std::pair<std::size_t, std::size_t>> want;
+    for (std::size_t i = 0; i < subjects.size() && !want; ++i)
+      for (std::size_t j = i + 1; j < subjects.size() && !want; ++j)
+        if (core::subjects_overlap(subjects[i], subjects[j])) want = {i, j};
+    const std::vector<std::string_view> views(subjects.begin(), subjects.end());
+    EXPECT_EQ(core::first_overlapping_pair(views), want) << testing::PrintToString(subjects);
+  }
+}
+
+TEST(OverlapIndex, SetsOverlapAgreesWithPairwise) {
+  std::mt19937 rng(13);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<std::string> a, b;
+    for (int i = 0, n = int(rng() % 5); i < n; ++i) a.push_back(random_subject(rng));
+    for (int i = 0, n = int(rng() % 5); i < n; ++i) b.push_back(random_subject(rng));
+    bool want = false;
+    for (const auto& x : a)
+      for (const auto& y : b) want = want || core::subjects_overlap(x, y);
+    EXPECT_EQ(core::sets_overlap({a.begin(), a.end()}, {b.begin(), b.end()}), want)
+        << testing::PrintToString(a) << " / " << testing::PrintToString(b);
+  }
+}
+
+// The shape that made the single-trie walk quadratic: wildcards before many literals that
+// their '*' would fan out over. Each side is only queried by literals now.
+TEST(OverlapIndex, WildcardsBesideManyLiteralsStayFast) {
+  std::vector<std::string> subjects;
+  for (int i = 0; i < 40000; ++i) subjects.push_back("x.*.b." + std::to_string(i));
+  for (int i = 0; i < 40000; ++i) subjects.push_back("x." + std::to_string(i) + ".a");
+  const std::vector<std::string_view> views(subjects.begin(), subjects.end());
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(core::first_overlapping_pair(views), std::nullopt);
+  subjects.push_back("x.7.b.7");  // overlaps "x.*.b.7" (index 7)
+  const std::vector<std::string_view> more(subjects.begin(), subjects.end());
+  EXPECT_EQ(core::first_overlapping_pair(more), std::make_pair(std::size_t(7), subjects.size() - 1));
+  EXPECT_FALSE(core::sets_overlap({views.begin(), views.begin() + 40000}, {views.begin() + 40000, views.end()}));
+  // Seconds, not milliseconds, would mean a query fanned out over the 40,000 literals.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
 }
 
 TEST(OverlapIndex, ManyLiteralsAndOneWildcard) {
