@@ -59,10 +59,6 @@ class ping_loop {
   std::thread thread_;
 };
 
-// The PING bound depends on where JetStream runs. With js_thread (a suite variant) its loop
-// carries no client connections, and PINGs must stay within the target (10 ms; the bound
-// leaves room for a loaded machine). Sharing shard 0's loop (the default), a request holds
-// the loop for as long as it takes: PINGs wait for that one request, no longer.
 // Sanitizer builds run a slower server: meson sets PEREGRINE_TIME_SCALE (5 there, else 1).
 double time_scale() {
   const char* v = std::getenv("PEREGRINE_TIME_SCALE");
@@ -70,6 +66,12 @@ double time_scale() {
   return x > 0 ? x : 1.0;
 }
 
+// The PING bound depends on where JetStream runs. With js_thread (the suite's _jsthread
+// variants) its loop carries no client connections: PINGs must not queue behind the
+// request (the target is 10 ms, measured 1-20 ms here; the bound, half the request's time,
+// tells "not serialised behind it" apart on a loaded machine, where any thread may wait
+// 100 ms for a core). Sharing shard 0's loop (the default), a request holds the loop for
+// as long as it takes: PINGs wait for that one request, no longer.
 bool js_on_own_thread() {
   const char* conf = std::getenv("PEREGRINE_EXTRA_CONF");
   return conf != nullptr && std::string(conf).find("js_thread: true") != std::string::npos;
@@ -78,7 +80,7 @@ bool js_on_own_thread() {
 void expect_pings_kept_up(double worst_ping_ms, double request_ms) {
   ASSERT_GE(worst_ping_ms, 0) << "a PING went unanswered for 20 s";
   if (js_on_own_thread()) {
-    EXPECT_LT(worst_ping_ms, 50 * time_scale());
+    EXPECT_LT(worst_ping_ms, 0.5 * request_ms + 25 * time_scale());
   } else {
     EXPECT_LT(worst_ping_ms, request_ms + 250 * time_scale());
   }
