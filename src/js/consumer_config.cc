@@ -314,7 +314,9 @@ std::optional<api_error> validate(const consumer_config& c, const stream_config&
   if (c.ack_wait < 0) return make_error(err::ack_wait_negative);
   for (auto b : c.backoff)
     if (b < 0) return make_error(err::backoff_negative);
-  if (!c.backoff.empty() && c.max_deliver != -1 && std::int64_t(c.backoff.size()) >= c.max_deliver)
+  // 2.11+ rule (the level this server claims): as many backoff steps as deliveries is fine;
+  // 2.9 refused len(backoff) == max_deliver.
+  if (!c.backoff.empty() && c.max_deliver != -1 && std::int64_t(c.backoff.size()) > c.max_deliver)
     return make_error(err::max_deliver_backoff);
   if (c.description.size() > 4096) return make_error(err::description_too_long, "4096");
   if (c.push()) {

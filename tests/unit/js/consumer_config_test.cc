@@ -76,6 +76,9 @@ TEST(consumer_config, validation_errors) {
   EXPECT_EQ(problem(R"({"ack_policy":"explicit","backoff":[1,-1],"max_deliver":5})").first, 10184);
   EXPECT_EQ(problem(R"({"ack_policy":"explicit","backoff":[1,2,3],"max_deliver":2})"),
             (P{10116, "max deliver is required to be > length of backoff values"}));
+  // 2.11+: one backoff step per delivery is allowed (2.9 refused it with 10116).
+  EXPECT_EQ(problem(R"({"ack_policy":"explicit","backoff":[1,2],"max_deliver":2})").first, 0);
+  EXPECT_EQ(problem(R"({"ack_policy":"explicit","backoff":[1,2,3],"max_deliver":-1})").first, 0);
   EXPECT_EQ(problem(R"({"description":")" + std::string(4097, 'x') + R"("})"),
             (P{10107, "consumer description is too long, maximum allowed is 4096"}));
   EXPECT_EQ(problem(R"({"deliver_subject":"a.*"})").first, 10079);
