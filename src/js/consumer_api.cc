@@ -10,6 +10,7 @@
 #include "src/base/rng.h"
 #include "src/core/subject.h"
 #include "src/js/jetstream_service.h"
+#include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 
 namespace js {
@@ -282,17 +283,11 @@ void jetstream::api_consumer_names(std::string_view stream_name, const core::inb
   const std::string_view type = list ? "consumer_list_response" : "consumer_names_response";
   const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"consumers", ojson::array()}};
   std::int64_t offset = 0;
-  std::string_view body = trim(m.payload);
-  if (!body.empty() && body.front() == '{') {
-    auto j = json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json), zero);
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (it.key() == "offset" && it.value().is_number_integer()) offset = it.value().get<std::int64_t>();
-      else if (it.key() == "offset" && it.value().is_null()) continue;
-      else if (it.key() == "offset") return respond_error(m.reply, type, make_error(err::invalid_json), zero);
-      else return respond_error(m.reply, type, make_error(err::invalid_json, ": json: unknown field \"" + it.key() + "\""), zero);
-    }
-  }
+  jdec::json req;
+  if (auto e = jdec::decode_request(m.payload, "JSApiConsumersRequest",
+                                    {{"offset", jdec::field_kind::int_}}, req))
+    return respond_error(m.reply, type, *e, zero);
+  if (auto it = req.find("offset"); it != req.end() && it->is_number_integer()) offset = it->get<std::int64_t>();
   if (offset < 0) offset = 0;
   if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found), zero);
   std::vector<consumer_agent*> all;
@@ -504,7 +499,7 @@ void jetstream::load_consumers(stream& s) {
     if (!in) continue;
     std::stringstream ss;
     ss << in.rdbuf();
-    auto j = json::parse(ss.str(), nullptr, false);
+    auto j = nlohmann::ordered_json::parse(ss.str(), nullptr, false);  // key order kept
     std::optional<consumer_config> cfg;
     if (!j.is_discarded() && j.is_object() && j.contains("config")) cfg = consumer_config_from_json(j["config"]);
     if (!cfg || cfg->name != entry.path().filename().string()) {

@@ -15,18 +15,25 @@ namespace js {
 
 namespace {
 
-using json = nlohmann::json;
+using json = jdec::json;
 
-using decode_error = json_decode_error;
-using jdec::get_i64;
-using jdec::get_u64;
 using jdec::get_bool;
+using jdec::get_duration;
+using jdec::get_int;
 using jdec::get_str;
 using jdec::get_strs;
+using jdec::get_u64;
 
+std::string get_enum(const json& v) {
+  if (!v.is_string()) jdec::enum_error(v);
+  return v.get<std::string>();
+}
+
+// *time.Time: only an RFC 3339 string decodes.
 std::int64_t get_time(const json& v) {
-  auto t = parse_time(get_str(v));
-  if (!t) throw decode_error{};
+  if (!v.is_string()) throw json_decode_error{};
+  auto t = parse_time(v.get<std::string>());
+  if (!t) throw json_decode_error{};
   return *t;
 }
 
@@ -39,61 +46,61 @@ const std::unordered_map<std::string, setter>& setters() {
       {"description", [](consumer_config& c, const json& v) { c.description = get_str(v); }},
       {"deliver_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_str(v);
+         auto s = get_enum(v);
          if (s == "all" || s == "undefined" || s.empty()) c.deliver = deliver_policy::all;
          else if (s == "last") c.deliver = deliver_policy::last;
          else if (s == "new") c.deliver = deliver_policy::new_;
          else if (s == "by_start_sequence") c.deliver = deliver_policy::by_start_sequence;
          else if (s == "by_start_time") c.deliver = deliver_policy::by_start_time;
          else if (s == "last_per_subject") c.deliver = deliver_policy::last_per_subject;
-         else throw decode_error{};
+         else jdec::enum_error(v);
        }},
       {"opt_start_seq", [](consumer_config& c, const json& v) { c.opt_start_seq = get_u64(v); }},
       {"opt_start_time", [](consumer_config& c, const json& v) { c.opt_start_time = get_time(v); }},
       {"ack_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_str(v);
+         auto s = get_enum(v);
          if (s == "none") c.ack = ack_policy::none;
          else if (s == "all") c.ack = ack_policy::all;
          else if (s == "explicit") c.ack = ack_policy::explicit_;
-         else throw decode_error{};
+         else jdec::enum_error(v);
        }},
-      {"ack_wait", [](consumer_config& c, const json& v) { c.ack_wait = get_i64(v); }},
-      {"max_deliver", [](consumer_config& c, const json& v) { c.max_deliver = get_i64(v); }},
+      {"ack_wait", [](consumer_config& c, const json& v) { c.ack_wait = get_duration(v); }},
+      {"max_deliver", [](consumer_config& c, const json& v) { c.max_deliver = get_int(v, "int"); }},
       {"backoff",
        [](consumer_config& c, const json& v) {
-         if (!v.is_array()) throw decode_error{};
+         if (!v.is_array()) jdec::type_error(v, "[]time.Duration", false);
          c.backoff.clear();
-         for (const auto& e : v) c.backoff.push_back(get_i64(e));
+         for (const auto& e : v) c.backoff.push_back(get_duration(e));
        }},
       {"filter_subject", [](consumer_config& c, const json& v) { c.filter_subject = get_str(v); }},
       {"filter_subjects", [](consumer_config& c, const json& v) { c.filter_subjects = get_strs(v); }},
       {"replay_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_str(v);
+         auto s = get_enum(v);
          if (s == "instant") c.replay = replay_policy::instant;
          else if (s == "original") c.replay = replay_policy::original;
-         else throw decode_error{};
+         else jdec::enum_error(v);
        }},
       {"rate_limit_bps", [](consumer_config& c, const json& v) { c.rate_limit_bps = get_u64(v); }},
       {"sample_freq", [](consumer_config& c, const json& v) { c.sample_freq = get_str(v); }},
-      {"max_waiting", [](consumer_config& c, const json& v) { c.max_waiting = get_i64(v); }},
-      {"max_ack_pending", [](consumer_config& c, const json& v) { c.max_ack_pending = get_i64(v); }},
+      {"max_waiting", [](consumer_config& c, const json& v) { c.max_waiting = get_int(v, "int"); }},
+      {"max_ack_pending", [](consumer_config& c, const json& v) { c.max_ack_pending = get_int(v, "int"); }},
       {"flow_control", [](consumer_config& c, const json& v) { c.flow_control = get_bool(v); }},
       {"headers_only", [](consumer_config& c, const json& v) { c.headers_only = get_bool(v); }},
-      {"max_batch", [](consumer_config& c, const json& v) { c.max_batch = get_i64(v); }},
-      {"max_expires", [](consumer_config& c, const json& v) { c.max_expires = get_i64(v); }},
-      {"max_bytes", [](consumer_config& c, const json& v) { c.max_bytes = get_i64(v); }},
+      {"max_batch", [](consumer_config& c, const json& v) { c.max_batch = get_int(v, "int"); }},
+      {"max_expires", [](consumer_config& c, const json& v) { c.max_expires = get_duration(v); }},
+      {"max_bytes", [](consumer_config& c, const json& v) { c.max_bytes = get_int(v, "int"); }},
       {"deliver_subject", [](consumer_config& c, const json& v) { c.deliver_subject = get_str(v); }},
       {"deliver_group", [](consumer_config& c, const json& v) { c.deliver_group = get_str(v); }},
-      {"idle_heartbeat", [](consumer_config& c, const json& v) { c.idle_heartbeat = get_i64(v); }},
-      {"inactive_threshold", [](consumer_config& c, const json& v) { c.inactive_threshold = get_i64(v); }},
-      {"num_replicas", [](consumer_config& c, const json& v) { c.num_replicas = get_i64(v); }},
+      {"idle_heartbeat", [](consumer_config& c, const json& v) { c.idle_heartbeat = get_duration(v); }},
+      {"inactive_threshold", [](consumer_config& c, const json& v) { c.inactive_threshold = get_duration(v); }},
+      {"num_replicas", [](consumer_config& c, const json& v) { c.num_replicas = get_int(v, "int"); }},
       {"mem_storage", [](consumer_config& c, const json& v) { c.mem_storage = get_bool(v); }},
       {"direct", [](consumer_config& c, const json& v) { c.direct = get_bool(v); }},
       {"metadata",
        [](consumer_config& c, const json& v) {
-         if (!v.is_object()) throw decode_error{};
+         if (!v.is_object()) jdec::type_error(v, "map[string]string", false);
          c.metadata.clear();
          for (auto it = v.begin(); it != v.end(); ++it) c.metadata[it.key()] = get_str(it.value());
        }},
@@ -101,41 +108,30 @@ const std::unordered_map<std::string, setter>& setters() {
       {"priority_groups", [](consumer_config& c, const json& v) { c.priority_groups = get_strs(v); }},
       {"priority_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_str(v);
+         auto s = get_enum(v);
          if (s == "none" || s.empty()) c.priority = priority_policy::none;
          else if (s == "overflow") c.priority = priority_policy::overflow;
          else if (s == "pinned_client") c.priority = priority_policy::pinned_client;
          else if (s == "prioritized") c.priority = priority_policy::prioritized;
-         else throw decode_error{};
+         else jdec::enum_error(v);
        }},
-      {"priority_timeout", [](consumer_config& c, const json& v) { c.priority_timeout = get_i64(v); }},
+      {"priority_timeout", [](consumer_config& c, const json& v) { c.priority_timeout = get_duration(v); }},
   };
   return m;
 }
 
-std::optional<api_error> unknown_field(const std::string& key) {
-  return make_error(err::invalid_json, ": json: unknown field \"" + key + "\"");
-}
-
-std::optional<api_error> decode(const json& j, consumer_config& out, bool strict) {
-  if (!j.is_object()) return make_error(err::invalid_json);
+// `path` is where the config sits in the request ("config." in CreateConsumerRequest): Go
+// names the innermost struct and the whole field path.
+std::optional<api_error> decode(const json& j, consumer_config& out, bool strict, std::string_view path = {}) {
   const auto& m = setters();
-  try {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      auto s = m.find(it.key());
-      if (s == m.end()) s = m.find(ascii_lower(it.key()));  // Go matches keys case-insensitively
-      if (s == m.end()) {
-        if (strict) return unknown_field(it.key());
-        continue;
-      }
-      if (it.value().is_null()) continue;
-      s->second(out, it.value());
-    }
-  } catch (const decode_error&) {
-    return make_error(err::invalid_json);
-  } catch (const nlohmann::json::exception&) {
-    return make_error(err::invalid_json);
-  }
+  auto e = jdec::decode_object(j, "ConsumerConfig", path, strict, [&](const std::string& key, const json& v) {
+    auto s = m.find(key);
+    if (s == m.end()) s = m.find(ascii_lower(key));  // Go matches keys case-insensitively
+    if (s == m.end()) return false;
+    s->second(out, v);
+    return true;
+  });
+  if (e) return e;
   // The server owns these keys: never stored from a request.
   out.metadata.erase("_nats.ver");
   out.metadata.erase("_nats.level");
@@ -202,37 +198,31 @@ std::vector<std::string> consumer_config::filters() const {
 }
 
 std::optional<api_error> parse_create_request(std::string_view body, create_request& out) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return make_error(err::invalid_json);
-  try {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const std::string key = ascii_lower(it.key());
-      if (it.value().is_null()) continue;
-      if (key == "stream_name") {
-        out.stream_name = get_str(it.value());
-      } else if (key == "config") {
-        if (auto e = decode(it.value(), out.config, true)) return e;
-      } else if (key == "action") {
-        auto a = get_str(it.value());
-        if (a.empty()) out.action = create_action::create_or_update;
-        else if (a == "create") out.action = create_action::create;
-        else if (a == "update") out.action = create_action::update;
-        else throw decode_error{};
-      } else if (key == "pedantic") {
-        out.pedantic = get_bool(it.value());
-      } else {
-        return unknown_field(it.key());
-      }
+  auto j = jdec::parse(body);
+  if (!j || !j->is_object()) return make_error(err::invalid_json);
+  return jdec::decode_object(*j, "CreateConsumerRequest", "", true, [&](const std::string& k, const json& v) {
+    const std::string key = ascii_lower(k);
+    if (key == "stream_name") {
+      out.stream_name = get_str(v);
+    } else if (key == "config") {
+      if (!v.is_object()) jdec::type_error(v, "server.ConsumerConfig", false);
+      if (auto e = decode(v, out.config, true, "config.")) throw json_decode_error{{}, {}, {}, e};
+    } else if (key == "action") {
+      auto a = get_enum(v);
+      if (a.empty()) out.action = create_action::create_or_update;
+      else if (a == "create") out.action = create_action::create;
+      else if (a == "update") out.action = create_action::update;
+      else jdec::enum_error(v);
+    } else if (key == "pedantic") {
+      out.pedantic = get_bool(v);
+    } else {
+      return false;
     }
-  } catch (const decode_error&) {
-    return make_error(err::invalid_json);
-  } catch (const nlohmann::json::exception&) {
-    return make_error(err::invalid_json);
-  }
-  return std::nullopt;
+    return true;
+  });
 }
 
-std::optional<consumer_config> consumer_config_from_json(const nlohmann::json& j) {
+std::optional<consumer_config> consumer_config_from_json(const ojson& j) {
   consumer_config c;
   if (decode(j, c, false)) return std::nullopt;
   return c;

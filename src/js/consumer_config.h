@@ -78,7 +78,7 @@ struct create_request {
 // Strict decode of a CONSUMER.CREATE / DURABLE.CREATE body (unknown field -> 10025).
 std::optional<api_error> parse_create_request(std::string_view body, create_request& out);
 // Lenient decode of a stored config (consumer meta file).
-std::optional<consumer_config> consumer_config_from_json(const nlohmann::json& j);
+std::optional<consumer_config> consumer_config_from_json(const ojson& j);
 
 // §2.5 step 2 defaults, given the parent stream (consumer_limits). pedantic: a value that
 // would be changed is an error (10157) instead.

@@ -228,7 +228,7 @@ void jetstream::load_streams() {
     if (!in) continue;
     std::stringstream ss;
     ss << in.rdbuf();
-    auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+    auto j = nlohmann::ordered_json::parse(ss.str(), nullptr, false);  // key order kept
     std::optional<stream_config> cfg;
     if (!j.is_discarded()) cfg = config_from_json(j);
     if (!cfg || cfg->name != entry.path().filename().string()) {

@@ -7,6 +7,7 @@
 
 #include "src/core/subject.h"
 #include "src/js/jetstream_service.h"
+#include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 
 namespace js {
@@ -25,27 +26,11 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Optional-body requests: decoded only when the body looks like JSON (HEAD behaviour).
-// Strict: unknown keys are an error, as on current servers.
-std::optional<api_error> decode_options(std::string_view body, std::initializer_list<std::string_view> allowed,
-                                        json& out, bool optional_body) {
-  out = json::object();
-  body = trim(body);
-  if (body.empty()) return std::nullopt;
-  if (optional_body && body.front() != '{' && body.front() != '[') return std::nullopt;
-  out = json::parse(body, nullptr, false);
-  if (out.is_discarded() || !out.is_object()) {
-    out = json::object();
-    return make_error(err::invalid_json);
-  }
-  for (auto it = out.begin(); it != out.end(); ++it)
-    if (std::find(allowed.begin(), allowed.end(), it.key()) == allowed.end())
-      return make_error(err::invalid_json, ": json: unknown field \"" + it.key() + "\"");
-  return std::nullopt;
-}
+using jdec::field_kind;
 
+// Reads a field decode_request has already type-checked.
 template <typename T>
-bool get_field(const json& j, const char* key, T& out) {
+bool get_field(const jdec::json& j, const char* key, T& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return true;
   try {
@@ -60,7 +45,7 @@ bool get_field(const json& j, const char* key, T& out) {
     }
     out = it->get<T>();
     return true;
-  } catch (const json::exception&) {
+  } catch (const nlohmann::json::exception&) {
     return false;
   }
 }
@@ -202,15 +187,20 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
 void jetstream::api_stream_info(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_info_response";
   const ojson paged_zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}};
-  json req;
-  if (auto e = decode_options(m.payload, {"deleted_details", "subjects_filter", "offset"}, req, true))
+  jdec::json req;
+  if (auto e = jdec::decode_request(m.payload, "JSApiStreamInfoRequest",
+                                    {{"deleted_details", field_kind::boolean},
+                                     {"subjects_filter", field_kind::string},
+                                     {"offset", field_kind::int_}},
+                                    req))
     return respond_error(m.reply, type, *e, paged_zero);
   bool deleted = false;
   std::string filter;
-  std::uint64_t offset = 0;
+  std::int64_t offset = 0;
   if (!get_field(req, "deleted_details", deleted) || !get_field(req, "subjects_filter", filter) ||
       !get_field(req, "offset", offset))
     return respond_error(m.reply, type, make_error(err::invalid_json), paged_zero);
+  offset = std::max<std::int64_t>(offset, 0);  // Go int: a negative offset pages from the start
   stream* s = find(token);
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found), paged_zero);
   respond(m.reply, typed(type, stream_info_json(*s, deleted, filter, offset, true)));
@@ -242,13 +232,16 @@ void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
 
 void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_names_response";
-  json req;
+  jdec::json req;
   const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"streams", nullptr}};
-  std::uint64_t offset = 0;
+  std::int64_t offset = 0;
   std::string filter;
-  if (auto e = decode_options(m.payload, {"offset", "subject"}, req, true)) return respond_error(m.reply, type, *e, zero);
+  if (auto e = jdec::decode_request(m.payload, "JSApiStreamNamesRequest",
+                                    {{"offset", field_kind::int_}, {"subject", field_kind::string}}, req))
+    return respond_error(m.reply, type, *e, zero);
   if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter))
     return respond_error(m.reply, type, make_error(err::invalid_json), zero);
+  offset = std::max<std::int64_t>(offset, 0);
   std::vector<std::string> names;
   for (auto& [name, s] : _streams) {
     bool match = filter.empty();
@@ -261,20 +254,23 @@ void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
   j["offset"] = offset;
   j["limit"] = kNamesLimit;
   ojson page = ojson::array();
-  for (std::size_t i = offset; i < names.size() && page.size() < kNamesLimit; ++i) page.push_back(names[i]);
+  for (std::size_t i = std::size_t(offset); i < names.size() && page.size() < kNamesLimit; ++i) page.push_back(names[i]);
   j["streams"] = page.empty() ? ojson(nullptr) : page;
   respond(m.reply, j);
 }
 
 void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_list_response";
-  json req;
+  jdec::json req;
   const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"streams", ojson::array()}};
-  std::uint64_t offset = 0;
+  std::int64_t offset = 0;
   std::string filter;
-  if (auto e = decode_options(m.payload, {"offset", "subject"}, req, true)) return respond_error(m.reply, type, *e, zero);
+  if (auto e = jdec::decode_request(m.payload, "JSApiStreamListRequest",
+                                    {{"offset", field_kind::int_}, {"subject", field_kind::string}}, req))
+    return respond_error(m.reply, type, *e, zero);
   if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter))
     return respond_error(m.reply, type, make_error(err::invalid_json), zero);
+  offset = std::max<std::int64_t>(offset, 0);
   std::vector<stream*> list;
   for (auto& [name, s] : _streams) {
     bool match = filter.empty();
@@ -287,7 +283,7 @@ void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
   j["offset"] = offset;
   j["limit"] = kListLimit;
   ojson page = ojson::array();
-  for (std::size_t i = offset; i < list.size() && page.size() < kListLimit; ++i)
+  for (std::size_t i = std::size_t(offset); i < list.size() && page.size() < kListLimit; ++i)
     page.push_back(stream_info_json(*list[i], false, "", 0, false));
   j["streams"] = page;
   respond(m.reply, j);
@@ -296,8 +292,10 @@ void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
 void jetstream::api_purge(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_purge_response";
   const ojson zero = ojson{{"purged", 0}};
-  json req;
-  if (auto e = decode_options(m.payload, {"filter", "seq", "keep"}, req, true))
+  jdec::json req;
+  if (auto e = jdec::decode_request(
+          m.payload, "JSApiStreamPurgeRequest",
+          {{"filter", field_kind::string}, {"seq", field_kind::u64}, {"keep", field_kind::u64}}, req))
     return respond_error(m.reply, type, *e, zero);
   storage::purge_request pr;
   if (!get_field(req, "filter", pr.filter) || !get_field(req, "seq", pr.seq) || !get_field(req, "keep", pr.keep))
@@ -321,12 +319,20 @@ void jetstream::api_purge(std::string_view token, const core::inbound_msg& m) {
 
 void jetstream::api_msg_get(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_msg_get_response";
-  json req;
+  jdec::json req;
   if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
-  if (auto e = decode_options(m.payload,
-                              {"seq", "last_by_subj", "next_by_subj", "start_time", "no_hdr", "batch", "max_bytes",
-                               "multi_last", "up_to_seq", "up_to_time"},
-                              req, false))
+  if (auto e = jdec::decode_request(m.payload, "JSApiMsgGetRequest",
+                                    {{"seq", field_kind::u64},
+                                     {"last_by_subj", field_kind::string},
+                                     {"next_by_subj", field_kind::string},
+                                     {"start_time", field_kind::time},
+                                     {"no_hdr", field_kind::boolean},
+                                     {"batch", field_kind::int_},
+                                     {"max_bytes", field_kind::int_},
+                                     {"multi_last", field_kind::strings},
+                                     {"up_to_seq", field_kind::u64},
+                                     {"up_to_time", field_kind::time}},
+                                    req))
     return respond_error(m.reply, type, *e);
   std::uint64_t seq = 0;
   std::string last_by, next_by, start_time;
@@ -371,8 +377,10 @@ void jetstream::api_msg_get(std::string_view token, const core::inbound_msg& m) 
 void jetstream::api_msg_delete(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_msg_delete_response";
   if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
-  json req;
-  if (auto e = decode_options(m.payload, {"seq", "no_erase"}, req, false)) return respond_error(m.reply, type, *e);
+  jdec::json req;
+  if (auto e = jdec::decode_request(m.payload, "JSApiMsgDeleteRequest",
+                                    {{"seq", field_kind::u64}, {"no_erase", field_kind::boolean}}, req))
+    return respond_error(m.reply, type, *e);
   std::uint64_t seq = 0;
   bool no_erase = false;
   if (!get_field(req, "seq", seq) || !get_field(req, "no_erase", no_erase))

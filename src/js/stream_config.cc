@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,21 +19,25 @@ namespace js {
 
 namespace {
 
-using json = nlohmann::json;
+using json = jdec::json;
 
-using decode_error = json_decode_error;
-using jdec::get_i64;
-using jdec::get_u64;
 using jdec::get_bool;
+using jdec::get_duration;
+using jdec::get_i64;
+using jdec::get_int;
 using jdec::get_str;
+using jdec::get_u64;
 
-ojson get_obj(const json& v) {
-  if (!v.is_object()) throw decode_error{};
-  return ojson::parse(v.dump());
+json get_arr(const json& v, const char* go_type) {
+  if (!v.is_array()) jdec::type_error(v, go_type, false);
+  return v;
 }
-ojson get_arr(const json& v) {
-  if (!v.is_array()) throw decode_error{};
-  return ojson::parse(v.dump());
+
+// An enum field (RetentionPolicy, StorageType, ...): nats-server's UnmarshalJSON text for
+// anything but one of its strings.
+std::string get_enum(const json& v) {
+  if (!v.is_string()) jdec::enum_error(v);
+  return v.get<std::string>();
 }
 
 using setter = std::function<void(stream_config&, const json&)>;
@@ -43,60 +48,56 @@ const std::unordered_map<std::string, setter>& setters() {
       {"description", [](stream_config& c, const json& v) { c.description = get_str(v); }},
       {"subjects",
        [](stream_config& c, const json& v) {
-         if (!v.is_array()) throw decode_error{};
-         c.subjects.clear();
-         for (const auto& s : v) c.subjects.push_back(get_str(s));
+         c.subjects = jdec::get_strs(v);
        }},
       {"retention",
        [](stream_config& c, const json& v) {
-         auto s = get_str(v);
+         auto s = get_enum(v);
          if (s == "limits") c.retention = retention_policy::limits;
          else if (s == "interest") c.retention = retention_policy::interest;
          else if (s == "workqueue") c.retention = retention_policy::workqueue;
-         else throw decode_error{};
+         else jdec::enum_error(v);
        }},
-      {"max_consumers", [](stream_config& c, const json& v) { c.max_consumers = get_i64(v); }},
+      {"max_consumers", [](stream_config& c, const json& v) { c.max_consumers = get_int(v, "int"); }},
       {"max_msgs", [](stream_config& c, const json& v) { c.max_msgs = get_i64(v); }},
       {"max_bytes", [](stream_config& c, const json& v) { c.max_bytes = get_i64(v); }},
-      {"max_age", [](stream_config& c, const json& v) { c.max_age = get_i64(v); }},
+      {"max_age", [](stream_config& c, const json& v) { c.max_age = get_duration(v); }},
       {"max_msgs_per_subject", [](stream_config& c, const json& v) { c.max_msgs_per_subject = get_i64(v); }},
       {"max_msg_size",
        [](stream_config& c, const json& v) {
-         c.max_msg_size = get_i64(v);
-         if (c.max_msg_size > std::numeric_limits<std::int32_t>::max() ||
-             c.max_msg_size < std::numeric_limits<std::int32_t>::min())
-           throw decode_error{};
+         c.max_msg_size = get_int(v, "int32", std::numeric_limits<std::int32_t>::min(),
+                                  std::numeric_limits<std::int32_t>::max());
        }},
       {"discard",
        [](stream_config& c, const json& v) {
-         auto s = ascii_lower(get_str(v));  // case-insensitive in nats-server
+         auto s = ascii_lower(get_enum(v));  // case-insensitive in nats-server
          if (s == "old") c.discard = discard_policy::old_msgs;
          else if (s == "new") c.discard = discard_policy::new_msgs;
-         else throw decode_error{};
+         else jdec::enum_error(v);
        }},
       {"storage",
        [](stream_config& c, const json& v) {
-         auto s = get_str(v);
+         auto s = get_enum(v);
          if (s == "file") c.storage = storage_type::file;
          else if (s == "memory") c.storage = storage_type::memory;
-         else throw decode_error{};
+         else jdec::enum_error(v);
        }},
-      {"num_replicas", [](stream_config& c, const json& v) { c.num_replicas = get_i64(v); }},
+      {"num_replicas", [](stream_config& c, const json& v) { c.num_replicas = get_int(v, "int"); }},
       {"no_ack", [](stream_config& c, const json& v) { c.no_ack = get_bool(v); }},
       {"template_owner", [](stream_config& c, const json& v) { c.template_owner = get_str(v); }},
-      {"duplicate_window", [](stream_config& c, const json& v) { c.duplicate_window = get_i64(v); }},
-      {"placement", [](stream_config& c, const json& v) { c.placement = get_obj(v); }},
-      {"mirror", [](stream_config& c, const json& v) { c.mirror = get_obj(v); }},
-      {"sources", [](stream_config& c, const json& v) { c.sources = get_arr(v); }},
+      {"duplicate_window", [](stream_config& c, const json& v) { c.duplicate_window = get_duration(v); }},
+      {"placement", [](stream_config& c, const json& v) { c.placement = jdec::get_obj(v, "*server.Placement"); }},
+      {"mirror", [](stream_config& c, const json& v) { c.mirror = jdec::get_obj(v, "*server.StreamSource"); }},
+      {"sources", [](stream_config& c, const json& v) { c.sources = get_arr(v, "[]*server.StreamSource"); }},
       {"compression",
        [](stream_config& c, const json& v) {
-         auto s = get_str(v);
-         if (s != "none" && s != "s2" && !s.empty()) throw decode_error{};
+         auto s = get_enum(v);
+         if (s != "none" && s != "s2" && !s.empty()) jdec::enum_error(v);
          c.compression = s.empty() ? "none" : s;
        }},
       {"first_seq", [](stream_config& c, const json& v) { c.first_seq = get_u64(v); }},
-      {"subject_transform", [](stream_config& c, const json& v) { c.subject_transform = get_obj(v); }},
-      {"republish", [](stream_config& c, const json& v) { c.republish = get_obj(v); }},
+      {"subject_transform", [](stream_config& c, const json& v) { c.subject_transform = jdec::get_obj(v, "*server.SubjectTransformConfig"); }},
+      {"republish", [](stream_config& c, const json& v) { c.republish = jdec::get_obj(v, "*server.RePublish"); }},
       {"allow_direct", [](stream_config& c, const json& v) { c.allow_direct = get_bool(v); }},
       {"mirror_direct", [](stream_config& c, const json& v) { c.mirror_direct = get_bool(v); }},
       {"discard_new_per_subject", [](stream_config& c, const json& v) { c.discard_new_per_subject = get_bool(v); }},
@@ -104,22 +105,22 @@ const std::unordered_map<std::string, setter>& setters() {
       {"deny_delete", [](stream_config& c, const json& v) { c.deny_delete = get_bool(v); }},
       {"deny_purge", [](stream_config& c, const json& v) { c.deny_purge = get_bool(v); }},
       {"allow_rollup_hdrs", [](stream_config& c, const json& v) { c.allow_rollup_hdrs = get_bool(v); }},
-      {"consumer_limits", [](stream_config& c, const json& v) { c.consumer_limits = get_obj(v); }},
+      {"consumer_limits", [](stream_config& c, const json& v) { c.consumer_limits = jdec::get_obj(v, "server.StreamConsumerLimits"); }},
       {"allow_msg_ttl", [](stream_config& c, const json& v) { c.allow_msg_ttl = get_bool(v); }},
-      {"subject_delete_marker_ttl", [](stream_config& c, const json& v) { c.subject_delete_marker_ttl = get_i64(v); }},
+      {"subject_delete_marker_ttl", [](stream_config& c, const json& v) { c.subject_delete_marker_ttl = get_duration(v); }},
       {"allow_msg_counter", [](stream_config& c, const json& v) { c.allow_msg_counter = get_bool(v); }},
       {"allow_atomic", [](stream_config& c, const json& v) { c.allow_atomic = get_bool(v); }},
       {"allow_msg_schedules", [](stream_config& c, const json& v) { c.allow_msg_schedules = get_bool(v); }},
       {"persist_mode",
        [](stream_config& c, const json& v) {
-         auto s = get_str(v);
-         if (s != "" && s != "default" && s != "async") throw decode_error{};
+         auto s = get_enum(v);
+         if (s != "" && s != "default" && s != "async") jdec::enum_error(v);
          c.persist_mode = s == "default" ? "" : s;
        }},
       {"allow_batched", [](stream_config& c, const json& v) { c.allow_batched = get_bool(v); }},
       {"metadata",
        [](stream_config& c, const json& v) {
-         if (!v.is_object()) throw decode_error{};
+         if (!v.is_object()) jdec::type_error(v, "map[string]string", false);
          c.metadata.clear();
          for (auto it = v.begin(); it != v.end(); ++it) c.metadata[it.key()] = get_str(it.value());
        }},
@@ -131,25 +132,14 @@ const std::unordered_map<std::string, setter>& setters() {
 }
 
 std::optional<api_error> decode(const json& j, stream_config& out, bool strict) {
-  if (!j.is_object()) return make_error(err::invalid_json);
   const auto& m = setters();
-  try {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      auto s = m.find(it.key());
-      if (s == m.end()) s = m.find(ascii_lower(it.key()));  // Go matches keys case-insensitively
-      if (s == m.end() || (strict && it.key() == "created")) {
-        if (strict) return make_error(err::invalid_json, ": json: unknown field \"" + it.key() + "\"");
-        continue;
-      }
-      if (it.value().is_null()) continue;
-      s->second(out, it.value());
-    }
-  } catch (const decode_error&) {
-    return make_error(err::invalid_json);
-  } catch (const nlohmann::json::exception&) {
-    return make_error(err::invalid_json);
-  }
-  return std::nullopt;
+  return jdec::decode_object(j, "StreamConfig", "", strict, [&](const std::string& key, const json& v) {
+    auto s = m.find(key);
+    if (s == m.end()) s = m.find(ascii_lower(key));  // Go matches keys case-insensitively
+    if (s == m.end() || (strict && key == "created")) return false;
+    s->second(out, v);
+    return true;
+  });
 }
 
 api_error invalid(std::string_view text) { return make_error(err::stream_invalid_config, text); }
@@ -178,6 +168,18 @@ std::optional<api_error> check_transforms(const stream_config& c) {
   return std::nullopt;
 }
 
+// `o` with its keys in the Go struct's field order (how nats-server writes it back), whatever
+// order the client sent; keys the struct lacks keep their place after them.
+ojson in_go_order(const ojson& o, std::initializer_list<const char*> order) {
+  if (!o.is_object()) return o;
+  ojson out = ojson::object();
+  for (const char* k : order)
+    if (auto it = o.find(k); it != o.end()) out[k] = *it;
+  for (auto it = o.begin(); it != o.end(); ++it)
+    if (!out.contains(it.key())) out[it.key()] = it.value();
+  return out;
+}
+
 }  // namespace
 
 std::string string_field(const ojson& o, const char* key) {
@@ -186,12 +188,12 @@ std::string string_field(const ojson& o, const char* key) {
 }
 
 std::optional<api_error> parse_stream_config(std::string_view body, stream_config& out) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return make_error(err::invalid_json);
-  return decode(j, out, true);
+  auto j = jdec::parse(body);
+  if (!j) return make_error(err::invalid_json);
+  return decode(*j, out, true);
 }
 
-std::optional<stream_config> config_from_json(const nlohmann::json& j) {
+std::optional<stream_config> config_from_json(const ojson& j) {
   stream_config c;
   if (decode(j, c, false)) return std::nullopt;
   return c;
@@ -358,13 +360,13 @@ ojson to_json(const stream_config& c, bool with_server_meta) {
   if (c.no_ack) j["no_ack"] = true;
   if (!c.template_owner.empty()) j["template_owner"] = c.template_owner;
   if (c.duplicate_window != 0) j["duplicate_window"] = c.duplicate_window;
-  if (!c.placement.is_null()) j["placement"] = c.placement;
+  if (!c.placement.is_null()) j["placement"] = in_go_order(c.placement, {"cluster", "tags", "preferred"});
   if (!c.mirror.is_null()) j["mirror"] = c.mirror;
   if (!c.sources.is_null()) j["sources"] = c.sources;
   j["compression"] = c.compression;
   if (c.first_seq != 0) j["first_seq"] = c.first_seq;
-  if (!c.subject_transform.is_null()) j["subject_transform"] = c.subject_transform;
-  if (!c.republish.is_null()) j["republish"] = c.republish;
+  if (!c.subject_transform.is_null()) j["subject_transform"] = in_go_order(c.subject_transform, {"src", "dest"});
+  if (!c.republish.is_null()) j["republish"] = in_go_order(c.republish, {"src", "dest", "headers_only"});
   j["allow_direct"] = c.allow_direct;
   j["mirror_direct"] = c.mirror_direct;
   if (c.discard_new_per_subject) j["discard_new_per_subject"] = true;
@@ -372,7 +374,9 @@ ojson to_json(const stream_config& c, bool with_server_meta) {
   j["deny_delete"] = c.deny_delete;
   j["deny_purge"] = c.deny_purge;
   j["allow_rollup_hdrs"] = c.allow_rollup_hdrs;
-  j["consumer_limits"] = c.consumer_limits.is_object() ? c.consumer_limits : ojson::object();
+  j["consumer_limits"] = c.consumer_limits.is_object()
+                             ? in_go_order(c.consumer_limits, {"inactive_threshold", "max_ack_pending"})
+                             : ojson::object();
   j["allow_msg_ttl"] = c.allow_msg_ttl;
   if (c.subject_delete_marker_ttl != 0) j["subject_delete_marker_ttl"] = c.subject_delete_marker_ttl;
   if (c.allow_msg_counter) j["allow_msg_counter"] = true;

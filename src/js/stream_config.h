@@ -75,7 +75,7 @@ struct stream_config {
 // Strict decode of a request body (unknown field -> 10025).
 std::optional<api_error> parse_stream_config(std::string_view body, stream_config& out);
 // Decode of a stored config (meta file); lenient.
-std::optional<stream_config> config_from_json(const nlohmann::json& j);
+std::optional<stream_config> config_from_json(const ojson& j);
 
 // §2.3 defaults; returns a pedantic-mode error instead of fixing when cfg.pedantic.
 std::optional<api_error> normalise(stream_config& cfg);

@@ -134,7 +134,8 @@ CONSUMER_SCRIPT = [
     cc("ORDERS", "x", {"durable_name": "x", "rate_limit_bps": 1000}),
     cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "explicit", "max_deliver": 2,
                        "backoff": [1000000000, 2000000000, 3000000000]}),
-    cc("ORDERS", "bk", {"durable_name": "bk", "ack_policy": "explicit", "max_deliver": 2,
+    # max_deliver == len(backoff) is accepted at 2.11+ only (10116 on 2.9.10): one more delivery.
+    cc("ORDERS", "bk", {"durable_name": "bk", "ack_policy": "explicit", "max_deliver": 3,
                         "backoff": [1000000000, 2000000000]}),
     cc("ORDERS", "x", {"durable_name": "x", "ack_policy": "none", "max_ack_pending": 10}),
     cc("ORDERS", "x", {"durable_name": "x", "replay_policy": "sometimes"}),
@@ -397,6 +398,10 @@ def reconcile(subject, mine, ref):
             notes.append("ack floor starts at the start sequence - 1 (newest) vs 0 (2.9.10)")
     ea, eb = p.get("error"), n.get("error")
     if isinstance(ea, dict) and isinstance(eb, dict):
+        if (ea.get("err_code") == 10025 == eb.get("err_code") and eb.get("description") == "invalid JSON"
+                and ea.get("description", "").startswith("invalid JSON: ")):
+            ea["description"] = eb["description"]
+            notes.append("10025 carries the decoder's error text (newest)")
         if ea.get("description") == NEW_10084 and eb.get("description") == OLD_10084:
             ea["description"] = OLD_10084
             notes.append("10084 text (newest)")
