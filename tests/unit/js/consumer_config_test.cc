@@ -70,6 +70,42 @@ TEST(consumer_config, decode_errors) {
   EXPECT_EQ(req.action, create_action::update);
 }
 
+// nats-server 2.11+: negative limits are clipped to "unset" (max_waiting then gets its 512
+// default); pedantic mode refuses each with its own text.
+TEST(consumer_config, negative_limits_clipped_or_pedantic_error) {
+  EXPECT_EQ(parsed(R"({"ack_policy":"explicit","max_waiting":-1})").max_waiting, 512);
+  auto pedantic = [](std::string_view cfg) {
+    create_request req;
+    EXPECT_FALSE(parse_create_request(R"({"stream_name":"ORDERS","pedantic":true,"config":)" + std::string(cfg) + "}", req));
+    auto e = normalise(req.config, a_stream(), req.pedantic);
+    return e ? std::pair<int, std::string>{e->err_code, e->description} : std::pair<int, std::string>{0, ""};
+  };
+  using P = std::pair<int, std::string>;
+  EXPECT_EQ(pedantic(R"({"max_waiting":-1})"), (P{10157, "pedantic mode: max_waiting must not be negative"}));
+  EXPECT_EQ(pedantic(R"({"max_ack_pending":-2})"), (P{10157, "pedantic mode: max_ack_pending must be set to -1"}));
+  EXPECT_EQ(pedantic(R"({"max_expires":-1})"), (P{10157, "pedantic mode: max_expires must not be negative"}));
+  EXPECT_EQ(pedantic(R"({"inactive_threshold":-1})"), (P{10157, "pedantic mode: inactive_threshold must not be negative"}));
+}
+
+TEST(consumer_config, go_decoder_texts) {
+  using P = std::pair<int, std::string>;
+  EXPECT_EQ(problem(R"({"max_ack_pending":9223372036854775808})"),
+            (P{10025, "invalid JSON: json: cannot unmarshal number 9223372036854775808 into Go struct field "
+                      "ConsumerConfig.config.max_ack_pending of type int"}));
+  EXPECT_EQ(problem(R"({"ack_wait":1e9})"),
+            (P{10025, "invalid JSON: json: cannot unmarshal number 1e9 into Go struct field "
+                      "ConsumerConfig.config.ack_wait of type time.Duration"}));
+  EXPECT_EQ(problem(R"({"headers_only":1})"),
+            (P{10025, "invalid JSON: json: cannot unmarshal number into Go struct field "
+                      "ConsumerConfig.config.headers_only of type bool"}));
+  // The first bad field in document order wins, unknown fields included.
+  EXPECT_EQ(problem(R"({"zz":1,"ack_wait":"x"})"), (P{10025, "invalid JSON: json: unknown field \"zz\""}));
+  EXPECT_EQ(problem(R"({"ack_wait":"x","zz":1})").second,
+            "invalid JSON: json: cannot unmarshal string into Go struct field ConsumerConfig.config.ack_wait of type "
+            "time.Duration");
+  EXPECT_EQ(problem(R"({"ack_policy":5})"), (P{10025, "invalid JSON: can not unmarshal \"5\""}));
+}
+
 TEST(consumer_config, validation_errors) {
   using P = std::pair<int, std::string>;
   EXPECT_EQ(problem(R"({"ack_policy":"explicit","ack_wait":-1})"), (P{10183, "consumer ack wait needs to be positive"}));

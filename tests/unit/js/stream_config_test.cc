@@ -70,6 +70,29 @@ TEST(stream_config, strict_decoding) {
       c));
 }
 
+TEST(stream_config, go_decoder_texts_and_ranges) {
+  EXPECT_EQ(invalid_text(R"({"name":"S","max_msgs_per_subject":99999999999999999999})"),
+            "decode: invalid JSON: json: cannot unmarshal number 99999999999999999999 into Go struct field "
+            "StreamConfig.max_msgs_per_subject of type int64");
+  EXPECT_EQ(invalid_text(R"({"name":"S","first_seq":-1})"),
+            "decode: invalid JSON: json: cannot unmarshal number -1 into Go struct field StreamConfig.first_seq of "
+            "type uint64");
+  EXPECT_EQ(invalid_text(R"({"name":"S","duplicate_window":5.0})"),
+            "decode: invalid JSON: json: cannot unmarshal number 5.0 into Go struct field "
+            "StreamConfig.duplicate_window of type time.Duration");
+  EXPECT_EQ(invalid_text(R"({"name":"S","retention":"Limits"})"), R"(decode: invalid JSON: can not unmarshal "\"Limits\"")");
+  // Limits of the Go types are accepted.
+  EXPECT_EQ(invalid_text(R"({"name":"S","max_msgs":9223372036854775807,"max_msg_size":2147483647})"), "");
+}
+
+TEST(stream_config, sub_objects_echo_in_go_struct_order) {
+  auto c = parsed(R"({"name":"S","subjects":["a.>"],"subject_transform":{"dest":"b.>","src":"a.>"},)"
+                  R"("republish":{"headers_only":true,"dest":"r.>","src":"a.>"}})");
+  auto j = to_json(c, false);
+  EXPECT_EQ(j["subject_transform"].dump(), R"({"src":"a.>","dest":"b.>"})");
+  EXPECT_EQ(j["republish"].dump(), R"({"src":"a.>","dest":"r.>","headers_only":true})");
+}
+
 TEST(stream_config, validation_texts) {
   EXPECT_EQ(invalid_text(R"({"name":"a.b"})"), "stream name is required and can not contain '.', '*', '>', '\\', '/'");
   EXPECT_EQ(invalid_text(R"({"name":"S","max_age":1000})"), "max age needs to be >= 100ms");

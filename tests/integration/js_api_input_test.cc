@@ -1,0 +1,116 @@
+// JetStream API input judged as nats-server judges it (issue 15 §4, §6): Go decoder type errors,
+// non-JSON bodies on optional-body APIs, and config JSON in Go struct field order. Runs against
+// nats-server 2.9.10 too: 2.9 answers 10025 without the decoder's text, so a description is only
+// compared when it carries one.
+#include <algorithm>
+
+#include "tests/integration/js_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+class js_api_input : public js_test {
+ protected:
+  // The reply exactly as sent, keys in wire order.
+  ojson raw_request(const std::string& subject, const std::string& body) {
+    natsMsg* reply = nullptr;
+    if (natsConnection_RequestString(&reply, nc_.get(), subject.c_str(), body.c_str(), 2000) != NATS_OK)
+      return nullptr;
+    msg_ptr m(reply);
+    return ojson::parse(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), nullptr,
+                        false);
+  }
+
+  // 10025, with Go's text when the server gives one (2.11+).
+  void expect_go_error(const json& reply, const std::string& go_text) {
+    ASSERT_TRUE(reply.contains("error")) << reply;
+    EXPECT_EQ(reply["error"]["err_code"], 10025) << reply;
+    const std::string d = reply["error"]["description"];
+    if (d != "invalid JSON") {
+      EXPECT_EQ(d, "invalid JSON: " + go_text);
+    }
+  }
+};
+
+TEST_F(js_api_input, out_of_range_and_wrong_type_are_go_type_errors) {
+  expect_go_error(request("$JS.API.STREAM.CREATE.A", R"({"name":"A","max_msgs":18446744073709551615})"),
+                  "json: cannot unmarshal number 18446744073709551615 into Go struct field StreamConfig.max_msgs "
+                  "of type int64");
+  expect_go_error(request("$JS.API.STREAM.CREATE.A", R"({"name":"A","max_msg_size":4294967296})"),
+                  "json: cannot unmarshal number 4294967296 into Go struct field StreamConfig.max_msg_size of type "
+                  "int32");
+  expect_go_error(request("$JS.API.STREAM.CREATE.A", R"({"name":"A","max_bytes":1.5})"),
+                  "json: cannot unmarshal number 1.5 into Go struct field StreamConfig.max_bytes of type int64");
+  expect_go_error(request("$JS.API.STREAM.CREATE.A", R"({"name":"A","max_age":"1s"})"),
+                  "json: cannot unmarshal string into Go struct field StreamConfig.max_age of type time.Duration");
+  expect_go_error(request("$JS.API.STREAM.CREATE.A", R"({"name":"A","subjects":"a"})"),
+                  "json: cannot unmarshal string into Go struct field StreamConfig.subjects of type []string");
+  // Nothing was created by any of them.
+  EXPECT_EQ(request("$JS.API.STREAM.INFO.A")["error"]["err_code"], 10059);
+
+  ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s.>"}}}).contains("error"));
+  expect_go_error(request("$JS.API.CONSUMER.CREATE.S",
+                          R"({"stream_name":"S","config":{"ack_policy":"explicit","max_deliver":18446744073709551615}})"),
+                  "json: cannot unmarshal number 18446744073709551615 into Go struct field "
+                  "ConsumerConfig.config.max_deliver of type int");
+  expect_go_error(request("$JS.API.CONSUMER.CREATE.S",
+                          R"({"stream_name":"S","config":{"ack_policy":"explicit","opt_start_seq":-1}})"),
+                  "json: cannot unmarshal number -1 into Go struct field ConsumerConfig.config.opt_start_seq of "
+                  "type uint64");
+  expect_go_error(request("$JS.API.STREAM.MSG.GET.S", R"({"seq":-1})"),
+                  "json: cannot unmarshal number -1 into Go struct field JSApiMsgGetRequest.seq of type uint64");
+  expect_go_error(request("$JS.API.STREAM.MSG.DELETE.S", R"({"seq":"1"})"),
+                  "json: cannot unmarshal string into Go struct field JSApiMsgDeleteRequest.seq of type uint64");
+  expect_go_error(request("$JS.API.STREAM.PURGE.S", R"({"keep":-1})"),
+                  "json: cannot unmarshal number -1 into Go struct field JSApiStreamPurgeRequest.keep of type uint64");
+  EXPECT_EQ(request("$JS.API.CONSUMER.NAMES.S")["total"], 0);
+}
+
+TEST_F(js_api_input, non_json_body_on_optional_body_apis_is_refused) {
+  ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s.>"}}}).contains("error"));
+  for (const char* subject : {"$JS.API.STREAM.INFO.S", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST",
+                              "$JS.API.STREAM.PURGE.S", "$JS.API.CONSUMER.NAMES.S", "$JS.API.CONSUMER.LIST.S"}) {
+    json r = request(subject, "nope");
+    ASSERT_TRUE(r.contains("error")) << subject << ": " << r;
+    EXPECT_EQ(r["error"], json({{"code", 400}, {"err_code", 10025}, {"description", "invalid JSON"}})) << subject;
+  }
+  // Empty and {} bodies still mean "no options".
+  EXPECT_FALSE(request("$JS.API.STREAM.INFO.S", "").contains("error"));
+  EXPECT_FALSE(request("$JS.API.STREAM.NAMES", "{}").contains("error"));
+}
+
+// nats-server writes StreamConfig in its Go struct order, whatever order the request had.
+TEST_F(js_api_input, config_fields_come_out_in_go_struct_order) {
+  const std::vector<std::string> go_order = {
+      "name", "description", "subjects", "retention", "max_consumers", "max_msgs", "max_bytes", "max_age",
+      "max_msgs_per_subject", "max_msg_size", "discard", "storage", "num_replicas", "no_ack", "template_owner",
+      "duplicate_window", "placement", "mirror", "sources", "compression", "first_seq", "subject_transform",
+      "republish", "allow_direct", "mirror_direct", "discard_new_per_subject", "sealed", "deny_delete",
+      "deny_purge", "allow_rollup_hdrs", "consumer_limits", "allow_msg_ttl", "metadata"};
+  ojson r = raw_request("$JS.API.STREAM.CREATE.T",
+                        R"({"subject_transform":{"dest":"out.>","src":"t.>"},"storage":"memory",)"
+                        R"("subjects":["t.>"],"max_msgs":10,"name":"T","description":"d"})");
+  ASSERT_TRUE(r.is_object() && r.contains("config")) << r.dump();
+  std::vector<std::string> keys;
+  for (auto it = r["config"].begin(); it != r["config"].end(); ++it) keys.push_back(it.key());
+  std::vector<std::string> known;
+  std::copy_if(keys.begin(), keys.end(), std::back_inserter(known),
+               [&](const std::string& k) { return std::find(go_order.begin(), go_order.end(), k) != go_order.end(); });
+  EXPECT_TRUE(std::is_sorted(known.begin(), known.end(), [&](const std::string& a, const std::string& b) {
+    return std::find(go_order.begin(), go_order.end(), a) < std::find(go_order.begin(), go_order.end(), b);
+  })) << r["config"].dump();
+  // SubjectTransformConfig is {Source "src", Destination "dest"} (2.9.10 has no transforms).
+  if (r["config"].contains("subject_transform")) {
+    EXPECT_EQ(r["config"]["subject_transform"].dump(), R"({"src":"t.>","dest":"out.>"})");
+  }
+  ojson info = raw_request("$JS.API.STREAM.INFO.T", "");
+  if (info["config"].contains("subject_transform")) {
+    EXPECT_EQ(info["config"]["subject_transform"].dump(), R"({"src":"t.>","dest":"out.>"})");
+  }
+}
+
+}  // namespace
+}  // namespace peregrine::test
