@@ -1,0 +1,78 @@
+// libFuzzer target over the JetStream API request decoders (client input on $JS.API.>). The
+// first byte picks the decoder: stream config (create/update), consumer create, MSG.NEXT pull
+// request, or the small request structs (purge, msg get, msg delete, paging); the rest is the
+// body. Invariants: nothing crashes; every refusal carries an err_code and a description; a
+// stream config that decodes, normalises and validates is echoed as JSON that decodes again.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "src/js/consumer_config.h"
+#include "src/js/json_decode.h"
+#include "src/js/pull_request.h"
+#include "src/js/stream_config.h"
+
+namespace {
+
+void check(const std::optional<js::api_error>& e) {
+  if (e && (e->err_code == 0 || e->description.empty())) std::abort();
+}
+
+void stream_config(std::string_view body) {
+  js::stream_config c;
+  auto e = js::parse_stream_config(body, c);
+  check(e);
+  if (e) return;
+  if (auto n = js::normalise(c)) return check(n);
+  if (auto v = js::validate(c)) return check(v);
+  js::stream_config again;
+  if (js::parse_stream_config(js::to_json(c, false).dump(), again)) std::abort();
+}
+
+void consumer_create(std::string_view body) {
+  js::create_request req;
+  auto e = js::parse_create_request(body, req);
+  check(e);
+  if (e) return;
+  js::stream_config s;
+  s.name = "S";
+  s.subjects = {"s.>"};
+  if (js::normalise(s)) return;
+  if (auto n = js::normalise(req.config, s, req.pedantic)) return check(n);
+  check(js::validate(req.config, s));
+  (void)js::to_json(req.config, true).dump();
+}
+
+void small_requests(std::string_view body) {
+  using k = js::jdec::field_kind;
+  js::jdec::json out;
+  check(js::jdec::decode_request(body, "JSApiStreamPurgeRequest",
+                                 {{"filter", k::string}, {"seq", k::u64}, {"keep", k::u64}}, out));
+  check(js::jdec::decode_request(body, "JSApiMsgGetRequest",
+                                 {{"seq", k::u64}, {"last_by_subj", k::string}, {"next_by_subj", k::string},
+                                  {"start_time", k::time}, {"no_hdr", k::boolean}, {"batch", k::int_},
+                                  {"max_bytes", k::int_}, {"multi_last", k::strings}, {"up_to_seq", k::u64},
+                                  {"up_to_time", k::time}},
+                                 out));
+  check(js::jdec::decode_request(body, "JSApiStreamNamesRequest", {{"offset", k::int_}, {"subject", k::string}}, out));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 4) {
+    case 0: stream_config(body); break;
+    case 1: consumer_create(body); break;
+    case 2: {
+      auto r = js::parse_pull_request(body);
+      if (auto* e = std::get_if<js::pull_parse_error>(&r); e && e->description.empty()) std::abort();
+      break;
+    }
+    default: small_requests(body); break;
+  }
+  return 0;
+}
