@@ -378,23 +378,25 @@ void jetstream::delete_consumer(stream& s, const std::string& name, bool advise)
   consumer_agent& gone = *c;
   _retired.push_back(std::move(c));
   gone.on_delete();
-  sit = _consumers.find(s.config().name);
-  if (sit == _consumers.end()) return;
   // Interest retention: messages only this consumer needed go.
-  if (s.config().retention == retention_policy::interest) {
-    auto& st = s.store();
-    std::vector<std::uint64_t> drop;
-    for (std::uint64_t seq = st.first_seq();;) {
-      auto msg = st.load_next("", seq);
-      if (!msg.ok()) break;
-      bool needed = false;
-      for (auto& [n, other] : sit->second) needed = needed || (other->filter_matches(msg->subject) && other->needs(msg->seq));
-      if (!needed) drop.push_back(msg->seq);
-      seq = msg->seq + 1;
-    }
-    for (auto seq : drop) (void)st.remove(seq);
-  }
+  if (s.config().retention == retention_policy::interest) drop_unneeded(s);
   if (advise) consumer_advisory("delete", s.config().name, name);
+}
+
+void jetstream::drop_unneeded(stream& s) {
+  auto sit = _consumers.find(s.config().name);
+  auto& st = s.store();
+  std::vector<std::uint64_t> drop;
+  for (std::uint64_t seq = st.first_seq();;) {
+    auto msg = st.load_next("", seq);
+    if (!msg.ok()) break;
+    bool needed = false;
+    if (sit != _consumers.end())
+      for (auto& [n, c] : sit->second) needed = needed || (c->filter_matches(msg->subject) && c->needs(msg->seq));
+    if (!needed) drop.push_back(msg->seq);
+    seq = msg->seq + 1;
+  }
+  for (auto seq : drop) (void)st.remove(seq);
 }
 
 void jetstream::delete_consumers_of(const std::string& stream_name) {

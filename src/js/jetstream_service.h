@@ -69,6 +69,9 @@ class jetstream final : public core::service, public core::internal_handler, pub
   consumer_agent* find_consumer(std::string_view stream_name, std::string_view name);
   void delete_consumer(stream& s, const std::string& name, bool advise);
   void delete_consumers_of(const std::string& stream_name);
+  // Interest retention: removes every stored message no consumer of `s` still needs (after a
+  // consumer is deleted, or when an update switches the stream from limits to interest).
+  void drop_unneeded(stream& s);
   void wire_stream(stream& s);
   bool save_consumer_meta(const stream& s, const consumer_agent& c, std::string& error);
   void load_consumers(stream& s);

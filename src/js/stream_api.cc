@@ -177,9 +177,14 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_reservation(storage_limit(cfg.storage), usage(cfg.storage, cfg.name), cfg))
     return respond_error(m.reply, type, *e);
+  const bool to_interest =
+      s->config().retention == retention_policy::limits && cfg.retention == retention_policy::interest;
   s->update(cfg);
   std::string error;
   if (!save_meta(*s, error)) return respond_error(m.reply, type, make_error(err::stream_update, error));
+  // The new policy applies to what is already stored (as nats-server does): messages no
+  // consumer still needs go before the reply reports the state.
+  if (to_interest) drop_unneeded(*s);
   respond(m.reply, typed(type, stream_info_json(*s, false, "", 0, false)));
   advisory("modify", cfg.name);
 }

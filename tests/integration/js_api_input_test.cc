@@ -112,5 +112,36 @@ TEST_F(js_api_input, config_fields_come_out_in_go_struct_order) {
   }
 }
 
+// Switching retention from limits to interest applies interest to what is stored: a message no
+// consumer still needs (no matching filter, or already acked) goes at once.
+TEST_F(js_api_input, limits_to_interest_drops_messages_nobody_needs) {
+  ASSERT_FALSE(create({{"name", "L"}, {"subjects", {"l.>"}}}).contains("error"));
+  for (const char* subject : {"l.a", "l.a", "l.a", "l.b", "l.b"})
+    ASSERT_FALSE(request(subject, "x").contains("error"));
+  json c = request("$JS.API.CONSUMER.CREATE.L.C",
+                   R"({"stream_name":"L","config":{"durable_name":"C","ack_policy":"explicit","filter_subject":"l.a"}})");
+  ASSERT_FALSE(c.contains("error")) << c;
+  // Deliver and ack l.a #1 (seq 1); the ack is confirmed before the update.
+  natsMsg* msg = nullptr;
+  ASSERT_EQ(natsConnection_RequestString(&msg, nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.L.C", "1", 2000), NATS_OK);
+  msg_ptr first(msg);
+  ASSERT_NE(natsMsg_GetReply(first.get()), nullptr);
+  natsMsg* ack = nullptr;
+  ASSERT_EQ(natsConnection_RequestString(&ack, nc_.get(), natsMsg_GetReply(first.get()), "+ACK", 2000), NATS_OK);
+  msg_ptr ack_reply(ack);
+
+  json r = request("$JS.API.STREAM.UPDATE.L", R"({"name":"L","subjects":["l.>"],"retention":"interest"})");
+  if (r.contains("error") && r["error"]["description"] == "stream configuration update can not change retention policy")
+    GTEST_SKIP() << "2.9 servers refuse a retention change";
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["config"]["retention"], "interest");
+  // Left: l.a #2 and #3 (C has not acked them); gone: the acked #1 and both l.b.
+  EXPECT_EQ(r["state"]["messages"], 2) << r["state"];
+  EXPECT_EQ(r["state"]["first_seq"], 2) << r["state"];
+  json info = request("$JS.API.STREAM.INFO.L");
+  EXPECT_EQ(info["state"]["messages"], 2) << info["state"];
+  EXPECT_EQ(info["state"]["last_seq"], 5);
+}
+
 }  // namespace
 }  // namespace peregrine::test
