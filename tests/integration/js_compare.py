@@ -256,6 +256,14 @@ def start(bin_, tmp, extra):
 def run(bin_, script):
     tmp = tempfile.mkdtemp(prefix="pg-cmp-")
     proc, port = start(bin_, tmp, [])
+    # Advisories on a connection of their own, read at the end (only their field order is
+    # compared: which advisories each server sends differs by version).
+    ev = socket.create_connection(("127.0.0.1", port)); ev.settimeout(3)
+    ev.recv(65536)
+    ev.sendall(b'CONNECT {"headers":true,"verbose":false}\r\nSUB $JS.EVENT.ADVISORY.> 1\r\nPING\r\n')
+    pong = b""
+    while b"PONG" not in pong:
+        pong += ev.recv(65536)
     s = socket.create_connection(("127.0.0.1", port)); s.settimeout(3)
     s.recv(65536)  # INFO
     s.settimeout(0.08)
@@ -284,8 +292,21 @@ def run(bin_, script):
             except socket.timeout:
                 if data: break
         replies.append(parse(data))
-    s.close(); proc.terminate(); proc.wait(5); shutil.rmtree(tmp, ignore_errors=True)
-    return replies
+    events = b""
+    ev.settimeout(0.3)
+    try:
+        while True:
+            chunk = ev.recv(65536)
+            if not chunk: break
+            events += chunk
+    except socket.timeout:
+        pass
+    ev.close(); s.close(); proc.terminate(); proc.wait(5); shutil.rmtree(tmp, ignore_errors=True)
+    advisories = {}
+    for hdr, body in parse(events):
+        if isinstance(body, dict):
+            advisories.setdefault(body.get("type"), body)
+    return replies, advisories
 
 
 def one_message(data):
@@ -412,6 +433,22 @@ def reconcile(subject, mine, ref):
     return [(mine[0][0], p)], notes
 
 
+def order_diffs(a, b, path=""):
+    """Where keys both replies have come in a different order: nats-server writes its Go structs'
+    field order, and users diff --json output, so order counts too."""
+    out = []
+    if isinstance(a, dict) and isinstance(b, dict):
+        ka, kb = [k for k in a if k in b], [k for k in b if k in a]
+        if ka != kb:
+            out.append(f"{path or '.'}: {ka} vs {kb}")
+        for k in ka:
+            out += order_diffs(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += order_diffs(x, y, f"{path}[{i}]")
+    return out
+
+
 def main():
     args = sys.argv[1:]
     consumers = "--consumers" in args
@@ -421,11 +458,11 @@ def main():
     if not ns:
         print("nats-server not found; skipping"); return 77
     script = CONSUMER_SCRIPT if consumers else SCRIPT
-    if consumers and run(pg, script[:1])[0] == NO_RESPONDERS:
+    if consumers and run(pg, script[:1])[0][0] == NO_RESPONDERS:
         print("peregrine answers $JS.API.CONSUMER.NAMES with no responders: consumer API not wired yet; "
               "consumer comparisons skipped")
         return 77
-    a, b = run_both(pg, ns, script)
+    (a, adv_a), (b, adv_b) = run_both(pg, ns, script)
     if consumers and b[0] == NO_RESPONDERS:
         print("nats-server did not answer the consumer probe"); return 1
     bad = 0
@@ -437,7 +474,18 @@ def main():
         if x != y:
             bad += 1
             print(f"DIFF {subj} {body}\n  peregrine:   {x}\n  nats-server: {y}")
+        else:
+            order = [d for (_, bx), (_, by) in zip(x, y) for d in order_diffs(bx, by)]
+            if order:
+                bad += 1
+                print(f"FIELD ORDER {subj} {body}\n  " + "\n  ".join(order))
+    common = sorted(set(adv_a) & set(adv_b))
+    for t in common:
+        for d in order_diffs(adv_a[t], adv_b[t]):
+            bad += 1
+            print(f"FIELD ORDER advisory {t}: {d}")
     print(f"{len(script) - bad}/{len(script)} replies equal; newer-server fields ignored: {sorted(NEWER_FIELDS)}")
+    print(f"advisories compared for field order: {common}")
     for note in sorted(newer):
         print(f"  known difference, not counted: {note}")
     return 1 if bad else 0
