@@ -313,16 +313,7 @@ void jetstream::api_consumer_pause(std::string_view stream_name, std::string_vie
   constexpr std::string_view type = "consumer_pause_response";
   const ojson extra = ojson{{"paused", false}, {"pause_until", format_time(0)}};
   std::optional<std::int64_t> until;
-  std::string_view body = trim(m.payload);
-  if (!body.empty()) {
-    auto j = json::parse(body, nullptr, false);
-    if (j.is_discarded()) return respond_error(m.reply, type, make_error(err::invalid_json), extra);
-    if (j.is_object() && j.contains("pause_until") && j["pause_until"].is_string()) {
-      auto t = parse_time(j["pause_until"].get<std::string>());
-      if (!t) return respond_error(m.reply, type, make_error(err::invalid_json), extra);
-      if (*t != 0) until = *t;
-    }
-  }
+  if (auto e = parse_pause_request(m.payload, until)) return respond_error(m.reply, type, *e, extra);
   if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found), extra);
   consumer_agent* c = find_consumer(stream_name, name);
   if (!c) return respond_error(m.reply, type, make_error(err::consumer_not_found), extra);
@@ -343,10 +334,7 @@ void jetstream::api_consumer_pause(std::string_view stream_name, std::string_vie
 void jetstream::api_consumer_unpin(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {
   constexpr std::string_view type = "consumer_unpin_response";
   std::string group;
-  auto j = json::parse(trim(m.payload), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json));
-  if (j.contains("group") && j["group"].is_string()) group = j["group"].get<std::string>();
-  if (group.empty()) return respond_error(m.reply, type, make_error(err::invalid_json, ": consumer group not specified"));
+  if (auto e = parse_unpin_request(m.payload, group)) return respond_error(m.reply, type, *e);
   bool valid = group.size() <= 16;
   for (char ch : group)
     valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '/' || ch == '=');

@@ -222,6 +222,26 @@ std::optional<api_error> parse_create_request(std::string_view body, create_requ
   });
 }
 
+std::optional<api_error> parse_pause_request(std::string_view body, std::optional<std::int64_t>& until) {
+  json req;
+  until.reset();
+  if (auto e = jdec::decode_request(body, "JSApiConsumerPauseRequest", {{"pause_until", jdec::field_kind::time}}, req))
+    return e;
+  if (auto it = req.find("pause_until"); it != req.end() && it->is_string())
+    if (auto t = parse_time(it->get<std::string>()); t && *t != 0) until = *t;
+  return std::nullopt;
+}
+
+std::optional<api_error> parse_unpin_request(std::string_view body, std::string& group) {
+  json req;
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return make_error(err::invalid_json);  // body required
+  if (auto e = jdec::decode_request(body, "JSApiConsumerUnpinRequest", {{"group", jdec::field_kind::string}}, req))
+    return e;
+  if (auto it = req.find("group"); it != req.end() && it->is_string()) group = it->get<std::string>();
+  if (group.empty()) return make_error(err::invalid_json, ": consumer group not specified");
+  return std::nullopt;
+}
+
 std::optional<consumer_config> consumer_config_from_json(const ojson& j) {
   consumer_config c;
   if (decode(j, c, false)) return std::nullopt;

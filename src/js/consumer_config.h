@@ -80,6 +80,12 @@ std::optional<api_error> parse_create_request(std::string_view body, create_requ
 // Lenient decode of a stored config (consumer meta file).
 std::optional<consumer_config> consumer_config_from_json(const ojson& j);
 
+// JSApiConsumerPauseRequest {"pause_until": RFC 3339}: `until` is empty to resume (no body, no
+// field, or the zero time). 10025 as nats-server's decoder judges the body.
+std::optional<api_error> parse_pause_request(std::string_view body, std::optional<std::int64_t>& until);
+// JSApiConsumerUnpinRequest {"group": "..."}: 10025 for a bad body or a missing group.
+std::optional<api_error> parse_unpin_request(std::string_view body, std::string& group);
+
 // §2.5 step 2 defaults, given the parent stream (consumer_limits). pedantic: a value that
 // would be changed is an error (10157) instead.
 std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic);

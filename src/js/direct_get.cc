@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "src/js/api_errors.h"
+#include "src/js/direct_get.h"
 #include "src/js/jetstream_service.h"
+#include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
 
@@ -14,55 +16,48 @@ namespace js {
 
 namespace {
 
-using json = nlohmann::json;
 constexpr std::size_t kMultiLastMax = 1024;
 constexpr std::uint64_t kDefaultMaxBytes = 64ull << 20;
-
-struct direct_request {
-  std::uint64_t seq = 0;
-  std::string last_by, next_by;
-  std::int64_t batch = 0, max_bytes = 0;
-  std::vector<std::string> multi_last;
-  std::uint64_t up_to_seq = 0;
-  std::optional<std::int64_t> start_time, up_to_time;
-  bool no_hdr = false;
-};
-
-// Decodes the JSON body; returns the status line text on failure.
-std::optional<std::string> decode(std::string_view body, direct_request& r, std::vector<std::string>& keys) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return "408 Malformed Request";
-  try {
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      const auto& k = it.key();
-      const auto& v = it.value();
-      if (v.is_null()) continue;
-      keys.push_back(k);
-      if (k == "seq") r.seq = v.get<std::uint64_t>();
-      else if (k == "last_by_subj") r.last_by = v.get<std::string>();
-      else if (k == "next_by_subj") r.next_by = v.get<std::string>();
-      else if (k == "batch") r.batch = v.get<std::int64_t>();
-      else if (k == "max_bytes") r.max_bytes = v.get<std::int64_t>();
-      else if (k == "multi_last") r.multi_last = v.get<std::vector<std::string>>();
-      else if (k == "up_to_seq") r.up_to_seq = v.get<std::uint64_t>();
-      else if (k == "no_hdr") r.no_hdr = v.get<bool>();
-      else if (k == "start_time" || k == "up_to_time") {
-        auto t = parse_time(v.get<std::string>());
-        if (!t) return "408 Malformed Request";
-        (k == "start_time" ? r.start_time : r.up_to_time) = *t;
-      }
-    }
-  } catch (const json::exception&) {
-    return "408 Malformed Request";
-  }
-  return std::nullopt;
-}
 
 std::string status_only(std::string_view status, std::string_view extra = {}) {
   return "NATS/1.0 " + std::string(status) + "\r\n" + std::string(extra) + "\r\n";
 }
 
 }  // namespace
+
+std::optional<std::string> decode_direct_request(std::string_view body, direct_request& r,
+                                                 std::vector<std::string>& keys) {
+  const std::string malformed = "408 Malformed Request";
+  auto j = jdec::parse(body);
+  if (!j || !j->is_object()) return malformed;
+  auto time_field = [](const jdec::json& v) -> std::optional<std::int64_t> {
+    return v.is_string() ? parse_time(v.get<std::string>()) : std::nullopt;
+  };
+  try {
+    for (auto it = j->begin(); it != j->end(); ++it) {
+      const auto& k = it.key();
+      const auto& v = it.value();
+      if (v.is_null()) continue;
+      keys.push_back(k);
+      if (k == "seq") r.seq = jdec::get_u64(v);
+      else if (k == "last_by_subj") r.last_by = jdec::get_str(v);
+      else if (k == "next_by_subj") r.next_by = jdec::get_str(v);
+      else if (k == "batch") r.batch = jdec::get_int(v, "int");
+      else if (k == "max_bytes") r.max_bytes = jdec::get_int(v, "int");
+      else if (k == "multi_last") r.multi_last = jdec::get_strs(v);
+      else if (k == "up_to_seq") r.up_to_seq = jdec::get_u64(v);
+      else if (k == "no_hdr") r.no_hdr = jdec::get_bool(v);
+      else if (k == "start_time" || k == "up_to_time") {
+        auto t = time_field(v);
+        if (!t) return malformed;
+        (k == "start_time" ? r.start_time : r.up_to_time) = *t;
+      }
+    }
+  } catch (const json_decode_error&) {
+    return malformed;
+  }
+  return std::nullopt;
+}
 
 void stream::send_direct(std::string_view reply, const storage::stored_msg& m, bool no_hdr, std::string_view extra) {
   if (no_hdr) {
@@ -109,14 +104,14 @@ void stream::direct_get(const core::inbound_msg& m) {
     tail.remove_prefix(1);  // the '.'
     if (tail.empty()) return status("408 Bad Request");
     if (!body.empty()) {
-      if (auto e = decode(body, r, keys)) return status(*e);
+      if (auto e = decode_direct_request(body, r, keys)) return status(*e);
       for (const auto& k : keys)
         if (k != "max_bytes" && k != "no_hdr") return status("408 Bad Request");
     }
     r.last_by = std::string(tail);
   } else {
     if (body.empty()) return status("408 Empty Request");
-    if (auto e = decode(body, r, keys)) return status(*e);
+    if (auto e = decode_direct_request(body, r, keys)) return status(*e);
     if (r.seq == 0 && r.last_by.empty() && r.next_by.empty() && r.multi_last.empty() && !r.start_time)
       return status("408 Empty Request");
     const bool conflict = (r.seq > 0 && !r.last_by.empty()) || (r.seq > 0 && r.start_time) ||

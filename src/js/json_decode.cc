@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "src/js/json_util.h"
+
 namespace js::jdec {
 
 namespace {
@@ -131,8 +133,9 @@ std::optional<api_error> decode_request(std::string_view body, std::string_view 
         case field_kind::boolean: get_bool(v); break;
         case field_kind::string: get_str(v); break;
         case field_kind::strings: get_strs(v); break;
-        case field_kind::time:
-          if (!v.is_string()) throw json_decode_error{};
+        case field_kind::time:  // time.Time's own UnmarshalJSON (Go 1.20+ text)
+          if (!v.is_string()) throw json_decode_error{{}, {}, "Time.UnmarshalJSON: input is not a JSON string", {}};
+          if (!parse_time(v.get<std::string>())) throw json_decode_error{};
           break;
       }
       return true;

@@ -1,7 +1,7 @@
 // libFuzzer target over the JetStream API request decoders (client input on $JS.API.>). The
 // first byte picks the decoder: stream config (create/update), consumer create, MSG.NEXT pull
-// request, or the small request structs (purge, msg get, msg delete, paging); the rest is the
-// body. Invariants: nothing crashes; every refusal carries an err_code and a description; a
+// request, the small request structs (purge, msg get, paging), direct get, or consumer
+// pause/unpin; the rest is the body. Invariants: nothing crashes; every refusal carries an err_code and a description; a
 // stream config that decodes, normalises and validates is echoed as JSON that decodes again.
 #include <cstdint>
 #include <cstdlib>
@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "src/js/consumer_config.h"
+#include "src/js/direct_get.h"
 #include "src/js/json_decode.h"
 #include "src/js/pull_request.h"
 #include "src/js/stream_config.h"
@@ -59,12 +60,27 @@ void small_requests(std::string_view body) {
   check(js::jdec::decode_request(body, "JSApiStreamNamesRequest", {{"offset", k::int_}, {"subject", k::string}}, out));
 }
 
+void direct_get(std::string_view body) {
+  js::direct_request r;
+  std::vector<std::string> keys;
+  if (auto e = js::decode_direct_request(body, r, keys); e && e->empty()) std::abort();
+}
+
+void pause_unpin(std::string_view body) {
+  std::optional<std::int64_t> until;
+  check(js::parse_pause_request(body, until));
+  std::string group;
+  auto e = js::parse_unpin_request(body, group);
+  check(e);
+  if (!e && group.empty()) std::abort();  // accepted only with a group
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0: stream_config(body); break;
     case 1: consumer_create(body); break;
     case 2: {
@@ -72,7 +88,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (auto* e = std::get_if<js::pull_parse_error>(&r); e && e->description.empty()) std::abort();
       break;
     }
-    default: small_requests(body); break;
+    case 3: small_requests(body); break;
+    case 4: direct_get(body); break;
+    default: pause_unpin(body); break;
   }
   return 0;
 }

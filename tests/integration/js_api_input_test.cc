@@ -112,6 +112,62 @@ TEST_F(js_api_input, config_fields_come_out_in_go_struct_order) {
   }
 }
 
+// Direct get reads JSApiMsgGetRequest with Go's decoder too: out-of-range or mistyped fields make
+// the request malformed instead of being wrapped (seq -1 was read as 2^64-1, 1.5 as 1).
+TEST_F(js_api_input, direct_get_refuses_out_of_range_fields) {
+  ASSERT_FALSE(create({{"name", "D"}, {"subjects", {"d.>"}}, {"allow_direct", true}}).contains("error"));
+  ASSERT_FALSE(request("d.a", "x").contains("error"));
+  sub_ptr inbox = subscribe_sync(nc_.get(), "_INBOX.dg");
+  for (const char* body : {R"({"seq":-1})", R"({"seq":1.5})", R"({"seq":"1"})", R"({"seq":1e400})",
+                           R"({"last_by_subj":5})", R"([1])"}) {
+    ASSERT_EQ(natsConnection_PublishRequestString(nc_.get(), "$JS.API.DIRECT.GET.D", "_INBOX.dg", body), NATS_OK);
+    msg_ptr r = next_msg(inbox.get(), std::chrono::seconds(2));
+    ASSERT_TRUE(r) << body;
+    const char* status = nullptr;
+    const char* text = nullptr;
+    ASSERT_EQ(natsMsgHeader_Get(r.get(), "Status", &status), NATS_OK) << body;
+    EXPECT_STREQ(status, "408") << body;
+    ASSERT_EQ(natsMsgHeader_Get(r.get(), "Description", &text), NATS_OK) << body;
+    EXPECT_STREQ(text, "Malformed Request") << body;
+  }
+  // A good request still works.
+  ASSERT_EQ(natsConnection_PublishRequestString(nc_.get(), "$JS.API.DIRECT.GET.D", "_INBOX.dg", R"({"seq":1})"),
+            NATS_OK);
+  msg_ptr ok = next_msg(inbox.get(), std::chrono::seconds(2));
+  ASSERT_TRUE(ok);
+  const char* none = nullptr;
+  EXPECT_EQ(natsMsgHeader_Get(ok.get(), "Status", &none), NATS_NOT_FOUND);
+}
+
+// CONSUMER.PAUSE and UNPIN bodies (2.11+ APIs; 2.9.10 does not answer them).
+TEST_F(js_api_input, pause_and_unpin_bodies_are_go_decoded) {
+  ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s.>"}}}).contains("error"));
+  json c = request("$JS.API.CONSUMER.CREATE.S.C", R"({"stream_name":"S","config":{"durable_name":"C",)"
+                                                   R"("ack_policy":"explicit","priority_groups":["g"],)"
+                                                   R"("priority_policy":"pinned_client"}})");
+  json r = request("$JS.API.CONSUMER.PAUSE.S.C", R"({"pause_until":5})");
+  if (r.is_null() || (c.contains("error"))) GTEST_SKIP() << "no pause / priority groups on this server";
+  EXPECT_EQ(r["error"], json({{"code", 400}, {"err_code", 10025},
+                              {"description", "invalid JSON: Time.UnmarshalJSON: input is not a JSON string"}}))
+      << r;
+  r = request("$JS.API.CONSUMER.PAUSE.S.C", R"({"pause_until":"2100-01-01T00:00:00Z","later":1})");
+  EXPECT_EQ(r["error"]["description"], "invalid JSON: json: unknown field \"later\"") << r;
+  r = request("$JS.API.CONSUMER.PAUSE.S.C", "[]");
+  EXPECT_EQ(r["error"]["description"],
+            "invalid JSON: json: cannot unmarshal array into Go value of type server.JSApiConsumerPauseRequest")
+      << r;
+  r = request("$JS.API.CONSUMER.UNPIN.S.C", R"({"group":5})");
+  EXPECT_EQ(r["error"]["description"],
+            "invalid JSON: json: cannot unmarshal number into Go struct field JSApiConsumerUnpinRequest.group of "
+            "type string")
+      << r;
+  EXPECT_EQ(request("$JS.API.CONSUMER.UNPIN.S.C", R"({"group":""})")["error"]["description"],
+            "invalid JSON: consumer group not specified");
+  EXPECT_FALSE(request("$JS.API.CONSUMER.UNPIN.S.C", R"({"group":"g"})").contains("error"));
+  // Still not paused by any of the bad requests.
+  EXPECT_EQ(request("$JS.API.CONSUMER.INFO.S.C")["paused"], nullptr);
+}
+
 // Switching retention from limits to interest applies interest to what is stored: a message no
 // consumer still needs (no matching filter, or already acked) goes at once.
 TEST_F(js_api_input, limits_to_interest_drops_messages_nobody_needs) {
