@@ -99,7 +99,10 @@ std::optional<std::int64_t> parse_time(std::string_view s) {
   std::int64_t secs = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 +
                       h * 3600 + mi * 60 + se - offset;
   if (secs == kGoZeroUnix && frac == 0) return 0;
-  return secs * kNs + frac;
+  // Unix ns in an int64 spans 1677-2262; other times cannot be represented: refused, not wrapped.
+  std::int64_t ns;
+  if (__builtin_mul_overflow(secs, kNs, &ns) || __builtin_add_overflow(ns, frac, &ns)) return std::nullopt;
+  return ns;
 }
 
 std::string base64_encode(std::string_view in) {

@@ -10,8 +10,8 @@ namespace js {
 
 // Unix ns -> "2026-11-29T18:50:06.404728159Z"; 0 -> "0001-01-01T00:00:00Z" (Go zero time).
 std::string format_time(std::int64_t unix_ns);
-// Parses RFC 3339 (fraction and offset optional); nullopt if malformed. The Go zero time
-// parses to 0.
+// Parses RFC 3339 (fraction and offset optional); nullopt if malformed or outside the int64 ns
+// range (1677-2262). The Go zero time parses to 0.
 std::optional<std::int64_t> parse_time(std::string_view s);
 
 std::string base64_encode(std::string_view in);

@@ -24,6 +24,10 @@ TEST(json_util, time_parse_round_trips) {
   EXPECT_EQ(parse_time("2023-11-14T23:13:20+01:00"), 1'700'000'000'000'000'000LL);
   EXPECT_FALSE(parse_time("2023-11-14 22:13:20"));
   EXPECT_FALSE(parse_time("nope"));
+  // Outside the int64 nanosecond range: refused rather than overflowing (found by api_decode_fuzz).
+  EXPECT_FALSE(parse_time("1050-01-01T02:00:00.5Z"));
+  EXPECT_FALSE(parse_time("2300-01-01T00:00:00Z"));
+  EXPECT_EQ(parse_time("2262-04-11T23:47:16.854775807Z"), INT64_MAX);
 }
 
 TEST(json_util, base64) {
