@@ -88,6 +88,9 @@ std::variant<pull_request, pull_parse_error> parse_pull_request(std::string_view
     j = nlohmann::ordered_json::parse(body);
   } catch (const nlohmann::json::parse_error& e) {
     return pull_parse_error{"Bad Request - " + go_syntax_error(e, body)};
+  } catch (const nlohmann::json::exception&) {
+    // A number beyond double's range (2e+1077777): valid JSON to Go, a type error for its field.
+    return pull_parse_error{"Bad Request - json: cannot unmarshal number into Go value of type int"};
   }
   if (!j.is_object()) return pull_parse_error{"Bad Request - request must be a JSON object"};
   r.batch = 0;

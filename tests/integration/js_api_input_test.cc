@@ -139,6 +139,24 @@ TEST_F(js_api_input, direct_get_refuses_out_of_range_fields) {
   EXPECT_EQ(natsMsgHeader_Get(ok.get(), "Status", &none), NATS_NOT_FOUND);
 }
 
+// A pull request whose number is beyond double's range is a 400, and the server lives on (it
+// used to escape as an exception and terminate the process).
+TEST_F(js_api_input, pull_request_with_huge_number_is_a_bad_request) {
+  ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s.>"}}}).contains("error"));
+  ASSERT_FALSE(request("$JS.API.CONSUMER.CREATE.S.C",
+                       R"({"stream_name":"S","config":{"durable_name":"C","ack_policy":"explicit"}})")
+                   .contains("error"));
+  natsMsg* reply = nullptr;
+  ASSERT_EQ(natsConnection_RequestString(&reply, nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.S.C", R"({"batch":2e+1077777})",
+                                         2000),
+            NATS_OK);
+  msg_ptr r(reply);
+  const char* status = nullptr;
+  ASSERT_EQ(natsMsgHeader_Get(r.get(), "Status", &status), NATS_OK);
+  EXPECT_STREQ(status, "400");
+  EXPECT_EQ(request("$JS.API.STREAM.NAMES")["total"], 1);  // still serving
+}
+
 // CONSUMER.PAUSE and UNPIN bodies (2.11+ APIs; 2.9.10 does not answer them).
 TEST_F(js_api_input, pause_and_unpin_bodies_are_go_decoded) {
   ASSERT_FALSE(create({{"name", "S"}, {"subjects", {"s.>"}}}).contains("error"));

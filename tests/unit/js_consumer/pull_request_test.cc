@@ -49,6 +49,8 @@ TEST(PullRequest, Errors) {
   // Go's encoding/json texts, as nats-server sends them.
   EXPECT_EQ(err("{bad"), "Bad Request - invalid character 'b' looking for beginning of object key string");
   EXPECT_EQ(err(R"({"batch":)"), "Bad Request - unexpected end of JSON input");
+  // A number beyond double range used to escape as an exception and terminate the server.
+  EXPECT_EQ(err("{\"batch\":2e+1077777}"), "Bad Request - json: cannot unmarshal number into Go value of type int");
   EXPECT_EQ(err(R"({"batch":x})"), "Bad Request - invalid character 'x' looking for beginning of value");
   EXPECT_EQ(err(R"({"batch" 1})"), "Bad Request - invalid character '1' after object key");
   EXPECT_EQ(err(R"({"batch":1 "x":2})"), "Bad Request - invalid character '\"' after object key:value pair");
