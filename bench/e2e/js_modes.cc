@@ -1,5 +1,4 @@
-// JetStream publish modes: synchronous publish -> PubAck latency, and async publish
-// throughput with a bounded window of in-flight publishes, on a memory or file stream.
+// JetStream async publish throughput with a bounded window of in-flight publishes, on a memory or file stream.
 #include <nats/nats.h>
 
 #include <chrono>
@@ -15,41 +14,6 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 }  // namespace
-
-result run_js_publish(const config& cfg, progress& prog, bool file) {
-  result r;
-  js_session s;
-  const std::string subject = cfg.subject + ".js";
-  r.error = open_stream(cfg, file, 1, s, subject, file ? "FILE" : "MEM");
-  if (!r.error.empty()) return r;
-  const std::string subj = subject + ".x";
-  std::string payload(cfg.size, 'p');
-  prog.total = cfg.count;
-  const auto deadline = clock_type::now() + std::chrono::duration<double>(cfg.duration_s);
-  r.samples_ns.reserve(cfg.count);
-  const auto start = clock_type::now();
-  for (uint64_t i = 0; i < cfg.warmup + cfg.count && clock_type::now() < deadline; ++i) {
-    jsPubAck* ack = nullptr;
-    jsErrCode jerr = static_cast<jsErrCode>(0);
-    const auto t0 = clock_type::now();
-    const natsStatus st = js_Publish(&ack, s.js.get(), subj.c_str(), payload.data(),
-                                     static_cast<int>(payload.size()), nullptr, &jerr);
-    const auto t1 = clock_type::now();
-    if (ack) jsPubAck_Destroy(ack);
-    if (st != NATS_OK) {
-      r.error = std::string("publish failed: ") + natsStatus_GetText(st);
-      break;
-    }
-    ++r.sent;
-    if (i >= cfg.warmup) {
-      ++r.received;
-      r.samples_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
-      prog.done = r.received;
-    }
-  }
-  r.elapsed_s = std::chrono::duration<double>(clock_type::now() - start).count();
-  return r;
-}
 
 result run_js_async(const config& cfg, progress& prog, bool file) {
   result r;

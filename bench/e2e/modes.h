@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/e2e/recorder.h"
+
 namespace peregrine::bench {
 
 struct config {
@@ -15,7 +17,13 @@ struct config {
   size_t size = 128;         // payload bytes; the first 8 carry the send timestamp
   uint64_t warmup = 1000;    // unmeasured messages sent first
   double duration_s = 60;    // hard cap on the measured phase
-  int publishers = 1;        // throughput mode only
+  int publishers = 1;        // publisher connections (latency, rr, js-mem/js-file, throughput)
+  // Latency modes (latency, rr, js-mem, js-file): open loop by default, each publisher on a
+  // fixed schedule of `rate` msgs/s with one message in flight; closed = send the next as soon
+  // as the previous completes.
+  double rate = 1000;
+  bool closed = false;
+  double interval_s = 1;     // time series interval
   std::string subject = "pgbench";
   // JetStream consumer modes.
   bool file = false;         // --storage file (else memory)
@@ -27,7 +35,10 @@ struct result {
   uint64_t sent = 0;
   uint64_t received = 0;
   double elapsed_s = 0;
-  std::vector<int64_t> samples_ns;  // per-message latency (one-way or round trip)
+  std::vector<int64_t> samples_ns;  // per-message latency of the throughput-style modes
+  bool paced = false;               // a latency mode: lat and series are filled, not samples_ns
+  latency_set lat;                  // paced modes (closed loop: intended == actual send)
+  std::vector<series_point> series;
   std::string error;                // non-empty if the run was cut short
 };
 
@@ -35,19 +46,21 @@ struct result {
 struct progress {
   std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> total{0};
+  std::atomic<interval_series*> series{nullptr};  // set by paced modes: the line shows the last interval
 };
 
-// One message in flight: pub connection -> server -> sub connection, one-way latency.
+// Paced modes (paced_modes.cc), each publisher with one message in flight:
+// pub connection -> server -> sub connection, one-way latency.
 result run_latency(const config& cfg, progress& prog);
 // Request/reply round trips against a responder on a separate connection.
 result run_request_reply(const config& cfg, progress& prog);
+// JetStream: synchronous publish -> PubAck round trips on a memory or file stream.
+result run_js_publish(const config& cfg, progress& prog, bool file);
 // cfg.publishers connections publish flat out to one subscriber; rate measured at the subscriber.
 result run_throughput(const config& cfg, progress& prog);
 // Raw sockets: publishers write pre-encoded PUB batches, the subscriber counts bytes. No
 // latency samples: it measures the server's message rate without client-library costs.
 result run_raw_throughput(const config& cfg, progress& prog);
-// JetStream: synchronous publish -> PubAck round trips on a memory or file stream.
-result run_js_publish(const config& cfg, progress& prog, bool file);
 // JetStream: async publishes with at most 256 in flight; rate = count / time to the last ack.
 result run_js_async(const config& cfg, progress& prog, bool file);
 

@@ -1,6 +1,7 @@
-// pg-bench: end-to-end benchmark of a NATS server (Peregrine or nats-server) over libnats.
-//   latency     one message in flight, pub and sub on two connections, one-way latency
-//   rr          request/reply round trips against a responder on another connection
+// peregrine-bench: end-to-end benchmark of any NATS server (Peregrine or nats-server) over libnats.
+//   latency     pub and sub on two connections, one-way latency     } open loop at --rate per
+//   rr          request/reply against a responder on another conn.  } publisher (corrected and
+//   js-mem/file JetStream sync publish -> PubAck                     } uncorrected), or --closed
 //   throughput  N publishers -> 1 subscriber, msgs/s and MB/s measured at the subscriber
 //   js-*        JetStream publish (js-mem, js-file, js-async-*) and consumer modes (js-fetch,
 //               js-consume-latency, js-ack-rtt; see js_consumer_modes.cc), js-batch (atomic
@@ -15,7 +16,7 @@
 #include <thread>
 
 #include "bench/e2e/modes.h"
-#include "bench/e2e/stats.h"
+#include "bench/e2e/report.h"
 
 namespace {
 
@@ -47,9 +48,17 @@ class progress_reporter {
       const uint64_t done = p_.done.load();
       const double dt = std::chrono::duration<double>(t - last_t).count();
       const double rate = dt > 0 ? static_cast<double>(done - last) / dt : 0;
-      std::fprintf(stderr, "\r[%s] %llu/%llu msgs  %.0f msgs/s      ", mode_.c_str(),
+      std::fprintf(stderr, "\r[%s] %llu/%llu msgs  %.0f msgs/s", mode_.c_str(),
                    static_cast<unsigned long long>(done), static_cast<unsigned long long>(p_.total.load()),
                    rate);
+      if (interval_series* s = p_.series.load(); s != nullptr) {
+        const series_point pt = s->last();
+        if (pt.count > 0)
+          std::fprintf(stderr, "  last %.0fs: p50 %.1f us  p99 %.1f us  max %.1f us", pt.t_s,
+                       static_cast<double>(pt.p50_ns) / 1e3, static_cast<double>(pt.p99_ns) / 1e3,
+                       static_cast<double>(pt.max_ns) / 1e3);
+      }
+      std::fprintf(stderr, "      ");
       std::fflush(stderr);
       last = done;
       last_t = t;
@@ -62,51 +71,28 @@ class progress_reporter {
   std::thread thread_;
 };
 
-void print_human(const config& cfg, const result& r, const summary& s, double rate, double mbps) {
-  std::printf("pg-bench mode=%s url=%s size=%zu count=%llu warmup=%llu", cfg.mode.c_str(), cfg.url.c_str(),
-              cfg.size, static_cast<unsigned long long>(cfg.count), static_cast<unsigned long long>(cfg.warmup));
-  if (cfg.mode.find("throughput") != std::string::npos) std::printf(" publishers=%d", cfg.publishers);
-  if (cfg.mode == "js-fetch") std::printf(" batch=%d ack=%s", cfg.fetch_batch, cfg.ack_all ? "all" : "each");
-  if (cfg.mode == "js-batch") std::printf(" batch=%d", cfg.fetch_batch);
-  if (cfg.mode == "js-fetch" || cfg.mode == "js-consume-latency" || cfg.mode == "js-ack-rtt" || cfg.mode == "js-batch")
-    std::printf(" storage=%s", cfg.file ? "file" : "memory");
-  std::printf("\n");
-  std::printf("  messages: sent %llu received %llu in %.3f s\n", static_cast<unsigned long long>(r.sent),
-              static_cast<unsigned long long>(r.received), r.elapsed_s);
-  std::printf("  rate:     %.0f msgs/s  %.2f MB/s\n", rate, mbps);
-  const char* what = cfg.mode == "js-fetch"             ? "per fetch call"
-                     : cfg.mode == "js-batch"           ? "per batch, first send -> commit PubAck"
-                     : cfg.mode == "js-consume-latency" ? "publish -> delivery"
-                     : (cfg.mode == "rr" || cfg.mode.rfind("js-", 0) == 0)
-                         ? "round trip"
-                         : (cfg.mode == "throughput" ? "one-way under load" : "one-way");
-  if (!r.samples_ns.empty())
-    std::printf("  latency (%s, us): p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n", what,
-              s.p50_us, s.p90_us, s.p99_us, s.p999_us, s.max_us, s.mean_us);
-  if (!r.error.empty()) std::printf("  ERROR: %s\n", r.error.c_str());
-}
-
-std::string json_escape(const std::string& in) {
+// The exact command line, each argument shell-quoted when it needs it.
+std::string command_line(int argc, char** argv) {
   std::string out;
-  for (char c : in) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (!out.empty()) out += ' ';
+    if (!a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,@+") == std::string::npos) {
+      out += a;
+    } else {
+      out += '\'';
+      for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      out += '\'';
+    }
   }
   return out;
 }
 
-void print_json(const config& cfg, const result& r, const summary& s, double rate, double mbps) {
-  std::printf(
-      "{\"mode\":\"%s\",\"url\":\"%s\",\"size\":%zu,\"count\":%llu,\"warmup\":%llu,\"publishers\":%d,"
-      "\"storage\":\"%s\",\"batch\":%d,\"ack\":\"%s\",\"sent\":%llu,\"received\":%llu,\"elapsed_s\":%.6f,\"msgs_per_s\":%.1f,\"mb_per_s\":%.3f,"
-      "\"p50_us\":%.2f,\"p90_us\":%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"max_us\":%.2f,\"mean_us\":%.2f,"
-      "\"ok\":%s,\"error\":\"%s\"}\n",
-      cfg.mode.c_str(), json_escape(cfg.url).c_str(), cfg.size, static_cast<unsigned long long>(cfg.count),
-      static_cast<unsigned long long>(cfg.warmup), cfg.publishers, cfg.file ? "file" : "memory", cfg.fetch_batch,
-      cfg.ack_all ? "all" : "each", static_cast<unsigned long long>(r.sent),
-      static_cast<unsigned long long>(r.received), r.elapsed_s, rate, mbps, s.p50_us, s.p90_us, s.p99_us,
-      s.p999_us, s.max_us, s.mean_us, r.error.empty() ? "true" : "false", json_escape(r.error).c_str());
+bool write_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  return std::fclose(f) == 0 && ok;
 }
 
 }  // namespace
@@ -115,7 +101,7 @@ int main(int argc, char** argv) {
   config cfg;
   bool json = false;
   bool quiet = false;
-  CLI::App app{"pg-bench: end-to-end NATS benchmark (latency, request/reply, throughput) over libnats"};
+  CLI::App app{"peregrine-bench: end-to-end NATS benchmark (latency, request/reply, throughput, JetStream) over libnats"};
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
   app.add_option("--mode", cfg.mode,
                  "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file | "
@@ -132,7 +118,7 @@ int main(int argc, char** argv) {
   app.add_option("--duration", cfg.duration_s, "cap on the measured phase, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--publishers", cfg.publishers, "publisher connections (throughput mode)")
+  app.add_option("--publishers", cfg.publishers, "publisher connections (latency, rr, js-mem, js-file, throughput)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--subject", cfg.subject, "subject prefix")->capture_default_str();
@@ -147,14 +133,26 @@ int main(int argc, char** argv) {
   app.add_option("--ack", ack, "js-fetch: ack each message (ack_policy explicit) or the last of each batch (all)")
       ->check(CLI::IsMember({"each", "all"}))
       ->capture_default_str();
-  app.add_flag("--json", json, "print a one-line JSON summary instead of text");
+  app.add_option("--rate", cfg.rate, "open loop: intended msgs/s per publisher (latency, rr, js-mem, js-file)")
+      ->check(CLI::Range(0.001, 1e7))
+      ->capture_default_str();
+  app.add_flag("--closed", cfg.closed, "closed loop: send the next message as soon as the previous completes");
+  app.add_option("--interval", cfg.interval_s, "time series interval, seconds")
+      ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  std::string hgrm_path;
+  app.add_option("--hgrm", hgrm_path, "write the (corrected) percentile spectrum in HdrHistogram .hgrm format");
+  run_meta meta;
+  app.add_option("--server-note", meta.server_note,
+                 "recorded in the JSON environment: how the server runs (flags, storage, durability point)");
+  app.add_flag("--json", json, "print the full JSON report (one line) instead of text");
   app.add_flag("--quiet", quiet, "no progress line on stderr");
   CLI11_PARSE(app, argc, argv);
-  cfg.file = storage == "file";
+  cfg.file = storage == "file" || cfg.mode == "js-file" || cfg.mode == "js-async-file";
   cfg.ack_all = ack == "all";
 
   if (nats_Open(-1) != NATS_OK) {
-    std::fprintf(stderr, "pg-bench: cannot initialise libnats\n");
+    std::fprintf(stderr, "peregrine-bench: cannot initialise libnats\n");
     return 2;
   }
   progress prog;
@@ -182,13 +180,18 @@ int main(int argc, char** argv) {
     else
       r = run_throughput(cfg, prog);
   }
-  const summary s = summarize(r.samples_ns);
-  const double rate = r.elapsed_s > 0 ? static_cast<double>(r.received) / r.elapsed_s : 0;
-  const double mbps = rate * static_cast<double>(cfg.size) / 1e6;
+  // Throughput-style modes keep raw samples; fold them into the histogram the reports read.
+  for (int64_t v : r.samples_ns) r.lat.corrected.record(v);
+  r.samples_ns.clear();
+  meta.command = command_line(argc, argv);
   if (json)
-    print_json(cfg, r, s, rate, mbps);
+    std::printf("%s\n", report_json(cfg, r, meta).dump().c_str());
   else
-    print_human(cfg, r, s, rate, mbps);
+    print_human(cfg, r);
+  if (!hgrm_path.empty() && !write_file(hgrm_path, hgrm_text(r.lat.corrected))) {
+    std::fprintf(stderr, "peregrine-bench: cannot write %s\n", hgrm_path.c_str());
+    return 2;
+  }
   nats_Close();
   return r.error.empty() ? 0 : 1;
 }
