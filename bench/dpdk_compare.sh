@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Request/reply and pub->sub latency over the DPDK transport beside the kernel socket path,
-# in one run: pg-bench (a kernel libnats client) against peregrine-server on
+# in one run: peregrine-bench (a kernel libnats client) against peregrine-server on
 #   kernel  - io_uring transport on loopback
 #   tap     - DPDK net_tap vdev (--no-huge), the client on the tap's kernel side
 #   afpkt   - DPDK net_af_packet on a veth pair (peer offloads off), the client on the peer
@@ -8,19 +8,19 @@
 # /dev/net/tun. The server shard is pinned to SERVER_CPU, the client to CLIENT_CPU.
 #
 #   bench/dpdk_compare.sh [path/to/peregrine-server]
-# Env: PG_BENCH (pg-bench binary), COUNT=10000 WARMUP=1000 SIZE=128 MODES="rr latency"
+# Env: PEREGRINE_BENCH or PG_BENCH (peregrine-bench binary), COUNT=10000 WARMUP=1000 SIZE=128 MODES="rr latency"
 #      PATHS="kernel tap afpkt" SERVER_CPU=1 CLIENT_CPU=0 SERVER_ARGS="--poll busy" (every server)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 server=${1:-${PEREGRINE_BIN:-$repo/build-release/src/peregrine-server}}
-pg_bench=${PG_BENCH:-}
+pg_bench=${PEREGRINE_BENCH:-${PG_BENCH:-}}
 if [[ -z $pg_bench ]]; then
-  for b in "$repo"/build-release/bench/e2e/pg-bench "$repo"/build*/bench/e2e/pg-bench; do
+  for b in "$repo"/build-release/bench/e2e/peregrine-bench "$repo"/build*/bench/e2e/peregrine-bench; do
     if [[ -x $b ]]; then pg_bench=$b; break; fi
   done
 fi
 [[ -x $server ]] || { echo "dpdk_compare.sh: no server binary at $server" >&2; exit 2; }
-[[ -n $pg_bench && -x $pg_bench ]] || { echo "dpdk_compare.sh: pg-bench not found (set PG_BENCH)" >&2; exit 2; }
+[[ -n $pg_bench && -x $pg_bench ]] || { echo "dpdk_compare.sh: peregrine-bench not found (set PEREGRINE_BENCH)" >&2; exit 2; }
 
 if [[ -z ${PG_DPDK_BENCH_INNER:-} ]]; then
   exec env PG_DPDK_BENCH_INNER=1 unshare -n "$0" "$server"
@@ -62,7 +62,7 @@ bench() {  # path, host
   for m in $MODES; do
     local out
     out=$(taskset -c "$CLIENT_CPU" "$pg_bench" --quiet --json --url "nats://$2:$PORT" --mode "$m" \
-          --count "$COUNT" --warmup "$WARMUP" --size "$SIZE")
+          --count "$COUNT" --warmup "$WARMUP" --size "$SIZE" --closed)
     res[$1.$m]=$out
   done
 }
@@ -88,7 +88,9 @@ for p in $PATHS; do
   esac
 done
 
-field() { sed -n "s/.*\"$2\":\([0-9.]*\).*/\1/p" <<<"$1"; }
+field() {  # top-level key of the JSON report (later keys of the same name are nested)
+  python3 -c 'import json, sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2" 2>/dev/null
+}
 printf '\n%-8s %-8s %10s %10s %10s %10s %12s\n' path mode p50_us p90_us p99_us p99.9_us msgs/s
 for m in $MODES; do
   for p in $PATHS; do

@@ -4,9 +4,9 @@
 #   scripts/compare.sh [path/to/peregrine-server]
 #
 # Server under test: $1, else $PEREGRINE_BIN, else build-main/src/peregrine-server.
-# Reference: $NATS_SERVER_BIN, else nats-server on PATH. pg-bench: $PG_BENCH, else the first
-# build*/bench/e2e/pg-bench found. Both servers get the same invocation
-# (`-a 127.0.0.1 -p <port> -c <conf>`) and the same config. For each mode pg-bench runs against
+# Reference: $NATS_SERVER_BIN, else nats-server on PATH. peregrine-bench: $PEREGRINE_BENCH (or
+# $PG_BENCH), else the first build*/bench/e2e/peregrine-bench found. Both servers get the same invocation
+# (`-a 127.0.0.1 -p <port> -c <conf>`) and the same config. For each mode peregrine-bench runs against
 # both, alternating which goes first, and the table shows peregrine/nats-server per metric
 # (msgs/s: higher is better; latencies: lower is better).
 #
@@ -14,6 +14,9 @@
 #              RAW_COUNT=2000000 JS_COUNT=5000 JSA_COUNT=200000
 #              FETCH_COUNT=200000 CONSUME_COUNT=20000 ACK_COUNT=20000
 #              ROUNDS=1 (repeat every mode, alternating order each time) DURATION=60
+#              RATE= (latency, rr, js-mem, js-file: open loop at RATE msgs/s per publisher,
+#                     percentiles corrected for coordinated omission; unset: --closed, one in flight)
+#              OUT_DIR= (keep every run's full JSON report there, <round>-<mode>-<server>.json)
 #              PG_EXTRA_CONF="js_thread: true" (config lines for Peregrine only; \n separates)
 #              MODES="latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file
 #                     js-fetch-100 js-fetch-1000 js-fetch-100-ackall js-fetch-1000-ackall
@@ -30,9 +33,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 peregrine_bin=${1:-${PEREGRINE_BIN:-$repo/build-main/src/peregrine-server}}
 nats_bin=${NATS_SERVER_BIN:-$(command -v nats-server || true)}
-pg_bench=${PG_BENCH:-}
+pg_bench=${PEREGRINE_BENCH:-${PG_BENCH:-}}
 if [[ -z $pg_bench ]]; then
-  for b in "$repo"/build-it/bench/e2e/pg-bench "$repo"/build-main/bench/e2e/pg-bench "$repo"/build*/bench/e2e/pg-bench; do
+  for b in "$repo"/build-it/bench/e2e/peregrine-bench "$repo"/build-main/bench/e2e/peregrine-bench "$repo"/build*/bench/e2e/peregrine-bench; do
     if [[ -x $b ]]; then pg_bench=$b; break; fi
   done
 fi
@@ -55,7 +58,7 @@ MODES=${MODES:-latency rr throughput raw-throughput js-mem js-file js-async-mem 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 [[ -x $peregrine_bin ]] || die "peregrine-server not found/executable: $peregrine_bin"
 [[ -n $nats_bin && -x $nats_bin ]] || die "nats-server not found (set NATS_SERVER_BIN)"
-[[ -n $pg_bench && -x $pg_bench ]] || die "pg-bench not found (build it: ninja -C <builddir> bench/e2e/pg-bench, or set PG_BENCH)"
+[[ -n $pg_bench && -x $pg_bench ]] || die "peregrine-bench not found (build it: ninja -C <builddir> bench/e2e/peregrine-bench, or set PEREGRINE_BENCH)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg-compare.XXXXXX")
 pids=()
@@ -99,11 +102,14 @@ start_server() {
 start_server peregrine "$peregrine_bin"
 start_server nats "$nats_bin"
 
-jget() {  # jget <json-line> <key>
-  sed -n "s/.*\"$2\":\"\{0,1\}\([^,\"}]*\).*/\1/p" <<<"$1"
+jget() {  # jget <json-line> <top-level key>
+  python3 -c 'import json, sys
+try: v = json.loads(sys.argv[1]).get(sys.argv[2], "")
+except ValueError: v = ""
+print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2"
 }
 
-# Table label -> pg-bench arguments (labels not listed are pg-bench modes themselves).
+# Table label -> peregrine-bench arguments (labels not listed are its modes themselves).
 declare -A mode_args=(
   [js-fetch-100]="--mode js-fetch --batch 100 --ack each"
   [js-fetch-1000]="--mode js-fetch --batch 1000 --ack each"
@@ -116,22 +122,26 @@ declare -A mode_args=(
   [js-batch-100-file]="--mode js-batch --batch 100 --storage file"
 )
 
-# run_bench <server-name> <mode label> <count> -> prints pg-bench's JSON line (ok:false on failure)
+# run_bench <server-name> <mode label> <count> <round> -> prints the JSON report line (ok:false on failure)
 run_bench() {
-  local name=$1 mode=$2 count=$3 port_var="port_$1" out args
+  local name=$1 mode=$2 count=$3 port_var="port_$1" out args loop=(--closed)
   read -r -a args <<<"${mode_args[$mode]:---mode $mode}"
+  local pubs=()
+  [[ -n ${RATE:-} ]] && loop=(--rate "$RATE")
+  [[ $mode == *throughput ]] && pubs=(--publishers "$TP_PUBS")  # latency modes: one publisher
   out=$("$pg_bench" --url "nats://127.0.0.1:${!port_var}" "${args[@]}" --count "$count" --size "$SIZE" \
-        --warmup "$WARMUP" --duration "$DURATION" --publishers "$TP_PUBS" --subject "cmp.$mode" \
-        --json --quiet 2>"$work/bench.err") || true
+        --warmup "$WARMUP" --duration "$DURATION" "${pubs[@]}" --subject "cmp.$mode" "${loop[@]}" \
+        --server-note "$name" --json --quiet 2>"$work/bench.err") || true
   if [[ -z $out ]]; then
-    out="{\"ok\":false,\"error\":\"pg-bench produced no output: $(tr -d '\n"' <"$work/bench.err" | head -c 200)\"}"
+    out="{\"ok\":false,\"error\":\"peregrine-bench produced no output: $(tr -d '\n"' <"$work/bench.err" | head -c 200)\"}"
   fi
+  [[ -n ${OUT_DIR:-} ]] && mkdir -p "$OUT_DIR" && printf '%s\n' "$out" >"$OUT_DIR/$4-$mode-$name.json"
   printf '%s\n' "$out"
 }
 
 echo "peregrine-server: $peregrine_bin (port $port_peregrine)${PG_EXTRA_CONF:+ extra config: $PG_EXTRA_CONF}"
 echo "nats-server:      $nats_bin (port $port_nats) [$("$nats_bin" --version 2>&1 | head -1)]"
-echo "pg-bench:         $pg_bench  size=$SIZE warmup=$WARMUP rounds=$ROUNDS"
+echo "peregrine-bench:  $pg_bench  size=$SIZE warmup=$WARMUP rounds=$ROUNDS ${RATE:+open loop rate=$RATE/s per publisher}"
 echo "host:             $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
@@ -159,7 +169,7 @@ for round in $(seq "$ROUNDS"); do
     turn=$((turn + 1))
     for name in "${order[@]}"; do
       echo "round $round: $mode against $name ..." >&2
-      results[$round,$mode,$name]=$(run_bench "$name" "$mode" "$count")
+      results[$round,$mode,$name]=$(run_bench "$name" "$mode" "$count" "$round")
     done
   done
 done
