@@ -14,9 +14,13 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "bench/e2e/modes.h"
+#include "bench/e2e/compare.h"
 #include "bench/e2e/report.h"
+#include "bench/e2e/svg_plot.h"
 
 namespace {
 
@@ -142,12 +146,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   std::string hgrm_path;
   app.add_option("--hgrm", hgrm_path, "write the (corrected) percentile spectrum in HdrHistogram .hgrm format");
+  std::string svg_path, time_svg_path;
+  app.add_option("--svg", svg_path, "write the percentile spectrum plot (corrected and uncorrected) as SVG");
+  app.add_option("--time-svg", time_svg_path, "write latency over time (p50, p99, max per --interval) as SVG");
+  compare_options cmp;
+  CLI::App* compare = app.add_subcommand("compare", "compare saved --json reports: percentile and rate ratios, plots");
+  compare->add_option("reports", cmp.files, "report files (the first is the baseline)")->required()->check(CLI::ExistingFile);
+  compare->add_option("--svg", cmp.svg, "write the overlaid percentile spectra as SVG");
+  compare->add_option("--time-svg", cmp.time_svg, "write every run's latency over time as SVG");
   run_meta meta;
   app.add_option("--server-note", meta.server_note,
                  "recorded in the JSON environment: how the server runs (flags, storage, durability point)");
   app.add_flag("--json", json, "print the full JSON report (one line) instead of text");
   app.add_flag("--quiet", quiet, "no progress line on stderr");
   CLI11_PARSE(app, argc, argv);
+  if (compare->parsed()) return run_compare(cmp);
   cfg.file = storage == "file" || cfg.mode == "js-file" || cfg.mode == "js-async-file";
   cfg.ack_all = ack == "all";
 
@@ -188,10 +201,18 @@ int main(int argc, char** argv) {
     std::printf("%s\n", report_json(cfg, r, meta).dump().c_str());
   else
     print_human(cfg, r);
-  if (!hgrm_path.empty() && !write_file(hgrm_path, hgrm_text(r.lat.corrected))) {
-    std::fprintf(stderr, "peregrine-bench: cannot write %s\n", hgrm_path.c_str());
-    return 2;
-  }
+  const std::string title = cfg.mode + " " + (r.paced && !cfg.closed ? "open loop" : "closed loop");
+  std::vector<spectrum_run> spectra{{r.paced && !cfg.closed ? "corrected" : "latency", &r.lat.corrected}};
+  if (r.paced && !cfg.closed) spectra.push_back({"uncorrected", &r.lat.uncorrected});
+  const std::pair<std::string, std::string> outputs[] = {
+      {hgrm_path, hgrm_path.empty() ? "" : hgrm_text(r.lat.corrected)},
+      {svg_path, svg_path.empty() ? "" : percentile_spectrum_svg(title, spectra)},
+      {time_svg_path, time_svg_path.empty() ? "" : latency_over_time_svg(title, {{cfg.mode, &r.series}})}};
+  for (const auto& [path, text] : outputs)
+    if (!path.empty() && !write_file(path, text)) {
+      std::fprintf(stderr, "peregrine-bench: cannot write %s\n", path.c_str());
+      return 2;
+    }
   nats_Close();
   return r.error.empty() ? 0 : 1;
 }
