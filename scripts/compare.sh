@@ -205,3 +205,17 @@ echo
 echo "msgs_per_s / mb_per_s: higher is better; *_us latencies (latency: one-way, rr: round trip,"
 echo "throughput: one-way under full load incl. queueing; js-fetch-*: one fetch call;"
 echo "js-consume-latency-*: publish -> pull delivery; js-ack-rtt: ack sync round trip): lower is better."
+# With OUT_DIR: the last round of each mode through `peregrine-bench compare` (per-percentile
+# ratios from the full histograms) with overlaid plots in OUT_DIR/<mode>{,-time}.svg.
+if [[ -n ${OUT_DIR:-} ]]; then
+  for mode in $MODES; do
+    a="$OUT_DIR/$ROUNDS-$mode-peregrine.json" b="$OUT_DIR/$ROUNDS-$mode-nats.json"
+    grep -q '"histograms"' "$a" 2>/dev/null && grep -q '"histograms"' "$b" 2>/dev/null || continue
+    cp "$a" "$OUT_DIR/peregrine.json" && cp "$b" "$OUT_DIR/nats-server.json"
+    echo
+    echo "== $mode: peregrine-bench compare (#1 peregrine, #2 nats-server) =="
+    "$pg_bench" compare "$OUT_DIR/peregrine.json" "$OUT_DIR/nats-server.json" \
+      --svg "$OUT_DIR/$mode.svg" --time-svg "$OUT_DIR/$mode-time.svg" | sed '/^  #[12] /d'
+    rm -f "$OUT_DIR/peregrine.json" "$OUT_DIR/nats-server.json"
+  done
+fi

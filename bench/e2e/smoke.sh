@@ -25,6 +25,7 @@ done
 skip=
 case $("$server" --version 2>&1) in *"nats-server: v2."[0-9].*|*"nats-server: v2.1"[01].*) skip=js-batch ;; esac
 fail=0
+n=0
 while read -r args; do
   [ -z "$args" ] && continue
   if [ -n "$skip" ] && [[ $args == *"--mode $skip"* ]]; then echo "$args -> skipped ($server has no atomic batch)"; continue; fi
@@ -32,6 +33,8 @@ while read -r args; do
   out=$("$bench" --url "nats://127.0.0.1:$port" $args --count 300 --warmup 20 --duration 10 --json --quiet \
         --hgrm "$dir/last.hgrm")
   echo "$args -> $(cut -c1-400 <<<"$out")"
+  n=$((n + 1))
+  printf '%s\n' "$out" >"$dir/run$n.json"
   case $out in
     *'"ok":true'*'"histograms":'*'"time_series":'*'"environment":'*) ;;
     *) echo "FAIL: $args"; fail=1 ;;
@@ -58,4 +61,14 @@ for mode in raw-throughput js-async-mem js-async-file; do
   echo "--mode $mode -> $(cut -c1-300 <<<"$out")"
   case $out in *'"ok":true'*) ;; *) echo "FAIL: $mode"; fail=1 ;; esac
 done
+# compare: the first two reports (latency open and closed loop), a table and a plot; a file that
+# is not a report gets a clear error and exit 2.
+cmp=$("$bench" compare "$dir/run1.json" "$dir/run2.json" --svg "$dir/cmp.svg" --time-svg "$dir/cmp-time.svg")
+echo "$cmp"
+case $cmp in *p99999_us*max_us*) ;; *) echo "FAIL: compare table"; fail=1 ;; esac
+grep -q '</svg>' "$dir/cmp.svg" && grep -q '</svg>' "$dir/cmp-time.svg" || { echo "FAIL: compare plots"; fail=1; }
+echo '{"mode":' >"$dir/bad.json"
+"$bench" compare "$dir/run1.json" "$dir/bad.json" 2>"$dir/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q 'not a peregrine-bench JSON report' "$dir/err" || { echo "FAIL: compare bad input rc=$rc"; fail=1; }
 exit $fail
