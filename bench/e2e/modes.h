@@ -24,6 +24,8 @@ struct config {
   double rate = 1000;
   bool closed = false;
   double interval_s = 1;     // time series interval
+  int subscribers = 4;       // fanout
+  int keys = 100;            // kv-get, js-direct-get: keys (subjects) read round robin
   std::string subject = "pgbench";
   // JetStream consumer modes.
   bool file = false;         // --storage file (else memory)
@@ -61,6 +63,13 @@ result run_throughput(const config& cfg, progress& prog);
 // Raw sockets: publishers write pre-encoded PUB batches, the subscriber counts bytes. No
 // latency samples: it measures the server's message rate without client-library costs.
 result run_raw_throughput(const config& cfg, progress& prog);
+// Fan-out: one publisher, cfg.subscribers subscriber connections; a sample is publish -> every
+// subscriber has the message (kv_modes.cc).
+result run_fanout(const config& cfg, progress& prog);
+// KV put (sync, PubAck) and get (direct get of one of --keys keys) on bucket PGBENCH.
+result run_kv(const config& cfg, progress& prog, bool get);
+// JetStream direct get ($JS.API.DIRECT.GET, last by subject) from a stream with allow_direct.
+result run_js_direct_get(const config& cfg, progress& prog);
 // JetStream: async publishes with at most 256 in flight; rate = count / time to the last ack.
 result run_js_async(const config& cfg, progress& prog, bool file);
 

@@ -12,13 +12,10 @@
 #include <thread>
 
 #include "bench/e2e/client.h"
-#include "bench/e2e/modes.h"
+#include "bench/e2e/paced.h"
 
 namespace peregrine::bench {
 namespace {
-
-// One round trip for publisher k; returns an error text, empty on success.
-using round_trip = std::function<std::string(int k)>;
 
 // Sleeps until t_ns: coarse sleep while far away, then yields (sub-millisecond precision
 // without burning a core for low rates).
@@ -30,6 +27,8 @@ void wait_until(int64_t t_ns) {
       std::this_thread::yield();
   }
 }
+
+}  // namespace
 
 result run_paced(const config& cfg, progress& prog, int publishers, const round_trip& one) {
   result r;
@@ -91,8 +90,6 @@ result run_paced(const config& cfg, progress& prog, int publishers, const round_
   r.series = series.finish(finished);
   return r;
 }
-
-}  // namespace
 
 result run_latency(const config& cfg, progress& prog) {
   result r;

@@ -109,10 +109,10 @@ int main(int argc, char** argv) {
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
   app.add_option("--mode", cfg.mode,
                  "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file | "
-                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch")
+                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch | fanout | kv-put | kv-get | js-direct-get")
       ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput", "js-mem", "js-file",
                              "js-async-mem", "js-async-file", "js-fetch", "js-consume-latency", "js-ack-rtt",
-                             "js-batch"}))
+                             "js-batch", "fanout", "kv-put", "kv-get", "js-direct-get"}))
       ->capture_default_str();
   app.add_option("--count", cfg.count, "measured messages / requests")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--size", cfg.size, "payload bytes (>= 16: carries a timestamp)")
@@ -143,6 +143,12 @@ int main(int argc, char** argv) {
   app.add_flag("--closed", cfg.closed, "closed loop: send the next message as soon as the previous completes");
   app.add_option("--interval", cfg.interval_s, "time series interval, seconds")
       ->check(CLI::Range(0.01, 3600.0))
+      ->capture_default_str();
+  app.add_option("--subscribers", cfg.subscribers, "fanout: subscriber connections")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--keys", cfg.keys, "kv-get, js-direct-get: distinct keys read round robin")
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   std::string hgrm_path;
   app.add_option("--hgrm", hgrm_path, "write the (corrected) percentile spectrum in HdrHistogram .hgrm format");
@@ -188,6 +194,12 @@ int main(int argc, char** argv) {
       r = run_js_ack_rtt(cfg, prog);
     else if (cfg.mode == "js-batch")
       r = run_js_batch(cfg, prog);
+    else if (cfg.mode == "fanout")
+      r = run_fanout(cfg, prog);
+    else if (cfg.mode == "kv-put" || cfg.mode == "kv-get")
+      r = run_kv(cfg, prog, cfg.mode == "kv-get");
+    else if (cfg.mode == "js-direct-get")
+      r = run_js_direct_get(cfg, prog);
     else if (cfg.mode == "raw-throughput")
       r = run_raw_throughput(cfg, prog);
     else

@@ -259,6 +259,7 @@ void print_human(const config& cfg, const result& r) {
                      : cfg.mode == "js-batch"           ? "per batch, first send -> commit PubAck"
                      : cfg.mode == "js-consume-latency" ? "publish -> delivery"
                      : cfg.mode == "latency"            ? "one-way"
+                     : cfg.mode == "fanout"             ? "publish -> every subscriber has it"
                      : cfg.mode == "throughput"         ? "one-way under load"
                                                         : "round trip";
   if (r.lat.corrected.count() > 0) {

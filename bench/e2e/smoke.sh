@@ -54,6 +54,10 @@ done <<'MODES'
 --mode js-consume-latency --storage file
 --mode js-ack-rtt
 --mode js-batch --batch 10
+--mode fanout --subscribers 3 --rate 2000
+--mode kv-put --rate 2000
+--mode kv-get --closed --keys 10
+--mode js-direct-get --rate 2000 --keys 10
 MODES
 # Pure throughput modes record no latency: only "ok" is checked.
 for mode in raw-throughput js-async-mem js-async-file; do
