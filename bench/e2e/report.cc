@@ -1,12 +1,11 @@
 #include "bench/e2e/report.h"
 
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#include <arpa/inet.h>
 
 #include <cmath>
 #include <cstdio>
@@ -51,19 +50,23 @@ std::string affinity() {
 // The server's INFO line (first line it sends), for version / name / JetStream; JSON or null.
 ordered_json server_info(const std::string& url) {
   std::smatch m;
-  static const std::regex re(R"(^(?:nats://)?(?:[^@/]*@)?([0-9.]+|localhost):([0-9]+)$)");
+  static const std::regex re(R"(^(?:nats://)?(?:[^@/]*@)?([^:/,]+):([0-9]{1,5})$)");
   if (!std::regex_match(url, m, re)) return nullptr;
-  const std::string host = m[1] == "localhost" ? "127.0.0.1" : std::string(m[1]);
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return nullptr;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (getaddrinfo(std::string(m[1]).c_str(), std::string(m[2]).c_str(), &hints, &res) != 0 || res == nullptr)
+    return nullptr;
+  const int fd = ::socket(res->ai_family, SOCK_STREAM, 0);
+  if (fd < 0) return freeaddrinfo(res), nullptr;
   timeval tv{2, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(std::stoi(m[2])));
-  inet_pton(AF_INET, host.c_str(), &sa.sin_addr);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  const int connected = ::connect(fd, res->ai_addr, res->ai_addrlen);
+  freeaddrinfo(res);
   std::string line;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+  if (connected == 0) {
     char buf[4096];
     while (line.find('\n') == std::string::npos && line.size() < 65536) {
       const ssize_t n = ::read(fd, buf, sizeof buf);
