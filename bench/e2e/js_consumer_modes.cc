@@ -13,6 +13,7 @@
 
 #include "bench/e2e/client.h"
 #include "bench/e2e/modes.h"
+#include "bench/e2e/paced.h"
 
 namespace peregrine::bench {
 namespace {
@@ -68,17 +69,6 @@ sub_ptr bind_pull(js_session& s, const std::string& name, std::string& err) {
   const natsStatus st = js_PullSubscribe(&sub, s.js.get(), nullptr, name.c_str(), nullptr, &so, &jerr);
   if (st != NATS_OK) err = err_text("pull subscribe", st);
   return sub_ptr(sub);
-}
-
-// Payload layout as in the core modes: [0..8) steady-clock send time in ns.
-void stamp(std::string& buf) {
-  const int64_t t = now_ns();
-  std::memcpy(buf.data(), &t, sizeof t);
-}
-int64_t stamp_of(const char* data) {
-  int64_t t = 0;
-  std::memcpy(&t, data, sizeof t);
-  return t;
 }
 
 bool is_status(natsMsg* m) {
@@ -168,45 +158,32 @@ result run_js_consume_latency(const config& cfg, progress& prog) {
   if ((st = pull(total)) != NATS_OK) return r.error = err_text("pull request", st), r;
   natsConnection_Flush(cons.get());
 
+  // Paced like the other latency modes: a sample is core publish -> delivery on the waiting
+  // pull request (the ack that follows, a buffered write, is inside it too).
   const std::string subj = subject + ".x";
-  std::string buf(cfg.size, 'c');
-  r.samples_ns.reserve(cfg.count);
-  prog.total = cfg.count;
-  int64_t start = now_ns();
-  const int64_t cap_ns = static_cast<int64_t>(cfg.duration_s * 1e9);
-  for (uint64_t i = 0; i < total; ++i) {
-    const bool measured = i >= cfg.warmup;
-    if (i == cfg.warmup) start = now_ns();
-    if (measured && now_ns() - start > cap_ns) break;
-    stamp(buf);
-    st = natsConnection_Publish(s.nc.get(), subj.c_str(), buf.data(), static_cast<int>(buf.size()));
-    if (st != NATS_OK) return r.error = err_text("publish", st), r;
-    if (measured) ++r.sent;
+  const std::string buf(cfg.size, 'c');
+  uint64_t delivered = 0;
+  return run_paced(cfg, prog, 1, [&](int) -> std::string {
+    natsStatus pst = natsConnection_Publish(s.nc.get(), subj.c_str(), buf.data(), static_cast<int>(buf.size()));
+    if (pst != NATS_OK) return err_text("publish", pst);
     for (;;) {
       natsMsg* m = nullptr;
-      st = natsSubscription_NextMsg(&m, sub.get(), 5000);
-      if (st != NATS_OK) return r.error = err_text("waiting for delivery", st), r;
-      const int64_t t = now_ns();
+      pst = natsSubscription_NextMsg(&m, sub.get(), 5000);
+      if (pst != NATS_OK) return err_text("waiting for delivery", pst);
       if (is_status(m)) {  // a heartbeat or an ended request: ask again for the rest
         const char* code = nullptr;
         natsMsgHeader_Get(m, "Status", &code);
         const bool ended = code != nullptr && std::strcmp(code, "100") != 0;
         natsMsg_Destroy(m);
-        if (ended && (st = pull(total - i)) != NATS_OK) return r.error = err_text("pull request", st), r;
+        if (ended && (pst = pull(total > delivered ? total - delivered : 1)) != NATS_OK) return err_text("pull request", pst);
         continue;
       }
-      if (measured) {
-        r.samples_ns.push_back(t - stamp_of(natsMsg_GetData(m)));
-        ++r.received;
-        ++prog.done;
-      }
+      ++delivered;
       if (const char* ack = natsMsg_GetReply(m)) natsConnection_PublishString(cons.get(), ack, "+ACK");
       natsMsg_Destroy(m);
-      break;
+      return {};
     }
-  }
-  r.elapsed_s = static_cast<double>(now_ns() - start) / 1e9;
-  return r;
+  });
 }
 
 result run_js_ack_rtt(const config& cfg, progress& prog) {

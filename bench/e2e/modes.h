@@ -79,7 +79,8 @@ result run_js_batch(const config& cfg, progress& prog);
 
 // JetStream pull consumer: fetch throughput from a prefilled stream (samples: one per fetch call).
 result run_js_fetch(const config& cfg, progress& prog);
-// JetStream: core publish into a stream -> delivery on a waiting pull request, one-way latency.
+// JetStream: core publish into a stream -> delivery on a waiting pull request, one-way latency
+// (paced: open loop at --rate, or --closed).
 result run_js_consume_latency(const config& cfg, progress& prog);
 // JetStream: ack sync round trips on fetched messages.
 result run_js_ack_rtt(const config& cfg, progress& prog);
