@@ -110,16 +110,22 @@ result run_throughput(const config& cfg, progress& prog) {
   // Declared before the connection so it outlives it: callbacks may run until the close.
   tp_sink sink;
   sink.prog = &prog;
-  auto subc = open_conn(cfg, false, r.error);
-  if (!subc) return r;
-  sink.samples.reserve(cfg.count);
-  natsSubscription* raw = nullptr;
-  natsStatus s = natsConnection_Subscribe(&raw, subc.get(), subject.c_str(), tp_sink::on_msg, &sink);
-  if (s != NATS_OK) return r.error = err_text("subscribe", s), r;
-  sub_ptr sub(raw);
-  // Count what the server delivers, never drop client side.
-  natsSubscription_SetPendingLimits(raw, -1, -1);
-  natsConnection_Flush(subc.get());
+  // N x M: --subscribers connections each get every message (throughput mode only; 1 default).
+  const auto nsub = static_cast<uint64_t>(std::max(1, cfg.mode == "throughput" ? cfg.tp_subscribers : 1));
+  std::vector<nc_ptr> subcs;
+  std::vector<sub_ptr> subs;
+  sink.samples.reserve(cfg.count * nsub);
+  for (uint64_t k = 0; k < nsub; ++k) {
+    subcs.push_back(open_conn(cfg, false, r.error));
+    if (!subcs.back()) return r;
+    natsSubscription* raw = nullptr;
+    natsStatus s = natsConnection_Subscribe(&raw, subcs.back().get(), subject.c_str(), tp_sink::on_msg, &sink);
+    if (s != NATS_OK) return r.error = err_text("subscribe", s), r;
+    subs.emplace_back(raw);
+    // Count what the server delivers, never drop client side.
+    natsSubscription_SetPendingLimits(raw, -1, -1);
+    natsConnection_Flush(subcs.back().get());
+  }
 
   const int npub = std::max(1, cfg.publishers);
   std::vector<nc_ptr> pubs;
@@ -134,7 +140,7 @@ result run_throughput(const config& cfg, progress& prog) {
     std::string err;
     const uint64_t w = publish_burst(pubs[0].get(), subject, cfg.size, cfg.warmup, 'W', now_ns() + cap_ns, err);
     if (!err.empty()) return r.error = err, r;
-    if (!sink.wait_until(now_ns() + 10'000'000'000, [&] { return sink.warm >= w; }))
+    if (!sink.wait_until(now_ns() + 10'000'000'000, [&] { return sink.warm >= w * nsub; }))
       return r.error = "warmup messages did not all arrive", r;
   }
 
@@ -159,11 +165,11 @@ result run_throughput(const config& cfg, progress& prog) {
 
   // Everything published must arrive; allow a short grace after the cap for in-flight data.
   const bool all = sink.wait_until(std::max(deadline, now_ns()) + 5'000'000'000,
-                                   [&] { return sink.measured >= r.sent; });
+                                   [&] { return sink.measured >= r.sent * nsub; });
   std::lock_guard lock(sink.mu);
   r.received = sink.measured;
   if (!all && r.error.empty())
-    r.error = "only " + std::to_string(r.received) + " of " + std::to_string(r.sent) + " messages arrived";
+    r.error = "only " + std::to_string(r.received) + " of " + std::to_string(r.sent * nsub) + " messages arrived";
   r.elapsed_s = seconds_between(start, sink.last_ns > start ? sink.last_ns : now_ns());
   r.samples_ns = std::move(sink.samples);
   sink.samples.clear();

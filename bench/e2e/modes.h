@@ -25,6 +25,7 @@ struct config {
   bool closed = false;
   double interval_s = 1;     // time series interval
   int subscribers = 4;       // fanout
+  int tp_subscribers = 1;    // throughput: subscriber connections, each gets every message (N x M)
   int keys = 100;            // kv-get, js-direct-get: keys (subjects) read round robin
   std::string subject = "pgbench";
   // JetStream consumer modes.
@@ -58,7 +59,8 @@ result run_latency(const config& cfg, progress& prog);
 result run_request_reply(const config& cfg, progress& prog);
 // JetStream: synchronous publish -> PubAck round trips on a memory or file stream.
 result run_js_publish(const config& cfg, progress& prog, bool file);
-// cfg.publishers connections publish flat out to one subscriber; rate measured at the subscriber.
+// cfg.publishers connections publish flat out to cfg.tp_subscribers subscribers (N x M); rate =
+// messages received by all subscribers together per second.
 result run_throughput(const config& cfg, progress& prog);
 // Raw sockets: publishers write pre-encoded PUB batches, the subscriber counts bytes. No
 // latency samples: it measures the server's message rate without client-library costs.

@@ -144,8 +144,11 @@ int main(int argc, char** argv) {
   app.add_option("--interval", cfg.interval_s, "time series interval, seconds")
       ->check(CLI::Range(0.01, 3600.0))
       ->capture_default_str();
-  app.add_option("--subscribers", cfg.subscribers, "fanout: subscriber connections")
+  app.add_option("--subscribers", cfg.subscribers, "fanout: subscriber connections (throughput: see --tp-subscribers)")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--tp-subscribers", cfg.tp_subscribers, "throughput: subscriber connections, each gets every message")
+      ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--keys", cfg.keys, "kv-get, js-direct-get: distinct keys read round robin")
       ->check(CLI::Range(1, 1000000))

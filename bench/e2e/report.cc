@@ -156,6 +156,7 @@ ordered_json report_json(const config& cfg, const result& r, const run_meta& met
   j["count"] = cfg.count;
   j["warmup"] = cfg.warmup;
   j["publishers"] = cfg.publishers;
+  j["subscribers"] = cfg.mode == "fanout" ? cfg.subscribers : cfg.mode == "throughput" ? cfg.tp_subscribers : 1;
   j["storage"] = cfg.file ? "file" : "memory";
   j["batch"] = cfg.fetch_batch;
   j["ack"] = cfg.ack_all ? "all" : "each";
@@ -252,6 +253,8 @@ void print_human(const config& cfg, const result& r) {
               static_cast<unsigned long long>(cfg.warmup), cfg.publishers);
   if (open) std::printf(" loop=open rate=%.0f/s per publisher", cfg.rate);
   if (r.paced && cfg.closed) std::printf(" loop=closed");
+  if (cfg.mode == "throughput") std::printf(" subscribers=%d", cfg.tp_subscribers);
+  if (cfg.mode == "fanout") std::printf(" subscribers=%d", cfg.subscribers);
   if (cfg.mode == "js-fetch") std::printf(" batch=%d ack=%s", cfg.fetch_batch, cfg.ack_all ? "all" : "each");
   if (cfg.mode == "js-batch") std::printf(" batch=%d", cfg.fetch_batch);
   if (cfg.mode.rfind("js-", 0) == 0) std::printf(" storage=%s", cfg.file ? "file" : "memory");

@@ -47,7 +47,7 @@ done <<'MODES'
 --mode rr --closed
 --mode js-mem --rate 2000
 --mode js-file --closed
---mode throughput --publishers 2
+--mode throughput --publishers 2 --tp-subscribers 2
 --mode js-fetch --batch 100 --ack each
 --mode js-fetch --batch 1000 --ack all --storage file
 --mode js-consume-latency --storage memory
