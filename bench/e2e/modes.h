@@ -39,6 +39,7 @@ struct result {
   uint64_t received = 0;
   double elapsed_s = 0;
   std::vector<int64_t> samples_ns;  // per-message latency of the throughput-style modes
+  uint64_t missed_sends = 0;        // open loop: scheduled inside --duration but never sent
   bool paced = false;               // a latency mode: lat and series are filled, not samples_ns
   latency_set lat;                  // paced modes (closed loop: intended == actual send)
   std::vector<series_point> series;
@@ -72,6 +73,9 @@ result run_fanout(const config& cfg, progress& prog);
 result run_kv(const config& cfg, progress& prog, bool get);
 // JetStream direct get ($JS.API.DIRECT.GET, last by subject) from a stream with allow_direct.
 result run_js_direct_get(const config& cfg, progress& prog);
+// JetStream push delivery (js_push_modes.cc): publish -> delivery on an explicit-ack push
+// consumer, or on an ordered consumer.
+result run_js_push(const config& cfg, progress& prog, bool ordered);
 // JetStream: async publishes with at most 256 in flight; rate = count / time to the last ack.
 result run_js_async(const config& cfg, progress& prog, bool file);
 

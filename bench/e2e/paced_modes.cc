@@ -6,6 +6,7 @@
 // send (uncorrected), as wrk2 does. Closed (--closed): intended == actual send.
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -48,6 +49,7 @@ result run_paced(const config& cfg, progress& prog, int publishers, const round_
 
   std::vector<latency_set> sets(static_cast<size_t>(publishers));
   std::vector<uint64_t> done(static_cast<size_t>(publishers), 0);
+  std::vector<uint64_t> missed(static_cast<size_t>(publishers), 0);
   std::vector<std::string> errs(static_cast<size_t>(publishers));
   std::vector<std::thread> threads;
   for (int k = 0; k < publishers; ++k) {
@@ -57,10 +59,16 @@ result run_paced(const config& cfg, progress& prog, int publishers, const round_
       const auto kk = static_cast<size_t>(k);
       const int64_t offset = period_ns * k / publishers;
       wait_until(start);
-      for (uint64_t i = 0; i < share; ++i) {
+      // Open loop: the sends scheduled inside --duration; those still unsent at its end count
+      // as missed (reported, never silently dropped).
+      const uint64_t scheduled =
+          cfg.closed ? share
+                     : std::min<uint64_t>(share, static_cast<uint64_t>((end - start - offset + period_ns - 1) / period_ns));
+      uint64_t i = 0;
+      for (; i < share; ++i) {
         int64_t intended = start + offset + static_cast<int64_t>(i) * period_ns;
         if (cfg.closed) intended = now_ns();
-        if (intended >= end) break;
+        if (intended >= end || (!cfg.closed && now_ns() >= end)) break;
         wait_until(intended);
         const int64_t sent = now_ns();
         if (sent >= end && cfg.closed) break;
@@ -74,6 +82,7 @@ result run_paced(const config& cfg, progress& prog, int publishers, const round_
         ++done[kk];
         ++prog.done;
       }
+      missed[kk] = scheduled > i ? scheduled - i : 0;
     });
   }
   for (auto& t : threads) t.join();
@@ -83,6 +92,7 @@ result run_paced(const config& cfg, progress& prog, int publishers, const round_
     const auto kk = static_cast<size_t>(k);
     r.lat.merge(sets[kk]);
     r.received += done[kk];
+    r.missed_sends += missed[kk];
     if (r.error.empty() && !errs[kk].empty()) r.error = errs[kk];
   }
   r.sent = r.received;

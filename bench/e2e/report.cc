@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -162,6 +163,7 @@ ordered_json report_json(const config& cfg, const result& r, const run_meta& met
   j["ack"] = cfg.ack_all ? "all" : "each";
   j["sent"] = r.sent;
   j["received"] = r.received;
+  j["missed_sends"] = r.missed_sends;
   j["elapsed_s"] = r.elapsed_s;
   j["msgs_per_s"] = std::round(rate * 10) / 10;
   j["mb_per_s"] = std::round(rate * static_cast<double>(cfg.size) / 1e3) / 1e3;
@@ -281,6 +283,15 @@ void print_human(const config& cfg, const result& r) {
       row("corrected", r.lat.corrected);
       row("uncorrected", r.lat.uncorrected);
       row("send delay", r.lat.send_delay);
+      if (r.missed_sends > 0)
+        std::printf("  note: %llu scheduled sends were still unsent when --duration ended (not in the figures)\n",
+                    static_cast<unsigned long long>(r.missed_sends));
+      // Sends fall behind either because replies are slow (what correction is for) or because
+      // the client itself cannot keep the schedule; a late median means the latter.
+      if (r.lat.send_delay.percentile(0.5) > std::max<int64_t>(r.lat.uncorrected.percentile(0.5), 1'000'000 / std::max(1, static_cast<int>(cfg.rate))))
+        std::printf("  note: the median send was %.1f us late: --rate %.0f was not kept (one message in flight per\n"
+                    "        publisher needs rate x round trip < 1: add --publishers; or the client is CPU-starved)\n",
+                    static_cast<double>(r.lat.send_delay.percentile(0.5)) / 1e3, cfg.rate);
     } else {
       row("latency", r.lat.corrected);
     }

@@ -58,6 +58,8 @@ done <<'MODES'
 --mode kv-put --rate 2000
 --mode kv-get --closed --keys 10
 --mode js-direct-get --rate 2000 --keys 10
+--mode js-push-latency --rate 2000
+--mode js-ordered-latency --closed --storage file
 MODES
 # Pure throughput modes record no latency: only "ok" is checked.
 for mode in raw-throughput js-async-mem js-async-file; do
