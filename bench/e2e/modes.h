@@ -50,7 +50,10 @@ struct result {
 struct progress {
   std::atomic<uint64_t> done{0};
   std::atomic<uint64_t> total{0};
-  std::atomic<interval_series*> series{nullptr};  // set by paced modes: the line shows the last interval
+  // Paced modes record their time series here (it outlives the mode, so the reporter thread
+  // can read it at any time) and set has_series: the line then shows the last interval.
+  interval_series series;
+  std::atomic<bool> has_series{false};
 };
 
 // Paced modes (paced_modes.cc), each publisher with one message in flight:

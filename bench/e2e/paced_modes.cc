@@ -7,6 +7,7 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -39,13 +40,16 @@ result run_paced(const config& cfg, progress& prog, int publishers, const round_
     if (std::string e = one(static_cast<int>(i % static_cast<uint64_t>(publishers))); !e.empty())
       return r.error = "warm-up: " + e, r;
 
-  interval_series series;
-  prog.total = cfg.count;
-  prog.series = &series;
+  interval_series& series = prog.series;
+  // Open loop: --duration at --rate bounds the run as much as --count does.
+  prog.total = cfg.closed ? cfg.count
+                          : std::min<uint64_t>(cfg.count, static_cast<uint64_t>(std::ceil(cfg.rate * cfg.duration_s)) *
+                                                              static_cast<uint64_t>(publishers));
   const int64_t period_ns = cfg.closed ? 0 : static_cast<int64_t>(1e9 / cfg.rate);
   const int64_t start = now_ns() + 1'000'000;  // every thread starts on the same schedule
   const int64_t end = start + static_cast<int64_t>(cfg.duration_s * 1e9);
   series.start(start, static_cast<int64_t>(cfg.interval_s * 1e9));
+  prog.has_series = true;
 
   std::vector<latency_set> sets(static_cast<size_t>(publishers));
   std::vector<uint64_t> done(static_cast<size_t>(publishers), 0);
@@ -87,7 +91,6 @@ result run_paced(const config& cfg, progress& prog, int publishers, const round_
   }
   for (auto& t : threads) t.join();
   const int64_t finished = now_ns();
-  prog.series = nullptr;
   for (int k = 0; k < publishers; ++k) {
     const auto kk = static_cast<size_t>(k);
     r.lat.merge(sets[kk]);

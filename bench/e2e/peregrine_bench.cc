@@ -55,8 +55,8 @@ class progress_reporter {
       std::fprintf(stderr, "\r[%s] %llu/%llu msgs  %.0f msgs/s", mode_.c_str(),
                    static_cast<unsigned long long>(done), static_cast<unsigned long long>(p_.total.load()),
                    rate);
-      if (interval_series* s = p_.series.load(); s != nullptr) {
-        const series_point pt = s->last();
+      if (p_.has_series) {
+        const series_point pt = p_.series.last();
         if (pt.count > 0)
           std::fprintf(stderr, "  last %.0fs: p50 %.1f us  p99 %.1f us  max %.1f us", pt.t_s,
                        static_cast<double>(pt.p50_ns) / 1e3, static_cast<double>(pt.p99_ns) / 1e3,
