@@ -13,14 +13,14 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 server=${1:-${PEREGRINE_BIN:-$repo/build-release/src/peregrine-server}}
-pg_bench=${PEREGRINE_BENCH:-${PG_BENCH:-}}
-if [[ -z $pg_bench ]]; then
+bench_bin=${PEREGRINE_BENCH:-${PG_BENCH:-}}
+if [[ -z $bench_bin ]]; then
   for b in "$repo"/build-release/bench/e2e/peregrine-bench "$repo"/build*/bench/e2e/peregrine-bench; do
-    if [[ -x $b ]]; then pg_bench=$b; break; fi
+    if [[ -x $b ]]; then bench_bin=$b; break; fi
   done
 fi
 [[ -x $server ]] || { echo "dpdk_compare.sh: no server binary at $server" >&2; exit 2; }
-[[ -n $pg_bench && -x $pg_bench ]] || { echo "dpdk_compare.sh: peregrine-bench not found (set PEREGRINE_BENCH)" >&2; exit 2; }
+[[ -n $bench_bin && -x $bench_bin ]] || { echo "dpdk_compare.sh: peregrine-bench not found (set PEREGRINE_BENCH)" >&2; exit 2; }
 
 if [[ -z ${PG_DPDK_BENCH_INNER:-} ]]; then
   exec env PG_DPDK_BENCH_INNER=1 unshare -n "$0" "$server"
@@ -61,7 +61,7 @@ declare -A res
 bench() {  # path, host
   for m in $MODES; do
     local out
-    out=$(taskset -c "$CLIENT_CPU" "$pg_bench" --quiet --json --url "nats://$2:$PORT" --mode "$m" \
+    out=$(taskset -c "$CLIENT_CPU" "$bench_bin" --quiet --json --url "nats://$2:$PORT" --mode "$m" \
           --count "$COUNT" --warmup "$WARMUP" --size "$SIZE" --closed)
     res[$1.$m]=$out
   done

@@ -33,10 +33,10 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 peregrine_bin=${1:-${PEREGRINE_BIN:-$repo/build-main/src/peregrine-server}}
 nats_bin=${NATS_SERVER_BIN:-$(command -v nats-server || true)}
-pg_bench=${PEREGRINE_BENCH:-${PG_BENCH:-}}
-if [[ -z $pg_bench ]]; then
+bench_bin=${PEREGRINE_BENCH:-${PG_BENCH:-}}
+if [[ -z $bench_bin ]]; then
   for b in "$repo"/build-it/bench/e2e/peregrine-bench "$repo"/build-main/bench/e2e/peregrine-bench "$repo"/build*/bench/e2e/peregrine-bench; do
-    if [[ -x $b ]]; then pg_bench=$b; break; fi
+    if [[ -x $b ]]; then bench_bin=$b; break; fi
   done
 fi
 SIZE=${SIZE:-128}
@@ -58,7 +58,7 @@ MODES=${MODES:-latency rr throughput raw-throughput js-mem js-file js-async-mem 
 die() { echo "compare.sh: $*" >&2; exit 2; }
 [[ -x $peregrine_bin ]] || die "peregrine-server not found/executable: $peregrine_bin"
 [[ -n $nats_bin && -x $nats_bin ]] || die "nats-server not found (set NATS_SERVER_BIN)"
-[[ -n $pg_bench && -x $pg_bench ]] || die "peregrine-bench not found (build it: ninja -C <builddir> bench/e2e/peregrine-bench, or set PEREGRINE_BENCH)"
+[[ -n $bench_bin && -x $bench_bin ]] || die "peregrine-bench not found (build it: ninja -C <builddir> bench/e2e/peregrine-bench, or set PEREGRINE_BENCH)"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pg-compare.XXXXXX")
 pids=()
@@ -129,7 +129,7 @@ run_bench() {
   local pubs=()
   [[ -n ${RATE:-} ]] && loop=(--rate "$RATE")
   [[ $mode == *throughput ]] && pubs=(--publishers "$TP_PUBS")  # latency modes: one publisher
-  out=$("$pg_bench" --url "nats://127.0.0.1:${!port_var}" "${args[@]}" --count "$count" --size "$SIZE" \
+  out=$("$bench_bin" --url "nats://127.0.0.1:${!port_var}" "${args[@]}" --count "$count" --size "$SIZE" \
         --warmup "$WARMUP" --duration "$DURATION" "${pubs[@]}" --subject "cmp.$mode" "${loop[@]}" \
         --server-note "$name" --json --quiet 2>"$work/bench.err") || true
   if [[ -z $out ]]; then
@@ -141,7 +141,7 @@ run_bench() {
 
 echo "peregrine-server: $peregrine_bin (port $port_peregrine)${PG_EXTRA_CONF:+ extra config: $PG_EXTRA_CONF}"
 echo "nats-server:      $nats_bin (port $port_nats) [$("$nats_bin" --version 2>&1 | head -1)]"
-echo "peregrine-bench:  $pg_bench  size=$SIZE warmup=$WARMUP rounds=$ROUNDS ${RATE:+open loop rate=$RATE/s per publisher}"
+echo "peregrine-bench:  $bench_bin  size=$SIZE warmup=$WARMUP rounds=$ROUNDS ${RATE:+open loop rate=$RATE/s per publisher}"
 echo "host:             $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
@@ -214,7 +214,7 @@ if [[ -n ${OUT_DIR:-} ]]; then
     cp "$a" "$OUT_DIR/peregrine.json" && cp "$b" "$OUT_DIR/nats-server.json"
     echo
     echo "== $mode: peregrine-bench compare (#1 peregrine, #2 nats-server) =="
-    "$pg_bench" compare "$OUT_DIR/peregrine.json" "$OUT_DIR/nats-server.json" \
+    "$bench_bin" compare "$OUT_DIR/peregrine.json" "$OUT_DIR/nats-server.json" \
       --svg "$OUT_DIR/$mode.svg" --time-svg "$OUT_DIR/$mode-time.svg" | sed '/^  #[12] /d'
     rm -f "$OUT_DIR/peregrine.json" "$OUT_DIR/nats-server.json"
   done

@@ -1,4 +1,4 @@
-// Connection helpers shared by every pg-bench mode: owning pointers for libnats objects, one way
+// Connection helpers shared by every peregrine-bench mode: owning pointers for libnats objects, one way
 // to open a connection (no reconnect, bounded connect timeout) and error texts.
 #pragma once
 

@@ -1,4 +1,4 @@
-// pg-bench measurement modes, each over real libnats connections to one server URL.
+// peregrine-bench measurement modes, each over real libnats connections to one server URL.
 #pragma once
 
 #include <atomic>
