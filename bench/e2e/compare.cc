@@ -28,8 +28,12 @@ bool load(const std::string& path, loaded_run& out, std::string& err) {
   if (out.doc.is_discarded() || !out.doc.is_object()) return err = path + ": not a peregrine-bench JSON report", false;
   out.label = std::filesystem::path(path).stem().string();
   const auto& hs = out.doc["histograms"];
-  if (hs.is_object() && hs.contains("corrected") && !histogram_from_json(hs["corrected"], out.hist))
-    return err = path + ": malformed histogram", false;
+  // Open-loop reports lead with "corrected", closed-loop ones have only "measured".
+  for (const char* key : {"corrected", "measured"})
+    if (hs.is_object() && hs.contains(key)) {
+      if (!histogram_from_json(hs[key], out.hist)) return err = path + ": malformed histogram", false;
+      break;
+    }
   if (out.doc.contains("time_series") && out.doc["time_series"].is_array())
     for (const auto& p : out.doc["time_series"]) {
       if (!p.is_object()) continue;

@@ -69,9 +69,11 @@ def main():
     if not report["ok"]:
         print("run failed:", report["error"])
         return 1
-    cor = report["latency"]["corrected"]
-    unc = report["latency"]["uncorrected"]
-    delay = report["latency"]["send_delay"]
+    lat = report["latency"]
+    # A closed-loop run (--closed) has one "measured" histogram and no send delay.
+    cor = lat.get("corrected", lat.get("measured"))
+    unc = lat.get("uncorrected", cor)
+    delay = lat.get("send_delay", {"p99_us": 0.0, "p999_us": 0.0, "max_us": 0.0})
     print(f"samples {cor['count']}")
     for name, h in (("corrected", cor), ("uncorrected", unc), ("send delay", delay)):
         print(f"{name:12} p99 {h['p99_us']:>10.1f} us  p99.9 {h['p999_us']:>10.1f} us  max {h['max_us']:>10.1f} us")

@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
   else
     print_human(cfg, r);
   const std::string title = cfg.mode + " " + (r.paced && !cfg.closed ? "open loop" : "closed loop");
-  std::vector<spectrum_run> spectra{{r.paced && !cfg.closed ? "corrected" : "latency", &r.lat.corrected}};
+  std::vector<spectrum_run> spectra{{r.paced && !cfg.closed ? "corrected" : "measured", &r.lat.corrected}};
   if (r.paced && !cfg.closed) spectra.push_back({"uncorrected", &r.lat.uncorrected});
   const std::pair<std::string, std::string> outputs[] = {
       {hgrm_path, hgrm_path.empty() ? "" : hgrm_text(r.lat.corrected)},

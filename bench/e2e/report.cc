@@ -174,19 +174,20 @@ ordered_json report_json(const config& cfg, const result& r, const run_meta& met
   j["ok"] = r.error.empty();
   j["error"] = r.error;
   if (h.count() > 0) {
+    // Open loop: "corrected", "uncorrected", "send_delay". Closed loop and throughput modes
+    // have no schedule to correct against: one "measured" histogram.
+    const bool open = r.paced && !cfg.closed;
     ordered_json lat;
-    lat["corrected"] = percentiles_json(r.lat.corrected);
-    if (r.paced) {
+    ordered_json hs;
+    lat[open ? "corrected" : "measured"] = percentiles_json(r.lat.corrected);
+    hs[open ? "corrected" : "measured"] = histogram_json(r.lat.corrected);
+    if (open) {
       lat["uncorrected"] = percentiles_json(r.lat.uncorrected);
       lat["send_delay"] = percentiles_json(r.lat.send_delay);
-    }
-    j["latency"] = std::move(lat);
-    ordered_json hs;
-    hs["corrected"] = histogram_json(r.lat.corrected);
-    if (r.paced) {
       hs["uncorrected"] = histogram_json(r.lat.uncorrected);
       hs["send_delay"] = histogram_json(r.lat.send_delay);
     }
+    j["latency"] = std::move(lat);
     j["histograms"] = std::move(hs);
   }
   ordered_json ts = ordered_json::array();
@@ -293,7 +294,7 @@ void print_human(const config& cfg, const result& r) {
                     "        publisher needs rate x round trip < 1: add --publishers; or the client is CPU-starved)\n",
                     static_cast<double>(r.lat.send_delay.percentile(0.5)) / 1e3, cfg.rate);
     } else {
-      row("latency", r.lat.corrected);
+      row("measured", r.lat.corrected);
     }
   }
   if (!r.error.empty()) std::printf("  ERROR: %s\n", r.error.c_str());

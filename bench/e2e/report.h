@@ -44,7 +44,8 @@ std::string hgrm_text(const log_histogram& h);
 
 void print_human(const config& cfg, const result& r);
 
-// The latency histogram a report leads with: corrected for open loop, else the measured one.
+// The latency histogram a report leads with: corrected in open loop, else the measured one
+// (closed loop: intended == actual send, so it is the same histogram).
 const log_histogram& headline(const result& r);
 
 }  // namespace peregrine::bench
