@@ -115,21 +115,21 @@ int main(int argc, char** argv) {
                              "js-batch", "fanout", "kv-put", "kv-get", "js-direct-get", "js-push-latency",
                              "js-ordered-latency"}))
       ->capture_default_str();
-  app.add_option("--count", cfg.count, "measured messages / requests")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--size", cfg.size, "payload bytes (>= 16: carries a timestamp)")
+  app.add_option("--count", cfg.count, "measured messages / requests (open loop: also bounded by --duration)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--size", cfg.size, "payload bytes (>= 16: the throughput modes carry a timestamp)")
       ->check(CLI::Range(size_t{16}, size_t{64} << 20))
       ->capture_default_str();
   app.add_option("--warmup", cfg.warmup, "unmeasured messages sent first")->capture_default_str();
-  app.add_option("--duration", cfg.duration_s, "cap on the measured phase, seconds")
+  app.add_option("--duration", cfg.duration_s, "measured phase, seconds: open loop runs this long (or to --count), closed loop at most this long")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--publishers", cfg.publishers, "publisher connections (latency, rr, js-mem, js-file, throughput)")
+  app.add_option("--publishers", cfg.publishers, "publisher connections, one message in flight each (latency, rr, js-mem, js-file; throughput: flat out)")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--subject", cfg.subject, "subject prefix")->capture_default_str();
   std::string storage = "memory";
   std::string ack = "each";
-  app.add_option("--storage", storage, "stream storage for the consumer modes")
+  app.add_option("--storage", storage, "stream / bucket storage for the JetStream and KV modes (js-file: file)")
       ->check(CLI::IsMember({"memory", "file"}))
       ->capture_default_str();
   app.add_option("--batch", cfg.fetch_batch, "js-fetch: messages per fetch; js-batch: messages per atomic batch")
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   app.add_option("--ack", ack, "js-fetch: ack each message (ack_policy explicit) or the last of each batch (all)")
       ->check(CLI::IsMember({"each", "all"}))
       ->capture_default_str();
-  app.add_option("--rate", cfg.rate, "open loop: intended msgs/s per publisher (latency, rr, js-mem, js-file)")
+  app.add_option("--rate", cfg.rate, "open loop: intended msgs/s per publisher (every latency mode; see README)")
       ->check(CLI::Range(0.001, 1e7))
       ->capture_default_str();
   app.add_flag("--closed", cfg.closed, "closed loop: send the next message as soon as the previous completes");
