@@ -76,6 +76,8 @@ result run_fanout(const config& cfg, progress& prog);
 result run_kv(const config& cfg, progress& prog, bool get);
 // JetStream direct get ($JS.API.DIRECT.GET, last by subject) from a stream with allow_direct.
 result run_js_direct_get(const config& cfg, progress& prog);
+// Pipelined open loop pub -> sub: the publisher never waits (pipelined_mode.cc).
+result run_pubsub_pipelined(const config& cfg, progress& prog);
 // JetStream push delivery (js_push_modes.cc): publish -> delivery on an explicit-ack push
 // consumer, or on an ordered consumer.
 result run_js_push(const config& cfg, progress& prog, bool ordered);

@@ -109,11 +109,11 @@ int main(int argc, char** argv) {
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
   app.add_option("--mode", cfg.mode,
                  "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file | "
-                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch | fanout | kv-put | kv-get | js-direct-get | js-push-latency | js-ordered-latency")
+                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch | fanout | kv-put | kv-get | js-direct-get | js-push-latency | js-ordered-latency | pubsub-pipelined")
       ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput", "js-mem", "js-file",
                              "js-async-mem", "js-async-file", "js-fetch", "js-consume-latency", "js-ack-rtt",
                              "js-batch", "fanout", "kv-put", "kv-get", "js-direct-get", "js-push-latency",
-                             "js-ordered-latency"}))
+                             "js-ordered-latency", "pubsub-pipelined"}))
       ->capture_default_str();
   app.add_option("--count", cfg.count, "measured messages / requests (open loop: also bounded by --duration)")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--size", cfg.size, "payload bytes (>= 16: the throughput modes carry a timestamp)")
@@ -202,6 +202,8 @@ int main(int argc, char** argv) {
       r = run_fanout(cfg, prog);
     else if (cfg.mode == "kv-put" || cfg.mode == "kv-get")
       r = run_kv(cfg, prog, cfg.mode == "kv-get");
+    else if (cfg.mode == "pubsub-pipelined")
+      r = run_pubsub_pipelined(cfg, prog);
     else if (cfg.mode == "js-push-latency" || cfg.mode == "js-ordered-latency")
       r = run_js_push(cfg, prog, cfg.mode == "js-ordered-latency");
     else if (cfg.mode == "js-direct-get")

@@ -59,6 +59,7 @@ done <<'MODES'
 --mode kv-get --closed --keys 10
 --mode js-direct-get --rate 2000 --keys 10
 --mode js-push-latency --rate 2000
+--mode pubsub-pipelined --rate 5000
 --mode js-ordered-latency --closed --storage file
 MODES
 # Pure throughput modes record no latency: only "ok" is checked.
