@@ -17,10 +17,8 @@
 #include "bench/e2e/paced.h"
 
 namespace peregrine::bench {
-namespace {
 
-// Sleeps until t_ns: coarse sleep while far away, then yields (sub-millisecond precision
-// without burning a core for low rates).
+// Sub-millisecond precision without burning a core for low rates.
 void wait_until(int64_t t_ns) {
   for (int64_t left = t_ns - now_ns(); left > 0; left = t_ns - now_ns()) {
     if (left > 200'000)
@@ -29,8 +27,6 @@ void wait_until(int64_t t_ns) {
       std::this_thread::yield();
   }
 }
-
-}  // namespace
 
 result run_paced(const config& cfg, progress& prog, int publishers, const round_trip& one) {
   result r;

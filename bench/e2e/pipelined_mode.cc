@@ -15,6 +15,7 @@
 
 #include "bench/e2e/client.h"
 #include "bench/e2e/modes.h"
+#include "bench/e2e/paced.h"
 
 namespace peregrine::bench {
 namespace {
@@ -26,15 +27,6 @@ int64_t get(const char* d, size_t at) {
   int64_t v = 0;
   std::memcpy(&v, d + at, sizeof v);
   return v;
-}
-
-void sleep_until_ns(int64_t t) {
-  for (int64_t left = t - now_ns(); left > 0; left = t - now_ns()) {
-    if (left > 200'000)
-      std::this_thread::sleep_for(std::chrono::nanoseconds(left - 100'000));
-    else
-      std::this_thread::yield();
-  }
 }
 
 }  // namespace
@@ -79,7 +71,7 @@ result run_pubsub_pipelined(const config& cfg, progress& prog) {
     for (; i < scheduled; ++i) {
       const int64_t intended = start + static_cast<int64_t>(i) * period;
       if (now_ns() >= end) break;
-      sleep_until_ns(intended);
+      wait_until(intended);
       put(buf, 0, intended);
       put(buf, 8, now_ns());
       const natsStatus s = natsConnection_Publish(pub.get(), subject.c_str(), buf.data(), static_cast<int>(buf.size()));
