@@ -150,9 +150,14 @@ consumer_agent* jetstream::find_consumer(std::string_view stream_name, std::stri
   return c == s->second.end() ? nullptr : c->second.get();
 }
 
+// Direct consumers (mirrors' and sources' internal ones) are not counted or listed, as
+// nats-server's public consumers.
 std::size_t jetstream::consumer_count(const std::string& stream) const {
   auto s = _consumers.find(stream);
-  return s == _consumers.end() ? 0 : s->second.size();
+  if (s == _consumers.end()) return 0;
+  std::size_t n = 0;
+  for (const auto& [name, c] : s->second) n += c->config().direct ? 0 : 1;
+  return n;
 }
 
 // ---- create ---------------------------------------------------------------------------
@@ -237,7 +242,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
   // with file state are kept like durables, as nats-server does: restored after a restart,
   // they are deleted by their inactive_threshold if no client comes back.
   const bool persist =
-      cfg.durable() || (s->config().storage == storage_type::file && !cfg.mem_storage);
+      cfg.durable() || (s->config().storage == storage_type::file && !cfg.mem_storage && !cfg.direct);
   std::string dir = persist ? consumer_dir(*s, cfg.name) : std::string();
   if (persist) {
     std::error_code ec;
@@ -292,7 +297,8 @@ void jetstream::api_consumer_names(std::string_view stream_name, const core::inb
   if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found), zero);
   std::vector<consumer_agent*> all;
   if (auto it = _consumers.find(stream_name); it != _consumers.end())
-    for (auto& [n, c] : it->second) all.push_back(c.get());
+    for (auto& [n, c] : it->second)
+      if (!c->config().direct) all.push_back(c.get());
   const std::size_t limit = list ? kListLimit : kNamesLimit;
   ojson page = ojson::array();
   const std::int64_t t = now();

@@ -7,6 +7,7 @@
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
+#include "src/js/source_link.h"
 
 namespace js {
 
@@ -37,12 +38,14 @@ stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::s
   });
   apply_limits();
   rebuild_dedup();
+  configure_sources();
 }
 
 stream::~stream() { close(); }
 
 void stream::close() {
   if (_closed) return;
+  stop_sources();
   unsubscribe();
   _store->flush();
   flush_acks(_store->durable_seq());
@@ -64,6 +67,7 @@ void stream::subscribe() {
         if (auto id = h.subscribe(subj, "_sys_", &_direct); id != 0) _direct_ids.push_back(id);
     }
   }
+  subscribe_mirror_direct();
 }
 
 void stream::unsubscribe() {
@@ -74,12 +78,14 @@ void stream::unsubscribe() {
 }
 
 void stream::update(const stream_config& cfg) {
-  const bool resub = cfg.subjects != _cfg.subjects || cfg.allow_direct != _cfg.allow_direct;
+  const bool resub = cfg.subjects != _cfg.subjects || cfg.allow_direct != _cfg.allow_direct ||
+                     cfg.mirror_direct != _cfg.mirror_direct || cfg.mirror != _cfg.mirror;
   if (resub) unsubscribe();
   _cfg = cfg;
   _rewrites.configure(_cfg);
   if (!_cfg.allow_atomic) _batches.clear();  // disabling drops the open batches
   if (resub) subscribe();
+  configure_sources();  // a removed mirror (promotion) or changed sources
   apply_limits();
   prune_dedup(_js.now());
 }
@@ -158,6 +164,7 @@ void stream::flush_acks(std::uint64_t durable) {
 std::size_t stream::poll(std::int64_t now_wall) {
   if (_closed) return 0;
   std::size_t work = static_cast<std::size_t>(std::max(0, _store->poll()));
+  if (!_links.empty()) work += poll_sources(now_wall);
   flush_acks(_store->durable_seq());
   if ((_cfg.max_age > 0 || _cfg.allow_msg_ttl) && now_wall >= _next_expiry_check) {
     _next_expiry_check = now_wall + kExpiryCheckNs;

@@ -18,6 +18,9 @@
 namespace js {
 
 class jetstream;
+class source_link;
+struct source_spec;
+struct delivery_meta;
 
 class stream final : public core::internal_handler {
  public:
@@ -62,6 +65,13 @@ class stream final : public core::internal_handler {
     if (on_removed) on_removed(seqs);
   }
 
+  // Mirrors and sources (stream_mirror.cc): a copied message from a source_link; false when
+  // it could not be stored (the link sets its consumer up again from there).
+  bool store_copied(const source_spec& src, bool mirror, std::string_view subject, std::string_view headers,
+                    std::string_view payload, const delivery_meta& d, std::uint64_t skip);
+  // StreamInfo "mirror" / "sources" (nothing when the stream has neither).
+  void add_sources_info(ojson& info, std::int64_t now) const;
+
  private:
   struct pending_ack {
     std::uint64_t wait_seq;  // ack once the store is durable up to here
@@ -82,6 +92,11 @@ class stream final : public core::internal_handler {
   };
 
   void reply_error(std::string_view reply, const api_error& e);
+  // Mirrors and sources (stream_mirror.cc): links follow the config, polled with the stream.
+  void configure_sources();
+  std::size_t poll_sources(std::int64_t now);
+  void stop_sources();
+  void subscribe_mirror_direct();
   // Atomic batches (stream_batch.cc).
   void on_batch_msg(const core::inbound_msg& m, std::string_view subject, std::string_view id);
   std::optional<api_error> check_batch(const std::vector<batch_msg>& msgs, std::vector<std::int64_t>& ttls);
@@ -117,6 +132,8 @@ class stream final : public core::internal_handler {
   std::int64_t _last_ack_queued = 0;
   subject_rewrites _rewrites;  // subject_transform and republish
   atomic_batch_table _batches;
+  std::vector<std::unique_ptr<source_link>> _links;
+  ojson _links_cfg;  // the mirror/sources config the links were built from
 };
 
 }  // namespace js

@@ -90,6 +90,7 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
   j["state"] = s.state_json(deleted_details, filter.empty() ? nullptr : &subjects);
   if (!_domain.empty()) j["domain"] = _domain;
   j["cluster"] = ojson{{"leader", _host->server_name()}};
+  s.add_sources_info(j, now());
   j["ts"] = format_time(now());
   return j;
 }

@@ -13,6 +13,7 @@
 #include "src/core/subject_overlap.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
+#include "src/js/stream_source.h"
 #include "src/js/subject_transform.h"
 
 namespace js {
@@ -219,7 +220,8 @@ std::optional<api_error> normalise(stream_config& c) {
   if (auto e = fix_limit(c.max_msg_size, "max_msg_size")) return e;
   if (auto e = fix_limit(c.max_consumers, "max_consumers")) return e;
   if (c.num_replicas == 0) c.num_replicas = 1;
-  if (c.duplicate_window == 0 && !c.has_mirror() && !c.has_sources()) {
+  // Mirrors never de-duplicate; sourced streams do, with the default window (2.9 to 2.12).
+  if (c.duplicate_window == 0 && !c.has_mirror()) {
     c.duplicate_window = kDefaultDuplicateWindow;
     if (c.max_age > 0 && c.max_age < c.duplicate_window) {
       if (c.pedantic) return make_error(10157, "duplicate window cannot be bigger than max age");
@@ -303,8 +305,7 @@ std::optional<api_error> validate(const stream_config& c) {
     return invalid("stream needs at least one configured subject or be a source/mirror");
   // Features that arrive with later issues: accepted and echoed while off, refused when on.
   auto later = [](std::string_view what) { return invalid(std::string(what) + " is not supported by this server yet"); };
-  if (c.has_mirror()) return later("stream mirrors");
-  if (c.has_sources()) return later("stream sources");
+  if (auto e = validate_mirror_and_sources(c)) return e;
   if (auto e = check_transforms(c)) return e;
   if (c.subject_delete_marker_ttl > 0) return later("subject delete marker TTL");
   if (c.allow_msg_counter) return later("message counters");

@@ -1,0 +1,116 @@
+// The stream side of mirrors and sources (streams.md §10.4-10.6): which links a stream has,
+// where each resumes after a restart, and how a copied message is stored. A mirror keeps the
+// origin's sequence and timestamp (lost origin sequences become gaps); a sourced message goes
+// through the ordinary publish path with a Nats-Stream-Source header, so dedup, limits and
+// the stream's own transform apply to it as to any publish.
+#include <unordered_map>
+
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+#include "src/js/source_link.h"
+#include "src/js/stream.h"
+
+namespace js {
+
+namespace {
+// A source resumes after the last message it brought; found by reading the stream backwards
+// for Nats-Stream-Source headers, at most this many messages.
+constexpr std::uint64_t kResumeScanLimit = 1'000'000;
+}  // namespace
+
+void stream::configure_sources() {
+  ojson want = ojson::object();
+  if (_cfg.has_mirror()) want["mirror"] = _cfg.mirror;
+  if (_cfg.has_sources()) want["sources"] = _cfg.sources;
+  if (want == _links_cfg && !(_links.empty() && !want.empty())) return;
+  stop_sources();
+  _links_cfg = want;
+  if (_cfg.has_mirror()) {
+    _links.push_back(std::make_unique<source_link>(_js, *this, parse_source_spec(_cfg.mirror), true, _store->last_seq()));
+    return;
+  }
+  if (!_cfg.has_sources()) return;
+  std::vector<source_spec> specs;
+  for (const auto& j : _cfg.sources) specs.push_back(parse_source_spec(j));
+  // Where each origin left off: the newest Nats-Stream-Source per origin name.
+  std::unordered_map<std::string, std::uint64_t> resume;
+  const std::uint64_t first = _store->first_seq(), last = _store->last_seq();
+  std::uint64_t scanned = 0;
+  for (std::uint64_t seq = last; seq >= first && seq > 0 && resume.size() < specs.size() && scanned < kResumeScanLimit;
+       --seq, ++scanned) {
+    auto m = _store->load(seq);
+    if (!m.ok() || m->headers.empty()) continue;
+    if (auto v = find_header(m->headers, "Nats-Stream-Source"))
+      if (auto p = parse_stream_source_header(*v)) resume.try_emplace(p->first, p->second);
+  }
+  for (auto& s : specs) {
+    const auto it = resume.find(s.name);
+    const std::uint64_t copied = it == resume.end() ? 0 : it->second;
+    _links.push_back(std::make_unique<source_link>(_js, *this, std::move(s), false, copied));
+  }
+}
+
+void stream::stop_sources() {
+  for (auto& l : _links) l->stop();
+  _links.clear();
+  _links_cfg = ojson();
+}
+
+std::size_t stream::poll_sources(std::int64_t now) {
+  std::size_t work = 0;
+  for (std::size_t i = 0; i < _links.size(); ++i) work += _links[i]->poll(now);
+  return work;
+}
+
+bool stream::store_copied(const source_spec& src, bool mirror, std::string_view subject, std::string_view headers,
+                          std::string_view payload, const delivery_meta& d, std::uint64_t skip) {
+  if (_closed) return false;
+  const std::string hdr = strip_copy_headers(headers, !mirror);
+  if (!mirror) {
+    // The ordinary publish path (no reply: nobody waits for a PubAck).
+    const std::string with_source = append_header(hdr, "Nats-Stream-Source", stream_source_header(src, d.stream_seq, subject));
+    core::inbound_msg m;
+    m.subject = subject;
+    m.headers = with_source;
+    m.payload = payload;
+    on_msg(m);
+    return true;
+  }
+  std::string transformed;
+  const std::string_view stored_subject = _rewrites.ingest(subject, transformed);
+  if (_store->last_seq() >= d.stream_seq) return true;  // already there
+  if (skip > 0 || _store->last_seq() + 1 < d.stream_seq) {
+    // Origin messages that were removed before we copied them: the same gap here.
+    if (auto st = _store->skip(d.stream_seq - 1 - _store->last_seq()); !st.ok()) return false;
+  }
+  auto seq = _store->append(stored_subject, hdr, payload, d.ts, storage::ttl_none);
+  if (!seq.ok()) return false;
+  trim_after_append();
+  if (on_stored) on_stored(*seq, stored_subject);
+  return true;
+}
+
+void stream::add_sources_info(ojson& info, std::int64_t now) const {
+  if (_links.empty()) return;
+  if (_cfg.has_mirror()) {
+    info["mirror"] = _links.front()->info_json(now);
+    return;
+  }
+  ojson arr = ojson::array();
+  for (const auto& l : _links) arr.push_back(l->info_json(now));
+  info["sources"] = arr;
+}
+
+void stream::subscribe_mirror_direct() {
+  if (!_cfg.mirror_direct || !_cfg.has_mirror()) return;
+  const auto origin = parse_source_spec(_cfg.mirror).name;
+  std::vector<std::string> prefixes{"$JS.API"};
+  if (!_js.domain().empty()) prefixes.push_back("$JS." + _js.domain() + ".API");
+  for (const auto& p : prefixes) {
+    const std::string base = p + ".DIRECT.GET." + origin;
+    for (const auto& subj : {base, base + ".>"})
+      if (auto id = _js.host().subscribe(subj, "_sys_", &_direct); id != 0) _direct_ids.push_back(id);
+  }
+}
+
+}  // namespace js

@@ -1,0 +1,132 @@
+#pragma once
+// Mirrors and sources (streams.md §10), the pure part: the StreamSource config (parse and
+// validate), the internal consumer's create request, the ack-reply metadata a copier reads,
+// the headers it strips or adds, and `source_tracker`, the copy/lag/retry bookkeeping of one
+// mirror or source (events plus `now` in, decisions out; no I/O, no clock of its own).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/js/api_errors.h"
+#include "src/js/stream_config.h"
+
+namespace js {
+
+struct source_spec {
+  std::string name;
+  std::uint64_t opt_start_seq = 0;
+  std::int64_t opt_start_time = 0;  // unix ns, 0 = unset
+  std::string filter_subject;
+  std::vector<std::pair<std::string, std::string>> transforms;  // (src, dest); dest "" = keep
+  std::string external_api;
+  std::string external_deliver;
+};
+
+// Decodes one StreamSource object (already a JSON object); lenient about unknown fields.
+source_spec parse_source_spec(const ojson& j);
+// The mirror/sources rules of §2.4 (10031..10154 family); nullopt when fine.
+std::optional<api_error> validate_mirror_and_sources(const stream_config& cfg);
+// The filters the internal consumer uses (filter_subject, or each transform's src).
+std::vector<std::string> source_filters(const source_spec& s);
+// The subject after the source's transforms, or nullopt when no transform matches.
+std::optional<std::string> apply_source_transforms(const source_spec& s, std::string_view subject);
+
+// $JS.API.CONSUMER.CREATE.<origin>[.<name>.<filter>] is not used: the plain create subject
+// with a config body works on every server level; `api` is external.api or "$JS.API".
+std::string consumer_create_subject(const source_spec& s);
+// The create request body: a direct, flow-controlled push consumer without acks starting at
+// `start_seq` (0 = the spec's opt_start_* or everything).
+std::string consumer_create_body(const source_spec& s, std::string_view deliver_subject,
+                                 std::uint64_t start_seq, std::string_view self_stream, bool mirror);
+
+// Metadata in a delivery's reply: $JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>
+// (and the 11+ token form with domain and account hash).
+struct delivery_meta {
+  std::uint64_t delivered = 0;
+  std::uint64_t stream_seq = 0;
+  std::uint64_t consumer_seq = 0;
+  std::int64_t ts = 0;
+  std::uint64_t pending = 0;
+};
+std::optional<delivery_meta> parse_delivery_reply(std::string_view reply);
+
+// The header block without Nats-Expected-* and Nats-Batch-* (and, for sources, without a
+// previous hop's Nats-Stream-Source); "" when nothing remains.
+std::string strip_copy_headers(std::string_view headers, bool drop_stream_source);
+// 2.10+ Nats-Stream-Source value: "<origin> <seq> <filter|>> <dest|>> <subject>".
+std::string stream_source_header(const source_spec& s, std::uint64_t origin_seq, std::string_view subject);
+// (origin name, origin seq) from a stored Nats-Stream-Source value (2.9 and 2.10+ forms).
+std::optional<std::pair<std::string, std::uint64_t>> parse_stream_source_header(std::string_view v);
+
+// One mirror or source: which origin sequence it has copied, whether its consumer is set up,
+// when to retry, and what StreamInfo reports (lag, active, error).
+class source_tracker {
+ public:
+  enum class phase : std::uint8_t { idle, creating, active, backoff };
+  enum class verdict : std::uint8_t {
+    store,       // store it (a mirror skips `skip` sequences first)
+    duplicate,   // already copied
+    ignore,      // a redelivery
+    recreate,    // a gap in the delivery sequence: set the consumer up again
+  };
+  struct decision {
+    verdict v = verdict::ignore;
+    std::uint64_t skip = 0;  // mirror: origin sequences lost between the last copied and this one
+  };
+
+  // Retry pacing (§10.2): at least 2 s between attempts, then 5 s x 2 x failures, at most 2 min.
+  static constexpr std::int64_t kMinRetryNs = 2'000'000'000;
+  static constexpr std::int64_t kMaxRetryNs = 120'000'000'000;
+  static constexpr std::int64_t kCreateTimeoutNs = 30'000'000'000;
+  // No message or heartbeat for this long (heartbeats come every second): set up again.
+  static constexpr std::int64_t kStallNs = 10'000'000'000;
+
+  // `copied` = last origin sequence already stored (0 = none yet).
+  source_tracker(bool mirror, std::uint64_t copied) : _mirror(mirror), _copied(copied) {}
+
+  // Time to send a create request? Returns the sequence to start at (copied + 1, or 0 for a
+  // first setup that uses the spec's opt_start_*); moves to `creating`.
+  std::optional<std::uint64_t> due_create(std::int64_t now);
+  void create_ok(std::int64_t now);
+  void create_failed(api_error e, std::int64_t now);
+  // A data message's metadata; the caller stores it and then calls stored().
+  decision on_data(const delivery_meta& d, std::int64_t now);
+  void stored(std::uint64_t origin_seq) { _copied = std::max(_copied, origin_seq); }
+  // Storing failed: start again after the last stored message.
+  void store_failed(std::int64_t now) { restart(now); }
+  // Idle heartbeat: Nats-Last-Consumer / Nats-Last-Stream. True when a delivery was missed
+  // (the consumer is then set up again from copied + 1).
+  bool on_heartbeat(std::uint64_t last_consumer, std::uint64_t last_stream, std::int64_t now);
+  // Forget the consumer (config change, stop); the next due_create() comes at once.
+  void restart(std::int64_t now);
+
+  phase state() const { return _phase; }
+  std::uint64_t copied() const { return _copied; }
+  std::uint64_t lag() const { return _lag; }
+  // ns since the origin was last heard from, -1 if never.
+  std::int64_t active(std::int64_t now) const { return _last_heard == 0 ? -1 : now - _last_heard; }
+  const std::optional<api_error>& error() const { return _error; }
+  std::uint32_t failures() const { return _failures; }
+  std::int64_t next_attempt() const { return _next_attempt; }
+  // The earliest time due_create() may say yes or a stall is detected.
+  std::int64_t next_deadline() const;
+
+ private:
+  bool _mirror;
+  std::uint64_t _copied;
+  phase _phase = phase::idle;
+  std::uint64_t _dseq = 0;  // last delivery sequence seen from the current consumer
+  std::uint64_t _lag = 0;
+  std::int64_t _last_heard = 0;
+  std::int64_t _created_at = 0;
+  std::int64_t _next_attempt = 0;
+  std::int64_t _last_attempt = 0;
+  bool _ever_created = false;
+  std::uint32_t _failures = 0;
+  std::optional<api_error> _error;
+};
+
+}  // namespace js
