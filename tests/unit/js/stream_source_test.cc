@@ -1,0 +1,232 @@
+// Mirrors and sources, the pure part: StreamSource validation, the consumer create request,
+// ack-reply metadata, copy headers, and source_tracker (copy/lag/retry bookkeeping driven by
+// an injected clock).
+#include "src/js/stream_source.h"
+
+#include <gtest/gtest.h>
+
+namespace js {
+namespace {
+
+constexpr std::int64_t kSec = 1'000'000'000;
+
+stream_config mirror_cfg(ojson mirror) {
+  stream_config c;
+  c.name = "M";
+  c.mirror = std::move(mirror);
+  return c;
+}
+
+std::uint16_t code_of(const std::optional<api_error>& e) { return e ? e->err_code : 0; }
+
+TEST(stream_source, validation_codes) {
+  EXPECT_EQ(code_of(validate_mirror_and_sources(mirror_cfg({{"name", "ORDERS"}}))), 0);
+  EXPECT_EQ(code_of(validate_mirror_and_sources(mirror_cfg({{"name", "bad.name"}}))), 10142);
+  EXPECT_EQ(code_of(validate_mirror_and_sources(mirror_cfg(ojson{{"filter_subject", "x"}}))), 10142);
+  auto c = mirror_cfg({{"name", "O"}});
+  c.first_seq = 5;
+  EXPECT_EQ(code_of(validate_mirror_and_sources(c)), 10143);
+  c = mirror_cfg({{"name", "O"}});
+  c.allow_atomic = true;
+  EXPECT_EQ(code_of(validate_mirror_and_sources(c)), 10198);
+  c = mirror_cfg({{"name", "O"}, {"filter_subject", "a"}, {"subject_transforms", {{{"src", "b"}, {"dest", "c"}}}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(c)), 10150);
+  c = mirror_cfg({{"name", "O"}, {"subject_transforms", {{{"src", "a.*"}, {"dest", "x"}}, {{"src", "a.b"}, {"dest", "y"}}}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(c)), 10152);
+  c = mirror_cfg({{"name", "O"}, {"subject_transforms", {{{"src", "a.*"}, {"dest", "x.{{wildcard(3)}}"}}}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(c)), 10154);
+
+  stream_config s;
+  s.name = "ALL";
+  s.sources = ojson::array({{{"name", "A"}}, {{"name", "B"}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 0);
+  s.sources = ojson::array({{{"name", "A"}}, {{"name", "A"}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 10140);
+  s.sources = ojson::array({{{"name", "A"}}, {{"name", "A"}, {"filter_subject", "a.x"}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 0) << "another filter is another source";
+  s.sources = ojson::array({{{"name", "a b"}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 10141);
+  s.sources = ojson::array({{{"name", "A"}, {"filter_subject", "a"}, {"subject_transforms", {{{"src", "b"}, {"dest", "c"}}}}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 10144);
+  s.sources = ojson::array({{{"name", "A"}}});
+  s.allow_msg_schedules = true;
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 10187);
+}
+
+TEST(stream_source, create_request) {
+  auto spec = parse_source_spec({{"name", "ORDERS"}, {"filter_subject", "orders.shipped"}});
+  EXPECT_EQ(consumer_create_subject(spec), "$JS.API.CONSUMER.CREATE.ORDERS");
+  auto body = ojson::parse(consumer_create_body(spec, "$JS.M.abc", 0, "ARCH", true));
+  EXPECT_EQ(body["stream_name"], "ORDERS");
+  EXPECT_EQ(body["config"]["deliver_subject"], "$JS.M.abc");
+  EXPECT_EQ(body["config"]["deliver_policy"], "all");
+  EXPECT_EQ(body["config"]["ack_policy"], "none");
+  EXPECT_EQ(body["config"]["flow_control"], true);
+  EXPECT_EQ(body["config"]["idle_heartbeat"], kSec);
+  EXPECT_EQ(body["config"]["direct"], true);
+  EXPECT_EQ(body["config"]["filter_subject"], "orders.shipped");
+  // A resume starts after the last copied sequence; the first setup uses opt_start_*.
+  body = ojson::parse(consumer_create_body(spec, "$JS.M.abc", 42, "ARCH", true));
+  EXPECT_EQ(body["config"]["deliver_policy"], "by_start_sequence");
+  EXPECT_EQ(body["config"]["opt_start_seq"], 42);
+  spec = parse_source_spec({{"name", "O"}, {"opt_start_time", "2026-05-22T10:14:22Z"}, {"external", {{"api", "$JS.hub.API"}}}});
+  EXPECT_EQ(consumer_create_subject(spec), "$JS.hub.API.CONSUMER.CREATE.O");
+  body = ojson::parse(consumer_create_body(spec, "x", 0, "S", false));
+  EXPECT_EQ(body["config"]["deliver_policy"], "by_start_time");
+  EXPECT_EQ(body["config"]["opt_start_time"], "2026-05-22T10:14:22Z");
+  // Two transform sources: filter_subjects.
+  spec = parse_source_spec({{"name", "O"}, {"subject_transforms", {{{"src", "a"}, {"dest", ""}}, {{"src", "b"}, {"dest", "c"}}}}});
+  body = ojson::parse(consumer_create_body(spec, "x", 0, "S", false));
+  EXPECT_EQ(body["config"]["filter_subjects"], ojson({"a", "b"}));
+  EXPECT_EQ(apply_source_transforms(spec, "a"), "a");
+  EXPECT_EQ(apply_source_transforms(spec, "b"), "c");
+  EXPECT_EQ(apply_source_transforms(spec, "z"), std::nullopt);
+}
+
+TEST(stream_source, delivery_reply_and_headers) {
+  auto d = parse_delivery_reply("$JS.ACK.ORDERS.c1.1.17.5.1700000000000000000.3");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->delivered, 1u);
+  EXPECT_EQ(d->stream_seq, 17u);
+  EXPECT_EQ(d->consumer_seq, 5u);
+  EXPECT_EQ(d->ts, 1700000000000000000);
+  EXPECT_EQ(d->pending, 3u);
+  d = parse_delivery_reply("$JS.ACK.hub.ACCHASH.ORDERS.c1.2.17.5.99.0.tok");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->delivered, 2u);
+  EXPECT_FALSE(parse_delivery_reply("$JS.ACK.ORDERS.c1.1.x.5.1.3"));
+  EXPECT_FALSE(parse_delivery_reply("_INBOX.abc"));
+
+  EXPECT_EQ(strip_copy_headers("NATS/1.0\r\nNats-Expected-Stream: X\r\nNats-Msg-Id: a\r\nNats-Batch-Id: b\r\n\r\n", false),
+            "NATS/1.0\r\nNats-Msg-Id: a\r\n\r\n");
+  EXPECT_EQ(strip_copy_headers("NATS/1.0\r\nNats-Expected-Last-Sequence: 3\r\n\r\n", false), "");
+  EXPECT_EQ(strip_copy_headers("NATS/1.0\r\nNats-Stream-Source: A 1\r\nk: v\r\n\r\n", true), "NATS/1.0\r\nk: v\r\n\r\n");
+  EXPECT_EQ(strip_copy_headers("", true), "");
+
+  auto spec = parse_source_spec({{"name", "ORDERS"}});
+  EXPECT_EQ(stream_source_header(spec, 42, "orders.us.new"), "ORDERS 42 > > orders.us.new");
+  auto p = parse_stream_source_header("ORDERS 42 > > orders.us.new");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->first, "ORDERS");
+  EXPECT_EQ(p->second, 42u);
+  p = parse_stream_source_header("ORDERS-EU 1");  // 2.9 form
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->second, 1u);
+  EXPECT_FALSE(parse_stream_source_header("ORDERS"));
+}
+
+delivery_meta dm(std::uint64_t sseq, std::uint64_t dseq, std::uint64_t pending = 0, std::uint64_t dc = 1) {
+  delivery_meta d;
+  d.stream_seq = sseq;
+  d.consumer_seq = dseq;
+  d.pending = pending;
+  d.delivered = dc;
+  d.ts = 7;
+  return d;
+}
+
+TEST(source_tracker, first_setup_then_copies_in_order) {
+  source_tracker t(true, 0);
+  EXPECT_EQ(t.active(100), -1) << "never heard from the origin";
+  auto start = t.due_create(100);
+  ASSERT_TRUE(start);
+  EXPECT_EQ(*start, 0u) << "first setup: the spec's start";
+  EXPECT_FALSE(t.due_create(101)) << "one request at a time";
+  t.create_ok(200);
+  EXPECT_EQ(t.state(), source_tracker::phase::active);
+  auto d = t.on_data(dm(1, 1, 2), 300);
+  EXPECT_EQ(d.v, source_tracker::verdict::store);
+  EXPECT_EQ(d.skip, 0u);
+  t.stored(1);
+  EXPECT_EQ(t.lag(), 1u);
+  EXPECT_EQ(t.active(1300), 1000);
+  // The origin lost 2..4: delivery sequence contiguous, the mirror skips them.
+  d = t.on_data(dm(5, 2, 0), 400);
+  EXPECT_EQ(d.v, source_tracker::verdict::store);
+  EXPECT_EQ(d.skip, 3u);
+  t.stored(5);
+  EXPECT_EQ(t.lag(), 0u);
+  EXPECT_EQ(t.copied(), 5u);
+  // Redeliveries and already copied sequences are not stored again.
+  EXPECT_EQ(t.on_data(dm(6, 3, 0, 2), 500).v, source_tracker::verdict::ignore);
+  EXPECT_EQ(t.on_data(dm(5, 3), 500).v, source_tracker::verdict::duplicate);
+}
+
+TEST(source_tracker, sources_never_skip) {
+  source_tracker t(false, 10);
+  ASSERT_EQ(t.due_create(0), 11u) << "resume after the last copied";
+  t.create_ok(0);
+  auto d = t.on_data(dm(20, 1), 1);
+  EXPECT_EQ(d.v, source_tracker::verdict::store);
+  EXPECT_EQ(d.skip, 0u);
+}
+
+TEST(source_tracker, data_before_the_create_response_counts_as_set_up) {
+  source_tracker t(true, 0);
+  ASSERT_TRUE(t.due_create(0));
+  EXPECT_EQ(t.on_data(dm(1, 1), 5).v, source_tracker::verdict::store);
+  t.stored(1);
+  t.create_ok(6);  // the late response does not reset the delivery sequence
+  EXPECT_EQ(t.on_data(dm(2, 2), 7).v, source_tracker::verdict::store);
+}
+
+TEST(source_tracker, delivery_gap_and_heartbeat_mismatch_recreate_from_last_copied) {
+  source_tracker t(true, 0);
+  ASSERT_TRUE(t.due_create(0));
+  t.create_ok(0);
+  ASSERT_EQ(t.on_data(dm(1, 1), 1).v, source_tracker::verdict::store);
+  t.stored(1);
+  EXPECT_EQ(t.on_data(dm(3, 3), 2).v, source_tracker::verdict::recreate);
+  EXPECT_EQ(t.state(), source_tracker::phase::idle);
+  // Not before 2 s after the last attempt.
+  EXPECT_FALSE(t.due_create(kSec));
+  EXPECT_EQ(t.due_create(2 * kSec), 2u);
+  t.create_ok(2 * kSec);
+  EXPECT_FALSE(t.on_heartbeat(0, 1, 3 * kSec)) << "nothing delivered yet, nothing missed";
+  EXPECT_TRUE(t.on_heartbeat(4, 5, 4 * kSec)) << "the consumer delivered what we never saw";
+  EXPECT_EQ(t.due_create(5 * kSec), 2u);
+}
+
+TEST(source_tracker, failures_back_off_and_success_clears_the_error) {
+  source_tracker t(true, 0);
+  ASSERT_TRUE(t.due_create(0));
+  t.create_failed(make_error(10059), kSec);
+  ASSERT_TRUE(t.error());
+  EXPECT_EQ(t.error()->err_code, 10059);
+  EXPECT_EQ(t.failures(), 1u);
+  EXPECT_EQ(t.next_attempt(), 11 * kSec) << "5 s x 2 x failures";
+  EXPECT_FALSE(t.due_create(10 * kSec));
+  ASSERT_TRUE(t.due_create(11 * kSec));
+  t.create_failed(make_error(10059), 11 * kSec);
+  EXPECT_EQ(t.next_attempt(), 31 * kSec);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(t.due_create(t.next_attempt()));
+    t.create_failed(make_error(10059), t.next_attempt());
+  }
+  const std::int64_t at = t.next_deadline();
+  ASSERT_TRUE(t.due_create(at));
+  t.create_failed(make_error(10059), at);
+  EXPECT_EQ(t.next_attempt() - at, source_tracker::kMaxRetryNs) << "capped at 2 minutes";
+  ASSERT_TRUE(t.due_create(t.next_attempt()));
+  t.create_ok(t.next_attempt());
+  EXPECT_FALSE(t.error());
+  EXPECT_EQ(t.failures(), 0u);
+}
+
+TEST(source_tracker, unanswered_create_times_out_and_silence_sets_up_again) {
+  source_tracker t(false, 0);
+  ASSERT_TRUE(t.due_create(0));
+  EXPECT_FALSE(t.due_create(29 * kSec));
+  EXPECT_FALSE(t.due_create(30 * kSec)) << "times out into a backoff";
+  ASSERT_TRUE(t.error());
+  EXPECT_EQ(t.error()->err_code, 10045);
+  ASSERT_TRUE(t.due_create(t.next_attempt()));
+  const std::int64_t ok_at = t.next_attempt();
+  t.create_ok(ok_at);
+  EXPECT_EQ(t.next_deadline(), ok_at + source_tracker::kStallNs);
+  EXPECT_FALSE(t.due_create(ok_at + source_tracker::kStallNs - 1));
+  EXPECT_TRUE(t.due_create(ok_at + source_tracker::kStallNs)) << "no heartbeat for 10 s: set up again";
+}
+
+}  // namespace
+}  // namespace js
