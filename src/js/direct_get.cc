@@ -56,10 +56,12 @@ void stream::direct_get(const core::inbound_msg& m) {
       if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) return status("412 Required Api Level");
     }
   }
-  const std::string marker = "DIRECT.GET." + _cfg.name;
+  // DIRECT.GET.<stream>: our name, or the origin's when serving as its mirror (mirror_direct).
+  constexpr std::string_view marker = "DIRECT.GET.";
   auto pos = m.subject.find(marker);
   if (pos == std::string_view::npos) return;
   std::string_view tail = m.subject.substr(pos + marker.size());
+  tail = tail.substr(std::min(tail.size(), tail.find('.')));
   direct_request r;
   std::vector<std::string> keys;
   std::string_view body = m.payload;

@@ -98,6 +98,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void load_streams();
   stream* find(std::string_view name);
   std::optional<api_error> check_overlap(const stream_config& cfg) const;
+  // Mirror rules that need the origin (stream_mirror.cc); may align cfg.mirror_direct.
+  std::optional<api_error> check_mirror_origin(stream_config& cfg);
 
   core::service_host* _host = nullptr;
   std::string _domain;

@@ -23,21 +23,21 @@ std::string random_id(std::size_t n) {
 source_link::source_link(jetstream& js, stream& owner, source_spec spec, bool mirror, std::uint64_t copied)
     : _js(js), _owner(owner), _spec(std::move(spec)), _mirror(mirror), _tracker(mirror, copied) {}
 
-source_link::~source_link() { stop(); }
+source_link::~source_link() { stop(false); }
 
-void source_link::stop() {
+void source_link::stop(bool delete_consumer) {
   if (_stopped) return;
   _stopped = true;
-  drop_consumer();
+  drop_consumer(delete_consumer);
   _inbox.clear();
 }
 
 // Forgets the current consumer: its deliveries stop reaching us (the subscription goes), and
 // the origin is asked to delete it (it would expire by inactive_threshold anyway).
-void source_link::drop_consumer() {
+void source_link::drop_consumer(bool delete_consumer) {
   for (auto id : _subs) _js.host().unsubscribe(id);
   _subs.clear();
-  if (!_consumer_name.empty()) {
+  if (!_consumer_name.empty() && delete_consumer) {
     const std::string api = _spec.external_api.empty() ? "$JS.API" : _spec.external_api;
     _js.host().publish(api + ".CONSUMER.DELETE." + _spec.name + "." + _consumer_name, "", "", "");
     _consumer_name.clear();

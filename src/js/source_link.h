@@ -27,8 +27,9 @@ class source_link final : public core::internal_handler {
 
   void on_msg(const core::inbound_msg& m) override;
   std::size_t poll(std::int64_t now);
-  // Unsubscribes and deletes the origin consumer (best effort).
-  void stop();
+  // Unsubscribes; with delete_consumer also asks the origin to delete its consumer (else it
+  // expires by inactive_threshold: the way on shutdown, when the API may be going too).
+  void stop(bool delete_consumer);
 
   const source_spec& spec() const { return _spec; }
   const source_tracker& tracker() const { return _tracker; }
@@ -41,7 +42,7 @@ class source_link final : public core::internal_handler {
     std::string subject, reply, headers, payload;
   };
   void send_create(std::uint64_t start_seq, std::int64_t now);
-  void drop_consumer();
+  void drop_consumer(bool delete_consumer = true);
   void handle(const queued& q, std::int64_t now);
   void handle_create_reply(const queued& q, std::int64_t now);
   void handle_status(const queued& q, std::int64_t now);

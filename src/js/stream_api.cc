@@ -134,6 +134,7 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
   if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
   if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
+  if (auto e = check_mirror_origin(cfg)) return respond_error(m.reply, type, *e);
   if (stream* s = find(cfg.name)) {
     if (!same_config(s->config(), cfg)) return respond_error(m.reply, type, make_error(err::name_in_use));
     ojson j = typed(type, stream_info_json(*s, false, "", 0, false));

@@ -23,6 +23,7 @@ void stream::configure_sources() {
   if (_cfg.has_mirror()) want["mirror"] = _cfg.mirror;
   if (_cfg.has_sources()) want["sources"] = _cfg.sources;
   if (want == _links_cfg && !(_links.empty() && !want.empty())) return;
+  for (auto& l : _links) l->stop(true);  // a config change: the origin's consumers go now
   stop_sources();
   _links_cfg = want;
   if (_cfg.has_mirror()) {
@@ -51,7 +52,7 @@ void stream::configure_sources() {
 }
 
 void stream::stop_sources() {
-  for (auto& l : _links) l->stop();
+  for (auto& l : _links) l->stop(false);
   _links.clear();
   _links_cfg = ojson();
 }
@@ -99,6 +100,18 @@ void stream::add_sources_info(ojson& info, std::int64_t now) const {
   ojson arr = ojson::array();
   for (const auto& l : _links) arr.push_back(l->info_json(now));
   info["sources"] = arr;
+}
+
+// A mirror whose origin is here: its max_msg_size may not be smaller (10030), and
+// mirror_direct follows the origin's allow_direct.
+std::optional<api_error> jetstream::check_mirror_origin(stream_config& cfg) {
+  if (!cfg.has_mirror()) return std::nullopt;
+  stream* o = find(parse_source_spec(cfg.mirror).name);
+  if (!o) return std::nullopt;
+  const auto origin_max = o->config().max_msg_size;
+  if (cfg.max_msg_size > 0 && origin_max > 0 && cfg.max_msg_size < origin_max) return make_error(10030);
+  cfg.mirror_direct = o->config().allow_direct;
+  return std::nullopt;
 }
 
 void stream::subscribe_mirror_direct() {

@@ -1,5 +1,9 @@
-// Deep Dive chapter replay (deep-dive.md 13.1, 13.2, 13.12, 13.14, 13.18, 13.19): the ORDERS stream,
+// Deep Dive chapter replay (deep-dive.md 13.1, 13.2, 13.12, 13.14, 13.17, 13.18, 13.19): the ORDERS stream,
 // the chapter's payloads and the facts the chapter prints.
+#include <chrono>
+#include <set>
+#include <thread>
+
 #include "tests/integration/js_fixture.h"
 
 namespace peregrine::test {
@@ -159,6 +163,80 @@ TEST_F(js_test, deep_dive_republish_page) {
   ASSERT_FALSE(edit(nullptr).contains("error"));
   publish("orders.created", kOrd8w2k);
   EXPECT_FALSE(next_msg(dash.get(), 300ms));
+}
+
+// 13.17 Mirrors and sources: ORDERS-ARCHIVE mirrors ORDERS; ALL-ORDERS sources ORDERS-US,
+// ORDERS-EU and ORDERS-APAC; the mirror refuses publishes (no responders, 10060).
+TEST_F(js_test, deep_dive_mirrors_and_sources_page) {
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}}).contains("error"));
+  EXPECT_EQ(publish("orders.created", kOrd8w2k)["seq"], 1);
+  EXPECT_EQ(publish("orders.created", kOrd2zr9)["seq"], 2);
+  EXPECT_EQ(publish("orders.shipped", kOrd8w2kShipped)["seq"], 3);
+  // nats stream add ORDERS-ARCHIVE --mirror ORDERS
+  json r = create({{"name", "ORDERS-ARCHIVE"}, {"mirror", {{"name", "ORDERS"}}}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["config"]["mirror"], json({{"name", "ORDERS"}}));
+  auto info_when = [&](const std::string& stream, auto done) {
+    json info;
+    for (int i = 0; i < 100; ++i) {
+      info = request("$JS.API.STREAM.INFO." + stream);
+      if (done(info)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return info;
+  };
+  // nats stream info ORDERS-ARCHIVE -> Mirror Information: Stream Name ORDERS, Lag 0, Last Seen ~1s.
+  json info = info_when("ORDERS-ARCHIVE", [](const json& i) { return i["state"]["last_seq"] == 3; });
+  EXPECT_EQ(info["state"]["messages"], 3);
+  ASSERT_TRUE(info.contains("mirror")) << info;
+  EXPECT_EQ(info["mirror"]["name"], "ORDERS");
+  EXPECT_EQ(info["mirror"]["lag"], 0);
+  EXPECT_GE(info["mirror"]["active"].get<std::int64_t>(), 0);
+  EXPECT_LT(info["mirror"]["active"].get<std::int64_t>(), 5'000'000'000LL);
+
+  // Regional streams and ALL-ORDERS sourcing them.
+  for (const char* region : {"us", "eu", "apac"}) {
+    std::string upper = region;
+    for (auto& c : upper) c = char(std::toupper(c));
+    r = create({{"name", "ORDERS-" + upper}, {"subjects", {std::string(region) + ".orders.>"}}});
+    ASSERT_FALSE(r.contains("error")) << r;
+  }
+  r = create({{"name", "ALL-ORDERS"}, {"sources", {{{"name", "ORDERS-US"}}, {{"name", "ORDERS-EU"}}, {{"name", "ORDERS-APAC"}}}}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(publish("us.orders.created", kOrd8w2k)["stream"], "ORDERS-US");
+  EXPECT_EQ(publish("eu.orders.created", kOrd2zr9)["stream"], "ORDERS-EU");
+  EXPECT_EQ(publish("apac.orders.created", kOrd8w2kShipped)["stream"], "ORDERS-APAC");
+  info = info_when("ALL-ORDERS", [](const json& i) { return i["state"]["messages"] == 3; });
+  EXPECT_EQ(info["state"]["messages"], 3);
+  ASSERT_TRUE(info["sources"].is_array()) << info;
+  std::set<std::string> names;
+  for (const auto& s : info["sources"]) {
+    names.insert(s["name"].get<std::string>());
+    EXPECT_EQ(s["lag"], 0);
+    EXPECT_GE(s["active"].get<std::int64_t>(), 0);
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"ORDERS-US", "ORDERS-EU", "ORDERS-APAC"}));
+
+  // nats pub --jetstream ORDERS-ARCHIVE '...' -> no responders available for request.
+  natsMsg* reply = nullptr;
+  EXPECT_EQ(natsConnection_RequestString(&reply, nc_.get(), "ORDERS-ARCHIVE", kOrd8w2k.c_str(), 1000), NATS_NO_RESPONDERS);
+  if (reply) natsMsg_Destroy(reply);
+  // Publishing to orders.created -> Stored in Stream: ORDERS Sequence: 4, and the mirror copies it.
+  json ack = publish("orders.created", kOrd8w2k);
+  EXPECT_EQ(ack["stream"], "ORDERS");
+  EXPECT_EQ(ack["seq"], 4);
+  info = info_when("ORDERS-ARCHIVE", [](const json& i) { return i["state"]["last_seq"] == 4; });
+  EXPECT_EQ(info["state"]["last_seq"], 4);
+  // Nats-Expected-Stream: ORDERS-ARCHIVE -> 10060.
+  ack = publish("orders.created", kOrd8w2k, {{"Nats-Expected-Stream", "ORDERS-ARCHIVE"}});
+  EXPECT_EQ(ack["error"]["err_code"], 10060) << ack;
+  // Pitfall: filter_subject and subject_transforms are exclusive (2.10+ knows transforms).
+  const std::string bin = server_binary();
+  if (bin.size() < 11 || bin.compare(bin.size() - 11, 11, "nats-server") != 0) {
+    r = create({{"name", "BAD"}, {"sources", {{{"name", "ORDERS"}, {"filter_subject", "orders.created"},
+                                               {"subject_transforms", {{{"src", "orders.*"}, {"dest", "x.>"}}}}}}}});
+    EXPECT_EQ(r["error"]["err_code"], 10144) << r;
+  }
 }
 
 }  // namespace

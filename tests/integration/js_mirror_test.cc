@@ -237,5 +237,72 @@ TEST_F(js_mirror, filtered_mirror_and_source_transforms) {
   EXPECT_EQ(r["error"], json::parse(R"({"code":400,"err_code":10140,"description":"duplicate source configuration detected"})"));
 }
 
+// The origin does not exist yet: StreamInfo shows the origin's error, and once the origin is
+// created the mirror's retry (with backoff) catches up.
+TEST_F(js_mirror, missing_origin_is_retried_and_reported) {
+  ASSERT_FALSE(create({{"name", "M"}, {"mirror", {{"name", "LATER"}}}}).contains("error"));
+  json info;
+  for (int i = 0; i < 50; ++i) {
+    info = request("$JS.API.STREAM.INFO.M");
+    if (info["mirror"].contains("error")) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(info["mirror"].contains("error")) << info;
+  EXPECT_EQ(info["mirror"]["error"]["err_code"], 10059) << info;
+  EXPECT_EQ(info["mirror"]["active"], -1) << "never heard from the origin";
+  ASSERT_FALSE(create({{"name", "LATER"}, {"subjects", {"later"}}}).contains("error"));
+  publish("later", "x");
+  publish("later", "y");
+  json m;
+  for (int i = 0; i < 300; ++i) {  // the first retry comes 10 s after the failure
+    m = request("$JS.API.STREAM.INFO.M");
+    if (m["state"]["last_seq"] == 2) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(m["state"]["messages"], 2) << m;
+  EXPECT_FALSE(m["mirror"].contains("error")) << m;
+}
+
+// mirror_direct: the mirror answers direct gets for the origin's name (as KV mirrors do),
+// still when the origin is gone.
+TEST_F(js_mirror, mirror_direct_serves_the_origin_name) {
+  ASSERT_FALSE(create({{"name", "ORDERS"}, {"subjects", {"orders.>"}}, {"allow_direct", true}}).contains("error"));
+  json r = create({{"name", "ORDERS-ARCHIVE"}, {"mirror", {{"name", "ORDERS"}}}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r["config"]["mirror_direct"], true) << "follows the origin's allow_direct";
+  publish("orders.created", kOrd8w2k);
+  wait_last_seq("ORDERS-ARCHIVE", 1);
+  ASSERT_FALSE(request("$JS.API.STREAM.DELETE.ORDERS").contains("error"));
+  natsMsg* reply = nullptr;
+  ASSERT_EQ(natsConnection_RequestString(&reply, nc_.get(), "$JS.API.DIRECT.GET.ORDERS", R"({"seq":1})", 2000), NATS_OK);
+  msg_ptr msg(reply);
+  const char* v = nullptr;
+  ASSERT_EQ(natsMsgHeader_Get(msg.get(), "Nats-Stream", &v), NATS_OK);
+  EXPECT_STREQ(v, "ORDERS-ARCHIVE");
+  EXPECT_EQ(std::string(natsMsg_GetData(msg.get()), size_t(natsMsg_GetDataLength(msg.get()))), kOrd8w2k);
+}
+
+// 2.12: an update without `mirror` promotes the mirror to a normal stream that keeps its data.
+TEST_F(js_mirror, removing_the_mirror_config_promotes_it) {
+  if (reference_server()) GTEST_SKIP() << "promotion arrived in 2.12";
+  orders();
+  publish("orders.created", "1");
+  publish("orders.created", "2");
+  ASSERT_FALSE(create({{"name", "ORDERS-ARCHIVE"}, {"mirror", {{"name", "ORDERS"}}}}).contains("error"));
+  wait_last_seq("ORDERS-ARCHIVE", 2);
+  json r = request("$JS.API.STREAM.UPDATE.ORDERS-ARCHIVE",
+                   json({{"name", "ORDERS-ARCHIVE"}, {"subjects", {"archive.>"}}}).dump());
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_FALSE(r["config"].contains("mirror"));
+  EXPECT_FALSE(r.contains("mirror"));
+  EXPECT_EQ(publish("archive.x", "3")["seq"], 3);
+  publish("orders.created", "4");  // no longer copied
+  std::this_thread::sleep_for(500ms);
+  json info = request("$JS.API.STREAM.INFO.ORDERS-ARCHIVE");
+  EXPECT_EQ(info["state"]["messages"], 3);
+  EXPECT_EQ(info["state"]["last_seq"], 3);
+  EXPECT_EQ(get("ORDERS-ARCHIVE", 3)["message"]["subject"], "archive.x");
+}
+
 }  // namespace
 }  // namespace peregrine::test
