@@ -82,11 +82,14 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     // Served by the stream's own responder; nothing answers for a stream that does not
     // exist or does not allow direct gets (or a subject no stream subscribes).
     const stream* s = nullptr;
+    bool mirrored = false;  // a mirror_direct mirror answers for its origin's name
     if (rest.starts_with("DIRECT.GET.")) {
       std::string_view name = rest.substr(11);
-      s = find(name.substr(0, name.find('.')));
+      name = name.substr(0, name.find('.'));
+      s = find(name);
+      if (s == nullptr || !s->config().allow_direct) mirrored = mirror_serves_direct(name);
     }
-    if (s == nullptr || !s->config().allow_direct) no_responders(m);
+    if ((s == nullptr || !s->config().allow_direct) && !mirrored) no_responders(m);
     return;
   }
 

@@ -100,6 +100,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::optional<api_error> check_overlap(const stream_config& cfg) const;
   // Mirror rules that need the origin (stream_mirror.cc); may align cfg.mirror_direct.
   std::optional<api_error> check_mirror_origin(stream_config& cfg);
+  bool mirror_serves_direct(std::string_view origin) const;
 
   core::service_host* _host = nullptr;
   std::string _domain;

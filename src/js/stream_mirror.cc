@@ -114,6 +114,14 @@ std::optional<api_error> jetstream::check_mirror_origin(stream_config& cfg) {
   return std::nullopt;
 }
 
+bool jetstream::mirror_serves_direct(std::string_view origin) const {
+  for (const auto& [name, s] : _streams) {
+    const auto& c = s->config();
+    if (c.mirror_direct && c.has_mirror() && c.mirror.value("name", std::string()) == origin) return true;
+  }
+  return false;
+}
+
 void stream::subscribe_mirror_direct() {
   if (!_cfg.mirror_direct || !_cfg.has_mirror()) return;
   const auto origin = parse_source_spec(_cfg.mirror).name;
