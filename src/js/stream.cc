@@ -250,6 +250,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   if (_closed) return;
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {
+    if (_copy_error) *_copy_error = e;  // a sourced message: the link retries from here
     if (want_ack) reply_error(m.reply, e);
   };
   const std::string_view hdr = m.headers;

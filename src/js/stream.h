@@ -134,6 +134,7 @@ class stream final : public core::internal_handler {
   atomic_batch_table _batches;
   std::vector<std::unique_ptr<source_link>> _links;
   ojson _links_cfg;  // the mirror/sources config the links were built from
+  std::optional<api_error>* _copy_error = nullptr;  // set while on_msg stores a sourced message
 };
 
 }  // namespace js

@@ -74,8 +74,11 @@ bool stream::store_copied(const source_spec& src, bool mirror, std::string_view 
     m.subject = subject;
     m.headers = with_source;
     m.payload = payload;
+    std::optional<api_error> refused;
+    _copy_error = &refused;
     on_msg(m);
-    return true;
+    _copy_error = nullptr;
+    return !refused;  // e.g. discard new at a limit: copied again from this message later
   }
   std::string transformed;
   const std::string_view stored_subject = _rewrites.ingest(subject, transformed);

@@ -237,6 +237,27 @@ TEST_F(js_mirror, filtered_mirror_and_source_transforms) {
   EXPECT_EQ(r["error"], json::parse(R"({"code":400,"err_code":10140,"description":"duplicate source configuration detected"})"));
 }
 
+// A sourced message the stream refuses (discard new at max_msgs) is not lost: the source sets
+// its consumer up again from that message and copies it once there is room.
+TEST_F(js_mirror, refused_sourced_message_is_copied_later) {
+  ASSERT_FALSE(create({{"name", "A"}, {"subjects", {"a"}}}).contains("error"));
+  json r = create({{"name", "ALL"}, {"sources", {{{"name", "A"}}}}, {"max_msgs", 2}, {"discard", "new"}});
+  ASSERT_FALSE(r.contains("error")) << r;
+  for (int i = 1; i <= 3; ++i) publish("a", "m" + std::to_string(i));
+  wait_messages("ALL", 2);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(request("$JS.API.STREAM.INFO.ALL")["state"]["messages"], 2);
+  ASSERT_FALSE(request("$JS.API.STREAM.PURGE.ALL").contains("error"));
+  json info;
+  for (int i = 0; i < 100; ++i) {  // the retry comes within a few seconds
+    info = request("$JS.API.STREAM.INFO.ALL");
+    if (info["state"]["messages"] == 1) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(info["state"]["messages"], 1) << info;
+  EXPECT_EQ(get("ALL", info["state"]["last_seq"].get<std::uint64_t>())["message"]["data"], "bTM=") << "m3, base64";
+}
+
 // The origin does not exist yet: StreamInfo shows the origin's error, and once the origin is
 // created the mirror's retry (with backoff) catches up.
 TEST_F(js_mirror, missing_origin_is_retried_and_reported) {
