@@ -7,6 +7,7 @@
 
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
+#include "src/js/msg_ttl.h"
 #include "src/js/source_link.h"
 #include "src/js/stream.h"
 
@@ -87,7 +88,12 @@ bool stream::store_copied(const source_spec& src, bool mirror, std::string_view 
     // Origin messages that were removed before we copied them: the same gap here.
     if (auto st = _store->skip(d.stream_seq - 1 - _store->last_seq()); !st.ok()) return false;
   }
-  auto seq = _store->append(stored_subject, hdr, payload, d.ts, storage::ttl_none);
+  // Nats-TTL is kept verbatim; a mirror that allows TTLs expires the copy by it too.
+  std::int64_t ttl = storage::ttl_none;
+  if (_cfg.allow_msg_ttl && !hdr.empty())
+    if (auto v = find_header(hdr, "Nats-TTL"))
+      if (auto parsed = parse_msg_ttl(*v)) ttl = *parsed;
+  auto seq = _store->append(stored_subject, hdr, payload, d.ts, ttl);
   if (!seq.ok()) return false;
   trim_after_append();
   if (on_stored) on_stored(*seq, stored_subject);

@@ -125,7 +125,7 @@ TEST_F(js_mirror, mirror_catches_up_after_restart_without_gap_or_duplicate) {
   orders();
   ASSERT_FALSE(create({{"name", "ORDERS-ARCHIVE"}, {"mirror", {{"name", "ORDERS"}}}}).contains("error"));
   std::uint64_t n = 0;
-  for (bool hard : {true, false}) {
+  for (bool hard : {true, true, true, false}) {
     for (int i = 0; i < 20; ++i) ASSERT_EQ(publish("orders.created", "m" + std::to_string(++n))["seq"], n);
     wait_last_seq("ORDERS-ARCHIVE", n - 10);  // part of it copied, maybe all
     restart(hard);
@@ -256,6 +256,24 @@ TEST_F(js_mirror, refused_sourced_message_is_copied_later) {
   }
   ASSERT_EQ(info["state"]["messages"], 1) << info;
   EXPECT_EQ(get("ALL", info["state"]["last_seq"].get<std::uint64_t>())["message"]["data"], "bTM=") << "m3, base64";
+}
+
+// Nats-TTL travels with the copy; a mirror with allow_msg_ttl expires it as the origin does.
+TEST_F(js_mirror, mirror_with_ttl_expires_copies) {
+  if (reference_server()) GTEST_SKIP() << "per-message TTL arrived in 2.11";
+  ASSERT_FALSE(create({{"name", "T"}, {"subjects", {"t"}}, {"allow_msg_ttl", true}}).contains("error"));
+  ASSERT_FALSE(create({{"name", "TM"}, {"mirror", {{"name", "T"}}}, {"allow_msg_ttl", true}}).contains("error"));
+  publish("t", "short", {{"Nats-TTL", "1s"}});
+  publish("t", "long");
+  wait_last_seq("TM", 2);
+  json info;
+  for (int i = 0; i < 50; ++i) {
+    info = request("$JS.API.STREAM.INFO.TM");
+    if (info["state"]["messages"] == 1) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(info["state"]["messages"], 1) << info;
+  EXPECT_EQ(info["state"]["first_seq"], 2);
 }
 
 // The origin does not exist yet: StreamInfo shows the origin's error, and once the origin is
