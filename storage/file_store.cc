@@ -64,24 +64,36 @@ file_store::block_file* file_store::block_by_id(std::uint32_t id) {
   return nullptr;
 }
 
-base::status file_store::prezero(int fh) {
+base::status file_store::prezero(int fh, std::uint64_t size) {
   // Plain pwrite on the fd: the backend's completion queue may hold our in-flight batch.
   static const io::aligned_buf zeros = [] {
     io::aligned_buf z(1 << 20);
     z.resize(1 << 20);
     return z;
   }();
-  for (std::uint64_t off = 0; off < _cfg.block_size; off += zeros.size()) {
-    std::size_t n = std::size_t(std::min<std::uint64_t>(zeros.size(), _cfg.block_size - off));
+  for (std::uint64_t off = 0; off < size; off += zeros.size()) {
+    std::size_t n = std::size_t(std::min<std::uint64_t>(zeros.size(), size - off));
     if (::pwrite(fh, zeros.data(), n, off_t(off)) != ssize_t(n)) return io::sys_error(errno);
   }
   if (::fdatasync(fh) != 0) return io::sys_error(errno);
   return {};
 }
 
-base::status file_store::new_block() {
+std::uint64_t file_store::next_block_size(std::uint64_t need) const {
+  const std::uint64_t cap = _cfg.block_size;
+  std::uint64_t s = std::clamp<std::uint64_t>(io::align_up(_cfg.first_block_size), io::kDioAlign, cap);
+  if (!_blocks.empty()) s = std::clamp<std::uint64_t>(_blocks.back().size * 2, s, cap);
+  // The opening skip record plus the record that did not fit, so it never grows a file past
+  // its zeroed preallocation (only a record larger than block_size still does).
+  while (s < need + kRecHeader && s < cap) s *= 2;
+  return std::min(s, cap);
+}
+
+base::status file_store::new_block(std::uint64_t need) {
   std::uint32_t id = _blocks.empty() ? 1 : _blocks.back().id + 1;
   std::string path = block_path(id);
+  const std::uint64_t size = next_block_size(need);
+  if (_spare.started() && _spare.size() != size) _spare.discard();  // sized for another record
   if (_spare.started()) {
     // Prepared off-thread while the previous block filled: only a rename is left.
     if (auto st = _spare.take(path); st) {
@@ -89,8 +101,8 @@ base::status file_store::new_block() {
       // account the space, so space limits (and fault injection) see every block.
       auto fh = _be->open(path, false);
       if (fh) {
-        auto st2 = _be->allocate(*fh, _cfg.block_size);
-        if (st2) return install_block(id, *fh);
+        auto st2 = _be->allocate(*fh, size);
+        if (st2) return install_block(id, *fh, size);
         _be->close(*fh);
         ::unlink(path.c_str());
         return st2;
@@ -102,22 +114,22 @@ base::status file_store::new_block() {
   }
   auto fh = _be->open(path, true);
   if (!fh) return fh.err();
-  if (auto st = _be->allocate(*fh, _cfg.block_size); !st) {
+  if (auto st = _be->allocate(*fh, size); !st) {
     _be->close(*fh);
     ::unlink(path.c_str());
     return st;
   }
   if (_cfg.prezero_blocks) {
-    if (auto st = prezero(*fh); !st) {
+    if (auto st = prezero(*fh, size); !st) {
       _be->close(*fh);
       ::unlink(path.c_str());
       return st;
     }
   }
-  return install_block(id, *fh);
+  return install_block(id, *fh, size);
 }
 
-base::status file_store::install_block(std::uint32_t id, int fh) {
+base::status file_store::install_block(std::uint32_t id, int fh, std::uint64_t size) {
   {
     // The new file's directory entry must survive an OS crash too (both durability points).
     int dfd = ::open(_cfg.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -130,7 +142,7 @@ base::status file_store::install_block(std::uint32_t id, int fh) {
   block_file b;
   b.id = id;
   b.fh = fh;
-  b.size = _cfg.block_size;
+  b.size = size;
   _blocks.push_back(b);
   _pend.clear();
   _pend_off = 0;
@@ -147,11 +159,14 @@ base::status file_store::append_record(rec_kind kind, std::uint64_t seq, std::in
   std::size_t r = record_size(subj.size(), hdr.size(), payload.size());
   if (r > kRecMaxLen) return base::errc::invalid_argument;
   std::uint64_t pos = _pend_off + _pend.size();
-  if (_blocks.empty() || (pos + r > _blocks.back().size && pos > kRecHeader * 2)) {
-    if (auto st = new_block(); !st) return st;
+  // Roll over when the record does not fit, except into a fresh full-size block (one holding
+  // only its skip record): a record larger than block_size then grows that file.
+  const bool fresh = !_blocks.empty() && pos <= kRecHeader * 2 && _blocks.back().size >= _cfg.block_size;
+  if (_blocks.empty() || (pos + r > _blocks.back().size && !fresh)) {
+    if (auto st = new_block(r); !st) return st;
     pos = _pend_off + _pend.size();
   } else if (pos > _blocks.back().size / 2 && !_spare.started()) {
-    _spare.start(_cfg.dir + "/next" + spare_block::kSuffix, _cfg.block_size, _cfg.prezero_blocks);
+    _spare.start(_cfg.dir + "/next" + spare_block::kSuffix, next_block_size(0), _cfg.prezero_blocks);
   }
   std::size_t at = _pend.size();
   _pend.resize_uninit(at + r);  // encode_record writes every byte, padding too

@@ -21,6 +21,11 @@ struct file_store_config {
   std::string dir;
   durability dur = durability::write;
   std::uint64_t block_size = 64ull << 20;
+  // A new store's first block is this small and each next block doubles, up to block_size,
+  // so disk use follows the data (thousands of small streams, every KV bucket is one) while
+  // a busy store still ends up with full-size blocks. A record that would not fit gets a
+  // block large enough for it (up to block_size). Clamped to [4 KiB, block_size].
+  std::uint64_t first_block_size = 16ull << 10;
   std::uint64_t cache_bytes = 8ull << 20;
   byte_accounting acct = byte_accounting::file;
   io::backend_kind backend = io::backend_kind::automatic;
@@ -121,9 +126,10 @@ class file_store final : public indexed_store {
   base::status scan_block(block_file& b, io::aligned_buf& data, std::uint64_t& end,
                           std::uint64_t& prev_seq);
   std::string block_path(std::uint32_t id) const;
-  base::status new_block();
-  base::status install_block(std::uint32_t id, int fh);
-  base::status prezero(int fh);
+  std::uint64_t next_block_size(std::uint64_t need) const;
+  base::status new_block(std::uint64_t need);
+  base::status install_block(std::uint32_t id, int fh, std::uint64_t size);
+  base::status prezero(int fh, std::uint64_t size);
   block_file* block_by_id(std::uint32_t id);
   base::status append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts, std::int64_t ttl,
                              std::string_view subj, std::string_view hdr, std::string_view payload,

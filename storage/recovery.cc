@@ -218,7 +218,9 @@ base::status file_store::recover() {
     block_file b;
     b.id = cur.id;
     b.fh = cur.fh;
-    b.size = std::max<std::uint64_t>(cur.size, _cfg.block_size);
+    // The file's own size: blocks grow from first_block_size (a block cut short, e.g. by a
+    // crash before its preallocation, is simply rolled over at the next append).
+    b.size = io::align_down(cur.size);
     _blocks.push_back(b);
     if (auto st = ahead.get(); !st) return st;
     if (i + 1 < ids.size()) {
@@ -231,7 +233,7 @@ base::status file_store::recover() {
   }
   io::aligned_buf& data = bufs[ids.empty() ? 0 : (ids.size() - 1) % 2];
   if (_blocks.empty()) {
-    if (auto st = new_block(); !st) return st;
+    if (auto st = new_block(0); !st) return st;
   } else {
     block_file& b = _blocks.back();
     _pend_off = io::align_down(end);

@@ -38,6 +38,7 @@ spare_block::~spare_block() { discard(); }
 void spare_block::start(std::string path, std::uint64_t size, bool zero) {
   if (started()) return;
   _path = std::move(path);
+  _size = size;
   _worker = std::thread([this, size, zero] { _result = prepare(_path, size, zero); });
 }
 

@@ -20,6 +20,7 @@ class spare_block {
   // Starts preparing `path` (size bytes, zero-filled when `zero`); no-op if already started.
   void start(std::string path, std::uint64_t size, bool zero);
   bool started() const { return _worker.joinable() || _ready; }
+  std::uint64_t size() const { return _size; }
   // Waits for the helper, then renames the spare to `dest`. An error leaves no file behind
   // and the caller creates the block itself.
   base::status take(const std::string& dest);
@@ -33,6 +34,7 @@ class spare_block {
 
   std::thread _worker;
   std::string _path;
+  std::uint64_t _size = 0;
   base::status _result;
   bool _ready = false;
 };

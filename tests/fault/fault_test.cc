@@ -34,6 +34,7 @@ struct harness {
   harness() {
     cfg.dir = dir.path();
     cfg.block_size = 256 << 10;
+    cfg.first_block_size = cfg.block_size;  // the byte offsets below assume one block
     cfg.cache_bytes = 0;
   }
   void open_faulty() {
