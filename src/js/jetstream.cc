@@ -200,6 +200,7 @@ std::unique_ptr<storage::stream_store> jetstream::open_store(const stream_config
   fc.dur = _host->options().durability == "sync" ? storage::durability::sync : storage::durability::write;
   fc.acct = storage::byte_accounting::file;
   fc.block_size = 8ull << 20;
+  fc.first_block_size = 16ull << 10;  // a small stream (a KV bucket) takes 16 KiB, not 8 MiB
   auto fsr = storage::file_store::open(fc);
   if (!fsr.ok()) {
     error = std::string("cannot open stream store: ") + std::string(base::errc_name(fsr.code()));
