@@ -85,7 +85,7 @@ std::uint64_t file_store::next_block_size(std::uint64_t need) const {
   if (!_blocks.empty()) s = std::clamp<std::uint64_t>(_blocks.back().size * 2, s, cap);
   // The opening skip record plus the record that did not fit, so it never grows a file past
   // its zeroed preallocation (only a record larger than block_size still does).
-  while (s < need + kRecHeader && s < cap) s *= 2;
+  while (s < need + kRecHeader + _meta_bytes && s < cap) s *= 2;
   return std::min(s, cap);
 }
 
@@ -147,9 +147,29 @@ base::status file_store::install_block(std::uint32_t id, int fh, std::uint64_t s
   _pend.clear();
   _pend_off = 0;
   _pend_head = 0;
-  // Every block opens with the current last_seq, so dropping older blocks never loses it.
+  // Every block opens with the current last_seq and metadata, so dropping older blocks
+  // never loses them.
   std::uint64_t loc;
-  return append_record(rec_kind::skip, last_seq(), _last_ts, 0, {}, {}, {}, &loc);
+  if (auto st = append_record(rec_kind::skip, last_seq(), _last_ts, 0, {}, {}, {}, &loc); !st) return st;
+  for (const auto& [key, value] : _meta)
+    if (auto st = append_record(rec_kind::meta, last_seq(), _last_ts, 0, key, {}, value, &loc); !st) return st;
+  return {};
+}
+
+base::status file_store::set_meta(const std::string& key, std::string value) {
+  if (auto st = check_writable(); !st) return st;
+  if (key.empty() || key.size() > 0xffff) return base::errc::invalid_argument;
+  std::uint64_t loc;
+  if (auto st = append_record(rec_kind::meta, last_seq(), _last_ts, 0, key, {}, value, &loc); !st) return st;
+  if (auto it = _meta.find(key); it != _meta.end()) {
+    _meta_bytes -= record_size(key.size(), 0, it->second.size());
+    _meta.erase(it);
+  }
+  if (!value.empty()) {
+    _meta_bytes += record_size(key.size(), 0, value.size());
+    _meta.emplace(key, std::move(value));
+  }
+  return {};
 }
 
 base::status file_store::append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts,
@@ -160,8 +180,9 @@ base::status file_store::append_record(rec_kind kind, std::uint64_t seq, std::in
   if (r > kRecMaxLen) return base::errc::invalid_argument;
   std::uint64_t pos = _pend_off + _pend.size();
   // Roll over when the record does not fit, except into a fresh full-size block (one holding
-  // only its skip record): a record larger than block_size then grows that file.
-  const bool fresh = !_blocks.empty() && pos <= kRecHeader * 2 && _blocks.back().size >= _cfg.block_size;
+  // only its opening skip and meta records): a record larger than block_size then grows it.
+  const bool fresh = !_blocks.empty() && pos <= kRecHeader * 2 + _meta_bytes &&
+                     _blocks.back().size >= _cfg.block_size;
   if (_blocks.empty() || (pos + r > _blocks.back().size && !fresh)) {
     if (auto st = new_block(r); !st) return st;
     pos = _pend_off + _pend.size();

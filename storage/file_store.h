@@ -6,6 +6,7 @@
 // partially filled tail page is carried into the next buffer and rewritten. Recent
 // records are served from a cache; older ones are read back and re-verified.
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -79,6 +80,14 @@ class file_store final : public indexed_store {
   // Rewrites sealed blocks whose live bytes are at most max_live_ratio of their used bytes
   // (storage/compact.cc). Blocks the owner thread for the rewrite; returns bytes reclaimed.
   base::result<std::uint64_t> compact(double max_live_ratio = 0.5);
+
+  // Owner metadata kept in the log itself (meta records; every new block repeats all of it,
+  // so releasing old blocks never loses it): writing a config is one record through the
+  // normal group-commit write, durable at the store's durability point once flush() (or
+  // on_durable for a later append) says so, instead of a file + fsync + rename + dir fsync.
+  // An empty value removes the key. Recovered by open().
+  base::status set_meta(const std::string& key, std::string value);
+  const std::map<std::string, std::string>& meta() const { return _meta; }
 
   const recovery_report& recovery() const { return _report; }
   const io_stats& stats() const { return _stats; }
@@ -169,6 +178,8 @@ class file_store final : public indexed_store {
   base::error _failed{base::errc::ok, 0};
   bool _closed = false;
   recovery_report _report;
+  std::map<std::string, std::string> _meta;
+  std::uint64_t _meta_bytes = 0;  // record bytes to repeat them all at a block's start
   spare_block _spare;
   io_stats _stats;
   durable_fn _on_durable;

@@ -57,7 +57,7 @@ decode_result decode_record(const std::uint8_t* p, std::size_t avail, record_vie
   if (len < kRecHeader || len > kRecMaxLen) return decode_result::corrupt;
   if (len > avail) return decode_result::truncated;
   std::uint8_t kind = p[34];
-  if (kind < 1 || kind > 5 || p[35] != 0) return decode_result::corrupt;
+  if (kind < 1 || kind > 6 || p[35] != 0) return decode_result::corrupt;
   std::size_t subj = get<std::uint16_t>(p + 32);
   std::size_t hdr = get<std::uint32_t>(p + 36);
   if (kRecHeader + subj + hdr > len) return decode_result::corrupt;

@@ -7,13 +7,15 @@
 //   i64 ts         unix ns
 //   i64 ttl        ns, 0 none, -1 never
 //   u16 subj_len
-//   u8  kind       msg, tombstone, purge, skip, erased
+//   u8  kind       msg, tombstone, purge, skip, erased, meta
 //   u8  reserved   0
 //   u32 hdr_len
 //   subject, headers, payload, zero padding to 8
 //
 // A tombstone names the removed seq; purge removes everything below seq; skip raises
-// last_seq to seq; erased is a message whose bytes were overwritten (reads as removed).
+// last_seq to seq; erased is a message whose bytes were overwritten (reads as removed);
+// meta sets the owner's metadata value named by the subject field to the payload (empty:
+// removed), e.g. the stream's and its consumers' configs (file_store::set_meta).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -24,7 +26,7 @@ constexpr std::size_t kRecHeader = 40;
 constexpr std::size_t kRecAlign = 8;
 constexpr std::uint32_t kRecMaxLen = 64u << 20;
 
-enum class rec_kind : std::uint8_t { msg = 1, tomb = 2, purge = 3, skip = 4, erased = 5 };
+enum class rec_kind : std::uint8_t { msg = 1, tomb = 2, purge = 3, skip = 4, erased = 5, meta = 6 };
 
 struct record_view {
   rec_kind kind = rec_kind::msg;

@@ -130,6 +130,17 @@ base::status file_store::scan_block(block_file& b, io::aligned_buf& data, std::u
         case rec_kind::tomb: replay_remove(r.seq); break;
         case rec_kind::purge: replay_purge(r.seq, r.ts); break;
         case rec_kind::skip: replay_skip(r.seq, r.ts); break;
+        case rec_kind::meta:
+          // In log order, so the last value wins; an empty one removed the key.
+          if (auto it = _meta.find(std::string(r.subject)); it != _meta.end()) {
+            _meta_bytes -= record_size(it->first.size(), 0, it->second.size());
+            _meta.erase(it);
+          }
+          if (!r.payload.empty()) {
+            _meta_bytes += record_size(r.subject.size(), 0, r.payload.size());
+            _meta.emplace(std::string(r.subject), std::string(r.payload));
+          }
+          break;
       }
       off += rec_pad(r.len);
       continue;

@@ -130,3 +130,75 @@ TEST(block_growth, record_larger_than_block_size_still_fits_in_one_block) {
 
 }  // namespace
 }  // namespace storage
+
+namespace storage {
+namespace {
+
+// Metadata (a stream's and its consumers' configs) lives in the log: set_meta is one record
+// through the group-commit write, the last value wins, an empty value removes the key, and
+// every new block repeats it all, so releasing old blocks never loses it.
+TEST(store_meta, survives_reopen_rollover_and_release_of_old_blocks) {
+  storage_test::temp_dir d;
+  const auto c = growth_cfg(d.path());
+  {
+    auto s = open_ok(c);
+    EXPECT_TRUE(s->meta().empty());
+    ASSERT_TRUE(s->set_meta("stream", R"({"name":"S","v":1})").ok());
+    ASSERT_TRUE(s->set_meta("consumer/C1", "c1").ok());
+    ASSERT_TRUE(s->set_meta("consumer/C2", "c2").ok());
+    ASSERT_TRUE(s->flush().ok());
+    EXPECT_EQ(s->durable_seq(), 0u);  // no message sequence taken
+    ASSERT_TRUE(s->set_meta("stream", R"({"name":"S","v":2})").ok());
+    ASSERT_TRUE(s->set_meta("consumer/C1", "").ok());
+    // Fill several blocks, then drop every message so the old blocks are released.
+    const std::string payload(3000, 'm');
+    for (int i = 0; i < 200; ++i) ASSERT_TRUE(s->append("m", "", payload, kT0).ok());
+    ASSERT_TRUE(s->flush().ok());
+    ASSERT_GT(s->block_count(), 3u);
+    ASSERT_EQ(*s->purge({}), 200u);
+    ASSERT_TRUE(s->flush().ok());
+    EXPECT_EQ(s->block_count(), 1u);
+    ASSERT_TRUE(s->close().ok());
+  }
+  const std::map<std::string, std::string> want = {{"consumer/C2", "c2"}, {"stream", R"({"name":"S","v":2})"}};
+  auto s = open_ok(c);
+  EXPECT_TRUE(s->recovery().clean());
+  EXPECT_EQ(s->meta(), want);
+  EXPECT_EQ(s->state().last_seq, 200u);
+  EXPECT_EQ(*s->append("m", "", "next", kT0), 201u);
+}
+
+// Durable without close(): what flush() reported is on disk even if the store is dropped.
+TEST(store_meta, flushed_meta_survives_a_dropped_store) {
+  storage_test::temp_dir d;
+  const auto c = growth_cfg(d.path());
+  {
+    auto s = open_ok(c);
+    ASSERT_TRUE(s->set_meta("stream", "cfg").ok());
+    ASSERT_TRUE(s->flush().ok());
+  }  // no close: like a crash after the create was answered
+  auto s = open_ok(c);
+  ASSERT_EQ(s->meta().count("stream"), 1u);
+  EXPECT_EQ(s->meta().at("stream"), "cfg");
+}
+
+// Metadata larger than a small first block moves to a block that holds it (no endless rollover).
+TEST(store_meta, large_meta_gets_a_block_that_fits_it) {
+  storage_test::temp_dir d;
+  const auto c = growth_cfg(d.path());
+  const std::string big(40 << 10, 'c');
+  {
+    auto s = open_ok(c);
+    ASSERT_TRUE(s->set_meta("stream", big).ok());
+    ASSERT_EQ(*s->append("m", "", "x", kT0), 1u);
+    for (int i = 0; i < 100; ++i) ASSERT_TRUE(s->append("m", "", std::string(1000, 'y'), kT0).ok());
+    ASSERT_TRUE(s->close().ok());
+  }
+  auto s = open_ok(c);
+  EXPECT_TRUE(s->recovery().clean());
+  EXPECT_EQ(s->meta().at("stream"), big);
+  EXPECT_EQ(s->state().msgs, 101u);
+}
+
+}  // namespace
+}  // namespace storage
