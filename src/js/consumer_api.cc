@@ -12,6 +12,7 @@
 #include "src/js/jetstream_service.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
+#include "storage/file_store.h"
 
 namespace js {
 
@@ -366,6 +367,8 @@ void jetstream::delete_consumer(stream& s, const std::string& name, bool advise)
   sit->second.erase(it);
   if (!c->state_dir().empty()) {
     std::error_code ec;
+    std::string error;
+    if (!forget_consumer_meta(s, name, error)) PG_WARN("JetStream: {}", error);
     c->wait_state_written();
     fs::remove_all(c->state_dir(), ec);
   }
@@ -478,34 +481,58 @@ std::string jetstream::consumer_dir(const stream& s, const std::string& name) co
   return s.dir() + "/obs/" + name;
 }
 
-bool jetstream::save_consumer_meta(const stream& s, const consumer_agent& c, std::string& error) {
-  (void)s;
+namespace {
+const std::string kConsumerMetaPrefix = "consumer/";
+}  // namespace
+
+bool jetstream::save_consumer_meta(stream& s, const consumer_agent& c, std::string& error) {
   ojson j;
   j["config"] = to_json(c.config(), false);
   j["created"] = format_time(c.created());
-  return write_file_atomic(c.state_dir(), "meta.inf", j.dump(), error);
+  if (!file_store_of(s)) return write_file_atomic(c.state_dir(), "meta.inf", j.dump(), error);
+  if (!write_store_meta(s, kConsumerMetaPrefix + c.config().name, j.dump(), error)) return false;
+  std::error_code ec;
+  fs::remove(c.state_dir() + "/meta.inf", ec);  // from an older version; the log wins at load
+  return true;
+}
+
+bool jetstream::forget_consumer_meta(stream& s, const std::string& name, std::string& error) {
+  if (!file_store_of(s)) return true;  // meta.inf goes with the consumer's directory
+  return write_store_meta(s, kConsumerMetaPrefix + name, {}, error);
 }
 
 void jetstream::load_consumers(stream& s) {
   std::error_code ec;
   const std::int64_t t = now();
+  // name -> (metadata text, where it came from); the stream's log wins over a meta.inf.
+  std::map<std::string, std::pair<std::string, std::string>> found;
   for (const auto& entry : fs::directory_iterator(s.dir() + "/obs", ec)) {
     if (!entry.is_directory()) continue;
     std::ifstream in(entry.path() / "meta.inf");
     if (!in) continue;
     std::stringstream ss;
     ss << in.rdbuf();
-    auto j = nlohmann::ordered_json::parse(ss.str(), nullptr, false);  // key order kept
+    found[entry.path().filename().string()] = {ss.str(), entry.path().string()};
+  }
+  if (storage::file_store* store = file_store_of(s))
+    for (const auto& [key, value] : store->meta())
+      if (key.starts_with(kConsumerMetaPrefix))
+        found[key.substr(kConsumerMetaPrefix.size())] = {value, s.dir() + " (log)"};
+  for (const auto& [name, text_from] : found) {
+    const auto& [text, from] = text_from;
+    auto j = nlohmann::ordered_json::parse(text, nullptr, false);  // key order kept
     std::optional<consumer_config> cfg;
     if (!j.is_discarded() && j.is_object() && j.contains("config")) cfg = consumer_config_from_json(j["config"]);
-    if (!cfg || cfg->name != entry.path().filename().string()) {
-      PG_WARN("JetStream: skipping consumer directory {} (unreadable metadata)", entry.path().string());
+    if (!cfg || cfg->name != name) {
+      PG_WARN("JetStream: skipping consumer '{}' in {} (unreadable metadata)", name, from);
       continue;
     }
+    const std::string dir = consumer_dir(s, name);
+    fs::create_directories(dir, ec);  // the state file's home (absent if the create crashed early)
     std::int64_t created = t;
     if (j.contains("created") && j["created"].is_string())
       if (auto ct = parse_time(j["created"].get<std::string>())) created = *ct;
-    auto agent = std::make_unique<consumer_agent>(*this, s, *cfg, created, entry.path().string(), t);
+    auto agent = std::make_unique<consumer_agent>(*this, s, *cfg, created, dir, t);
     consumer_agent& ref = *agent;
     _consumers[s.config().name].emplace(cfg->name, std::move(agent));
     ref.start(nullptr, t);

@@ -13,6 +13,10 @@
 #include "src/js/stream.h"
 #include "src/shard/loop.h"
 
+namespace storage {
+class file_store;
+}
+
 namespace js {
 
 class jetstream final : public core::service, public core::internal_handler, public shard::poller {
@@ -73,7 +77,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // consumer is deleted, or when an update switches the stream from limits to interest).
   void drop_unneeded(stream& s);
   void wire_stream(stream& s);
-  bool save_consumer_meta(const stream& s, const consumer_agent& c, std::string& error);
+  bool save_consumer_meta(stream& s, const consumer_agent& c, std::string& error);
+  bool forget_consumer_meta(stream& s, const std::string& name, std::string& error);
   void load_consumers(stream& s);
   std::string consumer_dir(const stream& s, const std::string& name) const;
   void consumer_advisory(std::string_view action, const std::string& stream, const std::string& consumer);
@@ -91,10 +96,18 @@ class jetstream final : public core::service, public core::internal_handler, pub
 
   // Persistence (jetstream.cc).
   std::string streams_dir() const;
-  bool save_meta(const stream& s, std::string& error);
+  bool save_meta(stream& s, std::string& error);
+  // File streams keep their config and their durable consumers' configs as meta records in
+  // the stream's own log (one group-commit write, no file + fsync + rename + dir fsync);
+  // memory streams keep meta.inf files.
+  storage::file_store* file_store_of(stream& s);
+  bool write_store_meta(stream& s, const std::string& key, std::string value, std::string& error);
+  std::unique_ptr<storage::file_store> open_file_store(const std::string& name, const std::string& dir,
+                                                       std::string& error);
   std::unique_ptr<storage::stream_store> open_store(const stream_config& cfg, const std::string& dir,
                                                     std::string& error);
-  std::unique_ptr<stream> make_stream(const stream_config& cfg, std::int64_t created, std::string& error);
+  std::unique_ptr<stream> make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
+                                      std::unique_ptr<storage::stream_store> store = nullptr);
   void load_streams();
   stream* find(std::string_view name);
   std::optional<api_error> check_overlap(const stream_config& cfg) const;

@@ -88,5 +88,30 @@ TEST_F(js_many_streams, stream_and_consumer_config_survive_kill9_right_after_cre
   EXPECT_EQ(publish("dur.a", "x")["seq"], 1);
 }
 
+// Updates and deletes are durable the same way: a kill -9 right after the reply keeps them.
+TEST_F(js_many_streams, update_and_consumer_delete_survive_kill9) {
+  ASSERT_FALSE(create({{"name", "UPD"}, {"subjects", {"upd.>"}}, {"storage", "file"}}).contains("error"));
+  for (const char* c : {"KEEP", "GONE"}) {
+    json r = request(std::string("$JS.API.CONSUMER.DURABLE.CREATE.UPD.") + c,
+                     json({{"stream_name", "UPD"}, {"config", {{"durable_name", c}, {"ack_policy", "explicit"}}}}).dump());
+    ASSERT_FALSE(r.contains("error")) << r;
+  }
+  ASSERT_EQ(publish("upd.a", "one")["seq"], 1);
+  json r = request("$JS.API.STREAM.UPDATE.UPD",
+                   json({{"name", "UPD"}, {"subjects", {"upd.>", "more.>"}}, {"storage", "file"}, {"max_msgs", 9}}).dump());
+  ASSERT_FALSE(r.contains("error")) << r;
+  r = request("$JS.API.CONSUMER.DELETE.UPD.GONE");
+  ASSERT_EQ(r["success"], true) << r;
+  restart(true);
+  json info = request("$JS.API.STREAM.INFO.UPD");
+  ASSERT_FALSE(info.contains("error")) << info;
+  EXPECT_EQ(info["config"]["max_msgs"], 9);
+  EXPECT_EQ(info["config"]["subjects"], json({"upd.>", "more.>"}));
+  EXPECT_EQ(info["state"]["messages"], 1);
+  EXPECT_FALSE(request("$JS.API.CONSUMER.INFO.UPD.KEEP").contains("error"));
+  EXPECT_EQ(request("$JS.API.CONSUMER.INFO.UPD.GONE")["error"]["err_code"], 10014);
+  EXPECT_EQ(publish("more.x", "two")["seq"], 2);
+}
+
 }  // namespace
 }  // namespace peregrine::test
