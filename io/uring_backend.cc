@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #include "io/aligned_buf.h"
 #include "io/sync_backend.h"
@@ -142,10 +145,24 @@ bool probe_direct(const std::string& dir) {
   return ok;
 }
 
+// The probe's answer per filesystem: a server opening thousands of stores (every stream has
+// one) would otherwise create, write and unlink a probe file, two journaled metadata changes,
+// for each of them.
+bool direct_supported(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return probe_direct(dir);
+  static std::mutex mu;
+  static std::map<dev_t, bool> known;
+  std::lock_guard lock(mu);
+  auto it = known.find(st.st_dev);
+  if (it == known.end()) it = known.emplace(st.st_dev, probe_direct(dir)).first;
+  return it->second;
+}
+
 }  // namespace
 
 std::unique_ptr<backend> make_backend(const std::string& dir, backend_kind kind) {
-  bool direct = probe_direct(dir);
+  bool direct = direct_supported(dir);
   if (kind != backend_kind::sync) {
     auto u = std::make_unique<uring_backend>(direct);
     auto st = u->init(64);
