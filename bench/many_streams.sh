@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Many small streams, Peregrine and nats-server side by side (issue 15 item 7).
+# For each N in $COUNTS and each server: a fresh store, N file streams each with one durable
+# consumer and one 5-byte message (bench/many_streams.py), then RSS, disk use (du) and the
+# start-up time of a restart until $JS.API.INFO answers with all N streams.
+#   bench/many_streams.sh [peregrine-server] [nats-server]
+#   COUNTS="1000 10000" (default "1000"), BASE=/tmp/pg-many-streams-$$, PORT (default: a free one)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+PG=${1:-$here/../build-test/src/peregrine-server}
+NATS=${2:-$(command -v nats-server || echo /usr/sbin/nats-server)}
+COUNTS=${COUNTS:-1000}
+BASE=${BASE:-/tmp/pg-many-streams-$$}
+# Below the ephemeral range: a port the kernel hands out to outgoing connections may be taken
+# again by one (another test's client) between the run and the restart.
+PORT=${PORT:-$((20000 + $$ % 10000))}
+
+start() {  # name store -> sets pid
+  case $1 in
+    peregrine) "$PG" --js --sd "$2" -p "$PORT" >"$BASE/$1.log" 2>&1 & ;;
+    nats) "$NATS" -js -sd "$2" -p "$PORT" >"$BASE/$1.log" 2>&1 & ;;
+  esac
+  pid=$!
+  sleep 0.2
+  kill -0 "$pid" 2>/dev/null || { echo "$1 did not start:"; tail -3 "$BASE/$1.log"; exit 1; }
+}
+stop() {
+  kill -TERM "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+
+printf '%-10s %7s %14s %9s %10s %10s %11s\n' server streams create_ms/str rss_MB disk_MB disk_KB/str startup_s
+for n in $COUNTS; do
+  for srv in peregrine nats; do
+    rm -rf "$BASE" && mkdir -p "$BASE"
+    store=$BASE/store
+    start "$srv" "$store"
+    python3 "$here/many_streams.py" ready "127.0.0.1:$PORT" 0 30 "$(date +%s.%N)" >/dev/null
+    create=$(python3 "$here/many_streams.py" create "127.0.0.1:$PORT" "$n" | awk '{print $2}')
+    sleep 1  # let consumer state snapshots and flushes settle before measuring
+    rss=$(rss_kb "$pid")
+    disk=$(du -sk "$store" | awk '{print $1}')
+    stop
+    launch=$(date +%s.%N)
+    start "$srv" "$store"
+    up=$(python3 "$here/many_streams.py" ready "127.0.0.1:$PORT" "$n" 600 "$launch" | awk '{print $2}')
+    stop
+    printf '%-10s %7d %14s %9.1f %10.1f %11.1f %11s\n' "$srv" "$n" "$create" "$(echo "$rss/1024" | bc -l)" \
+      "$(echo "$disk/1024" | bc -l)" "$(echo "$disk/$n" | bc -l)" "$up"
+  done
+done
+rm -rf "$BASE"
