@@ -42,6 +42,7 @@ file_store::file_store(const file_store_config& cfg, std::unique_ptr<io::backend
     : indexed_store(cfg.acct), _cfg(cfg), _be(std::move(be)) {}
 
 file_store::~file_store() {
+  if (_first_sync.joinable()) _first_sync.join();
   if (!_closed) {
     drain();  // a dropped store loses what was never submitted, like a crash would
     for (auto& b : _blocks) _be->close(b.fh);
@@ -64,7 +65,7 @@ file_store::block_file* file_store::block_by_id(std::uint32_t id) {
   return nullptr;
 }
 
-base::status file_store::prezero(int fh, std::uint64_t size) {
+base::status file_store::prezero(int fh, std::uint64_t size, bool sync) {
   // Plain pwrite on the fd: the backend's completion queue may hold our in-flight batch.
   static const io::aligned_buf zeros = [] {
     io::aligned_buf z(1 << 20);
@@ -75,7 +76,7 @@ base::status file_store::prezero(int fh, std::uint64_t size) {
     std::size_t n = std::size_t(std::min<std::uint64_t>(zeros.size(), size - off));
     if (::pwrite(fh, zeros.data(), n, off_t(off)) != ssize_t(n)) return io::sys_error(errno);
   }
-  if (::fdatasync(fh) != 0) return io::sys_error(errno);
+  if (sync && ::fdatasync(fh) != 0) return io::sys_error(errno);
   return {};
 }
 
@@ -119,18 +120,48 @@ base::status file_store::new_block(std::uint64_t need) {
     ::unlink(path.c_str());
     return st;
   }
+  // A new store's first block: its syncs go to a helper thread (see _first_sync).
+  const bool deferred = _blocks.empty() && !_first_sync.joinable() && _cfg.prezero_blocks;
   if (_cfg.prezero_blocks) {
-    if (auto st = prezero(*fh, size); !st) {
+    if (auto st = prezero(*fh, size, !deferred); !st) {
       _be->close(*fh);
       ::unlink(path.c_str());
       return st;
     }
   }
-  return install_block(id, *fh, size);
+  if (deferred) {
+    int fd = ::dup(*fh);  // prezero writes through the handle too: it is the fd
+    std::string dir = _cfg.dir;
+    _first_sync = std::thread([this, fd, dir] {
+      int err = fd < 0 || ::fdatasync(fd) != 0 ? errno : 0;
+      if (fd >= 0) ::close(fd);
+      int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd >= 0) {
+        if (::fsync(dfd) != 0 && !err) err = errno;
+        ::close(dfd);
+      }
+      _first_sync_err = err;
+      _first_sync_done.store(true, std::memory_order_release);
+      // Wake the owner's loop: acks may be waiting for this, not for an I/O completion.
+      if (int efd = _wake_efd; efd >= 0) {
+        std::uint64_t one = 1;
+        (void)!::write(efd, &one, sizeof one);
+      }
+    });
+  }
+  return install_block(id, *fh, size, !deferred);
 }
 
-base::status file_store::install_block(std::uint32_t id, int fh, std::uint64_t size) {
-  {
+bool file_store::first_block_synced() {
+  if (!_first_sync.joinable()) return true;
+  if (!_first_sync_done.load(std::memory_order_acquire)) return false;
+  _first_sync.join();
+  if (_first_sync_err) fail(io::sys_error(_first_sync_err));
+  return true;
+}
+
+base::status file_store::install_block(std::uint32_t id, int fh, std::uint64_t size, bool sync_dir) {
+  if (sync_dir) {
     // The new file's directory entry must survive an OS crash too (both durability points).
     int dfd = ::open(_cfg.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
@@ -451,7 +482,7 @@ int file_store::poll() {
       ++work;
     }
   }
-  if (_durable > _reported) {
+  if (_durable > _reported && first_block_synced()) {
     _reported = _durable;
     if (_on_durable) _on_durable(_durable);
   }
@@ -459,6 +490,17 @@ int file_store::poll() {
 }
 
 base::status file_store::flush() {
+  auto st = write_through();
+  if (_first_sync.joinable()) {
+    _first_sync.join();
+    (void)first_block_synced();
+    poll();  // report what the sync made durable
+  }
+  if (_failed.code != base::errc::ok) return _failed;
+  return st;
+}
+
+base::status file_store::write_through() {
   while (_failed.code == base::errc::ok) {
     poll();
     if (!_inflight && _queue.empty() && _pend.size() == _pend_head) break;

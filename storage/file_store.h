@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
+#include <atomic>
 
 #include "io/aligned_buf.h"
 #include "io/backend.h"
@@ -94,7 +96,14 @@ class file_store final : public indexed_store {
   std::string_view backend_name() const { return _be->name(); }
   // Readable when I/O completed and poll() has work (io/backend.h); -1 if never needed.
   int completion_fd() { return _be->completion_fd(); }
-  bool signal_completions_to(int efd) override { return _be->signal_completions_to(efd); }
+  bool signal_completions_to(int efd) override {
+    _wake_efd = efd;
+    return _be->signal_completions_to(efd);
+  }
+  // flush() without waiting for a new store's first block to be synced (see _first_sync):
+  // the bytes are written (they survive a process crash), for metadata such as a stream's
+  // config, whose create answer must not wait for two journal commits.
+  base::status write_through();
   std::size_t block_count() const { return _blocks.size(); }
   base::error failure() const { return _failed; }
 
@@ -137,8 +146,8 @@ class file_store final : public indexed_store {
   std::string block_path(std::uint32_t id) const;
   std::uint64_t next_block_size(std::uint64_t need) const;
   base::status new_block(std::uint64_t need);
-  base::status install_block(std::uint32_t id, int fh, std::uint64_t size);
-  base::status prezero(int fh, std::uint64_t size);
+  base::status install_block(std::uint32_t id, int fh, std::uint64_t size, bool sync_dir = true);
+  base::status prezero(int fh, std::uint64_t size, bool sync = true);
   block_file* block_by_id(std::uint32_t id);
   base::status append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts, std::int64_t ttl,
                              std::string_view subj, std::string_view hdr, std::string_view payload,
@@ -152,6 +161,7 @@ class file_store final : public indexed_store {
   void trim_cache();
   void release_front_blocks();
   void drain();
+  bool first_block_synced();
 
   file_store_config _cfg;
   std::unique_ptr<io::backend> _be;
@@ -181,6 +191,12 @@ class file_store final : public indexed_store {
   std::map<std::string, std::string> _meta;
   std::uint64_t _meta_bytes = 0;  // record bytes to repeat them all at a block's start
   spare_block _spare;
+  // A new store's first block is zeroed inline but its fdatasync and the directory fsync run
+  // here, off the create path; nothing is reported durable (on_durable, flush) before it ends.
+  std::thread _first_sync;
+  std::atomic<bool> _first_sync_done{false};
+  int _first_sync_err = 0;
+  std::atomic<int> _wake_efd{-1};
   io_stats _stats;
   durable_fn _on_durable;
   error_fn _on_error;

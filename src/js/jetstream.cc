@@ -197,7 +197,9 @@ storage::file_store* jetstream::file_store_of(stream& s) {
 bool jetstream::write_store_meta(stream& s, const std::string& key, std::string value, std::string& error) {
   storage::file_store* store = file_store_of(s);
   base::status st = store ? store->set_meta(key, std::move(value)) : base::status(base::errc::internal);
-  if (st) st = store->flush();  // durable before the API call is answered
+  // Written before the API call is answered (it survives kill -9 from then on). A new
+  // store's first-block syncs may still be running off-thread; messages wait for them.
+  if (st) st = store->write_through();
   if (!st) {
     error = fmt::format("cannot write metadata '{}' of stream '{}': {}", key, s.config().name,
                         base::errc_name(st.code()));
