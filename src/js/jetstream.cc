@@ -55,7 +55,11 @@ std::size_t jetstream::poll(base::nanos) {
   _retired_streams.clear();
   std::size_t work = 0;
   const std::int64_t wall = now();
-  for (auto& [name, s] : _streams) work += s->poll(wall);
+  // Thousands of idle streams (every KV bucket is one) must not cost a store poll each turn.
+  const bool sweep = wall >= _next_stream_sweep;
+  if (sweep) _next_stream_sweep = wall + kStreamSweepNs;
+  for (auto& [name, s] : _streams)
+    if (sweep || !s->idle()) work += s->poll(wall);
   work += poll_consumers(wall);
   return work;
 }

@@ -120,6 +120,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::uint64_t _api_total = 0;
   std::uint64_t _api_errors = 0;
   std::map<std::string, std::unique_ptr<stream>, std::less<>> _streams;
+  static constexpr std::int64_t kStreamSweepNs = 1'000'000;  // idle streams polled every 1 ms
+  std::int64_t _next_stream_sweep = 0;
   // stream name -> consumer name -> agent
   std::map<std::string, std::map<std::string, std::unique_ptr<consumer_agent>>, std::less<>> _consumers;
   // Deleted consumers and streams live until the next poll(): a deletion can happen inside

@@ -103,6 +103,13 @@ class stream final : public core::internal_handler {
   void batch_abandoned(std::string_view id, std::string_view reason);
   void queue_ack(std::string reply, std::string body, std::uint64_t wait_seq);
   void flush_acks(std::uint64_t durable);
+
+ public:
+  // Nothing for poll() to do but time-based work (expiry, batch timeouts): no acks waiting,
+  // no open batch, nothing unwritten. JetStream then polls the stream only on its sweep.
+  bool idle() const { return _acks.empty() && _batches.empty() && _store->backlog_bytes() == 0; }
+
+ private:
   std::string ack_body(std::uint64_t seq, bool duplicate) const;
   std::optional<api_error> check_discard_new(std::string_view subject, std::uint64_t size, bool rollup);
   void apply_limits();
