@@ -15,6 +15,14 @@ BASE=${BASE:-/tmp/pg-many-streams-$$}
 # again by one (another test's client) between the run and the restart.
 PORT=${PORT:-$((20000 + $$ % 10000))}
 
+# Peregrine holds two descriptors per file stream (its io_uring and its open block file).
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+for n in $COUNTS; do
+  if (( 2 * n + 200 > $(ulimit -n) )); then
+    echo "note: $n streams need about $((2 * n + 200)) open files for Peregrine; the limit is $(ulimit -n)" >&2
+  fi
+done
+
 start() {  # name store -> sets pid
   case $1 in
     peregrine) "$PG" --js --sd "$2" -p "$PORT" >"$BASE/$1.log" 2>&1 & ;;
