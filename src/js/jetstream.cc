@@ -9,6 +9,8 @@
 #include "src/base/rng.h"
 #include "src/core/subject.h"
 #include "src/core/subject_overlap.h"
+#include "src/js/api_worker.h"
+#include "src/js/big_create.h"
 #include "src/js/json_util.h"
 #include "src/js/jetstream_service.h"
 #include "storage/file_store.h"
@@ -20,7 +22,8 @@ namespace fs = std::filesystem;
 
 std::unique_ptr<core::service> make_jetstream_service() { return std::make_unique<jetstream>(); }
 
-jetstream::~jetstream() = default;
+// The worker goes first: a job it runs refers to _big.
+jetstream::~jetstream() { _worker.reset(); }
 
 bool jetstream::start(core::service_host& host, std::string& error) {
   _host = &host;
@@ -43,6 +46,7 @@ bool jetstream::start(core::service_host& host, std::string& error) {
 }
 
 void jetstream::stop() {
+  _worker.reset();  // a big request in flight is dropped unanswered
   for (auto& [sname, c] : consumers_of("")) c->on_shutdown();
   for (auto& [name, s] : _streams) s->close();
   if (_api_sub) _host->unsubscribe(_api_sub);
@@ -61,6 +65,7 @@ std::size_t jetstream::poll(base::nanos) {
   for (auto& [name, s] : _streams)
     if (sweep || !s->idle()) work += s->poll(wall);
   work += poll_consumers(wall);
+  work += poll_big();
   return work;
 }
 
@@ -94,6 +99,11 @@ void jetstream::on_msg(const core::inbound_msg& in) {
       if (s == nullptr || !s->config().allow_direct) mirrored = mirror_serves_direct(name);
     }
     if ((s == nullptr || !s->config().allow_direct) && !mirrored) no_responders(m);
+    return;
+  }
+  if (must_wait(rest)) {  // behind a big request in flight (big_request.cc)
+    _deferred.push_back({std::string(m.subject), std::string(m.reply), std::string(m.headers),
+                         std::string(m.payload), m.client_id, m.no_responders});
     return;
   }
 
@@ -138,6 +148,8 @@ void jetstream::on_msg(const core::inbound_msg& in) {
         }
       }
     }
+    if (r.fn == &jetstream::api_create && m.payload.size() >= kBigRequestBytes)
+      return start_big_create(token, m);  // decoded on the API worker, applied in slices
     (this->*r.fn)(token, m);
     return;
   }

@@ -2,6 +2,7 @@
 // The JetStream service object: owns the streams, serves $JS.API on shard 0, persists
 // stream metadata under <store_dir>/jetstream/$G/streams/<name>/.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,8 @@ class file_store;
 }
 
 namespace js {
+
+class api_worker;
 
 class jetstream final : public core::service, public core::internal_handler, public shard::poller {
  public:
@@ -43,6 +46,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::int64_t storage_limit(storage_type t) const;
   storage_usage usage(storage_type t, std::string_view except_stream) const;
   bool storage_exhausted(storage_type t) const;
+  struct big_create;  // a big STREAM.CREATE in flight (big_create.h)
 
  private:
   using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);
@@ -90,8 +94,10 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void no_responders(const core::inbound_msg& m);
   void respond_error(std::string_view reply, std::string_view type, const api_error& e,
                      const ojson& extra = ojson::object());
+  // `config_dump` (already serialised, e.g. by the API worker) is spliced in by the caller:
+  // the object then holds "config": null.
   ojson stream_info_json(stream& s, bool deleted_details, std::string_view subjects_filter,
-                         std::uint64_t offset, bool with_type_fields);
+                         std::uint64_t offset, bool with_type_fields, bool config_placeholder = false);
   void advisory(std::string_view action, const std::string& stream);
 
   // Persistence (jetstream.cc).
@@ -114,6 +120,25 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Mirror rules that need the origin (stream_mirror.cc); may align cfg.mirror_direct.
   std::optional<api_error> check_mirror_origin(stream_config& cfg);
   bool mirror_serves_direct(std::string_view origin) const;
+
+  // Big requests (big_request.cc): a STREAM.CREATE body of kBigRequestBytes or more is
+  // decoded and checked on the API worker and applied in slices across loop turns, so it
+  // never holds the loop (and the clients it serves) for long. Meanwhile requests that
+  // could depend on it wait in `_deferred`, in arrival order.
+  struct deferred_msg {
+    std::string subject, reply, headers, payload;
+    std::uint64_t client_id = 0;
+    bool no_responders = false;
+  };
+  bool must_wait(std::string_view api_rest) const;
+  void start_big_create(std::string_view token, const core::inbound_msg& m);
+  std::size_t poll_big();
+  std::size_t apply_big_create();
+  void finish_big_create();
+  std::unique_ptr<api_worker> _worker;
+  std::unique_ptr<big_create> _big;
+  std::deque<deferred_msg> _deferred;
+  bool _replaying = false;
 
   core::service_host* _host = nullptr;
   std::string _domain;

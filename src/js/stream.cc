@@ -54,11 +54,17 @@ void stream::close() {
 }
 
 void stream::subscribe() {
-  auto& h = _js.host();
-  for (const auto& s : _cfg.subjects) {
-    if (auto id = h.subscribe(s, "", this); id != 0) _sub_ids.push_back(id);
+  while (!subscribe_some(_cfg.subjects.size() + 1)) {
   }
-  if (_cfg.allow_direct) {
+}
+
+bool stream::subscribe_some(std::size_t max) {
+  auto& h = _js.host();
+  const std::size_t n = std::min(max, _cfg.subjects.size() - _next_subject);
+  for (const std::size_t end = _next_subject + n; _next_subject < end; ++_next_subject)
+    if (auto id = h.subscribe(_cfg.subjects[_next_subject], "", this); id != 0) _sub_ids.push_back(id);
+  if (_next_subject < _cfg.subjects.size()) return false;
+  if (_cfg.allow_direct && !_direct_subscribed) {
     std::vector<std::string> prefixes{"$JS.API"};
     if (!_js.domain().empty()) prefixes.push_back("$JS." + _js.domain() + ".API");
     for (const auto& p : prefixes) {
@@ -67,7 +73,9 @@ void stream::subscribe() {
         if (auto id = h.subscribe(subj, "_sys_", &_direct); id != 0) _direct_ids.push_back(id);
     }
   }
-  subscribe_mirror_direct();
+  if (!_direct_subscribed) subscribe_mirror_direct();
+  _direct_subscribed = true;
+  return true;
 }
 
 void stream::unsubscribe() {
@@ -75,6 +83,8 @@ void stream::unsubscribe() {
   for (auto id : _direct_ids) _js.host().unsubscribe(id);
   _sub_ids.clear();
   _direct_ids.clear();
+  _next_subject = 0;
+  _direct_subscribed = false;
 }
 
 void stream::update(const stream_config& cfg) {

@@ -39,6 +39,9 @@ class stream final : public core::internal_handler {
 
   // Subscribes the stream subjects (and direct get when allowed).
   void subscribe();
+  // The same in slices (a big request must not hold the loop): subscribes up to `max` more
+  // stream subjects, then the direct get subjects; true once all are subscribed.
+  bool subscribe_some(std::size_t max);
   void unsubscribe();
   // Replaces the config (already validated) and applies limits and subscriptions.
   void update(const stream_config& cfg);
@@ -127,6 +130,8 @@ class stream final : public core::internal_handler {
   std::string _dir;
   std::unique_ptr<storage::stream_store> _store;
   std::vector<std::uint64_t> _sub_ids;
+  std::size_t _next_subject = 0;  // subjects [0, _next_subject) are subscribed
+  bool _direct_subscribed = false;
   std::vector<std::uint64_t> _direct_ids;
   direct_handler _direct{*this};
   std::deque<pending_ack> _acks;

@@ -62,7 +62,7 @@ ojson typed(std::string_view type, ojson body) {
 }  // namespace
 
 ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_view filter, std::uint64_t offset,
-                                  bool paged) {
+                                  bool paged, bool config_placeholder) {
   ojson j;
   std::map<std::string, std::uint64_t> subjects;
   std::uint64_t total = 0, limit = 0;
@@ -85,7 +85,7 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
     j["offset"] = filter.empty() ? 0 : offset;
     j["limit"] = limit;
   }
-  j["config"] = to_json(s.config(), true);
+  j["config"] = config_placeholder ? ojson(nullptr) : to_json(s.config(), true);
   j["created"] = format_time(s.created());
   j["state"] = s.state_json(deleted_details, filter.empty() ? nullptr : &subjects);
   if (!_domain.empty()) j["domain"] = _domain;

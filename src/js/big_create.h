@@ -1,0 +1,45 @@
+#pragma once
+// One big STREAM.CREATE in flight (big_request.cc): what the API worker decodes and checks,
+// then what the loop applies in slices.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/js/api_errors.h"
+#include "src/js/jetstream_service.h"
+#include "src/js/stream_config.h"
+
+namespace js {
+
+// Requests at least this big take the worker path; smaller ones stay synchronous (a
+// 64 KiB config decodes in well under a millisecond).
+constexpr std::size_t kBigRequestBytes = 64 * 1024;
+// How long one loop turn may spend subscribing a big stream's subjects.
+constexpr std::int64_t kBigSliceNs = 2'000'000;
+
+struct jetstream::big_create {
+  // In (set on the loop before the worker starts; read-only there).
+  std::string token, reply, payload;
+  std::int64_t created = 0;
+  const stream_config* existing = nullptr;  // the stream named `token`, if any
+  std::vector<std::string_view> others;     // the other streams' subjects
+  // Out of the decode (worker).
+  std::optional<api_error> error;
+  stream_config cfg;
+  bool exists = false;      // an identical stream exists: answer with it
+  std::string config_dump;  // to_json(cfg, true), for the reply
+  std::string meta_dump;    // meta.inf
+  // Apply (loop), with the meta.inf write on the worker.
+  std::uint64_t ticket = 0;
+  bool decoded = false;
+  stream* s = nullptr;
+  bool meta_written = false;
+  std::string meta_error;
+};
+
+// The pure part of a create (the same checks, in the same order, as api_create).
+void decode_big_create(jetstream::big_create& job);
+
+}  // namespace js
