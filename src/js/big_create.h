@@ -17,7 +17,7 @@ namespace js {
 // 64 KiB config decodes in well under a millisecond).
 constexpr std::size_t kBigRequestBytes = 64 * 1024;
 // How long one loop turn may spend subscribing a big stream's subjects.
-constexpr std::int64_t kBigSliceNs = 2'000'000;
+constexpr std::int64_t kBigSliceNs = 1'000'000;
 
 struct jetstream::big_create {
   // In (set on the loop before the worker starts; read-only there).

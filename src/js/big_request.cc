@@ -169,7 +169,7 @@ std::size_t jetstream::apply_big_create() {
   const auto& clk = _host->clk();
   const base::nanos until = clk.monotonic_ns() + kBigSliceNs;
   bool subscribed = false;
-  while (!(subscribed = job.s->subscribe_some(512)) && clk.monotonic_ns() < until) {
+  while (!(subscribed = job.s->subscribe_some(64)) && clk.monotonic_ns() < until) {
   }
   if (!subscribed) return 1;
   if (!_worker->done(job.ticket)) return signalled ? 0 : 1;
