@@ -1,7 +1,9 @@
 #include "src/js/api_worker.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <sys/eventfd.h>
+#include <unistd.h>
 
 namespace js {
 
@@ -32,6 +34,11 @@ std::uint64_t api_worker::submit(std::function<void()> job) {
 }
 
 void api_worker::run() {
+  // Started from a shard's thread, it would inherit that shard's pinning (--cpus) and then
+  // compete with the very loop it relieves: it takes the main thread's CPUs instead.
+  cpu_set_t set;
+  if (::sched_getaffinity(::getpid(), sizeof set, &set) == 0)
+    (void)pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   for (;;) {
     std::function<void()> job;
     {
