@@ -10,7 +10,7 @@
 #include "src/core/subject.h"
 #include "src/core/subject_overlap.h"
 #include "src/js/api_worker.h"
-#include "src/js/big_create.h"
+#include "src/js/big_request.h"
 #include "src/js/json_util.h"
 #include "src/js/jetstream_service.h"
 #include "storage/file_store.h"
@@ -148,8 +148,9 @@ void jetstream::on_msg(const core::inbound_msg& in) {
         }
       }
     }
-    if (r.fn == &jetstream::api_create && m.payload.size() >= kBigRequestBytes)
-      return start_big_create(token, m);  // decoded on the API worker, applied in slices
+    const bool update = r.fn == &jetstream::api_update;
+    if ((update || r.fn == &jetstream::api_create) && m.payload.size() >= kBigRequestBytes)
+      return start_big_request(token, m, update);  // decoded on the API worker, applied in slices
     (this->*r.fn)(token, m);
     return;
   }

@@ -46,7 +46,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::int64_t storage_limit(storage_type t) const;
   storage_usage usage(storage_type t, std::string_view except_stream) const;
   bool storage_exhausted(storage_type t) const;
-  struct big_create;  // a big STREAM.CREATE in flight (big_create.h)
+  struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
 
  private:
   using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);
@@ -121,7 +121,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::optional<api_error> check_mirror_origin(stream_config& cfg);
   bool mirror_serves_direct(std::string_view origin) const;
 
-  // Big requests (big_request.cc): a STREAM.CREATE body of kBigRequestBytes or more is
+  // Big requests (big_request.cc): a STREAM.CREATE/UPDATE body of kBigRequestBytes or more is
   // decoded and checked on the API worker and applied in slices across loop turns, so it
   // never holds the loop (and the clients it serves) for long. Meanwhile requests that
   // could depend on it wait in `_deferred`, in arrival order.
@@ -131,12 +131,13 @@ class jetstream final : public core::service, public core::internal_handler, pub
     bool no_responders = false;
   };
   bool must_wait(std::string_view api_rest) const;
-  void start_big_create(std::string_view token, const core::inbound_msg& m);
+  void start_big_request(std::string_view token, const core::inbound_msg& m, bool update);
   std::size_t poll_big();
-  std::size_t apply_big_create();
-  void finish_big_create();
+  std::size_t apply_big_request();
+  bool start_applying_big_request();
+  void answer_big_request();
   std::unique_ptr<api_worker> _worker;
-  std::unique_ptr<big_create> _big;
+  std::unique_ptr<big_request> _big;
   std::deque<deferred_msg> _deferred;
   bool _replaying = false;
 

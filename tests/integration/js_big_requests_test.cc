@@ -130,6 +130,19 @@ TEST_F(js_big, stream_create_with_74000_subjects_beside_a_ping_loop) {
   // The subjects took effect: a publish to the last one is stored.
   auto ack = publish("b." + std::to_string(kSubjects - 1) + ".x", "v");
   EXPECT_EQ(ack["stream"], "BIG") << ack.dump();
+
+  // A big update that keeps the subjects does not hold the loop either.
+  cfg["max_msgs"] = 1000;
+  ping_loop pings2(port());
+  ASSERT_TRUE(pings2.ok());
+  std::this_thread::sleep_for(50ms);
+  const auto u = timed_request("$JS.API.STREAM.UPDATE.BIG", cfg.dump(), took);
+  const double worst_ping2 = pings2.stop();
+  std::cout << "STREAM.UPDATE (same subjects): " << took << " ms; slowest of " << pings2.pings()
+            << " PINGs meanwhile: " << worst_ping2 << " ms\n";
+  ASSERT_TRUE(u.is_object()) << "no answer in 20 s";
+  EXPECT_EQ(u["config"]["max_msgs"], 1000) << u.dump().substr(0, 300);
+  expect_pings_kept_up(worst_ping2, took);
 }
 
 TEST_F(js_big, overlapping_subjects_in_a_big_request_are_refused_quickly) {
@@ -199,10 +212,13 @@ nlohmann::json big_config(const std::string& name, int subjects, const std::stri
 // Requests sent in one burst right behind a big create (which is decoded off the loop and
 // applied in slices) see the stream as created and are answered in the order sent.
 TEST_F(js_big, requests_behind_a_big_create_wait_for_it_in_order) {
-  const std::string big = big_config("BIG2", 20000, "c").dump();
+  auto cfg = big_config("BIG2", 20000, "c");
+  const std::string big = cfg.dump();
   ASSERT_GT(big.size(), 64u * 1024) << "must take the big-request path";
+  cfg["description"] = "updated";
   const std::vector<std::pair<std::string, std::string>> reqs = {
       {"$JS.API.STREAM.CREATE.BIG2", big},
+      {"$JS.API.STREAM.UPDATE.BIG2", cfg.dump()},
       {"$JS.API.STREAM.INFO.BIG2", ""},
       {"$JS.API.STREAM.CREATE.OTHER", R"({"name":"OTHER","storage":"memory","subjects":["c.5.*"]})"},
       {"$JS.API.CONSUMER.DURABLE.CREATE.BIG2.D",
@@ -233,18 +249,21 @@ TEST_F(js_big, requests_behind_a_big_create_wait_for_it_in_order) {
     got[std::stoul(order.back())] = nlohmann::json::parse(
         natsMsg_GetData(m), natsMsg_GetData(m) + natsMsg_GetDataLength(m), nullptr, false);
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7"}));
   EXPECT_EQ(got[0]["did_create"], true) << got[0].dump().substr(0, 300);
-  EXPECT_EQ(got[1]["config"]["subjects"].size(), 20000u) << got[1].dump().substr(0, 300);
-  EXPECT_EQ(got[2]["error"]["err_code"], 10065) << got[2].dump();  // overlaps BIG2's c.5.x
-  EXPECT_EQ(got[3]["name"], "D") << got[3].dump();
-  EXPECT_EQ(got[4]["streams"], nlohmann::json::array({"BIG2"})) << got[4].dump();
-  EXPECT_EQ(got[5]["success"], true) << got[5].dump();
-  EXPECT_EQ(got[6]["error"]["err_code"], 10059) << got[6].dump();
+  EXPECT_EQ(got[1]["config"]["description"], "updated") << got[1].dump().substr(0, 300);
+  EXPECT_FALSE(got[1].contains("did_create"));
+  EXPECT_EQ(got[2]["config"]["subjects"].size(), 20000u) << got[2].dump().substr(0, 300);
+  EXPECT_EQ(got[2]["config"]["description"], "updated");
+  EXPECT_EQ(got[3]["error"]["err_code"], 10065) << got[3].dump();  // overlaps BIG2's c.5.x
+  EXPECT_EQ(got[4]["name"], "D") << got[4].dump();
+  EXPECT_EQ(got[5]["streams"], nlohmann::json::array({"BIG2"})) << got[5].dump();
+  EXPECT_EQ(got[6]["success"], true) << got[6].dump();
+  EXPECT_EQ(got[7]["error"]["err_code"], 10059) << got[7].dump();
 }
 
-// A big create answers exactly as a small one does: the same errors, and for a stream that
-// exists with the same config, the same did_create answer with that config.
+// A big create or update answers exactly as a small one does: the same errors, and for a
+// stream that exists with the same config, the same did_create answer with that config.
 TEST_F(js_big, big_create_answers_as_a_small_one) {
   auto cfg = big_config("SAME", 10000, "s");
   const std::string body = cfg.dump();
@@ -277,22 +296,42 @@ TEST_F(js_big, big_create_answers_as_a_small_one) {
   EXPECT_EQ(again["created"], first["created"]);
   cfg["max_msgs"] = 5;
   EXPECT_EQ(request("$JS.API.STREAM.CREATE.SAME", cfg.dump())["error"]["err_code"], 10058);  // name in use
+  // Updates: a missing stream, a name mismatch, a change that may not be made, then one that may.
+  auto small_up = nlohmann::json{{"name", "NOPE"}, {"subjects", {"n.1"}}};
+  auto big_up = big_config("NOPE", 10000, "n");
+  EXPECT_EQ(request("$JS.API.STREAM.UPDATE.NOPE", big_up.dump()), request("$JS.API.STREAM.UPDATE.NOPE", small_up.dump()));
+  EXPECT_EQ(request("$JS.API.STREAM.UPDATE.SAME", big_up.dump()), request("$JS.API.STREAM.UPDATE.SAME", small_up.dump()));
+  auto up = first["config"];
+  up["storage"] = "file";
+  const auto up_err = request("$JS.API.STREAM.UPDATE.SAME", up.dump());
+  EXPECT_EQ(up_err["error"]["err_code"], 10052) << up_err.dump().substr(0, 300);
+  up["storage"] = "memory";
+  up["max_msgs"] = 5;
+  const auto updated = request("$JS.API.STREAM.UPDATE.SAME", up.dump());
+  EXPECT_EQ(updated["config"]["max_msgs"], 5) << updated.dump().substr(0, 300);
+  EXPECT_EQ(updated["config"]["subjects"], cfg["subjects"]);
+  EXPECT_EQ(request("$JS.API.STREAM.INFO.SAME")["config"]["max_msgs"], 5);
   // A big create for subjects another stream holds.
   auto ov = big_config("OV2", 10000, "t");
   ov["subjects"].push_back("s.9999.x");
   EXPECT_EQ(request("$JS.API.STREAM.CREATE.OV2", ov.dump())["error"]["err_code"], 10065);
 }
 
-// The metadata of a big file stream (written off the loop) survives a restart.
+// The metadata of a big file stream (written off the loop, by a create and an update)
+// survives a restart.
 TEST_F(js_big, big_file_stream_survives_a_restart) {
   auto cfg = big_config("FBIG", 10000, "f");
   cfg["storage"] = "file";
   const auto r = request("$JS.API.STREAM.CREATE.FBIG", cfg.dump());
   ASSERT_EQ(r["did_create"], true) << r.dump().substr(0, 300);
   EXPECT_EQ(publish("f.9999.x", "v")["seq"], 1);
+  cfg["description"] = "updated";
+  EXPECT_EQ(request("$JS.API.STREAM.UPDATE.FBIG", cfg.dump())["config"]["description"], "updated");
   restart(false);
   const auto info = request("$JS.API.STREAM.INFO.FBIG");
   EXPECT_EQ(info["config"]["subjects"], cfg["subjects"]);
+  EXPECT_EQ(info["config"]["description"], "updated");
+  EXPECT_EQ(info["created"], r["created"]);
   EXPECT_EQ(info["state"]["messages"], 1);
   EXPECT_EQ(publish("f.0.x", "v")["seq"], 2);
 }

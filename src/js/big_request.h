@@ -1,6 +1,6 @@
 #pragma once
-// One big STREAM.CREATE in flight (big_request.cc): what the API worker decodes and checks,
-// then what the loop applies in slices.
+// One big STREAM.CREATE or STREAM.UPDATE in flight (big_request.cc): what the API worker
+// decodes and checks, then what the loop applies in slices.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,10 +19,11 @@ constexpr std::size_t kBigRequestBytes = 64 * 1024;
 // How long one loop turn may spend subscribing a big stream's subjects.
 constexpr std::int64_t kBigSliceNs = 1'000'000;
 
-struct jetstream::big_create {
+struct jetstream::big_request {
   // In (set on the loop before the worker starts; read-only there).
+  bool update = false;
   std::string token, reply, payload;
-  std::int64_t created = 0;
+  std::int64_t created = 0;  // now for a create, the stream's for an update
   const stream_config* existing = nullptr;  // the stream named `token`, if any
   std::vector<std::string_view> others;     // the other streams' subjects
   // Out of the decode (worker).
@@ -34,12 +35,13 @@ struct jetstream::big_create {
   // Apply (loop), with the meta.inf write on the worker.
   std::uint64_t ticket = 0;
   bool decoded = false;
-  stream* s = nullptr;
+  stream* s = nullptr;  // set once applied; a created stream's subjects then go in slices
   bool meta_written = false;
   std::string meta_error;
 };
 
-// The pure part of a create (the same checks, in the same order, as api_create).
-void decode_big_create(jetstream::big_create& job);
+// The pure part of a create or update (the same checks, in the same order, as api_create
+// and api_update).
+void decode_big_request(jetstream::big_request& job);
 
 }  // namespace js
