@@ -131,18 +131,25 @@ TEST_F(js_big, stream_create_with_74000_subjects_beside_a_ping_loop) {
   auto ack = publish("b." + std::to_string(kSubjects - 1) + ".x", "v");
   EXPECT_EQ(ack["stream"], "BIG") << ack.dump();
 
-  // A big update that keeps the subjects does not hold the loop either.
-  cfg["max_msgs"] = 1000;
-  ping_loop pings2(port());
-  ASSERT_TRUE(pings2.ok());
-  std::this_thread::sleep_for(50ms);
-  const auto u = timed_request("$JS.API.STREAM.UPDATE.BIG", cfg.dump(), took);
-  const double worst_ping2 = pings2.stop();
-  std::cout << "STREAM.UPDATE (same subjects): " << took << " ms; slowest of " << pings2.pings()
-            << " PINGs meanwhile: " << worst_ping2 << " ms\n";
-  ASSERT_TRUE(u.is_object()) << "no answer in 20 s";
-  EXPECT_EQ(u["config"]["max_msgs"], 1000) << u.dump().substr(0, 300);
-  expect_pings_kept_up(worst_ping2, took);
+  // A big update that keeps the subjects does not hold the loop either. It is short (~0.1 s),
+  // so one scheduling stall on a loaded machine could break the bound: of three updates, at
+  // least one must keep it (a loop held for the update, as before, breaks it every time).
+  bool kept_up = false;
+  for (int attempt = 1; attempt <= 3 && !kept_up; ++attempt) {
+    cfg["max_msgs"] = 1000 * attempt;
+    ping_loop pings2(port());
+    ASSERT_TRUE(pings2.ok());
+    std::this_thread::sleep_for(50ms);
+    const auto u = timed_request("$JS.API.STREAM.UPDATE.BIG", cfg.dump(), took);
+    const double worst_ping2 = pings2.stop();
+    std::cout << "STREAM.UPDATE (same subjects): " << took << " ms; slowest of " << pings2.pings()
+              << " PINGs meanwhile: " << worst_ping2 << " ms\n";
+    ASSERT_TRUE(u.is_object()) << "no answer in 20 s";
+    ASSERT_EQ(u["config"]["max_msgs"], 1000 * attempt) << u.dump().substr(0, 300);
+    ASSERT_GE(worst_ping2, 0) << "a PING went unanswered for 20 s";
+    kept_up = worst_ping2 < 0.5 * took + 25 * time_scale();
+  }
+  EXPECT_TRUE(kept_up) << "PINGs waited for each of three big updates";
 }
 
 TEST_F(js_big, overlapping_subjects_in_a_big_request_are_refused_quickly) {
