@@ -46,7 +46,9 @@ bool jetstream::start(core::service_host& host, std::string& error) {
 }
 
 void jetstream::stop() {
-  _worker.reset();  // a big request in flight is dropped unanswered
+  _worker.reset();  // a big request in flight, and what waits behind it, go unanswered
+  _big.reset();
+  _deferred.clear();
   for (auto& [sname, c] : consumers_of("")) c->on_shutdown();
   for (auto& [name, s] : _streams) s->close();
   if (_api_sub) _host->unsubscribe(_api_sub);
