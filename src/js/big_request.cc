@@ -176,6 +176,8 @@ bool jetstream::start_applying_big_request() {
     return respond_error(job.reply, type, *e), false;
   if (job.update) {
     job.s = find(job.token);
+    job.to_interest =
+        job.s->config().retention == retention_policy::limits && cfg.retention == retention_policy::interest;
     job.s->update(cfg);
   } else {
     std::string error;
@@ -219,6 +221,8 @@ void jetstream::answer_big_request() {
     _big.reset();
     return;
   }
+  // As api_update: the new policy applies to what is stored before the reply reports it.
+  if (job.to_interest) drop_unneeded(*job.s);
   ojson j = ojson::object();
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
   ojson info = stream_info_json(*job.s, false, "", 0, false, true);

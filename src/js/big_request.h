@@ -36,6 +36,7 @@ struct jetstream::big_request {
   std::uint64_t ticket = 0;
   bool decoded = false;
   stream* s = nullptr;  // set once applied; a created stream's subjects then go in slices
+  bool to_interest = false;  // an update from limits to interest retention
   bool meta_written = false;
   std::string meta_error;
 };
