@@ -98,6 +98,8 @@ void jetstream::on_msg(const core::inbound_msg& in) {
       std::string_view name = rest.substr(11);
       name = name.substr(0, name.find('.'));
       s = find(name);
+      // A big create being applied has no direct responder yet: the stream is not there.
+      if (_big && !_big->update && _big->s == s) s = nullptr;
       if (s == nullptr || !s->config().allow_direct) mirrored = mirror_serves_direct(name);
     }
     if ((s == nullptr || !s->config().allow_direct) && !mirrored) no_responders(m);

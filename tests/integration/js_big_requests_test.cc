@@ -220,6 +220,7 @@ nlohmann::json big_config(const std::string& name, int subjects, const std::stri
 // applied in slices) see the stream as created and are answered in the order sent.
 TEST_F(js_big, requests_behind_a_big_create_wait_for_it_in_order) {
   auto cfg = big_config("BIG2", 20000, "c");
+  cfg["allow_direct"] = true;
   const std::string big = cfg.dump();
   ASSERT_GT(big.size(), 64u * 1024) << "must take the big-request path";
   cfg["description"] = "updated";
@@ -244,6 +245,14 @@ TEST_F(js_big, requests_behind_a_big_create_wait_for_it_in_order) {
                                             static_cast<int>(reqs[i].second.size())),
               NATS_OK);
   }
+  // A direct get is not an API call that waits: it is answered (a 503 while the stream is
+  // being made, or the message lookup's status after), never left unanswered.
+  natsSubscription* raw_direct = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&raw_direct, nc_.get(), "_INBOX.direct"), NATS_OK);
+  std::unique_ptr<natsSubscription, decltype(&natsSubscription_Destroy)> direct(raw_direct, natsSubscription_Destroy);
+  ASSERT_EQ(natsConnection_PublishRequestString(nc_.get(), "$JS.API.DIRECT.GET.BIG2", "_INBOX.direct",
+                                                R"({"last_by_subj":"c.1.x"})"),
+            NATS_OK);
   ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
   std::vector<std::string> order;
   std::vector<nlohmann::json> got(reqs.size());
@@ -267,6 +276,16 @@ TEST_F(js_big, requests_behind_a_big_create_wait_for_it_in_order) {
   EXPECT_EQ(got[5]["streams"], nlohmann::json::array({"BIG2"})) << got[5].dump();
   EXPECT_EQ(got[6]["success"], true) << got[6].dump();
   EXPECT_EQ(got[7]["error"]["err_code"], 10059) << got[7].dump();
+  // libnats reports a 503 status as NATS_NO_RESPONDERS; after the create, "no message" is 404.
+  natsMsg* d = nullptr;
+  const natsStatus ds = natsSubscription_NextMsg(&d, raw_direct, 5000);
+  msg_ptr dp(d);
+  ASSERT_TRUE(ds == NATS_NO_RESPONDERS || ds == NATS_OK) << "the direct get went unanswered: " << ds;
+  const char* status = "503";
+  if (ds == NATS_OK) {
+    ASSERT_EQ(natsMsgHeader_Get(d, "Status", &status), NATS_OK);
+  }
+  EXPECT_TRUE(std::string(status) == "503" || std::string(status) == "404") << status;
 }
 
 // A big create or update answers exactly as a small one does: the same errors, and for a
