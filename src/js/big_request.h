@@ -31,8 +31,8 @@ struct jetstream::big_request {
   stream_config cfg;
   bool exists = false;      // an identical stream exists: answer with it
   std::string config_dump;  // to_json(cfg, true), for the reply
-  std::string meta_dump;    // meta.inf
-  // Apply (loop), with the meta.inf write on the worker.
+  std::string meta_dump;    // the saved config (meta.inf, or the file store's meta record)
+  // Apply (loop), with a memory stream's meta.inf written on the worker.
   std::uint64_t ticket = 0;
   bool decoded = false;
   stream* s = nullptr;  // set once applied; a created stream's subjects then go in slices

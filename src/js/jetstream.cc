@@ -232,8 +232,12 @@ bool jetstream::write_store_meta(stream& s, const std::string& key, std::string 
 bool jetstream::save_meta(stream& s, std::string& error) {
   ojson j = to_json(s.config(), false);
   j["created"] = format_time(s.created());
-  if (!file_store_of(s)) return write_file_atomic(s.dir(), "meta.inf", j.dump(), error);
-  if (!write_store_meta(s, kStreamMetaKey, j.dump(), error)) return false;
+  return save_meta_text(s, j.dump(), error);
+}
+
+bool jetstream::save_meta_text(stream& s, std::string text, std::string& error) {
+  if (!file_store_of(s)) return write_file_atomic(s.dir(), "meta.inf", text, error);
+  if (!write_store_meta(s, kStreamMetaKey, std::move(text), error)) return false;
   // A meta.inf from before configs lived in the log: the log wins at load, so drop the stale copy.
   std::error_code ec;
   fs::remove(s.dir() + "/meta.inf", ec);

@@ -103,6 +103,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Persistence (jetstream.cc).
   std::string streams_dir() const;
   bool save_meta(stream& s, std::string& error);
+  // The same for a config already serialised (to_json + created, e.g. by the API worker).
+  bool save_meta_text(stream& s, std::string text, std::string& error);
   // File streams keep their config and their durable consumers' configs as meta records in
   // the stream's own log (one group-commit write, no file + fsync + rename + dir fsync);
   // memory streams keep meta.inf files.
