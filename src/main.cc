@@ -1,4 +1,6 @@
-// peregrine-server: parse flags and config, start the shards, wait for a signal, stop.
+// peregrine-server: parse flags and config, start the shards, then serve signals as
+// nats-server does (INT/TERM stop, HUP reloads the config, USR1 reopens the log file, USR2
+// enters lame duck mode) until it stops.
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,8 +11,43 @@
 #include "peregrine_config.h"
 #include "src/base/log.h"
 #include "src/core/options.h"
+#include "src/core/process_files.h"
+#include "src/core/reload.h"
 #include "src/core/server.h"
 #include "src/js/jetstream.h"
+
+namespace {
+
+void apply_logging(const core::server_options& o, bool reopen_file) {
+  if (reopen_file) base::log_set_file(o.log_file);
+  base::log_set_level(o.trace ? base::log_level::trace : o.debug ? base::log_level::debug : base::log_level::info);
+}
+
+// SIGHUP: the config file and flags again, as at start; what cannot change live is refused.
+void reload(int argc, char** argv, core::server_options& configured, core::server& srv) {
+  if (configured.config_file.empty()) {
+    PG_ERROR("Failed to reload server configuration: can only reload config when a file is provided using -c or --config");
+    return;
+  }
+  core::server_options next;
+  const core::cli_result cli = core::parse_command_line(argc, argv, next);
+  if (cli.outcome != core::cli_outcome::run) {
+    PG_ERROR("Failed to reload server configuration: {}", cli.message);
+    return;
+  }
+  for (const auto& w : cli.warnings) PG_WARN("{}", w);
+  const core::reload_plan plan = core::plan_reload(configured, next);
+  for (const auto& r : plan.refused)
+    PG_WARN("Config reload: {} needs a restart; keeping the running value", r);
+  const bool new_file = plan.result.log_file != configured.log_file;
+  configured = plan.result;
+  if (plan.logging_changed) apply_logging(configured, new_file);
+  srv.reload(configured);
+  for (const auto& c : plan.changed) PG_INFO("Reloaded: {}", c);
+  PG_INFO("Reloaded server configuration");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   core::server_options opts;
@@ -24,24 +61,33 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "peregrine-server: %s\n", cli.message.c_str());
     return 1;
   }
-  if (!opts.log_file.empty()) base::log_set_file(opts.log_file);
-  if (opts.trace) {
-    base::log_set_level(base::log_level::trace);
-  } else if (opts.debug) {
-    base::log_set_level(base::log_level::debug);
+  if (!opts.signal.empty()) {
+    std::string message;
+    const int rc = core::send_signal_command(opts.signal, argv[0], message);
+    if (rc != 0) std::fprintf(stderr, "peregrine-server: %s\n", message.c_str());
+    return rc;
   }
+  apply_logging(opts, !opts.log_file.empty());
   for (const auto& w : cli.warnings) PG_WARN("{}", w);
 
-  // Block the stop signals in every thread; the main thread waits for them below.
-  sigset_t stop_set;
-  sigemptyset(&stop_set);
-  sigaddset(&stop_set, SIGINT);
-  sigaddset(&stop_set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
+  // Block the signals we serve in every thread; the main thread waits for them below.
+  sigset_t served;
+  sigemptyset(&served);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&served, s);
+  pthread_sigmask(SIG_BLOCK, &served, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
   PG_INFO("Starting peregrine-server");
   PG_INFO("  Version:  {} (NATS protocol level {})", PEREGRINE_VERSION, PEREGRINE_NATS_LEVEL);
+  if (!opts.config_file.empty()) PG_INFO("Using configuration file: {}", opts.config_file);
+  if (!opts.pid_file.empty()) {
+    std::string error;
+    if (!core::write_pid_file(opts.pid_file, error)) {
+      PG_ERROR("{}", error);
+      return 1;
+    }
+  }
+  core::server_options configured = opts;  // as configured (port -1 unresolved): reloads diff against it
   if (opts.jetstream) {
     if (opts.store_dir.empty()) opts.store_dir = core::default_store_dir();
     std::error_code ec;
@@ -53,22 +99,72 @@ int main(int argc, char** argv) {
     PG_INFO("Starting JetStream");
     PG_INFO("  Store Directory: \"{}\"", opts.store_dir);
   }
+  configured.store_dir = opts.store_dir;
   core::server srv(opts);
   if (opts.jetstream) srv.add_service(js::make_jetstream_service());
   if (auto st = srv.start(); !st) {
-    PG_ERROR("Error listening on port: {}:{}, \"{}\"", opts.host, opts.port,
-             std::strerror(st.err().sys_errno));
+    if (!srv.monitor_error().empty()) {
+      PG_ERROR("{}", srv.monitor_error());
+    } else {
+      PG_ERROR("Error listening on port: {}:{}, \"{}\"", opts.host, opts.port, std::strerror(st.err().sys_errno));
+    }
     return 1;
   }
+  const std::string http_host = opts.http_host.empty() ? opts.host : opts.http_host;
+  if (srv.monitor_port() != 0) PG_INFO("Starting http monitor on {}:{}", http_host, srv.monitor_port());
   PG_INFO("Listening for client connections on {}:{} ({} shard{}{}, {} transport)", opts.host,
           srv.shared().opts.port, srv.shared().shard_count, srv.shared().shard_count == 1 ? "" : "s",
           opts.jetstream && opts.js_thread ? " + a JetStream thread" : "", srv.transport_name());
+  std::string ports_file;
+  if (!opts.ports_file_dir.empty()) {
+    ports_file = core::ports_file_path(opts.ports_file_dir, argv[0]);
+    std::string error;
+    const auto nats = core::listen_urls("nats", opts.host, srv.shared().opts.port);
+    const auto mon = srv.monitor_port() ? core::listen_urls("http", http_host, srv.monitor_port())
+                                        : std::vector<std::string>{};
+    if (!core::write_ports_file(ports_file, nats, mon, error)) {
+      PG_ERROR("{}", error);
+      ports_file.clear();
+    }
+  }
   PG_INFO("Server is ready");
 
-  int sig = 0;
-  sigwait(&stop_set, &sig);
-  PG_INFO("Trapped \"{}\" signal", sig == SIGINT ? "interrupt" : "terminated");
+  bool lame_duck = false;
+  std::int64_t lame_duck_end = 0;
+  for (;;) {
+    const timespec tick{0, 100'000'000};
+    const int sig = sigtimedwait(&served, nullptr, &tick);
+    const std::int64_t now = base::system_clock::instance().monotonic_ns();
+    if (sig == SIGINT || sig == SIGTERM) {
+      PG_INFO("Trapped \"{}\" signal", sig == SIGINT ? "interrupt" : "terminated");
+      break;
+    }
+    if (sig == SIGHUP) {
+      PG_INFO("Trapped \"hangup\" signal");
+      reload(argc, argv, configured, srv);
+    } else if (sig == SIGUSR1) {
+      if (configured.log_file.empty()) {
+        PG_INFO("File log re-open ignored, not a file logger");
+      } else {
+        base::log_set_file(configured.log_file);
+        PG_INFO("File log re-opened");
+      }
+    } else if (sig == SIGUSR2 && !lame_duck) {
+      lame_duck = true;
+      const auto live = srv.shared().live();
+      lame_duck_end = now + live->opts.lame_duck_duration_ms * base::kMilli;
+      PG_INFO("Entering lame duck mode, stop accepting new clients");
+      srv.enter_lame_duck();
+    }
+    if (lame_duck) {
+      // Done when the last connection is gone (at once when there was none), or at the end.
+      if (now >= lame_duck_end || srv.shared().connections.load() == 0) break;
+    }
+  }
+  PG_INFO("Initiating Shutdown...");
   srv.shutdown();
+  if (!ports_file.empty()) unlink(ports_file.c_str());
+  if (!opts.pid_file.empty()) unlink(opts.pid_file.c_str());
   PG_INFO("Server Exiting..");
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "net/transport.h"
@@ -28,12 +29,18 @@ struct client {
   bool no_responders = false;
   int protocol = 0;
   std::string name, lang, version;
+  std::string auth_user, auth_pass, auth_token;  // as presented: re-checked when a reload changes auth
+  // monitoring (connz): plain counters, read only on this shard's thread
+  std::uint64_t cid = 0;  // the id clients see (INFO client_id, connz cid); unique per server
+  std::int64_t start_wall_ns = 0;
+  std::uint64_t in_msgs = 0, in_bytes = 0, out_msgs = 0, out_bytes = 0;
   // liveness
   base::nanos created_ns = 0;
   base::nanos last_in_ns = 0;
   base::nanos next_ping_ns = 0;
   int pings_out = 0;
   bool closing = false;
+  std::string_view close_reason;  // connz state=closed; static text, empty: the client closed
   // back-pressure: a publisher feeding a nearly full subscriber pauses its parsing; a
   // subscriber above the stall mark for longer than write_deadline is cut as slow
   bool stalled = false;

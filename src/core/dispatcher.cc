@@ -12,13 +12,24 @@ namespace core {
 namespace {
 constexpr std::size_t kRingSize = 4096;
 constexpr base::nanos kTick = 50 * base::kMilli;
+
+// nats-server's connz close reasons for the errors we close with.
+std::string_view close_reason_for(std::string_view err_text) {
+  namespace e = proto::err_text;
+  if (err_text == e::auth_violation) return "Authentication Failure";
+  if (err_text == e::auth_timeout) return "Authentication Timeout";
+  if (err_text == e::stale) return "Stale Connection";
+  if (err_text == e::max_connections) return "Maximum Connections Exceeded";
+  if (err_text == e::max_payload) return "Maximum Message Payload Exceeded";
+  if (err_text.empty()) return {};
+  return "Protocol Violation";
+}
 }  // namespace
 
 dispatcher::dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<net::transport> t,
                        shard::loop_config lcfg)
     : _index(index), _srv(srv), _transport(std::move(t)), _loop(lcfg) {
-  _limits.max_control_line = std::size_t(srv.opts.max_control_line);
-  _limits.max_payload = srv.opts.max_payload;
+  refresh_live();
   _transport->set_handler(this);
   _loop.add_poller(this);  // first: services start before the transport accepts anyone
   _loop.add_poller(_transport.get());
@@ -64,7 +75,7 @@ bool dispatcher::inbox_blocked(std::uint32_t from) {
   if (id == 0) return false;
   auto it = _by_id.find(id);
   if (it != _by_id.end() && !it->second->closing &&
-      _transport->pending_bytes(it->second->handle) > std::size_t(_srv.opts.max_pending) / 2 &&
+      _transport->pending_bytes(it->second->handle) > std::size_t(_live->opts.max_pending) / 2 &&
       holds_publishers(*it->second, _loop.clk().monotonic_ns()))
     return true;
   _inbox_blocked_on[from] = 0;
@@ -193,6 +204,8 @@ std::uint64_t dispatcher::min_acked() const {
 }
 
 std::size_t dispatcher::poll(base::nanos now) {
+  if (_srv.live_gen.load(std::memory_order_acquire) != _live_gen) refresh_live();
+  if (_calls_pending.load(std::memory_order_relaxed)) run_calls();
   if (!_services_started) {
     _services_started = true;
     for (auto& svc : _services) {
@@ -223,12 +236,13 @@ std::size_t dispatcher::poll(base::nanos now) {
   if (now >= _next_tick) {
     _next_tick = now + kTick;
     work += tick(now);
+    if (_srv.lame_duck_since_ns.load(std::memory_order_relaxed) != 0) work += lame_duck(now);
   }
   return work;
 }
 
 std::size_t dispatcher::tick(base::nanos now) {
-  const auto& o = _srv.opts;
+  const auto& o = _live->opts;
   const base::nanos interval = o.ping_interval_ms * base::kMilli;
   std::vector<client*> stale, auth_late, slow;
   const std::size_t stall_mark = std::size_t(o.max_pending) / 4 * 3;
@@ -245,7 +259,7 @@ std::size_t dispatcher::tick(base::nanos now) {
     } else {
       c.pressure_since_ns = 0;
     }
-    if (_srv.auth_required && !c.connected && now - c.created_ns > o.auth_timeout_ms * base::kMilli) {
+    if (_live->auth_required && !c.connected && now - c.created_ns > o.auth_timeout_ms * base::kMilli) {
       auth_late.push_back(&c);
       continue;
     }
@@ -259,7 +273,9 @@ std::size_t dispatcher::tick(base::nanos now) {
     ++c.pings_out;
     _transport->outbuf(c.handle).append(proto::kPing);
   }
-  for (client* c : slow) cut_slow_consumer(*c, fmt::format("WriteDeadline of {}ms Exceeded", o.write_deadline_ms));
+  for (client* c : slow)
+    cut_slow_consumer(*c, fmt::format("WriteDeadline of {}ms Exceeded", o.write_deadline_ms),
+                      "Slow Consumer (Write Deadline)");
   for (client* c : auth_late) close_client(*c, proto::err_text::auth_timeout);
   for (client* c : stale) {
     PG_DEBUG("{}:{} - cid:{} - Stale Client Connection - Closing", c->peer_ip, c->peer_port, c->id);
@@ -270,24 +286,29 @@ std::size_t dispatcher::tick(base::nanos now) {
 
 void dispatcher::on_open(net::conn_handle h, std::string_view ip, int port) {
   const int n = _srv.connections.fetch_add(1) + 1;
+  _srv.total_connections.fetch_add(1, std::memory_order_relaxed);
   auto cp = std::make_unique<client>();
   client& c = *cp;
   c.handle = h;
-  c.id = (std::uint64_t(_index) << 48) | _next_client++;
+  const std::uint64_t seq = _next_client++;
+  c.id = (std::uint64_t(_index) << 48) | seq;
+  // Unique across shards and dense: shard i hands out i+1, i+1+N, i+1+2N, ...
+  c.cid = (seq - 1) * _srv.shard_count + _index + 1;
+  c.start_wall_ns = _loop.clk().wall_ns();
   c.peer_ip = std::string(ip);
   c.peer_port = port;
   const base::nanos now = _loop.clk().monotonic_ns();
   c.created_ns = now;
   c.last_in_ns = now;
-  const base::nanos interval = _srv.opts.ping_interval_ms * base::kMilli;
+  const base::nanos interval = _live->opts.ping_interval_ms * base::kMilli;
   c.next_ping_ns = now + std::min<base::nanos>(interval, 2 * base::kSecond);
   _clients.emplace(h, std::move(cp));
   _by_id.emplace(c.id, &c);
-  if (n > _srv.opts.max_connections) {
+  if (n > _live->opts.max_connections) {
     close_client(c, proto::err_text::max_connections);
     return;
   }
-  _transport->outbuf(h).append(_srv.info_line(c.id & 0xffffffffffffull, c.peer_ip));
+  _transport->outbuf(h).append(server_shared::info_line(_live->info, c.cid, c.peer_ip));
   PG_DEBUG("{}:{} - cid:{} - Client connection created", c.peer_ip, c.peer_port, c.id);
 }
 
@@ -347,6 +368,12 @@ void dispatcher::on_close(net::conn_handle h) {
   }
   std::erase(_pong_waiters, &c);
   std::erase(_stalled, &c);
+  if (c.id != 0) {  // kept for connz?state=closed
+    _closed.push_back(snap(c, false));
+    _closed.back().stop_ns = _loop.clk().wall_ns();
+    _closed.back().reason = c.close_reason.empty() ? "Client Closed" : std::string(c.close_reason);
+    while (_closed.size() > std::max<std::size_t>(1, kClosedKept / _srv.shard_count)) _closed.pop_front();
+  }
   _by_id.erase(c.id);
   _srv.connections.fetch_sub(1);
   PG_DEBUG("{}:{} - cid:{} - Client connection closed", c.peer_ip, c.peer_port, c.id);
@@ -356,6 +383,7 @@ void dispatcher::on_close(net::conn_handle h) {
 void dispatcher::close_client(client& c, std::string_view err_text) {
   if (c.closing) return;
   c.closing = true;
+  if (c.close_reason.empty()) c.close_reason = close_reason_for(err_text);
   if (!err_text.empty()) proto::append_err(_transport->outbuf(c.handle), err_text);
   _transport->close(c.handle, true);
 }

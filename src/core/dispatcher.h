@@ -4,6 +4,8 @@
 // shards, and answers protocol operations as nats-server does.
 #include <atomic>
 #include <deque>
+#include <functional>
+#include <mutex>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -12,6 +14,7 @@
 #include "net/transport.h"
 #include "src/base/spsc_ring.h"
 #include "src/core/client.h"
+#include "src/core/monitor_types.h"
 #include "src/core/server_shared.h"
 #include "src/core/service.h"
 #include "src/core/shard_msg.h"
@@ -43,6 +46,13 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void on_close(net::conn_handle h) override;
   // shard::poller: inbound rings, timers, deferred PONGs
   std::size_t poll(base::nanos now) override;
+
+  // Runs `fn` on this shard's thread at its next turn (thread-safe). The HTTP monitor uses it
+  // to take snapshots; the loop pays one relaxed load per turn for it.
+  void call_on_shard(std::function<void(dispatcher&)> fn);
+  // On this shard's thread: copies of its connections, subscriptions and counters.
+  shard_snapshot snapshot(const snapshot_request& q) const;
+  const std::vector<std::unique_ptr<service>>& services() const { return _services; }
 
   // Services run on this shard (shard 0, or the JetStream thread); started on its thread
   // before clients are served.
@@ -79,7 +89,12 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::size_t tick(base::nanos now);
   std::size_t resume_stalled();
   bool inbox_blocked(std::uint32_t from);
-  void cut_slow_consumer(client& c, std::string_view why);
+  void cut_slow_consumer(client& c, std::string_view why, std::string_view reason);
+  void refresh_live();
+  bool credentials_ok(const client& c) const;
+  std::size_t run_calls();
+  std::size_t lame_duck(base::nanos now);
+  conn_snapshot snap(const client& c, bool with_subs) const;
 
   // protocol
   // Parses and handles every complete op; returns the bytes consumed.
@@ -110,6 +125,18 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
 
   std::uint32_t _index;
   server_shared& _srv;
+  // Reloadable options and INFO; swapped when _srv.live_gen moves.
+  std::shared_ptr<const live_config> _live;
+  std::uint64_t _live_gen = 0;
+  shard_counters _counters;
+  std::deque<conn_snapshot> _closed;  // most recent last; bounded by kClosedKept / shards
+  static constexpr std::size_t kClosedKept = 10000;  // nats-server's max_closed_clients
+  bool _ldm = false;                 // lame duck mode seen
+  std::size_t _ldm_initial = 0;      // connections when it started
+  std::size_t _ldm_closed = 0;
+  std::mutex _calls_mu;
+  std::vector<std::function<void(dispatcher&)>> _calls;
+  std::atomic<bool> _calls_pending{false};
   std::unique_ptr<net::transport> _transport;
   int _wake_fd = -2;  // -2 not created yet, -1 unsupported
   shard::loop _loop;

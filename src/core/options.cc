@@ -121,26 +121,42 @@ class mapper {
     return true;
   }
 
-  bool listen(const config_value& v, const std::string& key) {
+  // "host:port", ":port" or a port; returns false with the error set.
+  bool host_port(const config_value& v, const std::string& key, std::string& host, int& port) {
     if (!v.is_scalar()) return bad(v, key, "expected \"host:port\" or \":port\"");
     const std::string& s = v.text;
-    std::int64_t port = 0;
-    if (parse_size(s, port) && s.find_first_not_of("0123456789") == std::string::npos) {
-      if (port > 65535) return bad(v, key, "port out of range");
-      _o.port = static_cast<int>(port);
+    std::int64_t n = 0;
+    if (parse_size(s, n) && s.find_first_not_of("-0123456789") == std::string::npos) {
+      if (n < -1 || n > 65535) return bad(v, key, "port out of range");
+      port = static_cast<int>(n);
       return true;
     }
     const auto colon = s.rfind(':');
     if (colon == std::string::npos) return bad(v, key, "expected \"host:port\" or \":port\"");
-    std::string host = s.substr(0, colon);
+    std::string h = s.substr(0, colon);
     const std::string p = s.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-    if (p.empty() || p.find_first_not_of("0123456789") != std::string::npos || p.size() > 5 ||
-        std::stoi(p) > 65535) {
+    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+    const bool random = p == "-1";
+    if (!random && (p.empty() || p.find_first_not_of("0123456789") != std::string::npos || p.size() > 5 ||
+                    std::stoi(p) > 65535)) {
       return bad(v, key, "bad port in '" + s + "'");
     }
-    if (!host.empty()) _o.host = host;
-    _o.port = std::stoi(p);
+    if (!h.empty()) host = h;
+    port = random ? -1 : std::stoi(p);
+    return true;
+  }
+
+  bool string_list(const config_value& v, const std::string& key, std::vector<std::string>& out) {
+    out.clear();
+    if (v.is_scalar()) {
+      out.push_back(v.text);
+      return true;
+    }
+    if (!v.is_array()) return bad(v, key, "expected an array of strings");
+    for (const auto& item : v.items) {
+      if (!item.is_scalar()) return bad(item, key, "expected an array of strings");
+      out.push_back(item.text);
+    }
     return true;
   }
 
@@ -196,7 +212,7 @@ class mapper {
 
   bool top(const std::string& k, const config_value& v) {
     if (is(k, {"port"})) return num(v, k, _o.port, -1, 65535);
-    if (is(k, {"listen"})) return listen(v, k);
+    if (is(k, {"listen"})) return host_port(v, k, _o.host, _o.port);
     if (is(k, {"host", "net"})) return str(v, k, _o.host);
     if (is(k, {"server_name"})) return str(v, k, _o.server_name);
     if (is(k, {"max_payload"})) return num(v, k, _o.max_payload, 1, INT32_MAX);
@@ -207,6 +223,20 @@ class mapper {
     if (is(k, {"ping_max"})) return num(v, k, _o.ping_max, 0, INT32_MAX);
     if (is(k, {"write_deadline"})) return duration(v, k, _o.write_deadline_ms);
     if (is(k, {"http_port", "monitor_port"})) return num(v, k, _o.http_port, -1, 65535);
+    if (is(k, {"http"})) return host_port(v, k, _o.http_host, _o.http_port);
+    if (is(k, {"http_host"})) return str(v, k, _o.http_host);
+    if (is(k, {"http_base_path"})) return str(v, k, _o.http_base_path);
+    if (is(k, {"ports_file_dir"})) return str(v, k, _o.ports_file_dir);
+    if (is(k, {"pid_file"})) return str(v, k, _o.pid_file);
+    if (is(k, {"lame_duck_duration"})) return duration(v, k, _o.lame_duck_duration_ms);
+    if (is(k, {"lame_duck_grace_period"})) return duration(v, k, _o.lame_duck_grace_period_ms);
+    if (is(k, {"server_tags"})) return string_list(v, k, _o.server_tags);
+    if (is(k, {"websocket", "ws", "leafnodes", "leaf", "mqtt", "gateway", "cluster"})) {
+      // A nats-server config may carry these; they are not served yet, which is no reason
+      // to refuse the rest of the file.
+      _warnings.push_back(v.key_where() + ": '" + k + "' is not supported by peregrine-server yet; block ignored");
+      return true;
+    }
     if (is(k, {"debug"})) return flag(v, k, _o.debug);
     if (is(k, {"trace"})) return flag(v, k, _o.trace);
     if (is(k, {"logfile", "log_file"})) return str(v, k, _o.log_file);
@@ -269,6 +299,9 @@ constexpr flag_spec kFlags[] = {
     {"dpdk_eal", "dpdk_eal", true},   {"dpdk_port", "dpdk_port", true},
     {"dpdk_ip", "dpdk_ip", true},     {"dpdk_netmask", "dpdk_netmask", true},
     {"dpdk_gateway", "dpdk_gateway", true}, {"dpdk_queues", "dpdk_queues", true},
+    {"ports_file_dir", "ports_file_dir", true}, {"P", "pid", true},
+    {"pid", "pid", true},             {"sl", "signal", true},
+    {"signal", "signal", true},       {"http_base_path", "http_base_path", true},
 };
 
 const flag_spec* find_flag(std::string_view name) {
@@ -368,6 +401,12 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
   app.add_flag("--js,--jetstream", out.jetstream, "Enable JetStream");
   app.add_option("--sd,--store_dir", out.store_dir, "JetStream storage directory");
   app.add_option("-m,--http_port", out.http_port, "HTTP monitoring port")->check(CLI::Range(-1, 65535));
+  app.add_option("--http_base_path", out.http_base_path, "Path prefix of the HTTP monitoring endpoints");
+  app.add_option("--ports_file_dir", out.ports_file_dir,
+                 "Write <dir>/<exe>_<pid>.ports (JSON of the listen URLs) once listening");
+  app.add_option("-P,--pid", out.pid_file, "File to write the process id to");
+  app.add_option("--sl,--signal", out.signal,
+                 "Send a signal to a running server and exit: stop|quit|term|reload|reopen|ldm[=<pid or pid file>]");
   app.add_option("-l,--log,--log_file", out.log_file, "Log file (default: stderr)");
   app.add_flag("-D,--debug", out.debug, "Enable debug logging");
   app.add_flag("-V,--trace", out.trace, "Enable protocol tracing");

@@ -31,8 +31,17 @@ struct server_options {
   std::string user;
   std::string pass;
   std::string token;
-  // monitoring
+  // monitoring (HTTP): http_port 0 = off, -1 = a free port
   int http_port = 0;
+  std::string http_host;          // empty: the client listener's host
+  std::string http_base_path;     // prefix for every endpoint ("/nats" -> /nats/varz)
+  // process management
+  std::string ports_file_dir;     // write <dir>/<exe>_<pid>.ports once listening
+  std::string pid_file;
+  std::int64_t lame_duck_duration_ms = 120'000;
+  std::int64_t lame_duck_grace_period_ms = 10'000;
+  std::vector<std::string> server_tags;
+  std::string signal;             // --signal cmd[=pid]: send it to a running server and exit
   // JetStream
   bool jetstream = false;
   std::string store_dir;          // empty: the embedded default (see default_store_dir())

@@ -62,7 +62,7 @@ void dispatcher::send_ok(client& c) {
 
 bool dispatcher::handle_op(client& c, const proto::client_op& op) {
   using k = proto::op_kind;
-  if (!c.connected && _srv.auth_required && op.kind != k::connect) {
+  if (!c.connected && _live->auth_required && op.kind != k::connect) {
     close_client(c, proto::err_text::auth_violation);
     return false;
   }
@@ -109,12 +109,11 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
   c.name = get_str("name");
   c.lang = get_str("lang");
   c.version = get_str("version");
-  if (_srv.auth_required) {
-    const auto& o = _srv.opts;
-    bool ok = false;
-    if (!o.token.empty()) ok = get_str("auth_token") == o.token;
-    if (!ok && !o.user.empty()) ok = get_str("user") == o.user && get_str("pass") == o.pass;
-    if (!ok) {
+  c.auth_user = get_str("user");
+  c.auth_pass = get_str("pass");
+  c.auth_token = get_str("auth_token");
+  if (_live->auth_required) {
+    if (!credentials_ok(c)) {
       PG_WARN("{}:{} - cid:{} - authentication error", c.peer_ip, c.peer_port, c.id);
       close_client(c, proto::err_text::auth_violation);
       return false;
@@ -215,6 +214,10 @@ void dispatcher::handle_pub(client& c, const proto::client_op& op) {
   if (c.pedantic && !valid_literal_subject(op.subject)) send_err(c, proto::err_text::invalid_publish_subject);
   send_ok(c);
   _srv.in_msgs.fetch_add(1, std::memory_order_relaxed);
+  ++c.in_msgs;
+  c.in_bytes += op.headers.size() + op.payload.size();
+  ++_counters.in_msgs;
+  _counters.in_bytes += op.headers.size() + op.payload.size();
   if (!valid_subject(op.subject)) return;  // e.g. "foo..bar": silently not delivered
   route(&c, op.subject, op.reply, op.headers, op.payload);
 }
@@ -235,8 +238,12 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
     proto::append_msg(out, subject, s.sid, reply, payload);
   }
   ++s.delivered;
+  ++c.out_msgs;
+  c.out_bytes += headers.size() + payload.size();
+  ++_counters.out_msgs;
+  _counters.out_bytes += headers.size() + payload.size();
   if (s.max_msgs && s.delivered >= s.max_msgs) _expired.emplace_back(&c, s.sid);
-  const std::size_t limit = std::size_t(_srv.opts.max_pending);
+  const std::size_t limit = std::size_t(_live->opts.max_pending);
   std::size_t pending = _transport->pending_bytes(c.handle);
   // Push big backlogs to the kernel early: a small outbound buffer is never reallocated and
   // copied, and the subscriber starts reading sooner.
@@ -245,7 +252,7 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
     pending = _transport->pending_bytes(c.handle);
   }
   if (pending > limit) {
-    cut_slow_consumer(c, fmt::format("MaxPending of {} Exceeded", limit));
+    cut_slow_consumer(c, fmt::format("MaxPending of {} Exceeded", limit), "Slow Consumer (Pending Bytes)");
   } else if (pending > limit / 4 * 3) {
     if (c.pressure_since_ns == 0) c.pressure_since_ns = _loop.clk().monotonic_ns();
     if (holds_publishers(c, _loop.clk().monotonic_ns())) _stall_current = c.id;
@@ -320,10 +327,11 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
   if (!any && from && !reply.empty() && from->no_responders && from->headers) send_no_responders(*from, reply);
 }
 
-void dispatcher::cut_slow_consumer(client& c, std::string_view why) {
+void dispatcher::cut_slow_consumer(client& c, std::string_view why, std::string_view reason) {
   _srv.slow_consumers.fetch_add(1, std::memory_order_relaxed);
-  PG_INFO("{}:{} - cid:{} - Slow Consumer Detected: {}", c.peer_ip, c.peer_port, c.id, why);
+  PG_INFO("{}:{} - cid:{} - Slow Consumer Detected: {}", c.peer_ip, c.peer_port, c.cid, why);
   c.closing = true;
+  c.close_reason = reason;
   _transport->close(c.handle, false);
 }
 
@@ -331,7 +339,7 @@ std::size_t dispatcher::resume_stalled() {
   if (_stalled.empty()) return 0;
   std::vector<client*> list;
   list.swap(_stalled);
-  const std::size_t mark = std::size_t(_srv.opts.max_pending) / 2;
+  const std::size_t mark = std::size_t(_live->opts.max_pending) / 2;
   std::size_t resumed = 0;
   for (client* c : list) {
     if (c->closing || !c->stalled) continue;

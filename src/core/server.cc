@@ -39,7 +39,8 @@ std::vector<int> parse_cpus(const std::string& list) {
 }
 }  // namespace
 
-std::string server_shared::info_line(std::uint64_t client_id, const std::string& client_ip) const {
+std::string server_shared::info_line(const nlohmann::ordered_json& info, std::uint64_t client_id,
+                                     const std::string& client_ip) {
   nlohmann::ordered_json j = info;
   j["client_id"] = client_id;
   if (!client_ip.empty()) j["client_ip"] = client_ip;
@@ -61,15 +62,8 @@ std::string make_server_id() {
   return id;
 }
 
-server::server(server_options opts) {
-  _shared.opts = std::move(opts);
-  const auto& o = _shared.opts;
-  _shared.server_id = make_server_id();
-  _shared.server_name = o.server_name.empty() ? _shared.server_id : o.server_name;
-  _shared.auth_required = !o.user.empty() || !o.token.empty();
-  _shared.shard_count = std::uint32_t(o.shards > 0 ? o.shards : default_shard_count());
-  auto& j = _shared.info;
-  j = nlohmann::ordered_json::object();
+nlohmann::ordered_json server::build_info(const server_options& o, int bound_port) const {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["server_id"] = _shared.server_id;
   j["server_name"] = _shared.server_name;
   j["version"] = PEREGRINE_NATS_LEVEL;
@@ -77,12 +71,46 @@ server::server(server_options opts) {
   j["git_commit"] = std::string("peregrine-") + PEREGRINE_VERSION;
   j["go"] = std::string("peregrine ") + PEREGRINE_VERSION;
   j["host"] = o.host;
-  j["port"] = o.port;
+  j["port"] = bound_port;
   j["headers"] = true;
   j["max_payload"] = o.max_payload;
-  if (_shared.auth_required) j["auth_required"] = true;
+  if (!o.user.empty() || !o.token.empty()) j["auth_required"] = true;
   if (o.jetstream) j["jetstream"] = true;
   if (!o.js_domain.empty()) j["domain"] = o.js_domain;
+  return j;
+}
+
+void server::publish_live(const server_options& o) {
+  auto l = std::make_shared<live_config>();
+  l->opts = o;
+  l->opts.port = _shared.opts.port;  // the bound port, as the rest of the server sees it
+  l->info = build_info(o, _shared.opts.port);
+  l->auth_required = !o.user.empty() || !o.token.empty();
+  _shared.publish_live(std::move(l));
+}
+
+server::server(server_options opts) {
+  _shared.opts = std::move(opts);
+  const auto& o = _shared.opts;
+  _shared.server_id = make_server_id();
+  _shared.server_name = o.server_name.empty() ? _shared.server_id : o.server_name;
+  _shared.auth_required = !o.user.empty() || !o.token.empty();
+  _shared.shard_count = std::uint32_t(o.shards > 0 ? o.shards : default_shard_count());
+  _shared.info = build_info(o, o.port);
+  _start_wall_ns = base::system_clock::instance().wall_ns();
+  publish_live(o);
+}
+
+void server::reload(const server_options& applied) {
+  publish_live(applied);
+  _config_load_wall_ns = base::system_clock::instance().wall_ns();
+}
+
+void server::enter_lame_duck() {
+  std::int64_t expected = 0;
+  const std::int64_t now = base::system_clock::instance().monotonic_ns();
+  if (!_shared.lame_duck_since_ns.compare_exchange_strong(expected, now)) return;
+  for (auto& s : _shards) s->event_loop().wake();
 }
 
 server::~server() { shutdown(); }
@@ -151,6 +179,7 @@ base::status server::start() {
   if (o.port <= 0) {  // shards have not started: the options and INFO may still change
     _shared.opts.port = _shards[0]->transport().bound_port();
     _shared.info["port"] = _shared.opts.port;
+    publish_live(_shared.live()->opts);
   }
   if (client_shards > 1) {
     // Shard 0 accepts; connections are spread round-robin and handed over on the rings.
@@ -192,10 +221,19 @@ base::status server::start() {
                        (i < client_shards ? "pg-shard-" + std::to_string(i) : std::string("pg-jetstream")).c_str());
   }
   _started = true;
+  if (o.http_port != 0) {
+    _monitor = std::make_unique<monitor>(*this);
+    if (!_monitor->start(o.http_host.empty() ? o.host : o.http_host, o.http_port, o.http_base_path,
+                         _monitor_error)) {
+      _monitor.reset();
+      return base::error{base::errc::io_error, EADDRINUSE};
+    }
+  }
   return {};
 }
 
 void server::shutdown() {
+  if (_monitor) _monitor->stop();  // before the shards: a request in flight gives up on them
   if (!_started) return;
   _started = false;
   for (auto& s : _shards) s->event_loop().stop();

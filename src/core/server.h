@@ -6,6 +6,7 @@
 
 #include "src/base/result.h"
 #include "src/core/dispatcher.h"
+#include "src/core/monitor.h"
 #include "src/core/server_shared.h"
 
 namespace core {
@@ -24,11 +25,33 @@ class server {
   base::status start();
   // Stops accepting, stops every shard and joins the threads. Idempotent.
   void shutdown();
+  // Applies reloaded options (those plan_reload lets change); shards pick them up within a tick.
+  void reload(const server_options& applied);
+  // Stops accepting, sends INFO ldm and closes the connections over lame_duck_duration.
+  // Idempotent. The caller exits once lame_duck_duration passed or no connection is left.
+  void enter_lame_duck();
   const server_shared& shared() const { return _shared; }
+  server_shared& shared() { return _shared; }
+  std::vector<dispatcher*> shards() const {
+    std::vector<dispatcher*> v;
+    for (const auto& s : _shards) v.push_back(s.get());
+    return v;
+  }
+  std::int64_t start_wall_ns() const { return _start_wall_ns; }
+  std::int64_t config_load_wall_ns() const { return _config_load_wall_ns ? _config_load_wall_ns : _start_wall_ns; }
   std::string_view transport_name() const { return _transport_name; }
+  // The HTTP monitor's bound port (0: monitoring off). Started by start() when http_port != 0.
+  int monitor_port() const { return _monitor ? _monitor->port() : 0; }
+  const std::string& monitor_error() const { return _monitor_error; }
 
  private:
   std::unique_ptr<net::transport> make_transport();
+  nlohmann::ordered_json build_info(const server_options& o, int bound_port) const;
+  void publish_live(const server_options& o);
+  std::unique_ptr<monitor> _monitor;
+  std::string _monitor_error;
+  std::int64_t _start_wall_ns = 0;
+  std::int64_t _config_load_wall_ns = 0;
   server_shared _shared;
   std::vector<std::unique_ptr<dispatcher>> _shards;
   std::vector<std::thread> _threads;

@@ -1,8 +1,11 @@
 #pragma once
 // What every shard reads about the server: options, identity and the INFO template.
-// Written once before the shards start; read-only afterwards (counters are atomic).
+// Written once before the shards start; read-only afterwards (counters are atomic), except
+// the live config, which a reload replaces as a whole (see live_config).
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -11,19 +14,49 @@
 
 namespace core {
 
-struct server_shared {
+// What a config reload may change while running: limits, auth, INFO. Immutable once
+// published; shards swap their pointer when `live_gen` moves (checked once per tick).
+struct live_config {
   server_options opts;
+  nlohmann::ordered_json info;  // INFO fields common to every client
+  bool auth_required = false;
+};
+
+struct server_shared {
+  server_options opts;  // as started; services read these
   std::string server_id;
   std::string server_name;
-  nlohmann::ordered_json info;  // INFO fields common to every client
+  nlohmann::ordered_json info;  // INFO at start (live->info after a reload)
   bool auth_required = false;
   std::uint32_t shard_count = 1;
   std::atomic<int> connections{0};
+  std::atomic<std::uint64_t> total_connections{0};
   std::atomic<std::uint64_t> slow_consumers{0};
   std::atomic<std::uint64_t> in_msgs{0};
+  // Lame duck: the monotonic time it started (0: not in lame duck mode).
+  std::atomic<std::int64_t> lame_duck_since_ns{0};
+
+  std::atomic<std::uint64_t> live_gen{0};
+  void publish_live(std::shared_ptr<const live_config> l) {
+    std::lock_guard lk(_live_mu);
+    _live = std::move(l);
+    live_gen.fetch_add(1, std::memory_order_release);
+  }
+  std::shared_ptr<const live_config> live() const {
+    std::lock_guard lk(_live_mu);
+    return _live;
+  }
 
   // The INFO line for one client (adds client_id and client_ip, as nats-server does).
-  std::string info_line(std::uint64_t client_id, const std::string& client_ip) const;
+  std::string info_line(std::uint64_t client_id, const std::string& client_ip) const {
+    return info_line(info, client_id, client_ip);
+  }
+  static std::string info_line(const nlohmann::ordered_json& info, std::uint64_t client_id,
+                               const std::string& client_ip);
+
+ private:
+  mutable std::mutex _live_mu;
+  std::shared_ptr<const live_config> _live;
 };
 
 }  // namespace core

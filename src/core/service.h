@@ -4,9 +4,12 @@
 // shard, over the rings), and what it publishes is routed from there. It never touches
 // sockets or other shards' state.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "src/base/clock.h"
 #include "src/core/options.h"
@@ -71,6 +74,13 @@ class service {
   virtual bool start(service_host& host, std::string& error) = 0;
   // Called on shard 0's thread when the server stops (flush stores, persist state).
   virtual void stop() = 0;
+  // HTTP monitoring (/jsz, the jetstream part of /varz), on the service's thread: fills
+  // `out` as nats-server's /jsz with these query options; false when not JetStream.
+  virtual bool monitor_jsz(const std::map<std::string, std::string>& query, nlohmann::ordered_json& out) {
+    (void)query;
+    (void)out;
+    return false;
+  }
 };
 
 }  // namespace core

@@ -1,0 +1,144 @@
+// The dispatcher's operational side: live config swaps after a reload, lame-duck eviction,
+// and the snapshots the HTTP monitor asks for (all on the shard's own thread).
+#include <algorithm>
+
+#include "src/base/log.h"
+#include "src/core/dispatcher.h"
+#include "src/proto/writer.h"
+
+namespace core {
+
+void dispatcher::refresh_live() {
+  _live_gen = _srv.live_gen.load(std::memory_order_acquire);
+  std::shared_ptr<const live_config> next = _srv.live();
+  if (!next) {  // not published yet (unit tests that build a dispatcher directly)
+    auto l = std::make_shared<live_config>();
+    l->opts = _srv.opts;
+    l->info = _srv.info;
+    l->auth_required = _srv.auth_required;
+    next = std::move(l);
+  }
+  const bool auth_changed = _live && (_live->opts.user != next->opts.user || _live->opts.pass != next->opts.pass ||
+                                      _live->opts.token != next->opts.token);
+  _live = std::move(next);
+  _limits.max_control_line = std::size_t(_live->opts.max_control_line);
+  _limits.max_payload = _live->opts.max_payload;
+  if (!auth_changed || !_live->auth_required) return;
+  // New credentials: clients that no longer authenticate are closed, as nats-server does.
+  std::vector<client*> rejected;
+  for (auto& [h, c] : _clients)
+    if (c->connected && !c->closing && !credentials_ok(*c)) rejected.push_back(c.get());
+  for (client* c : rejected) {
+    PG_INFO("{}:{} - cid:{} - Authorization Violation after config reload", c->peer_ip, c->peer_port, c->cid);
+    close_client(*c, proto::err_text::auth_violation);
+  }
+}
+
+bool dispatcher::credentials_ok(const client& c) const {
+  const auto& o = _live->opts;
+  if (!_live->auth_required) return true;
+  if (!o.token.empty() && c.auth_token == o.token) return true;
+  return !o.user.empty() && c.auth_user == o.user && c.auth_pass == o.pass;
+}
+
+void dispatcher::call_on_shard(std::function<void(dispatcher&)> fn) {
+  {
+    std::lock_guard lk(_calls_mu);
+    _calls.push_back(std::move(fn));
+    _calls_pending.store(true, std::memory_order_release);
+  }
+  _loop.wake();
+}
+
+std::size_t dispatcher::run_calls() {
+  std::vector<std::function<void(dispatcher&)>> calls;
+  {
+    std::lock_guard lk(_calls_mu);
+    calls.swap(_calls);
+    _calls_pending.store(false, std::memory_order_relaxed);
+  }
+  for (auto& fn : calls) fn(*this);
+  return calls.size();
+}
+
+// Lame duck: stop accepting, tell every client (INFO "ldm"), wait the grace period, then
+// close the connections spread evenly over the rest of lame_duck_duration.
+std::size_t dispatcher::lame_duck(base::nanos now) {
+  const base::nanos since = _srv.lame_duck_since_ns.load(std::memory_order_relaxed);
+  if (!_ldm) {
+    _ldm = true;
+    if (_index == 0) _transport->stop_listening();
+    nlohmann::ordered_json info = _live->info;
+    info["ldm"] = true;
+    for (auto& [h, c] : _clients) {
+      if (c->closing || !c->connected) continue;
+      _transport->outbuf(h).append(server_shared::info_line(info, c->cid, c->peer_ip));
+    }
+    _ldm_initial = _clients.size();
+  }
+  const base::nanos duration = _live->opts.lame_duck_duration_ms * base::kMilli;
+  const base::nanos grace = std::min(_live->opts.lame_duck_grace_period_ms * base::kMilli, duration);
+  const base::nanos elapsed = now - since;
+  if (elapsed < grace) return 0;
+  const base::nanos spread = duration - grace;
+  const std::size_t due = spread <= 0 || elapsed - grace >= spread
+                              ? _ldm_initial
+                              : std::size_t(double(_ldm_initial) * double(elapsed - grace) / double(spread)) + 1;
+  std::vector<client*> victims;
+  for (auto& [h, c] : _clients) {
+    if (_ldm_closed + victims.size() >= due && elapsed - grace < spread) break;
+    if (!c->closing) victims.push_back(c.get());
+  }
+  for (client* c : victims) {
+    c->close_reason = "Server Shutdown";
+    close_client(*c, {});
+  }
+  _ldm_closed += victims.size();
+  return victims.size();
+}
+
+conn_snapshot dispatcher::snap(const client& c, bool with_subs) const {
+  conn_snapshot s;
+  s.cid = c.cid;
+  s.ip = c.peer_ip;
+  s.port = c.peer_port;
+  s.start_ns = c.start_wall_ns;
+  s.last_ns = c.start_wall_ns + (c.last_in_ns - c.created_ns);
+  s.in_msgs = c.in_msgs;
+  s.out_msgs = c.out_msgs;
+  s.in_bytes = c.in_bytes;
+  s.out_bytes = c.out_bytes;
+  s.subscriptions = c.subs.size();
+  s.name = c.name;
+  s.lang = c.lang;
+  s.version = c.version;
+  s.user = c.auth_user;
+  if (with_subs) {
+    for (const auto& [sid, sub] : c.subs) s.subs.push_back({sub->subject, sub->queue, sid, sub->delivered, c.cid});
+  }
+  return s;
+}
+
+shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
+  shard_snapshot out;
+  out.counters = _counters;
+  out.subscriptions = _internal.subs.size();
+  for (const auto& [h, c] : _clients) out.subscriptions += c->subs.size();
+  if (q.conns) {
+    for (const auto& [h, c] : _clients) {
+      if (c->closing) continue;
+      out.open.push_back(snap(*c, q.conn_subs));
+      out.open.back().pending_bytes = _transport->pending_bytes(h);
+    }
+  }
+  if (q.closed) out.closed.assign(_closed.begin(), _closed.end());
+  if (q.all_subs) {
+    for (const auto& [sid, s] : _internal.subs) out.subs.push_back({s->subject, s->queue, sid, s->delivered, 0});
+    for (const auto& [h, c] : _clients)
+      for (const auto& [sid, s] : c->subs) out.subs.push_back({s->subject, s->queue, sid, s->delivered, c->cid});
+  }
+  out.has_jetstream = !_services.empty();
+  return out;
+}
+
+}  // namespace core

@@ -1,0 +1,523 @@
+// The monitoring endpoints, with nats-server's JSON field names and order (checked against
+// nats-server 2.9.10; differences are listed in README.md). Data comes from shard snapshots.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <functional>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "peregrine_config.h"
+#include "src/core/monitor.h"
+#include "src/core/server.h"
+#include "src/core/subject.h"
+
+namespace core {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+constexpr auto kSnapshotTimeout = std::chrono::seconds(2);
+
+// Go's time.RFC3339Nano in UTC: fractional seconds without trailing zeros.
+std::string rfc3339(std::int64_t wall_ns) {
+  const time_t secs = time_t(wall_ns / 1'000'000'000);
+  long frac = long(wall_ns % 1'000'000'000);
+  tm t{};
+  gmtime_r(&secs, &t);
+  std::string s = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
+                              t.tm_hour, t.tm_min, t.tm_sec);
+  if (frac > 0) {
+    std::string f = fmt::format("{:09}", frac);
+    while (!f.empty() && f.back() == '0') f.pop_back();
+    s += "." + f;
+  }
+  return s + "Z";
+}
+
+// nats-server's uptime/idle text: 1y2d3h4m5s, leading zero units left out.
+std::string uptime_text(std::int64_t ns) {
+  const std::int64_t s = std::max<std::int64_t>(0, ns / 1'000'000'000);
+  const std::int64_t m = s / 60, h = m / 60, d = h / 24, y = d / 365;
+  if (y > 0) return fmt::format("{}y{}d{}h{}m{}s", y, d % 365, h % 24, m % 60, s % 60);
+  if (d > 0) return fmt::format("{}d{}h{}m{}s", d, h % 24, m % 60, s % 60);
+  if (h > 0) return fmt::format("{}h{}m{}s", h, m % 60, s % 60);
+  if (m > 0) return fmt::format("{}m{}s", m, s % 60);
+  return fmt::format("{}s", s);
+}
+
+std::int64_t wall_now() { return base::system_clock::instance().wall_ns(); }
+
+http_reply json_reply(const ojson& j) { return {200, "application/json", j.dump(2)}; }
+http_reply bad_request(std::string text) { return {400, "text/plain; charset=utf-8", std::move(text)}; }
+
+// Runs `fn` on every shard (in parallel) and waits for all; a shard that does not answer
+// within the timeout (stopping) is left out.
+template <typename T>
+std::vector<T> ask_shards(server& srv, std::function<T(dispatcher&)> fn, bool only_service_shard = false) {
+  struct state {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::optional<T>> out;
+    std::size_t done = 0;
+  };
+  auto st = std::make_shared<state>();
+  std::vector<dispatcher*> shards = srv.shards();
+  if (only_service_shard) {
+    std::erase_if(shards, [](dispatcher* d) { return d->services().empty(); });
+  }
+  st->out.resize(shards.size());
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    shards[i]->call_on_shard([st, fn, i](dispatcher& d) {
+      T v = fn(d);
+      std::lock_guard lk(st->mu);
+      st->out[i] = std::move(v);
+      ++st->done;
+      st->cv.notify_all();
+    });
+  }
+  std::unique_lock lk(st->mu);
+  st->cv.wait_for(lk, kSnapshotTimeout, [&] { return st->done == shards.size(); });
+  std::vector<T> res;
+  for (auto& o : st->out)
+    if (o) res.push_back(std::move(*o));
+  return res;
+}
+
+std::vector<shard_snapshot> snapshots(server& srv, snapshot_request q) {
+  return ask_shards<shard_snapshot>(srv, [q](dispatcher& d) { return d.snapshot(q); });
+}
+
+// JetStream's /jsz body from the service's thread; empty when JetStream is off.
+std::optional<ojson> jetstream_json(server& srv, const http_query& q) {
+  auto r = ask_shards<std::optional<ojson>>(
+      srv,
+      [q](dispatcher& d) -> std::optional<ojson> {
+        for (const auto& s : d.services()) {
+          ojson out;
+          if (s->monitor_jsz(q, out)) return out;
+        }
+        return std::nullopt;
+      },
+      true);
+  for (auto& o : r)
+    if (o) return o;
+  return std::nullopt;
+}
+
+bool truthy(const http_query& q, const char* key) {
+  auto it = q.find(key);
+  return it != q.end() && (it->second == "1" || it->second == "true" || it->second == "detail");
+}
+
+// Go's strconv.Atoi-style option; false with the reply set when malformed.
+bool int_arg(const http_query& q, const char* key, std::int64_t& out, http_reply& err) {
+  auto it = q.find(key);
+  if (it == q.end() || it->second.empty()) return true;
+  try {
+    std::size_t used = 0;
+    out = std::stoll(it->second, &used);
+    if (used == it->second.size()) return true;
+  } catch (...) {
+  }
+  err = bad_request(fmt::format("Error decoding int for '{}': strconv.Atoi: parsing \"{}\": invalid syntax", key,
+                                it->second));
+  return false;
+}
+
+std::uint64_t rss_bytes() {
+  std::ifstream f("/proc/self/statm");
+  std::uint64_t size = 0, resident = 0;
+  f >> size >> resident;
+  return resident * std::uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+double cpu_percent(std::int64_t start_wall_ns) {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double used = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  const double elapsed = double(wall_now() - start_wall_ns) / 1e9;
+  return elapsed > 0 ? std::round(used / elapsed * 1000.0) / 10.0 : 0.0;
+}
+
+ojson sub_json(const sub_snapshot& s, bool with_account) {
+  ojson j;
+  if (with_account) j["account"] = "$G";
+  j["subject"] = s.subject;
+  if (!s.queue.empty()) j["qgroup"] = s.queue;
+  j["sid"] = s.sid;
+  j["msgs"] = s.msgs;
+  j["cid"] = s.cid;
+  return j;
+}
+
+}  // namespace
+
+std::string monitor_index_html() {
+  return "<html lang=\"en\">\n<head><title>peregrine-server</title></head>\n<body>\n"
+         "  <a href=./varz>General</a><br>\n  <a href=./jsz>JetStream</a><br>\n"
+         "  <a href=./connz>Connections</a><br>\n  <a href=./accountz>Accounts</a><br>\n"
+         "  <a href=./accstatz>Account Stats</a><br>\n  <a href=./subsz>Subscriptions</a><br>\n"
+         "  <a href=./routez>Routes</a><br>\n  <a href=./leafz>LeafNodes</a><br>\n"
+         "  <a href=./gatewayz>Gateways</a><br>\n  <a href=./healthz>Health Probe</a><br>\n"
+         "  <a href=./metrics>Prometheus Metrics</a>\n</body>\n</html>\n";
+}
+
+http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::string, std::uint64_t>& req_stats) {
+  const auto snaps = snapshots(srv, {});
+  const auto live = srv.shared().live();
+  const server_options& o = live->opts;
+  const server_options& started = srv.shared().opts;
+  const std::int64_t now = wall_now();
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["server_name"] = srv.shared().server_name;
+  j["version"] = PEREGRINE_NATS_LEVEL;
+  j["proto"] = 1;
+  j["git_commit"] = std::string("peregrine-") + PEREGRINE_VERSION;
+  j["go"] = std::string("peregrine ") + PEREGRINE_VERSION;
+  j["host"] = started.host;
+  j["port"] = started.port;
+  if (live->auth_required) j["auth_required"] = true;
+  j["max_connections"] = o.max_connections;
+  j["ping_interval"] = o.ping_interval_ms * 1'000'000;
+  j["ping_max"] = o.ping_max;
+  j["http_host"] = started.http_host.empty() ? started.host : started.http_host;
+  j["http_port"] = started.http_port;
+  j["http_base_path"] = started.http_base_path;
+  j["https_port"] = 0;
+  if (o.auth_timeout_ms % 1000 == 0) {  // Go prints a whole float64 without a fraction
+    j["auth_timeout"] = o.auth_timeout_ms / 1000;
+  } else {
+    j["auth_timeout"] = double(o.auth_timeout_ms) / 1000.0;
+  }
+  j["max_control_line"] = o.max_control_line;
+  j["max_payload"] = o.max_payload;
+  j["max_pending"] = o.max_pending;
+  j["cluster"] = ojson::object();
+  j["gateway"] = ojson::object();
+  j["leaf"] = ojson::object();
+  j["mqtt"] = ojson::object();
+  j["websocket"] = ojson::object();
+  ojson js = ojson::object();
+  if (started.jetstream) {
+    if (auto jsz = jetstream_json(srv, {})) {
+      js["config"] = (*jsz)["config"];
+      ojson stats;
+      for (const char* k : {"memory", "storage", "reserved_memory", "reserved_storage", "accounts", "ha_assets", "api"})
+        stats[k] = (*jsz)[k];
+      js["stats"] = stats;
+    }
+  }
+  j["jetstream"] = js;
+  j["tls_timeout"] = 2;
+  j["write_deadline"] = o.write_deadline_ms * 1'000'000;
+  j["start"] = rfc3339(srv.start_wall_ns());
+  j["now"] = rfc3339(now);
+  j["uptime"] = uptime_text(now - srv.start_wall_ns());
+  j["mem"] = rss_bytes();
+  j["cores"] = sysconf(_SC_NPROCESSORS_ONLN);
+  j["gomaxprocs"] = srv.shared().shard_count;
+  j["cpu"] = cpu_percent(srv.start_wall_ns());
+  shard_counters total;
+  std::uint64_t subs = 0;
+  for (const auto& s : snaps) {
+    total.in_msgs += s.counters.in_msgs;
+    total.out_msgs += s.counters.out_msgs;
+    total.in_bytes += s.counters.in_bytes;
+    total.out_bytes += s.counters.out_bytes;
+    subs += s.subscriptions;
+  }
+  j["connections"] = srv.shared().connections.load();
+  j["total_connections"] = srv.shared().total_connections.load();
+  j["routes"] = 0;
+  j["remotes"] = 0;
+  j["leafnodes"] = 0;
+  j["in_msgs"] = total.in_msgs;
+  j["out_msgs"] = total.out_msgs;
+  j["in_bytes"] = total.in_bytes;
+  j["out_bytes"] = total.out_bytes;
+  j["slow_consumers"] = srv.shared().slow_consumers.load();
+  j["subscriptions"] = subs;
+  ojson rs = ojson::object();
+  for (const auto& [k, v] : req_stats) rs[k] = v;
+  j["http_req_stats"] = rs;
+  j["config_load_time"] = rfc3339(srv.config_load_wall_ns());
+  if (!o.server_tags.empty()) j["tags"] = o.server_tags;
+  (void)q;
+  return json_reply(j);
+}
+
+http_reply monitor_connz(server& srv, const http_query& q) {
+  http_reply err;
+  std::int64_t offset = 0, limit = 1024;
+  if (!int_arg(q, "offset", offset, err) || !int_arg(q, "limit", limit, err)) return err;
+  if (offset < 0) offset = 0;
+  if (limit <= 0) limit = 1024;
+  std::string state = "open";
+  if (auto it = q.find("state"); it != q.end() && !it->second.empty()) {
+    state = it->second;
+    if (state != "open" && state != "closed" && state != "any" && state != "all")
+      return bad_request("Error decoding state for " + state);
+  }
+  std::optional<std::uint64_t> cid;
+  if (auto it = q.find("cid"); it != q.end() && !it->second.empty()) {
+    try {
+      std::size_t used = 0;
+      if (it->second[0] == '-') throw 0;
+      cid = std::stoull(it->second, &used);
+      if (used != it->second.size()) throw 0;
+    } catch (...) {
+      return bad_request(fmt::format(
+          "Error decoding uint64 for 'cid': strconv.ParseUint: parsing \"{}\": invalid syntax", it->second));
+    }
+  }
+  std::string sort = "cid";
+  if (auto it = q.find("sort"); it != q.end() && !it->second.empty()) sort = it->second;
+  static const char* kSorts[] = {"cid",      "start",    "subs",  "pending", "msgs_to", "msgs_from", "bytes_to",
+                                 "bytes_from", "last",   "idle",  "uptime",  "stop",    "reason",    "rtt"};
+  if (std::none_of(std::begin(kSorts), std::end(kSorts), [&](const char* s) { return sort == s; }))
+    return bad_request("invalid sorting option: " + sort);
+  if ((sort == "stop" || sort == "reason") && state == "open")
+    return bad_request("options 'stop' and 'reason' are only valid on closed connections");
+  const std::string subs_arg = q.count("subs") ? q.at("subs") : "";
+  const bool detail = subs_arg == "detail";
+  const bool with_subs = detail || truthy(q, "subs");
+  const bool with_auth = truthy(q, "auth");
+
+  snapshot_request req;
+  req.conns = state != "closed";
+  req.closed = state != "open";
+  req.conn_subs = with_subs;
+  std::vector<conn_snapshot> conns;
+  for (auto& s : snapshots(srv, req)) {
+    for (auto& c : s.open) conns.push_back(std::move(c));
+    for (auto& c : s.closed) conns.push_back(std::move(c));
+  }
+  if (cid) std::erase_if(conns, [&](const conn_snapshot& c) { return c.cid != *cid; });
+  const std::int64_t now = wall_now();
+  auto key = [&](const conn_snapshot& c) -> std::int64_t {
+    if (sort == "subs") return std::int64_t(c.subscriptions);
+    if (sort == "pending") return std::int64_t(c.pending_bytes);
+    if (sort == "msgs_to") return std::int64_t(c.out_msgs);
+    if (sort == "msgs_from") return std::int64_t(c.in_msgs);
+    if (sort == "bytes_to") return std::int64_t(c.out_bytes);
+    if (sort == "bytes_from") return std::int64_t(c.in_bytes);
+    if (sort == "last") return c.last_ns;
+    if (sort == "idle") return now - c.last_ns;
+    if (sort == "uptime") return (c.stop_ns ? c.stop_ns : now) - c.start_ns;
+    if (sort == "stop") return c.stop_ns;
+    return 0;
+  };
+  if (sort == "cid" || sort == "rtt") {
+    std::sort(conns.begin(), conns.end(), [](const auto& a, const auto& b) { return a.cid < b.cid; });
+  } else if (sort == "start") {
+    std::sort(conns.begin(), conns.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
+  } else if (sort == "reason") {
+    std::stable_sort(conns.begin(), conns.end(), [](const auto& a, const auto& b) { return a.reason < b.reason; });
+  } else {  // descending, as nats-server sorts these
+    std::stable_sort(conns.begin(), conns.end(), [&](const auto& a, const auto& b) { return key(a) > key(b); });
+  }
+  const std::size_t total = conns.size();
+  ojson list = ojson::array();
+  for (std::size_t i = std::size_t(offset); i < total && list.size() < std::size_t(limit); ++i) {
+    const conn_snapshot& c = conns[i];
+    ojson e;
+    e["cid"] = c.cid;
+    e["kind"] = "Client";
+    e["type"] = "nats";
+    e["ip"] = c.ip;
+    e["port"] = c.port;
+    e["start"] = rfc3339(c.start_ns);
+    e["last_activity"] = rfc3339(c.last_ns);
+    if (c.stop_ns) {
+      e["stop"] = rfc3339(c.stop_ns);
+      e["reason"] = c.reason;
+    }
+    e["uptime"] = uptime_text((c.stop_ns ? c.stop_ns : now) - c.start_ns);
+    e["idle"] = uptime_text((c.stop_ns ? c.stop_ns : now) - c.last_ns);
+    e["pending_bytes"] = c.pending_bytes;
+    e["in_msgs"] = c.in_msgs;
+    e["out_msgs"] = c.out_msgs;
+    e["in_bytes"] = c.in_bytes;
+    e["out_bytes"] = c.out_bytes;
+    e["subscriptions"] = c.subscriptions;
+    if (!c.name.empty()) e["name"] = c.name;
+    if (!c.lang.empty()) e["lang"] = c.lang;
+    if (!c.version.empty()) e["version"] = c.version;
+    if (with_auth && !c.user.empty()) e["authorized_user"] = c.user;
+    if (with_subs && !c.subs.empty()) {
+      ojson sl = ojson::array();
+      for (const auto& s : c.subs) {
+        if (detail) {
+          sl.push_back(sub_json(s, false));
+        } else {
+          sl.push_back(s.subject);
+        }
+      }
+      e[detail ? "subscriptions_list_detail" : "subscriptions_list"] = sl;
+    }
+    list.push_back(e);
+  }
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["now"] = rfc3339(now);
+  j["num_connections"] = list.size();
+  j["total"] = total;
+  j["offset"] = offset;
+  j["limit"] = limit;
+  j["connections"] = list;
+  return json_reply(j);
+}
+
+http_reply monitor_subsz(server& srv, const http_query& q) {
+  http_reply err;
+  std::int64_t offset = 0, limit = 1024;
+  if (!int_arg(q, "offset", offset, err) || !int_arg(q, "limit", limit, err)) return err;
+  if (offset < 0) offset = 0;
+  if (limit <= 0) limit = 1024;
+  const bool with_subs = truthy(q, "subs");
+  std::string test;
+  if (auto it = q.find("test"); it != q.end() && !it->second.empty()) {
+    test = it->second;
+    if (!valid_literal_subject(test))
+      return bad_request("invalid test subject, must be valid publish subject: " + test);
+  }
+  snapshot_request req;
+  req.all_subs = with_subs || !test.empty();
+  std::uint64_t count = 0;
+  std::vector<sub_snapshot> subs;
+  for (auto& s : snapshots(srv, req)) {
+    count += s.subscriptions;
+    for (auto& sub : s.subs) subs.push_back(std::move(sub));
+  }
+  if (!test.empty()) std::erase_if(subs, [&](const sub_snapshot& s) { return !subject_matches(s.subject, test); });
+  ojson j;
+  if (with_subs) {
+    j["server_id"] = srv.shared().server_id;
+    j["now"] = rfc3339(wall_now());
+  }
+  j["num_subscriptions"] = count;
+  j["num_cache"] = 0;
+  j["num_inserts"] = 0;
+  j["num_removes"] = 0;
+  j["num_matches"] = 0;
+  j["cache_hit_rate"] = 0;
+  j["max_fanout"] = 0;
+  j["avg_fanout"] = 0;
+  if (with_subs) {
+    j["total"] = subs.size();
+    j["offset"] = offset;
+    j["limit"] = limit;
+    ojson list = ojson::array();
+    for (std::size_t i = std::size_t(offset); i < subs.size() && list.size() < std::size_t(limit); ++i)
+      list.push_back(sub_json(subs[i], true));
+    j["subscriptions_list"] = list;
+  }
+  return json_reply(j);
+}
+
+http_reply monitor_jsz(server& srv, const http_query& q) {
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["now"] = rfc3339(wall_now());
+  if (!srv.shared().opts.jetstream) {
+    j["disabled"] = true;
+    j["config"] = ojson::object();
+    return json_reply(j);
+  }
+  if (auto body = jetstream_json(srv, q)) {
+    for (auto& [k, v] : body->items()) j[k] = v;
+  }
+  return json_reply(j);
+}
+
+http_reply monitor_healthz(server& srv, const http_query& q) {
+  auto unavailable = [](const std::string& why) {
+    ojson j;
+    j["status"] = "unavailable";
+    j["status_code"] = 503;
+    j["error"] = why;
+    return http_reply{503, "application/json", j.dump()};
+  };
+  const bool js_on = srv.shared().opts.jetstream;
+  const bool js_only = truthy(q, "js-enabled-only") || truthy(q, "js-enabled") || truthy(q, "js-server-only");
+  if (js_only && !js_on) return unavailable("JetStream not enabled");
+  if (srv.shared().lame_duck_since_ns.load() != 0) return unavailable("lame duck mode");
+  // Every shard must answer: a stuck shard makes the server unhealthy.
+  const auto snaps = snapshots(srv, {});
+  if (snaps.size() != srv.shards().size()) return unavailable("a shard did not answer in time");
+  auto stream = q.find("stream");
+  if (js_on && stream != q.end() && !stream->second.empty()) {
+    auto body = jetstream_json(srv, {{"streams", "true"}, {"consumers", "true"}});
+    bool found = false, consumer_found = false;
+    const auto consumer = q.find("consumer");
+    if (body && body->contains("account_details")) {
+      for (const auto& acc : (*body)["account_details"]) {
+        for (const auto& s : acc.value("stream_detail", ojson::array())) {
+          if (s.value("name", "") != stream->second) continue;
+          found = true;
+          for (const auto& c : s.value("consumer_detail", ojson::array()))
+            if (consumer != q.end() && c.value("name", "") == consumer->second) consumer_found = true;
+        }
+      }
+    }
+    const std::string acc = q.count("account") ? q.at("account") : "$G";
+    if (!found) return unavailable(fmt::format("JetStream stream '{} > {}' could not be found", acc, stream->second));
+    if (consumer != q.end() && !consumer->second.empty() && !consumer_found)
+      return unavailable(fmt::format("JetStream consumer '{} > {} > {}' could not be found", acc, stream->second,
+                                     consumer->second));
+  }
+  return {200, "application/json", "{\"status\":\"ok\"}"};
+}
+
+http_reply monitor_routez(server& srv, const http_query&) {
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["now"] = rfc3339(wall_now());
+  j["num_routes"] = 0;
+  j["routes"] = ojson::array();
+  return json_reply(j);
+}
+
+http_reply monitor_leafz(server& srv, const http_query&) {
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["now"] = rfc3339(wall_now());
+  j["leafnodes"] = 0;
+  j["leafs"] = nullptr;
+  return json_reply(j);
+}
+
+http_reply monitor_gatewayz(server& srv, const http_query&) {
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["now"] = rfc3339(wall_now());
+  j["outbound_gateways"] = ojson::object();
+  j["inbound_gateways"] = ojson::object();
+  return json_reply(j);
+}
+
+http_reply monitor_accountz(server& srv, const http_query&) {
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["now"] = rfc3339(wall_now());
+  j["system_account"] = "";
+  j["accounts"] = ojson::array({"$G"});
+  return json_reply(j);
+}
+
+http_reply monitor_accstatz(server& srv, const http_query&) {
+  ojson j;
+  j["server_id"] = srv.shared().server_id;
+  j["now"] = rfc3339(wall_now());
+  j["account_statz"] = ojson::array();
+  return json_reply(j);
+}
+
+}  // namespace core

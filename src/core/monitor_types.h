@@ -1,0 +1,53 @@
+#pragma once
+// What a shard hands the HTTP monitor: copies of its connections, subscriptions and
+// counters, built on the shard's own thread so the monitor never touches live state.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace core {
+
+struct sub_snapshot {
+  std::string subject;
+  std::string queue;
+  std::string sid;
+  std::uint64_t msgs = 0;
+  std::uint64_t cid = 0;
+};
+
+struct conn_snapshot {
+  std::uint64_t cid = 0;
+  std::string ip;
+  int port = 0;
+  std::int64_t start_ns = 0;   // wall clock
+  std::int64_t last_ns = 0;    // last input, wall clock
+  std::int64_t stop_ns = 0;    // closed connections only
+  std::string reason;          // closed connections only
+  std::uint64_t pending_bytes = 0;
+  std::uint64_t in_msgs = 0, out_msgs = 0, in_bytes = 0, out_bytes = 0;
+  std::uint64_t subscriptions = 0;
+  std::string name, lang, version, user;
+  std::vector<sub_snapshot> subs;  // filled when asked for (subs=1 / detail)
+};
+
+struct shard_counters {
+  std::uint64_t in_msgs = 0, out_msgs = 0, in_bytes = 0, out_bytes = 0;
+};
+
+struct shard_snapshot {
+  shard_counters counters;
+  std::uint64_t subscriptions = 0;  // subscriptions of this shard's own connections (and internal)
+  std::vector<conn_snapshot> open;
+  std::vector<conn_snapshot> closed;
+  std::vector<sub_snapshot> subs;  // /subsz?subs=1
+  bool has_jetstream = false;
+};
+
+struct snapshot_request {
+  bool conns = false;       // open connections
+  bool closed = false;      // recently closed connections
+  bool conn_subs = false;   // each connection's subscriptions
+  bool all_subs = false;    // every subscription of the shard (/subsz)
+};
+
+}  // namespace core

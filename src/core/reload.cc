@@ -1,0 +1,77 @@
+#include "src/core/reload.h"
+
+#include <fmt/format.h>
+
+namespace core {
+namespace {
+
+std::string show(const std::string& s) { return "\"" + s + "\""; }
+std::string show(bool b) { return b ? "true" : "false"; }
+template <typename T>
+std::string show(const T& v) {
+  return fmt::format("{}", v);
+}
+}  // namespace
+
+reload_plan plan_reload(const server_options& current, const server_options& next) {
+  reload_plan p;
+  p.result = current;
+  // Applied live: each shard picks the new values up on its next tick.
+  auto live = [&](const char* key, auto server_options::*field, bool* flag = nullptr) {
+    if (current.*field == next.*field) return;
+    p.result.*field = next.*field;
+    p.changed.emplace_back(key);
+    if (flag) *flag = true;
+  };
+  // Fixed at start: sockets, threads, stores are built from them.
+  auto fixed = [&](const char* key, auto server_options::*field) {
+    if (current.*field == next.*field) return;
+    p.refused.push_back(std::string(key) + ": " + show(current.*field) + " -> " + show(next.*field));
+  };
+  live("debug", &server_options::debug, &p.logging_changed);
+  live("trace", &server_options::trace, &p.logging_changed);
+  live("logfile", &server_options::log_file, &p.logging_changed);
+  live("authorization.user", &server_options::user, &p.auth_changed);
+  live("authorization.password", &server_options::pass, &p.auth_changed);
+  live("authorization.token", &server_options::token, &p.auth_changed);
+  live("authorization.timeout", &server_options::auth_timeout_ms);
+  live("max_payload", &server_options::max_payload);
+  live("max_control_line", &server_options::max_control_line);
+  live("max_pending", &server_options::max_pending);
+  live("max_connections", &server_options::max_connections);
+  live("ping_interval", &server_options::ping_interval_ms);
+  live("ping_max", &server_options::ping_max);
+  live("write_deadline", &server_options::write_deadline_ms);
+  live("lame_duck_duration", &server_options::lame_duck_duration_ms);
+  live("lame_duck_grace_period", &server_options::lame_duck_grace_period_ms);
+  live("server_tags", &server_options::server_tags);
+  fixed("host", &server_options::host);
+  fixed("port", &server_options::port);
+  fixed("server_name", &server_options::server_name);
+  fixed("http_port", &server_options::http_port);
+  fixed("http_host", &server_options::http_host);
+  fixed("http_base_path", &server_options::http_base_path);
+  fixed("ports_file_dir", &server_options::ports_file_dir);
+  fixed("pid_file", &server_options::pid_file);
+  fixed("jetstream", &server_options::jetstream);
+  fixed("jetstream.store_dir", &server_options::store_dir);
+  fixed("jetstream.max_memory_store", &server_options::max_memory_store);
+  fixed("jetstream.max_file_store", &server_options::max_file_store);
+  fixed("jetstream.domain", &server_options::js_domain);
+  fixed("shards", &server_options::shards);
+  fixed("poll", &server_options::poll_mode);
+  fixed("spin_us", &server_options::spin_us);
+  fixed("cpus", &server_options::cpus);
+  fixed("transport", &server_options::transport);
+  fixed("durability", &server_options::durability);
+  fixed("js_thread", &server_options::js_thread);
+  fixed("dpdk_eal", &server_options::dpdk_eal);
+  fixed("dpdk_port", &server_options::dpdk_port);
+  fixed("dpdk_ip", &server_options::dpdk_ip);
+  fixed("dpdk_netmask", &server_options::dpdk_netmask);
+  fixed("dpdk_gateway", &server_options::dpdk_gateway);
+  fixed("dpdk_queues", &server_options::dpdk_queues);
+  return p;
+}
+
+}  // namespace core
