@@ -30,6 +30,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   bool start(core::service_host& host, std::string& error) override;
   void stop() override;
   void on_msg(const core::inbound_msg& m) override;
+  // HTTP /jsz (monitor_jsz.cc): accounts, streams, consumers, config as nats-server's options.
+  bool monitor_jsz(const std::map<std::string, std::string>& query, ojson& out) override;
   std::size_t poll(base::nanos now) override;
   base::nanos idle_limit(base::nanos now) override;
 

@@ -426,3 +426,60 @@ TEST(Cli, DpdkQueuesFlagAndKey) {
   EXPECT_TRUE(warns.empty());
   EXPECT_EQ(o.dpdk_queues, 2);
 }
+
+namespace core {
+namespace {
+
+TEST(ops_options, launcher_config_keys_and_unsupported_blocks) {
+  const std::string path = ::testing::TempDir() + "ops_options.conf";
+  {
+    std::ofstream f(path);
+    f << "port: -1\nhttp: \"127.0.0.1:-1\"\nports_file_dir: \"/tmp/pf\"\npid_file: \"/tmp/x.pid\"\n"
+         "server_tags: [\"a:1\", \"b\"]\nlame_duck_duration: \"3s\"\nlame_duck_grace_period: \"500ms\"\n"
+         "http_base_path: \"/mon\"\n"
+         "leafnodes { listen: \"127.0.0.1:-1\" }\nwebsocket { listen: \"127.0.0.1:-1\", no_tls: true }\n"
+         "mqtt { port: -1 }\ngateway { name: g, port: -1 }\n";
+  }
+  server_options o;
+  std::string err;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(load_config_file(path, o, err, warnings)) << err;
+  EXPECT_EQ(o.port, -1);
+  EXPECT_EQ(o.http_host, "127.0.0.1");
+  EXPECT_EQ(o.http_port, -1);
+  EXPECT_EQ(o.ports_file_dir, "/tmp/pf");
+  EXPECT_EQ(o.pid_file, "/tmp/x.pid");
+  EXPECT_EQ(o.server_tags, (std::vector<std::string>{"a:1", "b"}));
+  EXPECT_EQ(o.lame_duck_duration_ms, 3000);
+  EXPECT_EQ(o.lame_duck_grace_period_ms, 500);
+  EXPECT_EQ(o.http_base_path, "/mon");
+  ASSERT_EQ(warnings.size(), 4u);  // one per unsupported block, nothing for their contents
+  EXPECT_NE(warnings[0].find("'leafnodes' is not supported"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[3].find("'gateway' is not supported"), std::string::npos) << warnings[3];
+}
+
+TEST(ops_options, process_flags) {
+  server_options o;
+  const char* argv[] = {"peregrine-server", "--ports_file_dir", "/tmp/d", "-P", "/tmp/p.pid", "-sl", "reload=42",
+                        "--http_base_path=/x", "-m", "-1"};
+  const cli_result r = parse_command_line(10, argv, o);
+  ASSERT_EQ(r.outcome, cli_outcome::run) << r.message;
+  EXPECT_EQ(o.ports_file_dir, "/tmp/d");
+  EXPECT_EQ(o.pid_file, "/tmp/p.pid");
+  EXPECT_EQ(o.signal, "reload=42");
+  EXPECT_EQ(o.http_base_path, "/x");
+  EXPECT_EQ(o.http_port, -1);
+}
+
+TEST(ops_options, bad_http_listen_is_an_error) {
+  const std::string path = ::testing::TempDir() + "ops_bad_http.conf";
+  { std::ofstream(path) << "http: \"127.0.0.1:99999\"\n"; }
+  server_options o;
+  std::string err;
+  std::vector<std::string> warnings;
+  EXPECT_FALSE(load_config_file(path, o, err, warnings));
+  EXPECT_NE(err.find("invalid value for 'http'"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace core

@@ -1,0 +1,89 @@
+// /jsz for the HTTP monitor: nats-server's JSInfo (config, usage, api counters, totals) and,
+// when asked, account_details with stream_detail / consumer_detail. Runs on JetStream's
+// thread (the monitor asks over dispatcher::call_on_shard), so it reads streams directly.
+#include "src/js/consumer_agent.h"
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+#include "src/js/stream.h"
+
+namespace js {
+namespace {
+bool truthy(const std::map<std::string, std::string>& q, const char* key) {
+  auto it = q.find(key);
+  return it != q.end() && (it->second == "1" || it->second == "true");
+}
+}  // namespace
+
+bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& out) {
+  const auto& o = _host->options();
+  const bool streams = truthy(q, "streams") || truthy(q, "consumers") || truthy(q, "config");
+  const bool accounts = truthy(q, "accounts") || streams;
+  const bool consumers = truthy(q, "consumers");
+  const bool config = truthy(q, "config");
+  std::uint64_t mem = 0, file = 0, messages = 0, bytes = 0, consumer_total = 0;
+  ojson stream_details = ojson::array();
+  for (auto& [name, s] : _streams) {
+    const ojson state = s->state_json(false, nullptr);
+    const std::uint64_t b = state.value("bytes", std::uint64_t{0});
+    (s->config().storage == storage_type::memory ? mem : file) += b;
+    bytes += b;
+    messages += state.value("messages", std::uint64_t{0});
+    auto cit = _consumers.find(name);
+    const std::size_t nc = cit == _consumers.end() ? 0 : cit->second.size();
+    consumer_total += nc;
+    if (!streams) continue;
+    ojson d;
+    d["name"] = name;
+    d["created"] = format_time(s->created());
+    d["cluster"] = ojson{{"leader", _host->server_name()}};
+    if (config) d["config"] = to_json(s->config(), false);
+    d["state"] = state;
+    if (consumers && nc > 0) {
+      ojson list = ojson::array();
+      for (auto& [cname, agent] : cit->second) {
+        ojson info = agent->info_json(now());
+        info.erase("type");
+        info.erase("ts");
+        if (!config) info.erase("config");
+        list.push_back(std::move(info));
+      }
+      d["consumer_detail"] = std::move(list);
+    }
+    stream_details.push_back(std::move(d));
+  }
+  ojson cfg;
+  cfg["max_memory"] = o.max_memory_store;
+  cfg["max_storage"] = o.max_file_store;
+  cfg["store_dir"] = o.store_dir + "/jetstream";
+  if (!_domain.empty()) cfg["domain"] = _domain;
+  out = ojson::object();
+  out["config"] = cfg;
+  out["memory"] = mem;
+  out["storage"] = file;
+  out["reserved_memory"] = 0;
+  out["reserved_storage"] = 0;
+  out["accounts"] = 1;
+  out["ha_assets"] = 0;
+  out["api"] = ojson{{"total", _api_total}, {"errors", _api_errors}};
+  out["streams"] = _streams.size();
+  out["consumers"] = consumer_total;
+  out["messages"] = messages;
+  out["bytes"] = bytes;
+  if (accounts) {
+    ojson acc;
+    acc["name"] = "$G";
+    acc["id"] = "$G";
+    acc["memory"] = mem;
+    acc["storage"] = file;
+    acc["reserved_memory"] = 0;
+    acc["reserved_storage"] = 0;
+    acc["accounts"] = 0;
+    acc["ha_assets"] = 0;
+    acc["api"] = ojson{{"total", _api_total}, {"errors", _api_errors}};
+    if (streams && !stream_details.empty()) acc["stream_detail"] = std::move(stream_details);
+    out["account_details"] = ojson::array({std::move(acc)});
+  }
+  return true;
+}
+
+}  // namespace js

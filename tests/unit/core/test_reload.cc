@@ -1,0 +1,69 @@
+// plan_reload: what a SIGHUP may change live and what it refuses (needs a restart).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "src/core/options.h"
+#include "src/core/reload.h"
+
+namespace core {
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& prefix) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.rfind(prefix, 0) == 0; });
+}
+
+TEST(plan_reload, identical_options_change_nothing) {
+  server_options a;
+  const reload_plan p = plan_reload(a, a);
+  EXPECT_TRUE(p.changed.empty());
+  EXPECT_TRUE(p.refused.empty());
+  EXPECT_FALSE(p.auth_changed);
+  EXPECT_FALSE(p.logging_changed);
+}
+
+TEST(plan_reload, limits_auth_and_logging_apply_live) {
+  server_options cur, next;
+  next.max_payload = 2048;
+  next.max_pending = 1 << 20;
+  next.max_connections = 10;
+  next.token = "s3cret";
+  next.debug = true;
+  next.server_tags = {"az:1"};
+  const reload_plan p = plan_reload(cur, next);
+  EXPECT_EQ(p.result.max_payload, 2048);
+  EXPECT_EQ(p.result.max_pending, 1 << 20);
+  EXPECT_EQ(p.result.max_connections, 10);
+  EXPECT_EQ(p.result.token, "s3cret");
+  EXPECT_TRUE(p.result.debug);
+  EXPECT_EQ(p.result.server_tags, std::vector<std::string>{"az:1"});
+  EXPECT_TRUE(p.auth_changed);
+  EXPECT_TRUE(p.logging_changed);
+  EXPECT_TRUE(has(p.changed, "max_payload"));
+  EXPECT_TRUE(has(p.changed, "authorization.token"));
+  EXPECT_TRUE(p.refused.empty());
+}
+
+TEST(plan_reload, listener_threads_and_storage_are_refused_and_kept) {
+  server_options cur, next;
+  cur.port = -1;
+  next.port = 4333;
+  next.shards = 4;
+  next.jetstream = true;
+  next.store_dir = "/elsewhere";
+  next.max_payload = 4096;  // a live change in the same reload still applies
+  const reload_plan p = plan_reload(cur, next);
+  EXPECT_EQ(p.result.port, -1);
+  EXPECT_EQ(p.result.shards, 0);
+  EXPECT_FALSE(p.result.jetstream);
+  EXPECT_EQ(p.result.store_dir, "");
+  EXPECT_EQ(p.result.max_payload, 4096);
+  EXPECT_TRUE(has(p.refused, "port: -1 -> 4333"));
+  EXPECT_TRUE(has(p.refused, "shards: 0 -> 4"));
+  EXPECT_TRUE(has(p.refused, "jetstream: false -> true"));
+  EXPECT_TRUE(has(p.refused, "jetstream.store_dir: \"\" -> \"/elsewhere\""));
+  EXPECT_EQ(p.refused.size(), 4u);
+}
+
+}  // namespace
+}  // namespace core
