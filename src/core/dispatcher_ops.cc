@@ -115,6 +115,10 @@ conn_snapshot dispatcher::snap(const client& c, bool with_subs) const {
   s.user = c.auth_user;
   if (with_subs) {
     for (const auto& [sid, sub] : c.subs) s.subs.push_back({sub->subject, sub->queue, sid, sub->delivered, c.cid});
+    // In sid order (numeric sids as numbers): the order clients subscribed in, usually.
+    std::sort(s.subs.begin(), s.subs.end(), [](const sub_snapshot& a, const sub_snapshot& b) {
+      return a.sid.size() != b.sid.size() ? a.sid.size() < b.sid.size() : a.sid < b.sid;
+    });
   }
   return s;
 }

@@ -426,9 +426,12 @@ http_reply monitor_jsz(server& srv, const http_query& q) {
   ojson j;
   j["server_id"] = srv.shared().server_id;
   j["now"] = rfc3339(wall_now());
-  if (!srv.shared().opts.jetstream) {
+  if (!srv.shared().opts.jetstream) {  // nats-server's shape: the fields, all zero
     j["disabled"] = true;
-    j["config"] = ojson::object();
+    j["config"] = ojson{{"max_memory", 0}, {"max_storage", 0}};
+    for (const char* k : {"memory", "storage", "reserved_memory", "reserved_storage", "accounts", "ha_assets"}) j[k] = 0;
+    j["api"] = ojson{{"total", 0}, {"errors", 0}};
+    for (const char* k : {"streams", "consumers", "messages", "bytes"}) j[k] = 0;
     return json_reply(j);
   }
   if (auto body = jetstream_json(srv, q)) {
@@ -512,11 +515,31 @@ http_reply monitor_accountz(server& srv, const http_query&) {
   return json_reply(j);
 }
 
-http_reply monitor_accstatz(server& srv, const http_query&) {
+http_reply monitor_accstatz(server& srv, const http_query& q) {
+  shard_counters total;
+  for (const auto& s : snapshots(srv, {})) {
+    total.in_msgs += s.counters.in_msgs;
+    total.out_msgs += s.counters.out_msgs;
+    total.in_bytes += s.counters.in_bytes;
+    total.out_bytes += s.counters.out_bytes;
+  }
   ojson j;
   j["server_id"] = srv.shared().server_id;
   j["now"] = rfc3339(wall_now());
-  j["account_statz"] = ojson::array();
+  ojson list = ojson::array();
+  const int conns = srv.shared().connections.load();
+  if (conns > 0 || truthy(q, "unused")) {  // one account ($G) until accounts exist
+    ojson a;
+    a["acc"] = "$G";
+    a["conns"] = conns;
+    a["leafnodes"] = 0;
+    a["total_conns"] = conns;
+    a["sent"] = ojson{{"msgs", total.out_msgs}, {"bytes", total.out_bytes}};
+    a["received"] = ojson{{"msgs", total.in_msgs}, {"bytes", total.in_bytes}};
+    a["slow_consumers"] = srv.shared().slow_consumers.load();
+    list.push_back(a);
+  }
+  j["account_statz"] = list;
   return json_reply(j);
 }
 

@@ -1,1 +1,302 @@
+// HTTP monitoring: the endpoints' JSON field names and order against nats-server 2.9.10's
+// (both servers run side by side, same requests, differences listed below and in the
+// README), connz/subsz query options and their errors, healthz, http_base_path.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "tests/integration/ops_harness.h"
+#include "tests/integration/raw_client.h"
+#include "tests/integration/server_process.h"
+
+namespace peregrine::test {
+namespace {
+
+using namespace std::chrono_literals;
+using ojson = nlohmann::ordered_json;
+
+std::string reference_binary() {
+  if (const char* e = std::getenv("NATS_SERVER_BIN"); e && *e) return e;
+  for (const char* p : {"/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"})
+    if (access(p, X_OK) == 0) return p;
+  return {};
+}
+
+// Every key path in document order ("connections[].cid"); arrays contribute their first
+// element. Paths in `opaque` are listed but not descended into.
+void flatten(const ojson& j, const std::string& path, const std::set<std::string>& opaque,
+             std::vector<std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      const std::string p = path.empty() ? k : path + "." + k;
+      out.push_back(p);
+      if (!opaque.count(p)) flatten(v, p, opaque, out);
+    }
+  } else if (j.is_array() && !j.empty()) {
+    flatten(j[0], path + "[]", opaque, out);
+  }
+}
+
+struct monitored {
+  std::unique_ptr<ops_server> srv;
+  int nats = 0;
+  int http = 0;
+};
+
+class monitor_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (server_binary().empty()) GTEST_SKIP() << "no server binary";
+    base_ = make_test_dir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  }
+  void TearDown() override {
+    for (auto* m : {&a_, &b_})
+      if (HasFailure() && m->srv) std::cerr << "---- log ----\n" << m->srv->log() << "----\n";
+    a_.srv.reset();
+    b_.srv.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(base_, ec);
+  }
+  static bool launch(monitored& m, const std::filesystem::path& dir, const std::string& bin, const std::string& extra) {
+    std::filesystem::create_directories(dir / "ports");
+    m.srv = std::make_unique<ops_server>(dir, bin);
+    m.srv->write_config("listen: \"127.0.0.1:-1\"\nhttp: \"127.0.0.1:-1\"\nports_file_dir: \"" + (dir / "ports").string() +
+                        "\"\nserver_tags: [\"t:1\"]\n" + extra);
+    if (!m.srv->start()) return false;
+    m.nats = m.srv->port_from_ports_file("nats");
+    m.http = m.srv->port_from_ports_file("monitoring");
+    return m.nats > 0 && m.http > 0;
+  }
+  static ojson get(const monitored& m, const std::string& path) {
+    const http_result r = http_get(m.http, path);
+    EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+    return ojson::parse(r.body, nullptr, false);
+  }
+  // A request over a raw connection; returns the reply payload.
+  static std::string request(raw_client& c, const std::string& subject, const std::string& body) {
+    c.send("PUB " + subject + " _R." + subject + " " + std::to_string(body.size()) + "\r\n" + body + "\r\n");
+    for (;;) {
+      auto line = c.read_line(5s);
+      if (!line) return {};
+      if (line->rfind("MSG ", 0) != 0) continue;
+      const auto sp = line->rfind(' ');
+      return c.read_bytes(std::size_t(std::stoul(line->substr(sp + 1))) + 2, 5s).value_or("");
+    }
+  }
+
+  std::filesystem::path base_;
+  monitored a_, b_;
+};
+
+TEST_F(monitor_test, json_fields_and_order_match_nats_server) {
+  const std::string ref = reference_binary();
+  if (ref.empty()) GTEST_SKIP() << "nats-server not installed";
+  const std::string js = "jetstream { store_dir: \"@DIR@\" }\n";
+  auto js_at = [&](const std::filesystem::path& d) {
+    std::string s = js;
+    s.replace(s.find("@DIR@"), 5, (d / "js").string());
+    return s;
+  };
+  ASSERT_TRUE(launch(a_, base_ / "peregrine", server_binary(), js_at(base_ / "peregrine")));
+  ASSERT_TRUE(launch(b_, base_ / "nats", ref, js_at(base_ / "nats")));
+
+  // The same traffic on both: one named client with a plain and a queue subscription that
+  // received its own message.
+  raw_client ca, cb;
+  const std::string connect = "CONNECT {\"verbose\":false,\"name\":\"mon\",\"lang\":\"raw\",\"version\":\"1.0\"}\r\n";
+  for (auto pr : {std::pair{&ca, &a_}, std::pair{&cb, &b_}}) {
+    ASSERT_TRUE(pr.first->open(pr.second->nats, connect));
+    pr.first->send("SUB foo 1\r\nSUB bar 2\r\nSUB baz q 3\r\nPUB foo 5\r\nhello\r\n");
+    ASSERT_TRUE(pr.first->read_line(5s).value_or("").rfind("MSG foo 1 5", 0) == 0);
+    pr.first->read_line(5s);
+    ASSERT_TRUE(pr.first->ping_pong());
+  }
+  struct endpoint {
+    std::string path;
+    std::set<std::string> opaque;      // compared by presence only
+    std::set<std::string> nats_only;   // fields Peregrine does not have (explained below)
+    std::set<std::string> ours_only;   // fields nats-server 2.9.10 does not have
+    std::vector<std::string> same_values;
+  };
+  const std::vector<endpoint> endpoints = {
+      // varz: git_commit is empty (so omitted) in Debian's build; no system account yet.
+      {"/varz", {"http_req_stats", "jetstream"}, {"system_account"}, {"git_commit"},
+       {"proto", "max_connections", "ping_interval", "ping_max", "http_host", "http_port", "http_base_path",
+        "https_port", "auth_timeout", "max_control_line", "max_payload", "max_pending", "cluster", "gateway", "leaf",
+        "mqtt", "websocket", "tls_timeout", "write_deadline", "connections", "total_connections", "routes", "remotes",
+        "leafnodes", "in_msgs", "out_msgs", "in_bytes", "out_bytes", "slow_consumers", "tags"}},
+      // connz: Peregrine does not measure the round trip time at connect yet.
+      {"/connz?subs=1", {}, {"connections[].rtt"}, {}, {"num_connections", "total", "offset", "limit"}},
+      {"/connz?subs=detail", {"connections[].subscriptions_list_detail"}, {"connections[].rtt"}, {},
+       {"num_connections", "total"}},
+      {"/subsz?subs=1&test=foo", {}, {}, {}, {"total", "offset", "limit"}},
+      {"/routez", {}, {}, {}, {"num_routes", "routes"}},
+      {"/leafz", {}, {}, {}, {"leafnodes", "leafs"}},
+      {"/gatewayz", {}, {}, {}, {"outbound_gateways", "inbound_gateways"}},
+      {"/accountz", {}, {}, {}, {}},
+      {"/accstatz", {}, {}, {}, {"account_statz"}},
+      {"/jsz", {}, {}, {}, {}},
+  };
+  for (const auto& e : endpoints) {
+    const ojson ours = get(a_, e.path), theirs = get(b_, e.path);
+    std::vector<std::string> ko, kt;
+    flatten(ours, "", e.opaque, ko);
+    flatten(theirs, "", e.opaque, kt);
+    // Only the fields both have (so the test also holds with nats-server under test).
+    auto one_sided = [&](const std::string& k) { return e.ours_only.count(k) > 0 || e.nats_only.count(k) > 0; };
+    std::erase_if(ko, one_sided);
+    std::erase_if(kt, one_sided);
+    EXPECT_EQ(ko, kt) << e.path << "\nours:   " << ours.dump() << "\nnats:   " << theirs.dump();
+    for (const auto& k : e.same_values) EXPECT_EQ(ours[k], theirs[k]) << e.path << " " << k;
+  }
+  // The connection as both servers describe it.
+  const ojson co = get(a_, "/connz?subs=1")["connections"][0], ct = get(b_, "/connz?subs=1")["connections"][0];
+  for (const char* k : {"kind", "type", "ip", "pending_bytes", "in_msgs", "out_msgs", "in_bytes", "out_bytes",
+                        "subscriptions", "name", "lang", "version"})
+    EXPECT_EQ(co[k], ct[k]) << "connz " << k;
+  // A queue subscription's detail (list order is a Go map's in nats-server: find it by sid).
+  auto queue_sub = [&](const monitored& m) {
+    const ojson connz = get(m, "/connz?subs=detail");
+    for (const auto& d : connz["connections"][0]["subscriptions_list_detail"])
+      if (d["sid"] == "3") return d;
+    return ojson();
+  };
+  std::vector<std::string> qo, qt;
+  flatten(queue_sub(a_), "", {}, qo);
+  flatten(queue_sub(b_), "", {}, qt);
+  EXPECT_EQ(qo, qt);
+  EXPECT_EQ(queue_sub(a_)["qgroup"], "q");
+  const ojson so = get(a_, "/subsz?subs=1&test=foo")["subscriptions_list"][0];
+  const ojson st = get(b_, "/subsz?subs=1&test=foo")["subscriptions_list"][0];
+  for (const char* k : {"account", "subject", "sid", "msgs"}) EXPECT_EQ(so[k], st[k]) << "subsz " << k;
+
+  // JetStream: a stream with a message and a durable consumer on both.
+  for (auto* c : {&ca, &cb}) {
+    c->send("SUB _R.> 9\r\n");
+    EXPECT_NE(request(*c, "$JS.API.STREAM.CREATE.S1", "{\"name\":\"S1\",\"subjects\":[\"s1.>\"]}").find("\"S1\""),
+              std::string::npos);
+    EXPECT_NE(request(*c, "$JS.API.CONSUMER.DURABLE.CREATE.S1.C1",
+                      "{\"stream_name\":\"S1\",\"config\":{\"durable_name\":\"C1\",\"ack_policy\":\"explicit\"}}")
+                  .find("\"C1\""),
+              std::string::npos);
+    EXPECT_NE(request(*c, "s1.a", "hi").find("\"seq\":1"), std::string::npos);
+  }
+  const std::set<std::string> js_opaque = {"account_details[].stream_detail[].config", "account_details[].stream_detail[].state",
+                                           "account_details[].stream_detail[].consumer_detail"};
+  for (const std::string path : {"/jsz", "/jsz?accounts=true&streams=true&consumers=true&config=true"}) {
+    const ojson ours = get(a_, path), theirs = get(b_, path);
+    std::vector<std::string> ko, kt;
+    flatten(ours, "", js_opaque, ko);
+    flatten(theirs, "", js_opaque, kt);
+    EXPECT_EQ(ko, kt) << path << "\nours: " << ours.dump() << "\nnats: " << theirs.dump();
+    for (const char* k : {"streams", "consumers", "messages", "accounts", "ha_assets"}) EXPECT_EQ(ours[k], theirs[k]) << path << " " << k;
+  }
+  const ojson hz = get(a_, "/healthz"), hzt = get(b_, "/healthz");
+  EXPECT_EQ(hz, hzt);
+}
+
+TEST_F(monitor_test, connz_options_sort_page_filter_and_closed_connections) {
+  ASSERT_TRUE(launch(a_, base_ / "s", server_binary(), ""));
+  std::vector<std::unique_ptr<raw_client>> cs;
+  for (int i = 0; i < 3; ++i) {
+    cs.push_back(std::make_unique<raw_client>());
+    ASSERT_TRUE(cs.back()->open(a_.nats, "CONNECT {\"verbose\":false,\"name\":\"c" + std::to_string(i) + "\"}\r\n"));
+    std::string subs;
+    for (int s = 0; s <= i; ++s) subs += "SUB s" + std::to_string(s) + " " + std::to_string(s + 1) + "\r\n";
+    cs.back()->send(subs);
+    ASSERT_TRUE(cs.back()->ping_pong());
+  }
+  ojson all = get(a_, "/connz");
+  ASSERT_EQ(all["total"], 3);
+  EXPECT_EQ(all["limit"], 1024);
+  ojson by_subs = get(a_, "/connz?sort=subs");
+  EXPECT_EQ(by_subs["connections"][0]["name"], "c2");
+  EXPECT_EQ(by_subs["connections"][2]["name"], "c0");
+  ojson page = get(a_, "/connz?sort=subs&limit=1&offset=1");
+  EXPECT_EQ(page["num_connections"], 1);
+  EXPECT_EQ(page["total"], 3);
+  EXPECT_EQ(page["offset"], 1);
+  EXPECT_EQ(page["limit"], 1);
+  EXPECT_EQ(page["connections"][0]["name"], "c1");
+  const auto cid = by_subs["connections"][0]["cid"].get<std::uint64_t>();
+  ojson one = get(a_, "/connz?subs=1&cid=" + std::to_string(cid));
+  ASSERT_EQ(one["num_connections"], 1);
+  EXPECT_EQ(one["connections"][0]["subscriptions_list"].size(), 3u);
+
+  cs[0].reset();  // c0 leaves
+  ASSERT_TRUE(eventually([&] { return get(a_, "/connz?state=closed")["total"] == 1; }, 5s));
+  ojson closed = get(a_, "/connz?state=closed");
+  EXPECT_EQ(closed["connections"][0]["name"], "c0");
+  EXPECT_EQ(closed["connections"][0]["reason"], "Client Closed");
+  EXPECT_TRUE(closed["connections"][0].contains("stop"));
+  EXPECT_EQ(get(a_, "/connz?state=all")["total"], 3);
+
+  auto bad = [&](const std::string& path, const std::string& text) {
+    const http_result r = http_get(a_.http, path);
+    EXPECT_EQ(r.status, 400) << path;
+    EXPECT_EQ(r.body, text) << path;
+  };
+  bad("/connz?sort=bogus", "invalid sorting option: bogus");
+  bad("/connz?state=bogus", "Error decoding state for bogus");
+  bad("/connz?cid=abc", "Error decoding uint64 for 'cid': strconv.ParseUint: parsing \"abc\": invalid syntax");
+  bad("/subsz?subs=1&test=foo..bar", "invalid test subject, must be valid publish subject: foo..bar");
+  EXPECT_EQ(http_get(a_.http, "/varz/nope").status, 404);
+}
+
+TEST_F(monitor_test, varz_counts_traffic_and_subsz_filters_by_test_subject) {
+  ASSERT_TRUE(launch(a_, base_ / "s", server_binary(), ""));
+  raw_client sub, pub;
+  ASSERT_TRUE(sub.open(a_.nats));
+  ASSERT_TRUE(pub.open(a_.nats));
+  sub.send("SUB a.* 1\r\nSUB b 2\r\n");
+  ASSERT_TRUE(sub.ping_pong());
+  pub.send("PUB a.x 3\r\nabc\r\nPUB a.y 2\r\nde\r\nPUB nobody 1\r\nz\r\n");
+  ASSERT_TRUE(pub.ping_pong());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(sub.read_line(5s).value_or("").rfind("MSG a.", 0), 0u);
+    sub.read_line(5s);
+  }
+  const ojson v = get(a_, "/varz");
+  EXPECT_EQ(v["in_msgs"], 3);
+  EXPECT_EQ(v["in_bytes"], 6);
+  EXPECT_EQ(v["out_msgs"], 2);
+  EXPECT_EQ(v["out_bytes"], 5);
+  EXPECT_EQ(v["connections"], 2);
+  EXPECT_EQ(v["total_connections"], 2);
+  const ojson acc = get(a_, "/accstatz")["account_statz"][0];
+  EXPECT_EQ(acc["acc"], "$G");
+  EXPECT_EQ(acc["conns"], 2);
+  EXPECT_EQ(acc["received"]["msgs"], 3);
+  EXPECT_EQ(acc["sent"]["msgs"], 2);
+  const ojson s = get(a_, "/subsz?subs=1&test=a.z");
+  ASSERT_EQ(s["total"], 1);
+  EXPECT_EQ(s["subscriptions_list"][0]["subject"], "a.*");
+}
+
+TEST_F(monitor_test, healthz_and_base_path) {
+  ASSERT_TRUE(launch(a_, base_ / "s", server_binary(), "http_base_path: \"/mon\"\n"));
+  EXPECT_EQ(http_get(a_.http, "/varz").status, 404);
+  const http_result h = http_get(a_.http, "/mon/healthz");
+  EXPECT_EQ(h.status, 200);
+  EXPECT_EQ(h.body, "{\"status\":\"ok\"}");
+  EXPECT_EQ(http_get(a_.http, "/mon/varz").status, 200);
+  EXPECT_EQ(http_get(a_.http, "/mon").content_type.rfind("text/html", 0), 0u);
+  // Beyond 2.9.10 (which answers ok): with JetStream off, js-enabled-only is unhealthy, as in
+  // later nats-server releases.
+  const http_result js = http_get(a_.http, "/mon/healthz?js-enabled-only=true");
+  if (server_binary().find("nats-server") == std::string::npos) {
+    EXPECT_EQ(js.status, 503);
+    const ojson j = ojson::parse(js.body, nullptr, false);
+    EXPECT_EQ(j["status"], "unavailable");
+    EXPECT_EQ(j["status_code"], 503);
+    EXPECT_EQ(j["error"], "JetStream not enabled");
+  }
+}
+
+}  // namespace
+}  // namespace peregrine::test

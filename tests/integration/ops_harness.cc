@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -99,7 +100,10 @@ ops_server::~ops_server() {
 
 void ops_server::write_config(const std::string& text) const {
   const auto tmp = dir_ / "server.conf.tmp";
-  std::ofstream(tmp) << text;
+  // Suite variants (shards: 2 ...) for peregrine-server only: nats-server has no such keys.
+  const char* extra = std::getenv("PEREGRINE_EXTRA_CONF");
+  const bool reference = binary_.find("nats-server") != std::string::npos;
+  std::ofstream(tmp) << text << "\n" << (extra && !reference ? extra : "") << "\n";
   std::filesystem::rename(tmp, config_path());
 }
 
