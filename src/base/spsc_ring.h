@@ -55,6 +55,12 @@ class spsc_ring {
     return _head.load(std::memory_order_acquire) == _tail.load(std::memory_order_acquire);
   }
   std::size_t capacity() const { return _mask + 1; }
+  // Items waiting, as seen now from any thread (monitoring: ring depth).
+  std::size_t size_approx() const {
+    const std::size_t h = _head.load(std::memory_order_acquire);
+    const std::size_t t = _tail.load(std::memory_order_acquire);
+    return t >= h ? t - h : 0;
+  }
 
  private:
   template <typename U>

@@ -142,6 +142,13 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
       for (const auto& [sid, s] : c->subs) out.subs.push_back({s->subject, s->queue, sid, s->delivered, c->cid});
   }
   out.has_jetstream = !_services.empty();
+  out.shard = _index;
+  out.clients = _clients.size();
+  out.loop_blocks = _loop.blocks();
+  for (const auto& r : _inbox)
+    if (r) out.ring_depth += r->size_approx();
+  for (const auto& q : _overflow) out.overflow_depth += q.size();
+  out.slow_consumers = _slow_cut;
   return out;
 }
 

@@ -96,7 +96,7 @@ http_reply monitor::handle(const std::string& path, const http_query& q) {
       {"/connz", monitor_connz},       {"/subsz", monitor_subsz},       {"/subscriptionsz", monitor_subsz},
       {"/jsz", monitor_jsz},           {"/healthz", monitor_healthz},   {"/routez", monitor_routez},
       {"/leafz", monitor_leafz},       {"/gatewayz", monitor_gatewayz}, {"/accountz", monitor_accountz},
-      {"/accstatz", monitor_accstatz},
+      {"/accstatz", monitor_accstatz}, {"/metrics", monitor_metrics},
   };
   const bool known = path == "/" || path == "/varz" || routes.count(path);
   if (!known) return {404, "text/plain; charset=utf-8", "404 page not found\n"};

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 struct MHD_Daemon;
 
@@ -58,6 +59,12 @@ http_reply monitor_leafz(server& srv, const http_query& q);
 http_reply monitor_gatewayz(server& srv, const http_query& q);
 http_reply monitor_accountz(server& srv, const http_query& q);
 http_reply monitor_accstatz(server& srv, const http_query& q);
+http_reply monitor_metrics(server& srv, const http_query& q);
 std::string monitor_index_html();
+// Snapshots from every shard, taken on their threads (bounded wait); services' /metrics text.
+struct shard_snapshot;
+struct snapshot_request;
+std::vector<shard_snapshot> collect_snapshots(server& srv, const snapshot_request& q);
+std::string collect_service_metrics(server& srv);
 
 }  // namespace core

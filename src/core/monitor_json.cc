@@ -110,6 +110,26 @@ std::optional<ojson> jetstream_json(server& srv, const http_query& q) {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::vector<shard_snapshot> collect_snapshots(server& srv, const snapshot_request& q) { return snapshots(srv, q); }
+
+std::string collect_service_metrics(server& srv) {
+  auto r = ask_shards<std::string>(
+      srv,
+      [](dispatcher& d) {
+        std::string out;
+        for (const auto& s : d.services()) s->monitor_metrics(out);
+        return out;
+      },
+      true);
+  std::string all;
+  for (auto& s : r) all += s;
+  return all;
+}
+
+namespace {
+
 bool truthy(const http_query& q, const char* key) {
   auto it = q.find(key);
   return it != q.end() && (it->second == "1" || it->second == "true" || it->second == "detail");

@@ -41,6 +41,13 @@ struct shard_snapshot {
   std::vector<conn_snapshot> closed;
   std::vector<sub_snapshot> subs;  // /subsz?subs=1
   bool has_jetstream = false;
+  // loop and rings (/metrics)
+  std::uint32_t shard = 0;
+  std::uint64_t clients = 0;
+  std::uint64_t loop_blocks = 0;       // times the loop blocked idle
+  std::uint64_t ring_depth = 0;        // messages waiting in the inbound rings
+  std::uint64_t overflow_depth = 0;    // posts waiting behind full outbound rings
+  std::uint64_t slow_consumers = 0;    // connections this shard cut as slow
 };
 
 struct snapshot_request {

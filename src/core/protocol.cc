@@ -329,6 +329,7 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
 
 void dispatcher::cut_slow_consumer(client& c, std::string_view why, std::string_view reason) {
   _srv.slow_consumers.fetch_add(1, std::memory_order_relaxed);
+  ++_slow_cut;
   PG_INFO("{}:{} - cid:{} - Slow Consumer Detected: {}", c.peer_ip, c.peer_port, c.cid, why);
   c.closing = true;
   c.close_reason = reason;

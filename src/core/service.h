@@ -81,6 +81,8 @@ class service {
     (void)out;
     return false;
   }
+  // HTTP /metrics, on the service's thread: appends Prometheus text (per stream/consumer).
+  virtual void monitor_metrics(std::string& out) { (void)out; }
 };
 
 }  // namespace core

@@ -32,6 +32,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void on_msg(const core::inbound_msg& m) override;
   // HTTP /jsz (monitor_jsz.cc): accounts, streams, consumers, config as nats-server's options.
   bool monitor_jsz(const std::map<std::string, std::string>& query, ojson& out) override;
+  // HTTP /metrics: per-stream and per-consumer series, PubAck latency histograms.
+  void monitor_metrics(std::string& out) override;
   std::size_t poll(base::nanos now) override;
   base::nanos idle_limit(base::nanos now) override;
 

@@ -1,6 +1,10 @@
 // /jsz for the HTTP monitor: nats-server's JSInfo (config, usage, api counters, totals) and,
 // when asked, account_details with stream_detail / consumer_detail. Runs on JetStream's
 // thread (the monitor asks over dispatcher::call_on_shard), so it reads streams directly.
+#include <fmt/format.h>
+
+#include <tuple>
+
 #include "src/js/consumer_agent.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
@@ -84,6 +88,52 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
     out["account_details"] = ojson::array({std::move(acc)});
   }
   return true;
+}
+
+void jetstream::monitor_metrics(std::string& out) {
+  auto family = [&](const char* name, const char* type, const char* help) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  };
+  family("peregrine_stream_messages", "gauge", "Messages stored in the stream.");
+  for (auto& [name, s] : _streams)
+    out += fmt::format("peregrine_stream_messages{{stream=\"{}\"}} {}\n", name,
+                       s->state_json(false, nullptr).value("messages", std::uint64_t{0}));
+  family("peregrine_stream_bytes", "gauge", "Bytes stored in the stream.");
+  for (auto& [name, s] : _streams) out += fmt::format("peregrine_stream_bytes{{stream=\"{}\"}} {}\n", name, s->bytes());
+  family("peregrine_stream_puback_latency_seconds", "histogram",
+         "From a publish reaching the stream to its PubAck leaving (includes the wait for the durability point).");
+  for (auto& [name, s] : _streams) {
+    const auto& h = s->puback_latency();
+    std::uint64_t cumulative = 0;
+    for (int i = 0; i < base::latency_histogram::kBuckets; ++i) {
+      cumulative += h.bucket(i);
+      out += fmt::format("peregrine_stream_puback_latency_seconds_bucket{{stream=\"{}\",le=\"{}\"}} {}\n", name,
+                         base::latency_histogram::bound_seconds(i), cumulative);
+    }
+    out += fmt::format("peregrine_stream_puback_latency_seconds_bucket{{stream=\"{}\",le=\"+Inf\"}} {}\n", name, h.count());
+    out += fmt::format("peregrine_stream_puback_latency_seconds_sum{{stream=\"{}\"}} {}\n", name, h.sum_seconds());
+    out += fmt::format("peregrine_stream_puback_latency_seconds_count{{stream=\"{}\"}} {}\n", name, h.count());
+  }
+  struct consumer_series {
+    const char* name;
+    const char* field;
+    const char* help;
+  };
+  static const consumer_series kSeries[] = {
+      {"peregrine_consumer_num_pending", "num_pending", "Stream messages the consumer has not delivered yet."},
+      {"peregrine_consumer_num_ack_pending", "num_ack_pending", "Deliveries waiting for an ack."},
+      {"peregrine_consumer_num_redelivered", "num_redelivered", "Messages delivered more than once."},
+      {"peregrine_consumer_num_waiting", "num_waiting", "Pull requests waiting."},
+  };
+  std::vector<std::tuple<std::string, std::string, ojson>> infos;
+  for (auto& [sname, cs] : _consumers)
+    for (auto& [cname, agent] : cs) infos.emplace_back(sname, cname, agent->info_json(now()));
+  for (const auto& series : kSeries) {
+    family(series.name, "gauge", series.help);
+    for (const auto& [sname, cname, info] : infos)
+      out += fmt::format("{}{{stream=\"{}\",consumer=\"{}\"}} {}\n", series.name, sname, cname,
+                         info.value(series.field, std::uint64_t{0}));
+  }
 }
 
 }  // namespace js

@@ -157,9 +157,10 @@ void stream::reply_error(std::string_view reply, const api_error& e) {
 void stream::queue_ack(std::string reply, std::string body, std::uint64_t wait_seq) {
   if (wait_seq <= _store->durable_seq() && _acks.empty()) {
     _js.host().publish(reply, "", "", body);
+    _puback_latency.observe_ns(_js.host().clk().monotonic_ns() - _msg_start_ns);
     return;
   }
-  _acks.push_back({wait_seq, std::move(reply), std::move(body)});
+  _acks.push_back({wait_seq, std::move(reply), std::move(body), _msg_start_ns});
   _last_ack_queued = _js.now();
 }
 
@@ -168,6 +169,7 @@ void stream::flush_acks(std::uint64_t durable) {
     auto a = std::move(_acks.front());
     _acks.pop_front();
     _js.host().publish(a.reply, "", "", a.body);
+    _puback_latency.observe_ns(_js.host().clk().monotonic_ns() - a.start_ns);
   }
 }
 
@@ -258,6 +260,7 @@ std::optional<api_error> stream::check_discard_new(std::string_view subject, std
 
 void stream::on_msg(const core::inbound_msg& m) {
   if (_closed) return;
+  _msg_start_ns = _js.host().clk().monotonic_ns();
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {
     if (_copy_error) *_copy_error = e;  // a sourced message: the link retries from here

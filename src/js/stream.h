@@ -3,6 +3,8 @@
 // limits, rollups and PubAcks sent once the store reports the message durable.
 #include <cstdint>
 #include <deque>
+
+#include "src/base/histogram.h"
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +34,8 @@ class stream final : public core::internal_handler {
   void on_msg(const core::inbound_msg& m) override;
 
   const stream_config& config() const { return _cfg; }
+  // Publish reaching the stream -> its PubAck leaving (includes the wait for durability).
+  const base::latency_histogram& puback_latency() const { return _puback_latency; }
   std::int64_t created() const { return _created; }
   const std::string& dir() const { return _dir; }
   storage::stream_store& store() { return *_store; }
@@ -80,6 +84,7 @@ class stream final : public core::internal_handler {
     std::uint64_t wait_seq;  // ack once the store is durable up to here
     std::string reply;
     std::string body;
+    std::int64_t start_ns;   // monotonic: the publish reached the stream
   };
   struct dedup_entry {
     std::uint64_t seq;
@@ -135,6 +140,8 @@ class stream final : public core::internal_handler {
   std::vector<std::uint64_t> _direct_ids;
   direct_handler _direct{*this};
   std::deque<pending_ack> _acks;
+  std::int64_t _msg_start_ns = 0;  // monotonic arrival of the message being handled
+  base::latency_histogram _puback_latency;
   std::unordered_map<std::string, dedup_entry> _dedup;
   std::deque<std::pair<std::int64_t, std::string>> _dedup_order;  // (ts, id), oldest first
   std::string _last_msg_id;

@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -296,6 +298,42 @@ TEST_F(monitor_test, healthz_and_base_path) {
     EXPECT_EQ(j["status_code"], 503);
     EXPECT_EQ(j["error"], "JetStream not enabled");
   }
+}
+
+// Beyond nats-server (which has no /metrics): Prometheus text with server, shard, stream and
+// consumer series and the PubAck latency histogram.
+TEST_F(monitor_test, metrics_in_prometheus_text) {
+  if (server_binary().find("nats-server") != std::string::npos) GTEST_SKIP() << "nats-server has no /metrics";
+  ASSERT_TRUE(launch(a_, base_ / "s", server_binary(), "jetstream { store_dir: \"" + (base_ / "s" / "js").string() + "\" }\n"));
+  raw_client c;
+  ASSERT_TRUE(c.open(a_.nats));
+  c.send("SUB _R.> 9\r\n");
+  ASSERT_NE(request(c, "$JS.API.STREAM.CREATE.M1", "{\"name\":\"M1\",\"subjects\":[\"m1.>\"]}").find("\"M1\""), std::string::npos);
+  ASSERT_NE(request(c, "$JS.API.CONSUMER.DURABLE.CREATE.M1.D1",
+                    "{\"stream_name\":\"M1\",\"config\":{\"durable_name\":\"D1\",\"ack_policy\":\"explicit\"}}")
+                .find("\"D1\""),
+            std::string::npos);
+  for (int i = 1; i <= 3; ++i)
+    ASSERT_NE(request(c, "m1.x", "abc").find("\"seq\":" + std::to_string(i)), std::string::npos);
+  const http_result r = http_get(a_.http, "/metrics");
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type.rfind("text/plain; version=0.0.4", 0), 0u) << r.content_type;
+  std::map<std::string, std::string> samples;
+  std::istringstream lines(r.body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto sp = line.rfind(' ');
+    ASSERT_NE(sp, std::string::npos) << line;
+    samples[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  EXPECT_EQ(samples["peregrine_connections"], "1");
+  EXPECT_EQ(samples["peregrine_stream_messages{stream=\"M1\"}"], "3");
+  EXPECT_EQ(samples["peregrine_stream_puback_latency_seconds_count{stream=\"M1\"}"], "3");
+  EXPECT_EQ(samples["peregrine_stream_puback_latency_seconds_bucket{stream=\"M1\",le=\"+Inf\"}"], "3");
+  EXPECT_EQ(samples["peregrine_consumer_num_pending{stream=\"M1\",consumer=\"D1\"}"], "3");
+  EXPECT_TRUE(samples.count("peregrine_shard_in_msgs_total{shard=\"0\"}"));
+  EXPECT_TRUE(samples.count("peregrine_shard_ring_depth{shard=\"0\"}"));
+  EXPECT_GE(std::stoi(samples["peregrine_shard_in_msgs_total{shard=\"0\"}"]), 5);
 }
 
 }  // namespace
