@@ -36,6 +36,7 @@ void reload(int argc, char** argv, core::server_options& configured, core::serve
     return;
   }
   for (const auto& w : cli.warnings) PG_WARN("{}", w);
+  if (next.jetstream && next.store_dir.empty()) next.store_dir = core::default_store_dir();  // as at start
   const core::reload_plan plan = core::plan_reload(configured, next);
   for (const auto& r : plan.refused)
     PG_WARN("Config reload: {} needs a restart; keeping the running value", r);

@@ -23,6 +23,18 @@ void dispatcher::refresh_live() {
   _live = std::move(next);
   _limits.max_control_line = std::size_t(_live->opts.max_control_line);
   _limits.max_payload = _live->opts.max_payload;
+  if (_srv.conn_excess.load() > 0) {  // shards race for the budget: exactly that many close
+    std::vector<client*> over;
+    for (auto& [h, c] : _clients) {
+      if (c->closing) continue;
+      if (_srv.conn_excess.fetch_sub(1) <= 0) {
+        _srv.conn_excess.fetch_add(1);
+        break;
+      }
+      over.push_back(c.get());
+    }
+    for (client* c : over) close_client(*c, proto::err_text::max_connections);
+  }
   if (!auth_changed || !_live->auth_required) return;
   // New credentials: clients that no longer authenticate are closed, as nats-server does.
   std::vector<client*> rejected;

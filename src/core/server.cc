@@ -102,6 +102,10 @@ server::server(server_options opts) {
 }
 
 void server::reload(const server_options& applied) {
+  // As nats-server: a lower max_connections closes connections until the count fits.
+  const int excess = _shared.connections.load() - applied.max_connections;
+  if (applied.max_connections > 0 && excess > 0 && applied.max_connections < _shared.live()->opts.max_connections)
+    _shared.conn_excess.store(excess);
   publish_live(applied);
   _config_load_wall_ns = base::system_clock::instance().wall_ns();
 }

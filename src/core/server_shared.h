@@ -36,6 +36,8 @@ struct server_shared {
   // Lame duck: the monotonic time it started (0: not in lame duck mode).
   std::atomic<std::int64_t> lame_duck_since_ns{0};
 
+  // A reload lowered max_connections below the count: shards close this many (any of theirs).
+  std::atomic<std::int64_t> conn_excess{0};
   std::atomic<std::uint64_t> live_gen{0};
   void publish_live(std::shared_ptr<const live_config> l) {
     std::lock_guard lk(_live_mu);

@@ -209,6 +209,36 @@ TEST_F(ops, sighup_new_token_closes_clients_that_used_the_old_one) {
   EXPECT_NE(refused->find("Authorization Violation"), std::string::npos);
 }
 
+TEST_F(ops, sighup_lower_max_connections_closes_the_excess) {
+  const int port = pick_free_port();
+  srv_->write_config(conf_on(port, "max_connections: 10\n"));
+  ASSERT_TRUE(srv_->start());
+  ASSERT_TRUE(eventually([&] { return !info_of(port).empty(); }, 5s));
+  std::vector<std::unique_ptr<raw_client>> cs;
+  for (int i = 0; i < 5; ++i) {
+    cs.push_back(std::make_unique<raw_client>());
+    ASSERT_TRUE(cs.back()->open(port, "CONNECT {\"verbose\":false}\r\n"));
+    ASSERT_TRUE(cs.back()->ping_pong());
+  }
+  srv_->write_config(conf_on(port, "max_connections: 3\n"));
+  srv_->signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return srv_->log_has("Reloaded: max_connections"); }, 5s));
+  int closed = 0, open = 0;
+  for (auto& c : cs) {
+    c->send("PING\r\n");
+    const auto line = c->read_line(3s);
+    if (line && *line == "PONG\r\n") {
+      ++open;
+      continue;
+    }
+    ASSERT_TRUE(line.has_value()) << "neither PONG nor -ERR";
+    EXPECT_EQ(*line, "-ERR 'maximum connections exceeded'\r\n");
+    ++closed;
+  }
+  EXPECT_EQ(closed, 2);
+  EXPECT_EQ(open, 3);
+}
+
 TEST_F(ops, sighup_cannot_move_the_listener) {
   const int port = pick_free_port();
   const int other = pick_free_port();
