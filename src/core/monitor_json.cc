@@ -130,9 +130,32 @@ std::string collect_service_metrics(server& srv) {
 
 namespace {
 
+// Go's strconv.ParseBool spellings.
+std::optional<bool> go_bool(const std::string& v) {
+  for (const char* t : {"1", "t", "T", "TRUE", "true", "True"})
+    if (v == t) return true;
+  for (const char* f : {"0", "f", "F", "FALSE", "false", "False"})
+    if (v == f) return false;
+  return std::nullopt;
+}
+
 bool truthy(const http_query& q, const char* key) {
   auto it = q.find(key);
-  return it != q.end() && (it->second == "1" || it->second == "true" || it->second == "detail");
+  return it != q.end() && (it->second == "detail" || go_bool(it->second).value_or(false));
+}
+
+// Every boolean option in `keys` must parse (as nats-server, which answers 400 otherwise).
+bool bool_args_ok(const http_query& q, std::initializer_list<const char*> keys, http_reply& err,
+                  const char* also_allowed = nullptr) {
+  for (const char* k : keys) {
+    auto it = q.find(k);
+    if (it == q.end() || it->second.empty() || go_bool(it->second)) continue;
+    if (also_allowed && it->second == also_allowed) continue;
+    err = bad_request(fmt::format("Error decoding boolean for '{}': strconv.ParseBool: parsing \"{}\": invalid syntax",
+                                  k, it->second));
+    return false;
+  }
+  return true;
 }
 
 // Go's strconv.Atoi-style option; false with the reply set when malformed.
@@ -277,13 +300,15 @@ http_reply monitor_connz(server& srv, const http_query& q) {
   http_reply err;
   std::int64_t offset = 0, limit = 1024;
   if (!int_arg(q, "offset", offset, err) || !int_arg(q, "limit", limit, err)) return err;
+  if (!bool_args_ok(q, {"subs"}, err, "detail") || !bool_args_ok(q, {"auth"}, err)) return err;
   if (offset < 0) offset = 0;
   if (limit <= 0) limit = 1024;
   std::string state = "open";
   if (auto it = q.find("state"); it != q.end() && !it->second.empty()) {
     state = it->second;
+    for (auto& ch : state) ch = char(std::tolower(static_cast<unsigned char>(ch)));
     if (state != "open" && state != "closed" && state != "any" && state != "all")
-      return bad_request("Error decoding state for " + state);
+      return bad_request("Error decoding state for " + it->second);
   }
   std::optional<std::uint64_t> cid;
   if (auto it = q.find("cid"); it != q.end() && !it->second.empty()) {
@@ -303,8 +328,8 @@ http_reply monitor_connz(server& srv, const http_query& q) {
                                  "bytes_from", "last",   "idle",  "uptime",  "stop",    "reason",    "rtt"};
   if (std::none_of(std::begin(kSorts), std::end(kSorts), [&](const char* s) { return sort == s; }))
     return bad_request("invalid sorting option: " + sort);
-  if ((sort == "stop" || sort == "reason") && state == "open")
-    return bad_request("options 'stop' and 'reason' are only valid on closed connections");
+  if ((sort == "stop" || sort == "reason") && state != "closed")
+    return bad_request("sort by " + sort + " only valid on closed connections");
   const std::string subs_arg = q.count("subs") ? q.at("subs") : "";
   const bool detail = subs_arg == "detail";
   const bool with_subs = detail || truthy(q, "subs");
@@ -399,6 +424,7 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
   http_reply err;
   std::int64_t offset = 0, limit = 1024;
   if (!int_arg(q, "offset", offset, err) || !int_arg(q, "limit", limit, err)) return err;
+  if (!bool_args_ok(q, {"subs"}, err)) return err;
   if (offset < 0) offset = 0;
   if (limit <= 0) limit = 1024;
   const bool with_subs = truthy(q, "subs");
@@ -443,6 +469,8 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
 }
 
 http_reply monitor_jsz(server& srv, const http_query& q) {
+  http_reply err;
+  if (!bool_args_ok(q, {"accounts", "streams", "consumers", "config", "leader-only", "leader_only"}, err)) return err;
   ojson j;
   j["server_id"] = srv.shared().server_id;
   j["now"] = rfc3339(wall_now());
@@ -468,6 +496,8 @@ http_reply monitor_healthz(server& srv, const http_query& q) {
     j["error"] = why;
     return http_reply{503, "application/json", j.dump()};
   };
+  http_reply err;
+  if (!bool_args_ok(q, {"js-enabled-only", "js-enabled", "js-server-only"}, err)) return err;
   const bool js_on = srv.shared().opts.jetstream;
   const bool js_only = truthy(q, "js-enabled-only") || truthy(q, "js-enabled") || truthy(q, "js-server-only");
   if (js_only && !js_on) return unavailable("JetStream not enabled");

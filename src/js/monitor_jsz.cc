@@ -14,7 +14,8 @@ namespace js {
 namespace {
 bool truthy(const std::map<std::string, std::string>& q, const char* key) {
   auto it = q.find(key);
-  return it != q.end() && (it->second == "1" || it->second == "true");
+  return it != q.end() && (it->second == "1" || it->second == "t" || it->second == "T" || it->second == "TRUE" ||
+                           it->second == "true" || it->second == "True");
 }
 }  // namespace
 

@@ -247,6 +247,11 @@ TEST_F(monitor_test, connz_options_sort_page_filter_and_closed_connections) {
   bad("/connz?state=bogus", "Error decoding state for bogus");
   bad("/connz?cid=abc", "Error decoding uint64 for 'cid': strconv.ParseUint: parsing \"abc\": invalid syntax");
   bad("/subsz?subs=1&test=foo..bar", "invalid test subject, must be valid publish subject: foo..bar");
+  bad("/connz?limit=abc", "Error decoding int for 'limit': strconv.Atoi: parsing \"abc\": invalid syntax");
+  bad("/connz?sort=stop", "sort by stop only valid on closed connections");
+  bad("/connz?subs=foo", "Error decoding boolean for 'subs': strconv.ParseBool: parsing \"foo\": invalid syntax");
+  bad("/jsz?accounts=x", "Error decoding boolean for 'accounts': strconv.ParseBool: parsing \"x\": invalid syntax");
+  EXPECT_EQ(get(a_, "/connz?state=ALL")["total"], 3);
   EXPECT_EQ(http_get(a_.http, "/varz/nope").status, 404);
 }
 
