@@ -38,8 +38,9 @@ kill $poller; wait $poller 2>/dev/null || true
 bytes=$(curl -s "http://127.0.0.1:$mon/connz?subs=1&limit=1024" | wc -c)
 echo "server: $bin"
 echo "connz?subs=1 body: $bytes bytes, fetched $(cat "$work/fetches") times during the loaded run"
-printf '%-22s %10s %10s %10s %10s\n' run p50_us p99_us p999_us req_per_s
+printf '%-22s %10s %10s %10s %10s %10s %5s\n' run p50_us p99_us p999_us max_us req_per_s ok
 for r in base loaded; do
   j=${!r}
-  printf '%-22s %10s %10s %10s %10s\n' "$r" "$(field "$j" p50_us)" "$(field "$j" p99_us)" "$(field "$j" p999_us)" "$(field "$j" msgs_per_s)"
+  printf '%-22s %10s %10s %10s %10s %10s %5s\n' "$r" "$(field "$j" p50_us)" "$(field "$j" p99_us)" "$(field "$j" p999_us)" \
+    "$(field "$j" max_us)" "$(field "$j" msgs_per_s)" "$(field "$j" ok)"
 done
