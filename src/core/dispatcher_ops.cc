@@ -4,6 +4,7 @@
 
 #include "src/base/log.h"
 #include "src/core/dispatcher.h"
+#include "src/core/reload.h"
 #include "src/proto/writer.h"
 
 namespace core {
@@ -88,17 +89,12 @@ std::size_t dispatcher::lame_duck(base::nanos now) {
     }
     _ldm_initial = _clients.size();
   }
-  const base::nanos duration = _live->opts.lame_duck_duration_ms * base::kMilli;
-  const base::nanos grace = std::min(_live->opts.lame_duck_grace_period_ms * base::kMilli, duration);
-  const base::nanos elapsed = now - since;
-  if (elapsed < grace) return 0;
-  const base::nanos spread = duration - grace;
-  const std::size_t due = spread <= 0 || elapsed - grace >= spread
-                              ? _ldm_initial
-                              : std::size_t(double(_ldm_initial) * double(elapsed - grace) / double(spread)) + 1;
+  const std::size_t due = lame_duck_due(_ldm_initial, now - since, _live->opts.lame_duck_grace_period_ms * base::kMilli,
+                                        _live->opts.lame_duck_duration_ms * base::kMilli);
+  const bool all = due >= _ldm_initial;  // the end: whatever is left, late arrivals too
   std::vector<client*> victims;
   for (auto& [h, c] : _clients) {
-    if (_ldm_closed + victims.size() >= due && elapsed - grace < spread) break;
+    if (!all && _ldm_closed + victims.size() >= due) break;
     if (!c->closing) victims.push_back(c.get());
   }
   for (client* c : victims) {

@@ -74,4 +74,14 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   return p;
 }
 
+std::size_t lame_duck_due(std::size_t initial, std::int64_t elapsed_ns, std::int64_t grace_ns,
+                          std::int64_t duration_ns) {
+  if (grace_ns > duration_ns) grace_ns = duration_ns;
+  if (elapsed_ns < grace_ns || initial == 0) return 0;
+  const std::int64_t spread = duration_ns - grace_ns;
+  if (spread <= 0 || elapsed_ns - grace_ns >= spread) return initial;
+  const auto due = std::size_t(double(initial) * double(elapsed_ns - grace_ns) / double(spread)) + 1;
+  return due < initial ? due : initial;
+}
+
 }  // namespace core

@@ -65,5 +65,23 @@ TEST(plan_reload, listener_threads_and_storage_are_refused_and_kept) {
   EXPECT_EQ(p.refused.size(), 4u);
 }
 
+TEST(lame_duck_due, nothing_during_grace_then_spread_then_all) {
+  constexpr std::int64_t s = 1'000'000'000;
+  EXPECT_EQ(lame_duck_due(10, 0, 1 * s, 11 * s), 0u);
+  EXPECT_EQ(lame_duck_due(10, s - 1, 1 * s, 11 * s), 0u);
+  EXPECT_EQ(lame_duck_due(10, 1 * s, 1 * s, 11 * s), 1u);   // the first goes right after the grace
+  EXPECT_EQ(lame_duck_due(10, 6 * s, 1 * s, 11 * s), 6u);   // half the spread: half (+1)
+  EXPECT_EQ(lame_duck_due(10, 10 * s, 1 * s, 11 * s), 10u);
+  EXPECT_EQ(lame_duck_due(10, 11 * s, 1 * s, 11 * s), 10u);
+  EXPECT_EQ(lame_duck_due(10, 99 * s, 1 * s, 11 * s), 10u);
+}
+
+TEST(lame_duck_due, grace_longer_than_duration_closes_all_at_the_end) {
+  constexpr std::int64_t s = 1'000'000'000;
+  EXPECT_EQ(lame_duck_due(4, 2 * s, 5 * s, 3 * s), 0u);
+  EXPECT_EQ(lame_duck_due(4, 3 * s, 5 * s, 3 * s), 4u);
+  EXPECT_EQ(lame_duck_due(0, 3 * s, 5 * s, 3 * s), 0u);
+}
+
 }  // namespace
 }  // namespace core
