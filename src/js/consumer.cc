@@ -104,6 +104,7 @@ void consumer_state_machine::ack_one(std::uint64_t sseq, base::nanos now, action
     return;
   }
   std::uint64_t dseq = it->second.consumer_seq;
+  _ack_latency.observe_ns(now - it->second.delivered_at);
   if (should_sample()) {
     advisory a;
     a.kind = advisory_kind::ack_metric;
@@ -126,7 +127,7 @@ bool consumer_state_machine::should_sample() {
   return _p.sample_roll && _p.sample_roll() <= _p.sample_pct;
 }
 
-void consumer_state_machine::ack_all_upto(std::uint64_t sseq, std::uint64_t dseq, base::nanos,
+void consumer_state_machine::ack_all_upto(std::uint64_t sseq, std::uint64_t dseq, base::nanos now,
                                           actions& out) {
   if (sseq <= _floor.stream_seq) {
     if (_max_delivered.erase(sseq)) {  // the floor moved past it at max_deliver
@@ -136,7 +137,10 @@ void consumer_state_machine::ack_all_upto(std::uint64_t sseq, std::uint64_t dseq
     return;
   }
   auto p = _pending.find(sseq);
-  if (p != _pending.end()) dseq = p->second.consumer_seq;
+  if (p != _pending.end()) {
+    dseq = p->second.consumer_seq;
+    _ack_latency.observe_ns(now - p->second.delivered_at);  // the acked message; the rest ride along
+  }
   while (!_pending.empty() && _pending.begin()->first <= sseq) {
     std::uint64_t s = _pending.begin()->first;
     remove_pending(s);

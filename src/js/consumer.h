@@ -15,6 +15,7 @@
 // released -> retention (work queue: delete; interest: delete when no consumer needs() it);
 // inactive -> delete the consumer. Persist snapshot() after acks/deliveries as the store
 // sees fit.
+#include "src/base/histogram.h"
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -279,6 +280,8 @@ class consumer_state_machine {
 
   // Introspection for tests and the agent.
   const std::map<std::uint64_t, pending_entry>& pending() const { return _pending; }
+  // Delivery (or the last +WPI) -> ack, per acked message (/metrics).
+  const base::latency_histogram& ack_latency() const { return _ack_latency; }
   const std::deque<std::uint64_t>& redelivery_queue() const { return _rdq; }
   const std::deque<waiting_request>& waiting() const { return _waiting; }
   std::uint64_t delivery_count(std::uint64_t seq) const;
@@ -332,6 +335,7 @@ class consumer_state_machine {
   std::uint64_t _last_stream_seq = 0;
   sequence_pair _floor;
   std::map<std::uint64_t, pending_entry> _pending;
+  base::latency_histogram _ack_latency;
   std::map<std::uint64_t, std::uint64_t> _rdc;      // sseq -> redeliveries so far
   std::set<std::uint64_t> _max_delivered;           // kept for DLQ, no longer pending
   std::deque<std::uint64_t> _rdq;                   // redelivery order

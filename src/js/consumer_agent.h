@@ -51,6 +51,7 @@ class consumer_agent final : public message_source, public core::internal_handle
   void on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now);
   bool filter_matches(std::string_view subject) const;
   bool needs(std::uint64_t seq) const { return _m->needs(seq); }
+  const base::latency_histogram& ack_latency() const { return _m->ack_latency(); }
 
   // Timers, wake-ups, push interest, persistence; returns work done.
   std::size_t poll(std::int64_t now);

@@ -101,20 +101,21 @@ void jetstream::monitor_metrics(std::string& out) {
                        s->state_json(false, nullptr).value("messages", std::uint64_t{0}));
   family("peregrine_stream_bytes", "gauge", "Bytes stored in the stream.");
   for (auto& [name, s] : _streams) out += fmt::format("peregrine_stream_bytes{{stream=\"{}\"}} {}\n", name, s->bytes());
-  family("peregrine_stream_puback_latency_seconds", "histogram",
-         "From a publish reaching the stream to its PubAck leaving (includes the wait for the durability point).");
-  for (auto& [name, s] : _streams) {
-    const auto& h = s->puback_latency();
+  auto histogram = [&](const char* name, const std::string& labels, const base::latency_histogram& h) {
     std::uint64_t cumulative = 0;
     for (int i = 0; i < base::latency_histogram::kBuckets; ++i) {
       cumulative += h.bucket(i);
-      out += fmt::format("peregrine_stream_puback_latency_seconds_bucket{{stream=\"{}\",le=\"{}\"}} {}\n", name,
-                         base::latency_histogram::bound_seconds(i), cumulative);
+      out += fmt::format("{}_bucket{{{},le=\"{}\"}} {}\n", name, labels, base::latency_histogram::bound_seconds(i),
+                         cumulative);
     }
-    out += fmt::format("peregrine_stream_puback_latency_seconds_bucket{{stream=\"{}\",le=\"+Inf\"}} {}\n", name, h.count());
-    out += fmt::format("peregrine_stream_puback_latency_seconds_sum{{stream=\"{}\"}} {}\n", name, h.sum_seconds());
-    out += fmt::format("peregrine_stream_puback_latency_seconds_count{{stream=\"{}\"}} {}\n", name, h.count());
-  }
+    out += fmt::format("{}_bucket{{{},le=\"+Inf\"}} {}\n", name, labels, h.count());
+    out += fmt::format("{}_sum{{{}}} {}\n", name, labels, h.sum_seconds());
+    out += fmt::format("{}_count{{{}}} {}\n", name, labels, h.count());
+  };
+  family("peregrine_stream_puback_latency_seconds", "histogram",
+         "From a publish reaching the stream to its PubAck leaving (includes the wait for the durability point).");
+  for (auto& [name, s] : _streams)
+    histogram("peregrine_stream_puback_latency_seconds", fmt::format("stream=\"{}\"", name), s->puback_latency());
   struct consumer_series {
     const char* name;
     const char* field;
@@ -135,6 +136,12 @@ void jetstream::monitor_metrics(std::string& out) {
       out += fmt::format("{}{{stream=\"{}\",consumer=\"{}\"}} {}\n", series.name, sname, cname,
                          info.value(series.field, std::uint64_t{0}));
   }
+  family("peregrine_consumer_ack_latency_seconds", "histogram",
+         "From a delivery (or its last +WPI) to its ack, per acked message.");
+  for (auto& [sname, cs] : _consumers)
+    for (auto& [cname, agent] : cs)
+      histogram("peregrine_consumer_ack_latency_seconds", fmt::format("stream=\"{}\",consumer=\"{}\"", sname, cname),
+                agent->ack_latency());
 }
 
 }  // namespace js

@@ -336,6 +336,7 @@ TEST_F(monitor_test, metrics_in_prometheus_text) {
   EXPECT_EQ(samples["peregrine_stream_puback_latency_seconds_count{stream=\"M1\"}"], "3");
   EXPECT_EQ(samples["peregrine_stream_puback_latency_seconds_bucket{stream=\"M1\",le=\"+Inf\"}"], "3");
   EXPECT_EQ(samples["peregrine_consumer_num_pending{stream=\"M1\",consumer=\"D1\"}"], "3");
+  EXPECT_EQ(samples["peregrine_consumer_ack_latency_seconds_count{stream=\"M1\",consumer=\"D1\"}"], "0");
   EXPECT_TRUE(samples.count("peregrine_shard_in_msgs_total{shard=\"0\"}"));
   EXPECT_TRUE(samples.count("peregrine_shard_ring_depth{shard=\"0\"}"));
   EXPECT_GE(std::stoi(samples["peregrine_shard_in_msgs_total{shard=\"0\"}"]), 5);

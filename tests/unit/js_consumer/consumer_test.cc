@@ -115,6 +115,25 @@ TEST(Consumer, AckAllAcksEverythingBelow) {
   EXPECT_EQ(h.info().num_ack_pending, 0u);
 }
 
+TEST(Consumer, AckLatencyHistogramCountsDeliveryToAck) {
+  harness h;
+  h.make(explicit_params());
+  h.publish(3);
+  h.request("r", pull(3));
+  auto d = h.take_deliveries();
+  ASSERT_EQ(d.size(), 3u);
+  h.now += 5 * base::kMilli;
+  EXPECT_TRUE(h.ack(d[0], "+ACK"));
+  h.now += 5 * base::kMilli;
+  EXPECT_TRUE(h.ack(d[1], "+ACK"));
+  EXPECT_TRUE(h.ack(d[1], "+ACK"));  // a repeated ack is not counted again
+  const auto& lat = h.c->ack_latency();
+  EXPECT_EQ(lat.count(), 2u);
+  EXPECT_EQ(lat.bucket(13), 1u);  // 5 ms: <= 8.192 ms
+  EXPECT_EQ(lat.bucket(14), 1u);  // 10 ms: <= 16.384 ms
+  EXPECT_DOUBLE_EQ(lat.sum_seconds(), 0.015);
+}
+
 TEST(Consumer, FloorsMoveOnlyOverContiguousAcks) {
   harness h;
   h.make(explicit_params());
