@@ -355,6 +355,7 @@ void dispatcher::on_close(net::conn_handle h) {
   if (it == _clients.end()) return;
   client& c = *it->second;
   for (auto& [sid, s] : c.subs) _subs.remove(s.get());
+  _sub_stats.removes += c.subs.size();
   if (!c.subs.empty() && _peers.size() > 1) {
     ++_bcast_seq;
     for (std::uint32_t to = 0; to < _peers.size(); ++to) {
@@ -409,6 +410,7 @@ std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view q
   s->conn = &_internal;
   s->handler = h;
   if (!_subs.insert(s.get()).ok()) return 0;
+  ++_sub_stats.inserts;
   broadcast_sub(shard_msg::kind::sub_add, _internal, *s);
   _internal.subs.emplace(s->sid, std::move(s));
   return id;

@@ -129,6 +129,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::shared_ptr<const live_config> _live;
   std::uint64_t _live_gen = 0;
   shard_counters _counters;
+  sublist_stats _sub_stats;
   std::uint64_t _slow_cut = 0;  // slow consumers this shard cut
   std::deque<conn_snapshot> _closed;  // most recent last; bounded by kClosedKept / shards
   static constexpr std::size_t kClosedKept = 10000;  // nats-server's max_closed_clients

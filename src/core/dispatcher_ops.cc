@@ -134,6 +134,8 @@ conn_snapshot dispatcher::snap(const client& c, bool with_subs) const {
 shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
   shard_snapshot out;
   out.counters = _counters;
+  out.sublist = _sub_stats;
+  out.sublist.cache = _subs.cache_size();
   out.subscriptions = _internal.subs.size();
   for (const auto& [h, c] : _clients) out.subscriptions += c->subs.size();
   if (q.conns) {

@@ -438,9 +438,16 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
   req.all_subs = with_subs || !test.empty();
   std::uint64_t count = 0;
   std::vector<sub_snapshot> subs;
+  sublist_stats st;
   for (auto& s : snapshots(srv, req)) {
     count += s.subscriptions;
     for (auto& sub : s.subs) subs.push_back(std::move(sub));
+    st.cache += s.sublist.cache;
+    st.inserts += s.sublist.inserts;
+    st.removes += s.sublist.removes;
+    st.matches += s.sublist.matches;
+    st.fanout_sum += s.sublist.fanout_sum;
+    st.max_fanout = std::max(st.max_fanout, s.sublist.max_fanout);
   }
   if (!test.empty()) std::erase_if(subs, [&](const sub_snapshot& s) { return !subject_matches(s.subject, test); });
   ojson j;
@@ -449,13 +456,13 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
     j["now"] = rfc3339(wall_now());
   }
   j["num_subscriptions"] = count;
-  j["num_cache"] = 0;
-  j["num_inserts"] = 0;
-  j["num_removes"] = 0;
-  j["num_matches"] = 0;
-  j["cache_hit_rate"] = 0;
-  j["max_fanout"] = 0;
-  j["avg_fanout"] = 0;
+  j["num_cache"] = st.cache;
+  j["num_inserts"] = st.inserts;
+  j["num_removes"] = st.removes;
+  j["num_matches"] = st.matches;
+  j["cache_hit_rate"] = 0;  // the sublist's cache keeps no hit counter
+  j["max_fanout"] = st.max_fanout;
+  j["avg_fanout"] = st.matches ? double(st.fanout_sum) / double(st.matches) : 0.0;
   if (with_subs) {
     j["total"] = subs.size();
     j["offset"] = offset;

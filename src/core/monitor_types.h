@@ -34,8 +34,15 @@ struct shard_counters {
   std::uint64_t in_msgs = 0, out_msgs = 0, in_bytes = 0, out_bytes = 0;
 };
 
+// The shard's sublist activity (/subsz): inserts/removes of its own connections' (and its
+// services') subscriptions, matches of the messages published on it; summed over shards.
+struct sublist_stats {
+  std::uint64_t cache = 0, inserts = 0, removes = 0, matches = 0, max_fanout = 0, fanout_sum = 0;
+};
+
 struct shard_snapshot {
   shard_counters counters;
+  sublist_stats sublist;
   std::uint64_t subscriptions = 0;  // subscriptions of this shard's own connections (and internal)
   std::vector<conn_snapshot> open;
   std::vector<conn_snapshot> closed;

@@ -167,6 +167,7 @@ void dispatcher::handle_sub(client& c, const proto::client_op& op) {
   }
   broadcast_sub(shard_msg::kind::sub_add, c, *s);
   c.subs.emplace(sid, std::move(s));
+  ++_sub_stats.inserts;
   send_ok(c);
 }
 
@@ -206,6 +207,7 @@ void dispatcher::remove_sub(client& c, const std::string& sid, bool broadcast) {
   auto it = c.subs.find(sid);
   if (it == c.subs.end()) return;
   _subs.remove(it->second.get());
+  ++_sub_stats.removes;
   if (broadcast) broadcast_sub(shard_msg::kind::sub_del, c, *it->second);
   c.subs.erase(it);
 }
@@ -264,6 +266,10 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
                        std::string_view headers, std::string_view payload, std::string_view shown) {
   const match_result& r = _subs.match(subject);
   if (!shown.empty()) subject = shown;
+  const std::uint64_t fanout = r.plain.size() + r.queues.size();
+  ++_sub_stats.matches;
+  _sub_stats.fanout_sum += fanout;
+  if (fanout > _sub_stats.max_fanout) _sub_stats.max_fanout = fanout;
   const bool multi = _peers.size() > 1;
   bool any = false;
   // Internal handlers run after the match result is no longer used: they may subscribe or

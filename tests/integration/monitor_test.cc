@@ -257,6 +257,7 @@ TEST_F(monitor_test, connz_options_sort_page_filter_and_closed_connections) {
 
 TEST_F(monitor_test, varz_counts_traffic_and_subsz_filters_by_test_subject) {
   ASSERT_TRUE(launch(a_, base_ / "s", server_binary(), ""));
+  const ojson before = get(a_, "/subsz");
   raw_client sub, pub;
   ASSERT_TRUE(sub.open(a_.nats));
   ASSERT_TRUE(pub.open(a_.nats));
@@ -280,6 +281,13 @@ TEST_F(monitor_test, varz_counts_traffic_and_subsz_filters_by_test_subject) {
   EXPECT_EQ(acc["conns"], 2);
   EXPECT_EQ(acc["received"]["msgs"], 3);
   EXPECT_EQ(acc["sent"]["msgs"], 2);
+  // Relative to the start: nats-server also counts its system account's subscriptions.
+  const ojson stats = get(a_, "/subsz");
+  auto delta = [&](const char* k) { return stats[k].get<long>() - before[k].get<long>(); };
+  EXPECT_EQ(delta("num_subscriptions"), 2);
+  EXPECT_GE(delta("num_inserts"), 2);
+  EXPECT_GE(delta("num_matches"), 3);  // the three publishes
+  EXPECT_GE(stats["max_fanout"].get<long>(), 1);
   const ojson s = get(a_, "/subsz?subs=1&test=a.z");
   ASSERT_EQ(s["total"], 1);
   EXPECT_EQ(s["subscriptions_list"][0]["subject"], "a.*");
