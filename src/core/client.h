@@ -34,6 +34,7 @@ struct client {
   std::uint64_t cid = 0;  // the id clients see (INFO client_id, connz cid); unique per server
   std::int64_t start_wall_ns = 0;
   std::uint64_t in_msgs = 0, in_bytes = 0, out_msgs = 0, out_bytes = 0;
+  base::nanos rtt_ns = 0;  // INFO sent -> CONNECT arrived, as nats-server's first RTT
   // liveness
   base::nanos created_ns = 0;
   base::nanos last_in_ns = 0;

@@ -112,6 +112,7 @@ conn_snapshot dispatcher::snap(const client& c, bool with_subs) const {
   s.port = c.peer_port;
   s.start_ns = c.start_wall_ns;
   s.last_ns = c.start_wall_ns + (c.last_in_ns - c.created_ns);
+  s.rtt_ns = c.rtt_ns;
   s.in_msgs = c.in_msgs;
   s.out_msgs = c.out_msgs;
   s.in_bytes = c.in_bytes;

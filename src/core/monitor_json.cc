@@ -15,6 +15,7 @@
 
 #include "peregrine_config.h"
 #include "src/core/monitor.h"
+#include "src/core/monitor_format.h"
 #include "src/core/server.h"
 #include "src/core/subject.h"
 
@@ -23,33 +24,6 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 constexpr auto kSnapshotTimeout = std::chrono::seconds(2);
-
-// Go's time.RFC3339Nano in UTC: fractional seconds without trailing zeros.
-std::string rfc3339(std::int64_t wall_ns) {
-  const time_t secs = time_t(wall_ns / 1'000'000'000);
-  long frac = long(wall_ns % 1'000'000'000);
-  tm t{};
-  gmtime_r(&secs, &t);
-  std::string s = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday,
-                              t.tm_hour, t.tm_min, t.tm_sec);
-  if (frac > 0) {
-    std::string f = fmt::format("{:09}", frac);
-    while (!f.empty() && f.back() == '0') f.pop_back();
-    s += "." + f;
-  }
-  return s + "Z";
-}
-
-// nats-server's uptime/idle text: 1y2d3h4m5s, leading zero units left out.
-std::string uptime_text(std::int64_t ns) {
-  const std::int64_t s = std::max<std::int64_t>(0, ns / 1'000'000'000);
-  const std::int64_t m = s / 60, h = m / 60, d = h / 24, y = d / 365;
-  if (y > 0) return fmt::format("{}y{}d{}h{}m{}s", y, d % 365, h % 24, m % 60, s % 60);
-  if (d > 0) return fmt::format("{}d{}h{}m{}s", d, h % 24, m % 60, s % 60);
-  if (h > 0) return fmt::format("{}h{}m{}s", h, m % 60, s % 60);
-  if (m > 0) return fmt::format("{}m{}s", m, s % 60);
-  return fmt::format("{}s", s);
-}
 
 std::int64_t wall_now() { return base::system_clock::instance().wall_ns(); }
 
@@ -347,6 +321,7 @@ http_reply monitor_connz(server& srv, const http_query& q) {
   if (cid) std::erase_if(conns, [&](const conn_snapshot& c) { return c.cid != *cid; });
   const std::int64_t now = wall_now();
   auto key = [&](const conn_snapshot& c) -> std::int64_t {
+    if (sort == "rtt") return c.rtt_ns;
     if (sort == "subs") return std::int64_t(c.subscriptions);
     if (sort == "pending") return std::int64_t(c.pending_bytes);
     if (sort == "msgs_to") return std::int64_t(c.out_msgs);
@@ -359,7 +334,7 @@ http_reply monitor_connz(server& srv, const http_query& q) {
     if (sort == "stop") return c.stop_ns;
     return 0;
   };
-  if (sort == "cid" || sort == "rtt") {
+  if (sort == "cid") {
     std::sort(conns.begin(), conns.end(), [](const auto& a, const auto& b) { return a.cid < b.cid; });
   } else if (sort == "start") {
     std::sort(conns.begin(), conns.end(), [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
@@ -384,6 +359,7 @@ http_reply monitor_connz(server& srv, const http_query& q) {
       e["stop"] = rfc3339(c.stop_ns);
       e["reason"] = c.reason;
     }
+    if (c.rtt_ns > 0) e["rtt"] = go_duration(c.rtt_ns);
     e["uptime"] = uptime_text((c.stop_ns ? c.stop_ns : now) - c.start_ns);
     e["idle"] = uptime_text((c.stop_ns ? c.stop_ns : now) - c.last_ns);
     e["pending_bytes"] = c.pending_bytes;

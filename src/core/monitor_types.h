@@ -23,6 +23,7 @@ struct conn_snapshot {
   std::int64_t last_ns = 0;    // last input, wall clock
   std::int64_t stop_ns = 0;    // closed connections only
   std::string reason;          // closed connections only
+  std::int64_t rtt_ns = 0;      // 0: not measured (no CONNECT yet)
   std::uint64_t pending_bytes = 0;
   std::uint64_t in_msgs = 0, out_msgs = 0, in_bytes = 0, out_bytes = 0;
   std::uint64_t subscriptions = 0;

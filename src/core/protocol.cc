@@ -109,6 +109,7 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
   c.name = get_str("name");
   c.lang = get_str("lang");
   c.version = get_str("version");
+  if (c.rtt_ns == 0) c.rtt_ns = std::max<base::nanos>(1, c.last_in_ns - c.created_ns);
   c.auth_user = get_str("user");
   c.auth_pass = get_str("pass");
   c.auth_token = get_str("auth_token");
