@@ -24,8 +24,15 @@ class transport_handler {
   virtual void on_close(conn_handle h) = 0;
 };
 
+// Work counts for monitoring (/metrics); transports without them report zeros.
+struct transport_counters {
+  std::uint64_t submissions = 0;  // io_uring SQEs queued
+  std::uint64_t completions = 0;  // io_uring CQEs handled
+};
+
 class transport : public shard::poller, public shard::waiter {
  public:
+  virtual transport_counters counters() const { return {}; }
   virtual std::string_view name() const = 0;
   virtual void set_handler(transport_handler* h) = 0;
   // Starts accepting on host:port. Accepted sockets go to the accept sink when one is set

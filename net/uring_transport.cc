@@ -104,7 +104,10 @@ io_uring_sqe* uring_transport::sqe() {
     io_uring_submit(&_ring);
     s = io_uring_get_sqe(&_ring);
   }
-  if (s) ++_inflight;
+  if (s) {
+    ++_inflight;
+    ++_counters.submissions;
+  }
   return s;
 }
 
@@ -439,6 +442,7 @@ std::size_t uring_transport::poll(base::nanos) {
     handle_cqe(cqe);
     io_uring_cqe_seen(&_ring, cqe);
     ++n;
+    ++_counters.completions;
   }
   return n;
 }

@@ -20,6 +20,7 @@ class uring_transport final : public transport {
   ~uring_transport() override;
 
   std::string_view name() const override { return "io_uring"; }
+  transport_counters counters() const override { return _counters; }
   void set_handler(transport_handler* h) override { _handler = h; }
   base::status listen(const std::string& host, int port) override;
   void set_accept_sink(std::function<void(int)> sink) override { _accept_sink = std::move(sink); }
@@ -44,6 +45,7 @@ class uring_transport final : public transport {
   uring_transport() = default;
   bool init(std::string& why);
   io_uring_sqe* sqe();
+  transport_counters _counters;
   void arm_accept();
   void arm_recv(conn_handle h, conn& c);
   void start_send(conn_handle h, conn& c);

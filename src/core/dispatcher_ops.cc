@@ -160,6 +160,9 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
     if (r) out.ring_depth += r->size_approx();
   for (const auto& q : _overflow) out.overflow_depth += q.size();
   out.slow_consumers = _slow_cut;
+  const net::transport_counters tc = _transport->counters();
+  out.uring_submissions = tc.submissions;
+  out.uring_completions = tc.completions;
   return out;
 }
 

@@ -62,6 +62,10 @@ http_reply monitor_metrics(server& srv, const http_query&) {
        [](const shard_snapshot& s) { return s.ring_depth; }},
       {"peregrine_shard_overflow_depth", "gauge", "Posts waiting behind full rings to other shards.",
        [](const shard_snapshot& s) { return s.overflow_depth; }},
+      {"peregrine_shard_uring_submissions_total", "counter", "io_uring submission queue entries queued (io_uring transport).",
+       [](const shard_snapshot& s) { return s.uring_submissions; }},
+      {"peregrine_shard_uring_completions_total", "counter", "io_uring completions handled (io_uring transport).",
+       [](const shard_snapshot& s) { return s.uring_completions; }},
   };
   for (const auto& series : kSeries) {
     w.family(series.name, series.type, series.help);

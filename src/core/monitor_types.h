@@ -56,6 +56,7 @@ struct shard_snapshot {
   std::uint64_t ring_depth = 0;        // messages waiting in the inbound rings
   std::uint64_t overflow_depth = 0;    // posts waiting behind full outbound rings
   std::uint64_t slow_consumers = 0;    // connections this shard cut as slow
+  std::uint64_t uring_submissions = 0, uring_completions = 0;  // 0 on other transports
 };
 
 struct snapshot_request {

@@ -351,6 +351,10 @@ TEST_F(monitor_test, metrics_in_prometheus_text) {
   EXPECT_TRUE(samples.count("peregrine_shard_in_msgs_total{shard=\"0\"}"));
   EXPECT_TRUE(samples.count("peregrine_shard_ring_depth{shard=\"0\"}"));
   EXPECT_GE(std::stoi(samples["peregrine_shard_in_msgs_total{shard=\"0\"}"]), 5);
+  ASSERT_TRUE(samples.count("peregrine_shard_uring_completions_total{shard=\"0\"}"));
+  if (a_.srv->log_has("io_uring transport")) {  // not on the epoll fallback
+    EXPECT_GT(std::stod(samples["peregrine_shard_uring_completions_total{shard=\"0\"}"]), 0);
+  }
 }
 
 }  // namespace
