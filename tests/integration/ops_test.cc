@@ -280,7 +280,7 @@ TEST_F(ops, lame_duck_tells_clients_stops_accepting_closes_them_and_exits) {
   EXPECT_GE(closed_all, 900ms);  // nobody is closed during the grace period
   raw_client late;
   EXPECT_FALSE(late.connect(port) && late.read_info().rfind("INFO", 0) == 0);
-  EXPECT_LE(closed_all, duration + 2s);
+  EXPECT_LE(closed_all, duration + 4s);  // generous: a loaded machine delays the last closes
   const int st = srv_->wait_exit(duration + 5s);
   ASSERT_NE(st, -1) << "did not exit";
   EXPECT_TRUE(WIFEXITED(st));
