@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Does HTTP monitoring stall the client data path? Request/reply round trips (pg-bench rr)
+# Does HTTP monitoring stall the client data path? Request/reply round trips (peregrine-bench rr, closed loop)
 # with 500 idle connections of 10 subscriptions each, first alone, then while another
 # process fetches /connz?subs=1 (all 500 connections with their subscriptions) in a loop.
-# Usage: bench/monitor_impact.sh <server binary> [pg-bench] [count]
+# Usage: bench/monitor_impact.sh <server binary> [peregrine-bench] [count]
 set -euo pipefail
 bin=${1:?server binary}
-bench=${2:-build-release/bench/e2e/pg-bench}
+bench=${2:-build-release/bench/e2e/peregrine-bench}
 count=${3:-20000}
 work=$(mktemp -d)
 trap 'kill $holder $srv 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -28,7 +28,7 @@ for _ in $(seq 200); do
   n=$(curl -s "http://127.0.0.1:$mon/varz" | python3 -c 'import json,sys; print(json.load(sys.stdin)["connections"])')
   [ "$n" -ge 500 ] && break; sleep 0.05
 done
-run() { "$bench" --url nats://127.0.0.1:$port --mode rr --count "$count" --json --quiet; }
+run() { "$bench" --url nats://127.0.0.1:$port --mode rr --closed --count "$count" --json --quiet; }
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d['$2'])" "$1"; }
 base=$(run)
 ( n=0; while :; do curl -s "http://127.0.0.1:$mon/connz?subs=1&limit=1024" >/dev/null; n=$((n+1)); echo $n >"$work/fetches"; done ) &
