@@ -31,13 +31,14 @@ done
 run() { "$bench" --url nats://127.0.0.1:$port --mode rr --closed --count "$count" --json --quiet; }
 field() { python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(d['$2'])" "$1"; }
 base=$(run)
-( n=0; while :; do curl -s "http://127.0.0.1:$mon/connz?subs=1&limit=1024" >/dev/null; n=$((n+1)); echo $n >"$work/fetches"; done ) &
+: >"$work/fetches"
+( while :; do curl -s "http://127.0.0.1:$mon/connz?subs=1&limit=1024" >/dev/null && echo >>"$work/fetches"; done ) &
 poller=$!
 loaded=$(run)
 kill $poller; wait $poller 2>/dev/null || true
 bytes=$(curl -s "http://127.0.0.1:$mon/connz?subs=1&limit=1024" | wc -c)
 echo "server: $bin"
-echo "connz?subs=1 body: $bytes bytes, fetched $(cat "$work/fetches") times during the loaded run"
+echo "connz?subs=1 body: $bytes bytes, fetched $(wc -l <"$work/fetches") times during the loaded run"
 printf '%-22s %10s %10s %10s %10s %10s %5s\n' run p50_us p99_us p999_us max_us req_per_s ok
 for r in base loaded; do
   j=${!r}
