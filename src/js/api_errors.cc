@@ -153,7 +153,6 @@ constexpr std::array kTable{
     entry{10206, 400, "batch publish pattern is invalid"},
     entry{10207, 400, "batch publish ID is invalid"},
     entry{10208, 400, "batch publish ID unknown"},
-    entry{10209, 400, "stream mirrors can not also use batch publishing"},
     entry{10211, 429, "batch publish too many inflight"},
     entry{10178, 400, "priority groups can not be used with push consumers"},
     entry{10181, 400, "consumer ack policy invalid"},

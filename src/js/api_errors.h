@@ -123,7 +123,6 @@ constexpr std::uint16_t fast_batch_disabled = 10205;
 constexpr std::uint16_t fast_batch_pattern = 10206;
 constexpr std::uint16_t fast_batch_id_invalid = 10207;
 constexpr std::uint16_t fast_batch_unknown = 10208;
-constexpr std::uint16_t fast_batch_mirror = 10209;
 constexpr std::uint16_t fast_batch_inflight = 10211;
 constexpr std::uint16_t missing_subject_seq = 10193;
 }  // namespace err

@@ -248,8 +248,8 @@ std::size_t fast_batch_table::expire(std::int64_t now) {
   return n;
 }
 
-void fast_batch_table::drop(batch* b) {
-  erase(*b);
+void fast_batch_table::drop(std::string_view id) {
+  if (auto it = _open.find(id); it != _open.end()) erase(it->second);
   sweep();
 }
 

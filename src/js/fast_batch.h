@@ -79,8 +79,8 @@ class fast_batch_table {
   void clear();
   bool empty() const { return _open.empty(); }
   std::size_t size() const { return live(); }
-  // A batch that was refused as a whole (10185): forgotten without a PubAck.
-  void drop(batch* b);
+  // A batch refused as a whole (10185): forgotten without a PubAck.
+  void drop(std::string_view id);
 
   struct batch {
     std::string id;

@@ -51,6 +51,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   storage_usage usage(storage_type t, std::string_view except_stream) const;
   bool storage_exhausted(storage_type t) const;
   struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
+  // Open fast-ingest batches across every stream (the server-wide limit).
+  std::size_t* fast_batch_counter() { return &_fast_batches_open; }
 
  private:
   using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);
@@ -149,6 +151,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
 
   core::service_host* _host = nullptr;
   std::string _domain;
+  std::size_t _fast_batches_open = 0;  // declared before the streams, which count down in it
   std::uint64_t _api_total = 0;
   std::uint64_t _api_errors = 0;
   std::map<std::string, std::unique_ptr<stream>, std::less<>> _streams;

@@ -158,6 +158,22 @@ std::optional<std::uint64_t> parse_u64(std::string_view s) {
   return v;
 }
 
+std::string remove_header(std::string_view block, std::string_view name) {
+  std::string out;
+  std::size_t pos = block.find("\r\n");
+  if (pos == std::string_view::npos) return std::string(block);
+  out.assign(block.substr(0, pos + 2));
+  for (pos += 2; pos < block.size();) {
+    std::size_t end = block.find("\r\n", pos);
+    if (end == std::string_view::npos) end = block.size() - 2;
+    const std::string_view line = block.substr(pos, end - pos);
+    if (!(line.size() > name.size() && line.substr(0, name.size()) == name && line[name.size()] == ':'))
+      out.append(block.substr(pos, end + 2 - pos));
+    pos = end + 2;
+  }
+  return out;
+}
+
 std::string append_header(std::string_view block, std::string_view name, std::string_view value) {
   std::string out;
   if (block.size() >= 4 && block.ends_with("\r\n\r\n")) {

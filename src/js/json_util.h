@@ -20,6 +20,9 @@ std::string base64_encode(std::string_view in);
 // raw "NATS/1.0..." block; nullopt if absent.
 std::optional<std::string_view> find_header(std::string_view block, std::string_view name);
 
+// `block` without its "name: ..." lines (the block's framing kept).
+std::string remove_header(std::string_view block, std::string_view name);
+
 // `block` with "name: value" appended (a bare "NATS/1.0" block is started when empty):
 // how the server adds Nats-Msg-Size / Nats-Pin-Id to a delivered message.
 std::string append_header(std::string_view block, std::string_view name, std::string_view value);

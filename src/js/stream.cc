@@ -19,7 +19,8 @@ constexpr std::int64_t kAckSpinNs = 500'000;  // nats-server checks at most ever
 
 stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::string dir,
                std::unique_ptr<storage::stream_store> store)
-    : _js(js), _cfg(std::move(cfg)), _created(created_ns), _dir(std::move(dir)), _store(std::move(store)) {
+    : _js(js), _cfg(std::move(cfg)), _created(created_ns), _dir(std::move(dir)), _store(std::move(store)),
+      _fast(_cfg.name, js.domain(), {}, js.fast_batch_counter()) {
   // Store completions wake shard 0 through its eventfd, so the loop may block while PubAcks
   // wait for the disk; without that signal, poll() keeps reporting work instead.
   const int efd = _js.host().wake_eventfd();
@@ -94,6 +95,7 @@ void stream::update(const stream_config& cfg) {
   _cfg = cfg;
   _rewrites.configure(_cfg);
   if (!_cfg.allow_atomic) _batches.clear();  // disabling drops the open batches
+  if (!_cfg.allow_batched) _fast.clear();
   if (resub) subscribe();
   configure_sources();  // a removed mirror (promotion) or changed sources
   apply_limits();
@@ -171,6 +173,10 @@ void stream::flush_acks(std::uint64_t durable) {
     _js.host().publish(a.reply, "", "", a.body);
     _puback_latency.observe_ns(_js.host().clk().monotonic_ns() - a.start_ns);
   }
+  if (!_fast.empty()) {
+    _fast.on_durable(durable, _fast_out);
+    send_fast_out();
+  }
 }
 
 std::size_t stream::poll(std::int64_t now_wall) {
@@ -186,6 +192,7 @@ std::size_t stream::poll(std::int64_t now_wall) {
   }
   if (!_batches.empty())
     for (const auto& id : _batches.expire(now_wall)) batch_abandoned(id, "timeout");
+  if (!_fast.empty()) _fast.expire(now_wall);
   // While acks wait for the disk keep the loop turning for a typical O_DIRECT write (blocking
   // and being woken by the completion eventfd costs tens of µs of PubAck latency), then let it
   // block (an fdatasync can take milliseconds); without the eventfd, always keep turning.
@@ -261,25 +268,42 @@ std::optional<api_error> stream::check_discard_new(std::string_view subject, std
 void stream::on_msg(const core::inbound_msg& m) {
   if (_closed) return;
   _msg_start_ns = _js.host().clk().monotonic_ns();
+  if (is_fast_batch_reply(m.reply)) return on_fast_batch_msg(m);
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {
     if (_copy_error) *_copy_error = e;  // a sourced message: the link retries from here
     if (want_ack) reply_error(m.reply, e);
   };
-  const std::string_view hdr = m.headers;
-  const std::int64_t now = _js.now();
   if (_cfg.sealed) return fail(make_error(err::sealed));
   // The ingest transform first: every check below and the store see the stored subject.
   std::string transformed;
   const std::string_view subject = _rewrites.ingest(m.subject, transformed);
+  if (!m.headers.empty()) {
+    if (auto v = find_header(m.headers, "Nats-Expected-Stream"); v && *v != _cfg.name)
+      return fail(make_error(err::expected_stream));
+    if (auto id = find_header(m.headers, "Nats-Batch-Id")) return on_batch_msg(m, subject, *id);
+  }
+  const auto r = store_msg(subject, m.headers, m.payload);
+  if (r.what == publish_result::failed && _copy_error) *_copy_error = r.error;  // the link retries
+  if (!want_ack) return;
+  switch (r.what) {
+    case publish_result::stored:
+      return queue_ack(std::string(m.reply), ack_body(r.seq, false), r.seq);
+    case publish_result::duplicate:
+      return queue_ack(std::string(m.reply), ack_body(r.seq, true), _store->last_seq());
+    case publish_result::failed:
+      return reply_error(m.reply, r.error);
+  }
+}
 
+// The checks of a plain publish (streams.md §3.3) after the stream-level ones, then the append.
+stream::publish_result stream::store_msg(std::string_view subject, std::string_view hdr, std::string_view payload) {
+  const std::int64_t now = _js.now();
+  auto fail = [](api_error e) { return publish_result{publish_result::failed, 0, std::move(e)}; };
   std::string_view msg_id;
   std::optional<std::string_view> rollup;
   std::int64_t ttl = storage::ttl_none;
   if (!hdr.empty()) {
-    if (auto v = find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name)
-      return fail(make_error(err::expected_stream));
-    if (auto id = find_header(hdr, "Nats-Batch-Id")) return on_batch_msg(m, subject, *id);
     if (find_header(hdr, "Nats-Incr") && !_cfg.allow_msg_counter) return fail(make_error(err::counters_disabled));
     if (auto v = find_header(hdr, "Nats-TTL")) {
       // A standalone server parses first: an invalid value is 10165 even where TTLs are off.
@@ -293,10 +317,8 @@ void stream::on_msg(const core::inbound_msg& m) {
     if (auto v = find_header(hdr, "Nats-Msg-Id"); v && !v->empty()) {
       msg_id = *v;
       prune_dedup(now);
-      if (auto it = _dedup.find(std::string(msg_id)); it != _dedup.end()) {
-        if (want_ack) queue_ack(std::string(m.reply), ack_body(it->second.seq, true), _store->last_seq());
-        return;
-      }
+      if (auto it = _dedup.find(std::string(msg_id)); it != _dedup.end())
+        return publish_result{publish_result::duplicate, it->second.seq, {}};
     }
     auto subj_filter = find_header(hdr, "Nats-Expected-Last-Subject-Sequence-Subject");
     if (auto v = find_header(hdr, "Nats-Expected-Last-Subject-Sequence")) {
@@ -322,40 +344,38 @@ void stream::on_msg(const core::inbound_msg& m) {
         return fail(make_error(err::rollup_failed, "rollup value invalid: \"" + std::string(*rollup) + "\""));
     }
   }
-  if (_cfg.max_msg_size >= 0 && hdr.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
+  if (_cfg.max_msg_size >= 0 && hdr.size() + payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
   if (_js.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
   if (hdr.size() > kMaxHeaderBytes) return fail(make_error(err::header_too_large));
 
   // Interest retention with nobody interested: the sequence is consumed, nothing stored.
   if (_cfg.retention == retention_policy::interest && !(has_interest && has_interest(subject))) {
-    if (auto st = _store->skip(1); !st.ok())
-      return fail(make_error(err::store_failed, base::errc_name(st.code())));
+    if (auto st = _store->skip(1); !st.ok()) return fail(make_error(err::store_failed, base::errc_name(st.code())));
     const std::uint64_t seq = _store->last_seq();
     record_msg_id(msg_id, seq, now);
     _last_msg_id = std::string(msg_id);
-    if (want_ack) queue_ack(std::string(m.reply), ack_body(seq, false), seq);
-    return;
+    return publish_result{publish_result::stored, seq, {}};
   }
 
   const auto acct = _cfg.storage == storage_type::memory ? storage::byte_accounting::memory
                                                          : storage::byte_accounting::file;
-  const std::uint64_t size = storage::msg_size(acct, subject.size(), hdr.size(), m.payload.size());
+  const std::uint64_t size = storage::msg_size(acct, subject.size(), hdr.size(), payload.size());
   if (auto e = check_discard_new(subject, size, rollup.has_value())) return fail(*e);
 
   const std::uint64_t prev_on_subject = _rewrites.republishes() ? _store->subject_last_seq(subject) : 0;
-  auto seq = _store->append(subject, hdr, m.payload, now, ttl);
+  auto seq = _store->append(subject, hdr, payload, now, ttl);
   if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
   if (rollup) roll_up(*rollup, subject);
   trim_after_append();
   record_msg_id(msg_id, *seq, now);
   _last_msg_id = std::string(msg_id);
-  if (want_ack) queue_ack(std::string(m.reply), ack_body(*seq, false), *seq);
   if (_rewrites.republishes()) {  // at most once, as a plain core publish
-    if (auto c = _rewrites.republish(_cfg.name, subject, hdr, m.payload.size(), *seq, now, prev_on_subject))
-      _js.host().publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : m.payload);
+    if (auto c = _rewrites.republish(_cfg.name, subject, hdr, payload.size(), *seq, now, prev_on_subject))
+      _js.host().publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : payload);
   }
   if (on_stored) on_stored(*seq, subject);
+  return publish_result{publish_result::stored, *seq, {}};
 }
 
 ojson stream::state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const {

@@ -13,6 +13,7 @@
 
 #include "src/core/service.h"
 #include "src/js/atomic_batch.h"
+#include "src/js/fast_batch.h"
 #include "src/js/republish.h"
 #include "src/js/stream_config.h"
 #include "storage/store.h"
@@ -99,12 +100,22 @@ class stream final : public core::internal_handler {
     stream& _s;
   };
 
+  struct publish_result {
+    enum kind { stored, duplicate, failed } what;
+    std::uint64_t seq;  // stored: its sequence; duplicate: the original's
+    api_error error;
+  };
+  // A message that passed the stream-level checks: the header checks, dedup, the append.
+  publish_result store_msg(std::string_view subject, std::string_view hdr, std::string_view payload);
   void reply_error(std::string_view reply, const api_error& e);
   // Mirrors and sources (stream_mirror.cc): links follow the config, polled with the stream.
   void configure_sources();
   std::size_t poll_sources(std::int64_t now);
   void stop_sources();
   void subscribe_mirror_direct();
+  // Fast-ingest batches (stream_fast_batch.cc).
+  void on_fast_batch_msg(const core::inbound_msg& m);
+  void send_fast_out();
   // Atomic batches (stream_batch.cc).
   void on_batch_msg(const core::inbound_msg& m, std::string_view subject, std::string_view id);
   std::optional<api_error> check_batch(const std::vector<batch_msg>& msgs, std::vector<std::int64_t>& ttls);
@@ -154,6 +165,8 @@ class stream final : public core::internal_handler {
   std::vector<std::unique_ptr<source_link>> _links;
   ojson _links_cfg;  // the mirror/sources config the links were built from
   std::optional<api_error>* _copy_error = nullptr;  // set while on_msg stores a sourced message
+  fast_batch_table _fast;
+  std::vector<fi_send> _fast_out;  // replies the fast-batch table asked for, reused
 };
 
 }  // namespace js

@@ -236,8 +236,12 @@ std::optional<api_error> normalise(stream_config& c) {
   // Server-managed metadata: clients' version keys are dropped, the required level recomputed.
   c.metadata.erase("_nats.ver");
   c.metadata.erase("_nats.level");
-  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches.
-  c.metadata["_nats.req.level"] = c.allow_atomic ? "2" : c.allow_msg_ttl || c.subject_delete_marker_ttl > 0 ? "1" : "0";
+  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches, 4 for
+  // fast-ingest batches.
+  c.metadata["_nats.req.level"] = c.allow_batched  ? "4"
+                                  : c.allow_atomic ? "2"
+                                  : c.allow_msg_ttl || c.subject_delete_marker_ttl > 0 ? "1"
+                                                                                       : "0";
   return std::nullopt;
 }
 
@@ -310,7 +314,6 @@ std::optional<api_error> validate(const stream_config& c) {
   if (c.subject_delete_marker_ttl > 0) return later("subject delete marker TTL");
   if (c.allow_msg_counter) return later("message counters");
   if (c.allow_msg_schedules) return later("message schedules");
-  if (c.allow_batched) return later("batch publish");
   if (c.persist_mode == "async") return later("async persist mode");
   return std::nullopt;
 }

@@ -1,0 +1,69 @@
+// Fast-ingest batch publishing on a stream (streams.md §4.3): the stream-level checks, then
+// each message stored like a plain publish (same checks, same append and group commit) with
+// fast_batch_table deciding what the publisher hears; flow acks leave at the durability
+// point (flush_acks feeds the table the store's durable sequence).
+#include "src/js/jetstream_service.h"
+#include "src/js/json_util.h"
+#include "src/js/stream.h"
+
+namespace js {
+
+void stream::send_fast_out() {
+  for (auto& o : _fast_out) _js.host().publish(o.subject, "", "", o.body);
+  _fast_out.clear();
+}
+
+void stream::on_fast_batch_msg(const core::inbound_msg& m) {
+  auto fail = [&](const api_error& e) { reply_error(m.reply, e); };
+  if (_cfg.sealed) return fail(make_error(err::sealed));
+  if (_js.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
+  if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
+    return fail(make_error(err::message_too_large));
+  if (!_cfg.allow_batched) return fail(make_error(err::fast_batch_disabled));
+  const auto parsed = parse_fast_batch_reply(m.reply);
+  if (!parsed.reply) return fail(*parsed.error);
+  const fi_reply& r = *parsed.reply;
+
+  // A required API level above ours drops the batch; one we meet is stripped before storing.
+  std::string stripped;
+  std::string_view hdr = m.headers;
+  if (!hdr.empty()) {
+    if (auto lvl = find_header(hdr, "Nats-Required-Api-Level")) {
+      const auto want = parse_u64(*lvl);
+      if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
+        _fast.drop(r.id);
+        return fail(make_error(err::min_api_level));
+      }
+      stripped = remove_header(hdr, "Nats-Required-Api-Level");
+      hdr = stripped;
+    }
+  }
+
+  const auto d = _fast.on_msg(r, m.reply, _js.now(), _store->durable_seq(), _fast_out);
+  send_fast_out();  // the initial ack goes before the message is persisted
+  if (d.what != fast_batch_table::decision::store) return;
+
+  std::string transformed;
+  const std::string_view subject = _rewrites.ingest(m.subject, transformed);
+  publish_result res;
+  if (auto v = hdr.empty() ? std::nullopt : find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name) {
+    res = {publish_result::failed, 0, make_error(err::expected_stream)};
+  } else {
+    res = store_msg(subject, hdr, m.payload);
+  }
+  const std::uint64_t durable = _store->durable_seq();
+  switch (res.what) {
+    case publish_result::stored:
+      _fast.stored(d.b, res.seq, durable, _fast_out);
+      break;
+    case publish_result::duplicate:
+      _fast.duplicate(d.b, res.seq, durable, _fast_out);
+      break;
+    case publish_result::failed:
+      _fast.failed(d.b, res.error, durable, _fast_out);
+      break;
+  }
+  send_fast_out();
+}
+
+}  // namespace js
