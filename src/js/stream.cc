@@ -278,12 +278,10 @@ void stream::on_msg(const core::inbound_msg& m) {
   // The ingest transform first: every check below and the store see the stored subject.
   std::string transformed;
   const std::string_view subject = _rewrites.ingest(m.subject, transformed);
-  if (!m.headers.empty()) {
-    if (auto v = find_header(m.headers, "Nats-Expected-Stream"); v && *v != _cfg.name)
-      return fail(make_error(err::expected_stream));
-    if (auto id = find_header(m.headers, "Nats-Batch-Id")) return on_batch_msg(m, subject, *id);
-  }
-  const auto r = store_msg(subject, m.headers, m.payload);
+  const js_headers h = m.headers.empty() ? js_headers{} : parse_js_headers(m.headers);
+  if (h.expected_stream && *h.expected_stream != _cfg.name) return fail(make_error(err::expected_stream));
+  if (h.batch_id) return on_batch_msg(m, subject, h);
+  const auto r = store_msg(subject, m.headers, h, m.payload);
   if (r.what == publish_result::failed && _copy_error) *_copy_error = r.error;  // the link retries
   if (!want_ack) return;
   switch (r.what) {
@@ -297,15 +295,16 @@ void stream::on_msg(const core::inbound_msg& m) {
 }
 
 // The checks of a plain publish (streams.md §3.3) after the stream-level ones, then the append.
-stream::publish_result stream::store_msg(std::string_view subject, std::string_view hdr, std::string_view payload) {
+stream::publish_result stream::store_msg(std::string_view subject, std::string_view hdr, const js_headers& h,
+                                         std::string_view payload) {
   const std::int64_t now = _js.now();
   auto fail = [](api_error e) { return publish_result{publish_result::failed, 0, std::move(e)}; };
   std::string_view msg_id;
   std::optional<std::string_view> rollup;
   std::int64_t ttl = storage::ttl_none;
   if (!hdr.empty()) {
-    if (find_header(hdr, "Nats-Incr") && !_cfg.allow_msg_counter) return fail(make_error(err::counters_disabled));
-    if (auto v = find_header(hdr, "Nats-TTL")) {
+    if (h.incr && !_cfg.allow_msg_counter) return fail(make_error(err::counters_disabled));
+    if (const auto& v = h.ttl) {
       // A standalone server parses first: an invalid value is 10165 even where TTLs are off.
       const auto parsed = parse_msg_ttl(*v);
       if (!parsed) return fail(make_error(err::ttl_invalid));
@@ -314,14 +313,14 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
     }
     // De-duplication first (as 2.9.10 and clustered streams): a retried publish gets its
     // original sequence even when its expectations are now stale.
-    if (auto v = find_header(hdr, "Nats-Msg-Id"); v && !v->empty()) {
+    if (const auto& v = h.msg_id; v && !v->empty()) {
       msg_id = *v;
       prune_dedup(now);
       if (auto it = _dedup.find(std::string(msg_id)); it != _dedup.end())
         return publish_result{publish_result::duplicate, it->second.seq, {}};
     }
-    auto subj_filter = find_header(hdr, "Nats-Expected-Last-Subject-Sequence-Subject");
-    if (auto v = find_header(hdr, "Nats-Expected-Last-Subject-Sequence")) {
+    const auto& subj_filter = h.expected_last_subj_seq_subject;
+    if (const auto& v = h.expected_last_subj_seq) {
       std::string_view filter = subj_filter && !subj_filter->empty() ? *subj_filter : subject;
       std::uint64_t actual = 0;
       if (auto last = _store->load_last(filter); last.ok()) actual = last->seq;
@@ -330,14 +329,14 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
     } else if (subj_filter) {
       return fail(make_error(err::missing_subject_seq));
     }
-    if (auto v = find_header(hdr, "Nats-Expected-Last-Sequence")) {
+    if (const auto& v = h.expected_last_seq) {
       auto want = parse_u64(*v);
       if (!want || *want != _store->last_seq())
         return fail(make_error(err::wrong_last_seq, std::to_string(_store->last_seq())));
     }
-    if (auto v = find_header(hdr, "Nats-Expected-Last-Msg-Id"); v && *v != _last_msg_id)
+    if (const auto& v = h.expected_last_msg_id; v && *v != _last_msg_id)
       return fail(make_error(err::wrong_last_msg_id, _last_msg_id));
-    if ((rollup = find_header(hdr, "Nats-Rollup"))) {
+    if ((rollup = h.rollup)) {
       if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge) return fail(make_error(err::rollup_failed, "rollup not permitted"));
       auto r = ascii_lower(*rollup);
       if (r != "sub" && r != "all")

@@ -14,6 +14,7 @@
 #include "src/core/service.h"
 #include "src/js/atomic_batch.h"
 #include "src/js/fast_batch.h"
+#include "src/js/js_headers.h"
 #include "src/js/republish.h"
 #include "src/js/stream_config.h"
 #include "storage/store.h"
@@ -106,7 +107,8 @@ class stream final : public core::internal_handler {
     api_error error;
   };
   // A message that passed the stream-level checks: the header checks, dedup, the append.
-  publish_result store_msg(std::string_view subject, std::string_view hdr, std::string_view payload);
+  publish_result store_msg(std::string_view subject, std::string_view hdr, const js_headers& h,
+                           std::string_view payload);
   void reply_error(std::string_view reply, const api_error& e);
   // Mirrors and sources (stream_mirror.cc): links follow the config, polled with the stream.
   void configure_sources();
@@ -117,8 +119,9 @@ class stream final : public core::internal_handler {
   void on_fast_batch_msg(const core::inbound_msg& m);
   void send_fast_out();
   // Atomic batches (stream_batch.cc).
-  void on_batch_msg(const core::inbound_msg& m, std::string_view subject, std::string_view id);
-  std::optional<api_error> check_batch(const std::vector<batch_msg>& msgs, std::vector<std::int64_t>& ttls);
+  void on_batch_msg(const core::inbound_msg& m, std::string_view subject, const js_headers& h);
+  std::optional<api_error> check_batch(const std::vector<batch_msg>& msgs, const std::vector<js_headers>& hdrs,
+                                       std::vector<std::int64_t>& ttls);
   void batch_abandoned(std::string_view id, std::string_view reason);
   void queue_ack(std::string reply, std::string body, std::uint64_t wait_seq);
   void flush_acks(std::uint64_t durable);

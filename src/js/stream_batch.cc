@@ -9,7 +9,8 @@
 #include "src/js/stream.h"
 
 namespace js {
-void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, std::string_view id) {
+void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, const js_headers& h) {
+  const std::string_view id = *h.batch_id;
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {
     if (want_ack) reply_error(m.reply, e);
@@ -19,7 +20,7 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
   if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
   const std::int64_t now = _js.now();
-  auto out = _batches.add(id, find_header(m.headers, "Nats-Batch-Sequence"), find_header(m.headers, "Nats-Batch-Commit"),
+  auto out = _batches.add(id, h.batch_seq, h.batch_commit,
                           batch_msg{std::string(subject), std::string(m.headers), std::string(m.payload)}, now);
   if (!out.abandoned.empty()) batch_abandoned(id, out.abandoned);
   if (out.what == atomic_batch_table::outcome::failed) return fail(*out.error);
@@ -27,10 +28,16 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     if (want_ack) _js.host().publish(m.reply, "", "", "");  // a zero-byte ack
     return;
   }
+  // Each staged header block is parsed once here; the views point into out.msgs.
+  std::vector<js_headers> hdrs;
+  hdrs.reserve(out.msgs.size());
+  for (const auto& b : out.msgs) hdrs.push_back(b.headers.empty() ? js_headers{} : parse_js_headers(b.headers));
   std::vector<std::int64_t> ttls;
-  if (auto e = check_batch(out.msgs, ttls)) return fail(*e);
-  if (out.eob && !out.msgs.empty())  // the last stored message shows the commit
+  if (auto e = check_batch(out.msgs, hdrs, ttls)) return fail(*e);
+  if (out.eob && !out.msgs.empty()) {  // the last stored message shows the commit
     out.msgs.back().headers = append_header(out.msgs.back().headers, "Nats-Batch-Commit", "1");
+    hdrs.back() = parse_js_headers(out.msgs.back().headers);
+  }
   std::uint64_t last = 0;
   std::vector<std::uint64_t> stored;
   for (std::size_t i = 0; i < out.msgs.size(); ++i) {
@@ -40,8 +47,8 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
     last = *seq;
     stored.push_back(*seq);
-    if (auto r = find_header(b.headers, "Nats-Rollup")) roll_up(*r, b.subject);
-    if (auto mid = find_header(b.headers, "Nats-Msg-Id"); mid && !mid->empty()) {
+    if (const auto& r = hdrs[i].rollup) roll_up(*r, b.subject);
+    if (const auto& mid = hdrs[i].msg_id; mid && !mid->empty()) {
       record_msg_id(*mid, *seq, now);
       _last_msg_id = std::string(*mid);
     }
@@ -63,7 +70,8 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
 }
 
 // The header checks of a publish, for the whole batch against the stream as it was before it.
-std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs, std::vector<std::int64_t>& ttls) {
+std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs, const std::vector<js_headers>& hdrs,
+                                             std::vector<std::int64_t>& ttls) {
   const std::uint64_t last = _store->last_seq();
   std::unordered_set<std::string> ids, written;
   std::uint64_t bytes = 0;
@@ -71,20 +79,21 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
   for (std::size_t i = 0; i < msgs.size(); ++i) {
     const batch_msg& b = msgs[i];
     const std::string_view hdr = b.headers;
+    const js_headers& h = hdrs[i];
     std::int64_t ttl = storage::ttl_none;
-    if (auto v = find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name) return make_error(err::expected_stream);
-    if (find_header(hdr, "Nats-Expected-Last-Msg-Id")) return make_error(10177, "Nats-Expected-Last-Msg-Id");
-    if (auto v = find_header(hdr, "Nats-Msg-Id"); v && !v->empty()) {
+    if (const auto& v = h.expected_stream; v && *v != _cfg.name) return make_error(err::expected_stream);
+    if (h.expected_last_msg_id) return make_error(10177, "Nats-Expected-Last-Msg-Id");
+    if (const auto& v = h.msg_id; v && !v->empty()) {
       if (!ids.insert(std::string(*v)).second || _dedup.count(std::string(*v))) return make_error(10201);
     }
-    if (auto v = find_header(hdr, "Nats-Expected-Last-Sequence")) {
+    if (const auto& v = h.expected_last_seq) {
       const auto want = parse_u64(*v);
       const std::uint64_t running = last + i;
       if (!want || *want != running) return make_error(err::wrong_last_seq, std::to_string(running));
       if (i > 0) return make_error(10164);
     }
-    auto subj_filter = find_header(hdr, "Nats-Expected-Last-Subject-Sequence-Subject");
-    if (auto v = find_header(hdr, "Nats-Expected-Last-Subject-Sequence")) {
+    const auto& subj_filter = h.expected_last_subj_seq_subject;
+    if (const auto& v = h.expected_last_subj_seq) {
       const std::string filter(subj_filter && !subj_filter->empty() ? *subj_filter : std::string_view(b.subject));
       if (written.count(filter)) return make_error(10164);
       std::uint64_t actual = 0;
@@ -92,7 +101,7 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
       const auto want = parse_u64(*v);
       if (!want || *want != actual) return make_error(err::wrong_last_seq, std::to_string(actual));
     }
-    if (auto r = find_header(hdr, "Nats-Rollup")) {
+    if (const auto& r = h.rollup) {
       if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge) return make_error(err::rollup_failed, "rollup not permitted");
       const std::string v = ascii_lower(*r);
       if (v == "sub" && written.count(b.subject)) return make_error(err::rollup_failed, "batch rollup sub invalid");
@@ -100,7 +109,7 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
       if (v != "sub" && v != "all")
         return make_error(err::rollup_failed, "rollup value invalid: \"" + std::string(*r) + "\"");
     }
-    if (auto v = find_header(hdr, "Nats-TTL")) {
+    if (const auto& v = h.ttl) {
       const auto parsed = parse_msg_ttl(*v);
       if (!parsed) return make_error(err::ttl_invalid);
       if (*parsed != 0 && !_cfg.allow_msg_ttl) return make_error(err::ttl_disabled);

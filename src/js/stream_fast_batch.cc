@@ -27,16 +27,16 @@ void stream::on_fast_batch_msg(const core::inbound_msg& m) {
   // A required API level above ours drops the batch; one we meet is stripped before storing.
   std::string stripped;
   std::string_view hdr = m.headers;
-  if (!hdr.empty()) {
-    if (auto lvl = find_header(hdr, "Nats-Required-Api-Level")) {
-      const auto want = parse_u64(*lvl);
-      if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
-        _fast.drop(r.id);
-        return fail(make_error(err::min_api_level));
-      }
-      stripped = remove_header(hdr, "Nats-Required-Api-Level");
-      hdr = stripped;
+  js_headers h = hdr.empty() ? js_headers{} : parse_js_headers(hdr);
+  if (h.required_api_level) {
+    const auto want = parse_u64(*h.required_api_level);
+    if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
+      _fast.drop(r.id);
+      return fail(make_error(err::min_api_level));
     }
+    stripped = remove_header(hdr, "Nats-Required-Api-Level");
+    hdr = stripped;
+    h = parse_js_headers(hdr);
   }
 
   const auto d = _fast.on_msg(r, m.reply, _js.now(), _store->durable_seq(), _fast_out);
@@ -46,10 +46,10 @@ void stream::on_fast_batch_msg(const core::inbound_msg& m) {
   std::string transformed;
   const std::string_view subject = _rewrites.ingest(m.subject, transformed);
   publish_result res;
-  if (auto v = hdr.empty() ? std::nullopt : find_header(hdr, "Nats-Expected-Stream"); v && *v != _cfg.name) {
+  if (h.expected_stream && *h.expected_stream != _cfg.name) {
     res = {publish_result::failed, 0, make_error(err::expected_stream)};
   } else {
-    res = store_msg(subject, hdr, m.payload);
+    res = store_msg(subject, hdr, h, m.payload);
   }
   const std::uint64_t durable = _store->durable_seq();
   switch (res.what) {
