@@ -115,3 +115,111 @@ result run_js_batch(const config& cfg, progress& prog) {
 }
 
 }  // namespace peregrine::bench
+
+namespace peregrine::bench {
+namespace {
+
+// "...\"<key>\":<n>..." -> n (0 when absent).
+uint64_t json_u64(const std::string& body, const std::string& key) {
+  const auto p = body.find("\"" + key + "\":");
+  return p == std::string::npos ? 0 : std::strtoull(body.c_str() + p + key.size() + 3, nullptr, 10);
+}
+
+}  // namespace
+
+// Fast-ingest batches (2.14): batches of cfg.fetch_batch messages, control data in the reply
+// subject, flow 100 and at most two ack windows outstanding as Orbit's fast publisher does;
+// the last message commits. Samples: one per batch, first send -> final PubAck.
+result run_js_fast_batch(const config& cfg, progress& prog) {
+  result r;
+  js_session s;
+  const std::string subject = cfg.subject + ".jsf";
+  r.error = open_stream(cfg, cfg.file, 1, s, subject, cfg.file ? "FAST_FILE" : "FAST_MEM");
+  if (!r.error.empty()) return r;
+  const std::string update = R"({"name":")" + s.stream + R"(","subjects":[")" + subject + R"(.>"],"storage":")" +
+                             (cfg.file ? "file" : "memory") + R"(","allow_batched":true})";
+  natsMsg* reply = nullptr;
+  if (natsConnection_RequestString(&reply, s.nc.get(), ("$JS.API.STREAM.UPDATE." + s.stream).c_str(), update.c_str(),
+                                   5000) != NATS_OK) {
+    r.error = "stream update (allow_batched) got no reply";
+    return r;
+  }
+  const std::string upd(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply)));
+  natsMsg_Destroy(reply);
+  if (upd.find("\"error\"") != std::string::npos) {
+    r.error = "allow_batched refused: " + upd;
+    return r;
+  }
+  const int n = std::max(2, cfg.fetch_batch);
+  const std::string subj = subject + ".x";
+  const std::string payload(cfg.size, 'b');
+  const uint64_t warm_batches = (cfg.warmup + n - 1) / n;
+  const uint64_t batches = (cfg.count + n - 1) / n;
+  prog.total = batches * n;
+  const auto deadline = clock_type::now() + std::chrono::duration<double>(cfg.duration_s);
+  const auto start = clock_type::now();
+  char rep[160];
+  for (uint64_t b = 0; b < warm_batches + batches && clock_type::now() < deadline && r.error.empty(); ++b) {
+    const std::string id = "pgf" + std::to_string(b) + "x" + std::to_string(start.time_since_epoch().count() % 100000);
+    natsSubscription* raw_sub = nullptr;
+    if (natsConnection_SubscribeSync(&raw_sub, s.nc.get(), ("_INBOX." + id + ".>").c_str()) != NATS_OK) {
+      r.error = "subscribe failed";
+      break;
+    }
+    std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> sub(raw_sub, natsSubscription_Destroy);
+    const auto t0 = clock_type::now();
+    uint64_t acked = 0, window = 0;  // window 0 = the initial ack has not come yet
+    std::string final_ack;
+    // Reads one reply; false (with r.error set) on timeout or a gap/err message.
+    auto read_one = [&]() {
+      natsMsg* m = nullptr;
+      if (natsSubscription_NextMsg(&m, sub.get(), 5000) != NATS_OK) {
+        r.error = "fast batch: no ack within 5 s";
+        return false;
+      }
+      std::string body(natsMsg_GetData(m), static_cast<size_t>(natsMsg_GetDataLength(m)));
+      natsMsg_Destroy(m);
+      if (body.find("\"type\":\"ack\"") != std::string::npos) {
+        acked = std::max(acked, json_u64(body, "seq"));
+        window = std::max<uint64_t>(1, json_u64(body, "msgs"));
+        return true;
+      }
+      if (body.find("\"type\":") != std::string::npos || body.find("\"error\"") != std::string::npos) {
+        r.error = "fast batch: " + body;
+        return false;
+      }
+      final_ack = std::move(body);
+      return true;
+    };
+    for (int k = 1; k <= n && r.error.empty(); ++k) {
+      const int op = k == 1 ? 0 : k == n ? 2 : 1;
+      std::snprintf(rep, sizeof rep, "_INBOX.%s.100.fail.%d.%d.$FI", id.c_str(), k, op);
+      if (natsConnection_PublishRequest(s.nc.get(), subj.c_str(), rep, payload.data(), static_cast<int>(payload.size())) !=
+          NATS_OK) {
+        r.error = "fast batch publish failed";
+        break;
+      }
+      if (k == 1) natsConnection_Flush(s.nc.get());
+      // The first reply tells the rate; then stall while two windows are unacknowledged.
+      while (r.error.empty() && k < n && (window == 0 || static_cast<uint64_t>(k) >= acked + 2 * window))
+        read_one();
+    }
+    while (r.error.empty() && final_ack.empty()) read_one();
+    const auto t1 = clock_type::now();
+    if (!r.error.empty()) break;
+    if (final_ack.find("\"count\":" + std::to_string(n)) == std::string::npos) {
+      r.error = "the commit did not answer with the batch PubAck: " + final_ack;
+      break;
+    }
+    r.sent += static_cast<uint64_t>(n);
+    if (b >= warm_batches) {
+      r.received += static_cast<uint64_t>(n);
+      r.samples_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+      prog.done = r.received;
+    }
+  }
+  r.elapsed_s = std::chrono::duration<double>(clock_type::now() - start).count();
+  return r;
+}
+
+}  // namespace peregrine::bench

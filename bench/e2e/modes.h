@@ -87,6 +87,9 @@ result run_js_async(const config& cfg, progress& prog, bool file);
 // JetStream atomic batch publishing: batches of cfg.fetch_batch messages (samples: one per
 // batch, first send -> commit PubAck).
 result run_js_batch(const config& cfg, progress& prog);
+// JetStream fast-ingest batches (2.14) of cfg.fetch_batch messages (samples: one per batch,
+// first send -> final PubAck).
+result run_js_fast_batch(const config& cfg, progress& prog);
 
 // JetStream pull consumer: fetch throughput from a prefilled stream (samples: one per fetch call).
 result run_js_fetch(const config& cfg, progress& prog);

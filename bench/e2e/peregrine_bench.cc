@@ -5,7 +5,7 @@
 //   throughput  N publishers -> 1 subscriber, msgs/s and MB/s measured at the subscriber
 //   js-*        JetStream publish (js-mem, js-file, js-async-*) and consumer modes (js-fetch,
 //               js-consume-latency, js-ack-rtt; see js_consumer_modes.cc), js-batch (atomic
-//               batches of --batch messages; js_batch_mode.cc)
+//               batches of --batch messages) and js-fast (fast-ingest batches; js_batch_mode.cc)
 #include <CLI/CLI.hpp>
 #include <nats/nats.h>
 
@@ -109,10 +109,10 @@ int main(int argc, char** argv) {
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
   app.add_option("--mode", cfg.mode,
                  "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file | "
-                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch | fanout | kv-put | kv-get | js-direct-get | js-push-latency | js-ordered-latency | pubsub-pipelined")
+                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch | js-fast | fanout | kv-put | kv-get | js-direct-get | js-push-latency | js-ordered-latency | pubsub-pipelined")
       ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput", "js-mem", "js-file",
                              "js-async-mem", "js-async-file", "js-fetch", "js-consume-latency", "js-ack-rtt",
-                             "js-batch", "fanout", "kv-put", "kv-get", "js-direct-get", "js-push-latency",
+                             "js-batch", "js-fast", "fanout", "kv-put", "kv-get", "js-direct-get", "js-push-latency",
                              "js-ordered-latency", "pubsub-pipelined"}))
       ->capture_default_str();
   app.add_option("--count", cfg.count, "measured messages / requests (open loop: also bounded by --duration)")->check(CLI::PositiveNumber)->capture_default_str();
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
   app.add_option("--storage", storage, "stream / bucket storage for the JetStream and KV modes (js-file: file)")
       ->check(CLI::IsMember({"memory", "file"}))
       ->capture_default_str();
-  app.add_option("--batch", cfg.fetch_batch, "js-fetch: messages per fetch; js-batch: messages per atomic batch")
+  app.add_option("--batch", cfg.fetch_batch, "js-fetch: messages per fetch; js-batch/js-fast: messages per batch")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   app.add_option("--ack", ack, "js-fetch: ack each message (ack_policy explicit) or the last of each batch (all)")
@@ -198,6 +198,8 @@ int main(int argc, char** argv) {
       r = run_js_ack_rtt(cfg, prog);
     else if (cfg.mode == "js-batch")
       r = run_js_batch(cfg, prog);
+    else if (cfg.mode == "js-fast")
+      r = run_js_fast_batch(cfg, prog);
     else if (cfg.mode == "fanout")
       r = run_fanout(cfg, prog);
     else if (cfg.mode == "kv-put" || cfg.mode == "kv-get")

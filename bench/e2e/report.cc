@@ -259,13 +259,14 @@ void print_human(const config& cfg, const result& r) {
   if (cfg.mode == "throughput") std::printf(" subscribers=%d", cfg.tp_subscribers);
   if (cfg.mode == "fanout") std::printf(" subscribers=%d", cfg.subscribers);
   if (cfg.mode == "js-fetch") std::printf(" batch=%d ack=%s", cfg.fetch_batch, cfg.ack_all ? "all" : "each");
-  if (cfg.mode == "js-batch") std::printf(" batch=%d", cfg.fetch_batch);
+  if (cfg.mode == "js-batch" || cfg.mode == "js-fast") std::printf(" batch=%d", cfg.fetch_batch);
   if (cfg.mode.rfind("js-", 0) == 0) std::printf(" storage=%s", cfg.file ? "file" : "memory");
   std::printf("\n  messages: sent %llu received %llu in %.3f s\n", static_cast<unsigned long long>(r.sent),
               static_cast<unsigned long long>(r.received), r.elapsed_s);
   std::printf("  rate:     %.0f msgs/s  %.2f MB/s\n", rate, rate * static_cast<double>(cfg.size) / 1e6);
   const char* what = cfg.mode == "js-fetch"             ? "per fetch call"
                      : cfg.mode == "js-batch"           ? "per batch, first send -> commit PubAck"
+                     : cfg.mode == "js-fast"            ? "per batch, first send -> final PubAck"
                      : cfg.mode == "js-consume-latency" ? "publish -> delivery"
                      : cfg.mode == "latency"            ? "one-way"
                      : cfg.mode == "fanout"             ? "publish -> every subscriber has it"
