@@ -239,7 +239,9 @@ void fast_batch_table::advance(batch& b, std::uint64_t durable, std::vector<fi_s
 std::size_t fast_batch_table::expire(std::int64_t now) {
   std::size_t n = 0;
   for (auto& [id, b] : _open) {
-    if (!b.dead && !b.ending && now - b.last_activity >= _limits.timeout_ns) {
+    // An ending batch still waiting goes too: its messages failed in the store (no durable
+    // sequence will reach them), and the publisher has long timed out.
+    if (!b.dead && now - b.last_activity >= _limits.timeout_ns) {
       erase(b);
       ++n;
     }

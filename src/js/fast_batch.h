@@ -74,7 +74,8 @@ class fast_batch_table {
   void failed(batch* b, const api_error& e, std::uint64_t durable, std::vector<fi_send>& out);
   // The store is durable up to `durable`: flow acks and final PubAcks that were waiting.
   void on_durable(std::uint64_t durable, std::vector<fi_send>& out);
-  // Batches idle past the timeout are forgotten silently; returns how many.
+  // Batches idle past the timeout (ending ones still waiting for the store included) are
+  // forgotten silently; returns how many.
   std::size_t expire(std::int64_t now);
   void clear();
   bool empty() const { return _open.empty(); }

@@ -298,6 +298,12 @@ TEST(fast_batch, inactivity_forgets_silently) {
   EXPECT_EQ(t.expire(149), 0u);
   EXPECT_EQ(t.expire(150), 1u);
   EXPECT_TRUE(t.empty());
+  // A committed batch whose messages never become durable does not stay forever.
+  d = t.on_msg(parse(reply("C", 1, 2)), reply("C", 1, 2), 200, 1, out);
+  t.stored(d.b, 2, 1, out);
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.expire(300), 1u);
+  EXPECT_TRUE(t.empty());
 }
 
 }  // namespace
