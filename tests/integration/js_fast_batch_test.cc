@@ -174,5 +174,30 @@ TEST_F(js_fast_batch, ping_resends_the_latest_ack_and_reveals_lost_messages) {
   EXPECT_EQ(state("M")["messages"], 2);  // pings are not stored
 }
 
+TEST_F(js_fast_batch, second_batch_starts_slow_and_doubles_and_disabling_drops_batches) {
+  const json cfg = {{"name", "M"}, {"subjects", {"m.>"}}, {"allow_batched", true}, {"storage", "memory"}};
+  ASSERT_FALSE(create(cfg).contains("error"));
+  auto a = open("TwoA");
+  auto b = open("TwoB");
+  send("m.a", reply(a, 1, 0));
+  EXPECT_EQ(next(a), R"({"type":"ack","seq":0,"msgs":100})");  // alone: min(500, 100)
+  send("m.b", reply(b, 1, 0));
+  EXPECT_EQ(next(b), R"({"type":"ack","seq":0,"msgs":1})");    // beside another: 1
+  EXPECT_EQ(next(b), R"({"type":"ack","seq":1,"msgs":2})");    // then doubling
+  send("m.b", reply(b, 2, 1));
+  send("m.b", reply(b, 3, 1));
+  EXPECT_EQ(next(b), R"({"type":"ack","seq":3,"msgs":4})");
+  json off = cfg;
+  off["allow_batched"] = false;
+  json up = request("$JS.API.STREAM.UPDATE.M", off.dump());
+  ASSERT_FALSE(up.contains("error")) << up;
+  send("m.a", reply(a, 2, 1));
+  EXPECT_EQ(next(a), R"({"error":{"code":400,"err_code":10205,"description":"batch publish is disabled"},"stream":"M","seq":0})");
+  ASSERT_FALSE(request("$JS.API.STREAM.UPDATE.M", cfg.dump()).contains("error"));
+  send("m.a", reply(a, 3, 1));  // the open batches were dropped with the flag
+  EXPECT_NE(next(a).find("10208"), std::string::npos);
+  EXPECT_EQ(state("M")["messages"], 4);
+}
+
 }  // namespace
 }  // namespace peregrine::test

@@ -126,6 +126,20 @@ TEST(stream_config, validation_texts) {
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["$JS.EVENT.ADVISORY.>"]})"), "");
 }
 
+TEST(stream_config, allow_batched_needs_level_4_and_no_mirror) {
+  auto c = parsed(R"({"name":"F","subjects":["f.>"],"allow_batched":true})");
+  EXPECT_FALSE(validate(c));
+  EXPECT_EQ(c.metadata["_nats.req.level"], "4");
+  EXPECT_EQ(to_json(c, false)["allow_batched"], true);
+  stream_config m;
+  ASSERT_FALSE(parse_stream_config(R"({"name":"M","mirror":{"name":"F"},"allow_batched":true})", m));
+  ASSERT_FALSE(normalise(m));
+  auto e = validate(m);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->err_code, 10209);
+  EXPECT_EQ(e->description, "stream mirrors can not also use batch publishing");
+}
+
 TEST(stream_config, update_rules) {
   auto o = parsed(R"({"name":"S","deny_delete":true,"deny_purge":true})");
   auto n = parsed(R"({"name":"S","storage":"memory","deny_delete":true,"deny_purge":true})");
