@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "src/base/log.h"
+#include "src/js/batch_recovery.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
@@ -37,9 +38,22 @@ stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::s
       _acks.pop_back();
     }
   });
+  drop_torn_batch();
   apply_limits();
   rebuild_dedup();
   configure_sources();
+}
+
+// A crash during an atomic batch's append: its prefix at the tail goes, so the stream holds
+// the whole batch or none of it (the publisher never got the commit PubAck).
+void stream::drop_torn_batch() {
+  const torn_batch t = find_torn_batch(*_store);
+  if (t.seqs.empty()) return;
+  for (const auto seq : t.seqs) (void)_store->remove(seq);
+  (void)_store->flush();
+  PG_WARN("JetStream stream '{}': dropped {} message(s) of atomic batch '{}' (sequences {}..{}) whose commit did "
+          "not reach the disk before a crash",
+          _cfg.name, t.seqs.size(), t.id, t.seqs.back(), t.seqs.front());
 }
 
 stream::~stream() { close(); }

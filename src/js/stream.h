@@ -135,6 +135,7 @@ class stream final : public core::internal_handler {
   std::string ack_body(std::uint64_t seq, bool duplicate) const;
   std::optional<api_error> check_discard_new(std::string_view subject, std::uint64_t size, bool rollup);
   void apply_limits();
+  void drop_torn_batch();
   void roll_up(std::string_view value, std::string_view subject);
   void trim_after_append();
   void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
