@@ -21,14 +21,19 @@ until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
   if [ $i -gt 100 ]; then cat "$dir/log" >&2; echo "server did not start" >&2; exit 1; fi
   sleep 0.05
 done
-# Atomic batches arrived in nats-server 2.12; Debian's 2.9.10 refuses them.
+# Atomic batches arrived in nats-server 2.12, fast-ingest batches in 2.14; Debian's 2.9.10 has neither.
 skip=
-case $("$server" --version 2>&1) in *"nats-server: v2."[0-9].*|*"nats-server: v2.1"[01].*) skip=js-batch ;; esac
+case $("$server" --version 2>&1) in
+  *"nats-server: v2."[0-9].*|*"nats-server: v2.1"[01].*) skip="js-batch js-fast" ;;
+  *"nats-server: v2.1"[23].*) skip="js-fast" ;;
+esac
 fail=0
 n=0
 while read -r args; do
   [ -z "$args" ] && continue
-  if [ -n "$skip" ] && [[ $args == *"--mode $skip"* ]]; then echo "$args -> skipped ($server has no atomic batch)"; continue; fi
+  mode=${args#--mode }
+  mode=${mode%% *}
+  if [[ " $skip " == *" $mode "* ]]; then echo "$args -> skipped ($server has no $mode)"; continue; fi
   # shellcheck disable=SC2086
   out=$("$bench" --url "nats://127.0.0.1:$port" $args --count 300 --warmup 20 --duration 10 --json --quiet \
         --hgrm "$dir/last.hgrm")
@@ -54,6 +59,7 @@ done <<'MODES'
 --mode js-consume-latency --storage file
 --mode js-ack-rtt
 --mode js-batch --batch 10
+--mode js-fast --batch 50
 --mode fanout --subscribers 3 --rate 2000
 --mode kv-put --rate 2000
 --mode kv-get --closed --keys 10
