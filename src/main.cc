@@ -4,10 +4,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
+#include "net/dpdk/dpdk_factory.h"
+#include "net/epoll_transport.h"
+#include "net/uring_transport.h"
 #include "peregrine_config.h"
 #include "src/base/log.h"
 #include "src/core/options.h"
@@ -17,6 +21,62 @@
 #include "src/js/jetstream.h"
 
 namespace {
+
+// Picks the shards' transports from --transport: io_uring (falling back to epoll sockets
+// where the kernel refuses it), epoll sockets, or DPDK (one transport per port queue pair).
+class option_transports final : public core::transport_factory {
+ public:
+  explicit option_transports(const core::server_options& o) : _o(o) {}
+
+  base::result<std::vector<std::unique_ptr<net::transport>>> client_transports(std::uint32_t shards) override {
+    std::vector<std::unique_ptr<net::transport>> out;
+    if (_o.transport == "dpdk") {
+      std::string why;
+      out = net::make_dpdk_transports(
+          net::dpdk_options{_o.dpdk_eal, _o.dpdk_port, _o.dpdk_ip, _o.dpdk_netmask, _o.dpdk_gateway, _o.dpdk_queues},
+          int(shards), why);
+      if (out.empty()) {
+        PG_ERROR("{}", why);
+        return base::error{base::errc::unsupported, net::dpdk_available() ? ENODEV : EOPNOTSUPP};
+      }
+      _name = "dpdk";
+      return out;
+    }
+    for (std::uint32_t i = 0; i < shards; ++i) out.push_back(socket_transport());
+    return out;
+  }
+
+  std::unique_ptr<net::transport> idle_transport() override {
+    std::string why;
+    std::unique_ptr<net::transport> idle;
+    if (_o.transport != "socket") idle = net::uring_transport::create(why);
+    if (!idle) idle = std::make_unique<net::epoll_transport>();
+    return idle;
+  }
+
+  std::string name() const override { return _name; }
+
+ private:
+  std::unique_ptr<net::transport> socket_transport() {
+    if (_o.transport == "uring") {
+      std::string why;
+      if (auto u = net::uring_transport::create(why)) {
+        _name = "io_uring";
+        return u;
+      }
+      if (!_fallback_logged) {
+        PG_WARN("io_uring unavailable ({}); falling back to epoll sockets", why);
+        _fallback_logged = true;
+      }
+    }
+    _name = "epoll";
+    return std::make_unique<net::epoll_transport>();
+  }
+
+  const core::server_options _o;  // a copy: the factory may outlive the caller's options
+  std::string _name;
+  bool _fallback_logged = false;
+};
 
 void apply_logging(const core::server_options& o, bool reopen_file) {
   if (reopen_file) base::log_set_file(o.log_file);
@@ -101,7 +161,7 @@ int main(int argc, char** argv) {
     PG_INFO("  Store Directory: \"{}\"", opts.store_dir);
   }
   configured.store_dir = opts.store_dir;
-  core::server srv(opts);
+  core::server srv(opts, std::make_unique<option_transports>(opts));
   if (opts.jetstream) srv.add_service(js::make_jetstream_service());
   if (auto st = srv.start(); !st) {
     if (!srv.monitor_error().empty()) {

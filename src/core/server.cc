@@ -7,11 +7,6 @@
 #include <chrono>
 #include <random>
 
-#include <cerrno>
-
-#include "net/dpdk/dpdk_factory.h"
-#include "net/epoll_transport.h"
-#include "net/uring_transport.h"
 #include "peregrine_config.h"
 #include "src/base/log.h"
 
@@ -89,7 +84,8 @@ void server::publish_live(const server_options& o) {
   _shared.publish_live(std::move(l));
 }
 
-server::server(server_options opts) {
+server::server(server_options opts, std::unique_ptr<transport_factory> transports)
+    : _transports(std::move(transports)) {
   _shared.opts = std::move(opts);
   const auto& o = _shared.opts;
   _shared.server_id = make_server_id();
@@ -119,57 +115,24 @@ void server::enter_lame_duck() {
 
 server::~server() { shutdown(); }
 
-std::unique_ptr<net::transport> server::make_transport() {
-  const auto& t = _shared.opts.transport;
-  if (t == "uring") {
-    std::string why;
-    auto u = net::uring_transport::create(why);
-    if (u) {
-      _transport_name = "io_uring";
-      return u;
-    }
-    if (!_fallback_logged) {
-      PG_WARN("io_uring unavailable ({}); falling back to epoll sockets", why);
-      _fallback_logged = true;
-    }
-  }
-  _transport_name = "epoll";
-  return std::make_unique<net::epoll_transport>();
-}
-
 base::status server::start() {
   const auto& o = _shared.opts;
   shard::loop_config lcfg;
   lcfg.mode = o.poll_mode == "busy" ? shard::poll_mode::busy : shard::poll_mode::adaptive;
   lcfg.spin_ns = o.spin_us * base::kMicro;
-  // DPDK: one rx/tx queue pair per shard; the port may offer fewer queues than shards.
-  std::vector<std::unique_ptr<net::transport>> dpdk_transports;
-  if (o.transport == "dpdk") {
-    std::string why;
-    dpdk_transports = net::make_dpdk_transports(
-        net::dpdk_options{o.dpdk_eal, o.dpdk_port, o.dpdk_ip, o.dpdk_netmask, o.dpdk_gateway, o.dpdk_queues},
-        int(_shared.shard_count), why);
-    if (dpdk_transports.empty()) {
-      PG_ERROR("{}", why);
-      return base::error{base::errc::unsupported, net::dpdk_available() ? ENODEV : EOPNOTSUPP};
-    }
-    _shared.shard_count = std::uint32_t(dpdk_transports.size());
-    _transport_name = "dpdk";
-  }
+  auto transports = _transports->client_transports(_shared.shard_count);
+  if (!transports) return transports.err();
+  _shared.shard_count = std::uint32_t(transports->size());
   for (std::uint32_t i = 0; i < _shared.shard_count; ++i)
-    _shards.push_back(std::make_unique<dispatcher>(
-        i, _shared, dpdk_transports.empty() ? make_transport() : std::move(dpdk_transports[i]), lcfg));
+    _shards.push_back(std::make_unique<dispatcher>(i, _shared, std::move((*transports)[i]), lcfg));
   // --js_thread: the services get a dispatcher of their own that never listens. It is a
   // shard without clients: its internal subscriptions are copied to every client shard, so
   // acks and requests arrive over the rings, and what it publishes leaves over them.
   dispatcher* service_shard = _shards[0].get();
   const std::size_t client_shards = _shards.size();
   if (o.js_thread && !_pending_services.empty()) {
-    std::string why;
-    std::unique_ptr<net::transport> idle;
-    if (o.transport != "socket") idle = net::uring_transport::create(why);
-    if (!idle) idle = std::make_unique<net::epoll_transport>();
-    _shards.push_back(std::make_unique<dispatcher>(std::uint32_t(client_shards), _shared, std::move(idle), lcfg));
+    _shards.push_back(std::make_unique<dispatcher>(std::uint32_t(client_shards), _shared,
+                                                   _transports->idle_transport(), lcfg));
     service_shard = _shards.back().get();
   }
   std::vector<dispatcher*> all;

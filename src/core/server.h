@@ -8,12 +8,14 @@
 #include "src/core/dispatcher.h"
 #include "src/core/monitor.h"
 #include "src/core/server_shared.h"
+#include "src/core/transport_factory.h"
 
 namespace core {
 
 class server {
  public:
-  explicit server(server_options opts);
+  // `transports` makes the shards' transports (src/main.cc picks them from the options).
+  server(server_options opts, std::unique_ptr<transport_factory> transports);
   ~server();
   server(const server&) = delete;
   server& operator=(const server&) = delete;
@@ -39,13 +41,12 @@ class server {
   }
   std::int64_t start_wall_ns() const { return _start_wall_ns; }
   std::int64_t config_load_wall_ns() const { return _config_load_wall_ns ? _config_load_wall_ns : _start_wall_ns; }
-  std::string_view transport_name() const { return _transport_name; }
+  std::string transport_name() const { return _transports->name(); }
   // The HTTP monitor's bound port (0: monitoring off). Started by start() when http_port != 0.
   int monitor_port() const { return _monitor ? _monitor->port() : 0; }
   const std::string& monitor_error() const { return _monitor_error; }
 
  private:
-  std::unique_ptr<net::transport> make_transport();
   nlohmann::ordered_json build_info(const server_options& o, int bound_port) const;
   void publish_live(const server_options& o);
   std::unique_ptr<monitor> _monitor;
@@ -55,9 +56,8 @@ class server {
   server_shared _shared;
   std::vector<std::unique_ptr<dispatcher>> _shards;
   std::vector<std::thread> _threads;
-  std::string _transport_name;
+  std::unique_ptr<transport_factory> _transports;
   std::vector<std::unique_ptr<service>> _pending_services;
-  bool _fallback_logged = false;
   bool _started = false;
 };
 
