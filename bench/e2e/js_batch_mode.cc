@@ -43,29 +43,32 @@ std::string request(natsConnection* nc, natsMsg* m, std::string& err) {
   return body;
 }
 
+// Opens the bench stream and turns on `flag` (allow_atomic / allow_batched) with a raw update:
+// nats.c's stream config has neither field. Returns an error text, empty on success.
+std::string open_batch_stream(const config& cfg, js_session& s, const std::string& subject, const char* tag,
+                              const char* flag) {
+  std::string err = open_stream(cfg, cfg.file, 1, s, subject, tag);
+  if (!err.empty()) return err;
+  const std::string update = R"({"name":")" + s.stream + R"(","subjects":[")" + subject + R"(.>"],"storage":")" +
+                             (cfg.file ? "file" : "memory") + R"(",")" + flag + R"(":true})";
+  natsMsg* reply = nullptr;
+  if (natsConnection_RequestString(&reply, s.nc.get(), ("$JS.API.STREAM.UPDATE." + s.stream).c_str(), update.c_str(),
+                                   5000) != NATS_OK)
+    return std::string("stream update (") + flag + ") got no reply";
+  const std::string upd(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply)));
+  natsMsg_Destroy(reply);
+  if (upd.find("\"error\"") != std::string::npos) return std::string(flag) + " refused: " + upd;
+  return {};
+}
+
 }  // namespace
 
 result run_js_batch(const config& cfg, progress& prog) {
   result r;
   js_session s;
   const std::string subject = cfg.subject + ".jsb";
-  r.error = open_stream(cfg, cfg.file, 1, s, subject, cfg.file ? "BATCH_FILE" : "BATCH_MEM");
+  r.error = open_batch_stream(cfg, s, subject, cfg.file ? "BATCH_FILE" : "BATCH_MEM", "allow_atomic");
   if (!r.error.empty()) return r;
-  // nats.c has no stream config field for allow_atomic: turn it on with a raw update.
-  const std::string update = R"({"name":")" + s.stream + R"(","subjects":[")" + subject + R"(.>"],"storage":")" +
-                             (cfg.file ? "file" : "memory") + R"(","allow_atomic":true})";
-  natsMsg* reply = nullptr;
-  if (natsConnection_RequestString(&reply, s.nc.get(), ("$JS.API.STREAM.UPDATE." + s.stream).c_str(), update.c_str(),
-                                   5000) != NATS_OK) {
-    r.error = "stream update (allow_atomic) got no reply";
-    return r;
-  }
-  const std::string upd(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply)));
-  natsMsg_Destroy(reply);
-  if (upd.find("\"error\"") != std::string::npos) {
-    r.error = "allow_atomic refused: " + upd;
-    return r;
-  }
   const int n = std::max(2, cfg.fetch_batch);
   const std::string subj = subject + ".x";
   const std::string payload(cfg.size, 'b');
@@ -134,22 +137,8 @@ result run_js_fast_batch(const config& cfg, progress& prog) {
   result r;
   js_session s;
   const std::string subject = cfg.subject + ".jsf";
-  r.error = open_stream(cfg, cfg.file, 1, s, subject, cfg.file ? "FAST_FILE" : "FAST_MEM");
+  r.error = open_batch_stream(cfg, s, subject, cfg.file ? "FAST_FILE" : "FAST_MEM", "allow_batched");
   if (!r.error.empty()) return r;
-  const std::string update = R"({"name":")" + s.stream + R"(","subjects":[")" + subject + R"(.>"],"storage":")" +
-                             (cfg.file ? "file" : "memory") + R"(","allow_batched":true})";
-  natsMsg* reply = nullptr;
-  if (natsConnection_RequestString(&reply, s.nc.get(), ("$JS.API.STREAM.UPDATE." + s.stream).c_str(), update.c_str(),
-                                   5000) != NATS_OK) {
-    r.error = "stream update (allow_batched) got no reply";
-    return r;
-  }
-  const std::string upd(natsMsg_GetData(reply), static_cast<size_t>(natsMsg_GetDataLength(reply)));
-  natsMsg_Destroy(reply);
-  if (upd.find("\"error\"") != std::string::npos) {
-    r.error = "allow_batched refused: " + upd;
-    return r;
-  }
   const int n = std::max(2, cfg.fetch_batch);
   const std::string subj = subject + ".x";
   const std::string payload(cfg.size, 'b');
