@@ -47,10 +47,13 @@ class ops : public ::testing::Test {
   }
   static json info_of(int port) {
     raw_client rc;
-    if (!rc.connect(port)) return {};
+    // An empty object (not null) while the server is not listening yet, so callers polling
+    // with .value() retry instead of throwing.
+    if (!rc.connect(port)) return json::object();
     std::string line = rc.read_info();
-    if (line.rfind("INFO ", 0) != 0) return {};
-    return json::parse(line.substr(5), nullptr, false);
+    if (line.rfind("INFO ", 0) != 0) return json::object();
+    json info = json::parse(line.substr(5), nullptr, false);
+    return info.is_object() ? info : json::object();
   }
 
   std::filesystem::path dir_;
