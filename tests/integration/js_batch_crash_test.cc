@@ -78,11 +78,6 @@ TEST_F(js_batch_crash, kill9_leaves_whole_batches_only) {
     restart(true);
     pub.join();
     const json info = request("$JS.API.STREAM.INFO.C");
-    // Known, and not about batches: since file streams keep their config in the log (main,
-    // 0edda5c), a kill -9 during heavy ingest sometimes loses the stream's config (10059 after
-    // restart; seen with and without the torn-batch drop). Reported; skipped until fixed.
-    if (info.is_object() && info.contains("error") && info["error"].value("err_code", 0) == 10059)
-      GTEST_SKIP() << "stream config lost across kill -9 in round " << round << ": " << info.dump();
     ASSERT_TRUE(info.is_object() && info.contains("state")) << info.dump();
     const json st = info["state"];
     const std::uint64_t msgs = st["messages"].get<std::uint64_t>();
