@@ -178,13 +178,22 @@ base::status file_store::install_block(std::uint32_t id, int fh, std::uint64_t s
   _pend.clear();
   _pend_off = 0;
   _pend_head = 0;
+  return write_opening();
+}
+
+base::status file_store::write_opening() {
   // Every block opens with the current last_seq and metadata, so dropping older blocks
-  // never loses them.
+  // never loses them, once these records are written (see opening_written()).
+  _opening_token = _next_token;  // the next cut() carries them: no segment of this block is queued
   std::uint64_t loc;
   if (auto st = append_record(rec_kind::skip, last_seq(), _last_ts, 0, {}, {}, {}, &loc); !st) return st;
   for (const auto& [key, value] : _meta)
     if (auto st = append_record(rec_kind::meta, last_seq(), _last_ts, 0, key, {}, value, &loc); !st) return st;
   return {};
+}
+
+bool file_store::opening_written() const {
+  return _opening_token < _next_token && (_queue.empty() || _queue.front().token > _opening_token);
 }
 
 base::status file_store::set_meta(const std::string& key, std::string value) {
@@ -323,7 +332,10 @@ void file_store::dropped(std::uint64_t, const msg_entry& e) {
 void file_store::release_front_blocks() {
   _win_block = 0;
   // Only a fully dead front block may go: tombstones only ever point backwards, so no
-  // later block depends on it. The active block stays.
+  // later block depends on it. The active block stays. And none goes before the active
+  // block's own copy of last_seq and the metadata is on disk: a crash in between would
+  // leave no copy (a stream's config lost).
+  if (!opening_written()) return;
   while (_blocks.size() > 1 && _blocks.front().live == 0) {
     const block_file& b = _blocks.front();
     bool busy = false;

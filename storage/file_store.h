@@ -160,6 +160,8 @@ class file_store final : public indexed_store {
   void fail(base::error e);
   void trim_cache();
   void release_front_blocks();
+  base::status write_opening();
+  bool opening_written() const;
   void drain();
   bool first_block_synced();
 
@@ -190,6 +192,13 @@ class file_store final : public indexed_store {
   recovery_report _report;
   std::map<std::string, std::string> _meta;
   std::uint64_t _meta_bytes = 0;  // record bytes to repeat them all at a block's start
+  // Token of the segment carrying the active block's opening records (skip + every meta);
+  // older blocks hold the only other copy, so none is deleted before that segment is written.
+  // Max while recovering (nothing is released before recovery checks the last block).
+  std::uint64_t _opening_token = ~std::uint64_t(0);
+  // Scan of the latest block: did it hold a skip record, which meta keys did it hold.
+  bool _scan_has_skip = false;
+  std::map<std::string, bool> _scan_keys;
   spare_block _spare;
   // A new store's first block is zeroed inline but its fdatasync and the directory fsync run
   // here, off the create path; nothing is reported durable (on_durable, flush) before it ends.

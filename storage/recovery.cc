@@ -101,6 +101,8 @@ base::status file_store::scan_block(block_file& b, io::aligned_buf& data, std::u
   const std::uint8_t* p = data.data();
   std::uint64_t n = data.size(), off = 0;
   end = 0;
+  _scan_has_skip = false;
+  _scan_keys.clear();
   while (off + 4 <= n) {
     record_view r;
     decode_result d = decode_record(p + off, n - off, &r);
@@ -129,8 +131,12 @@ base::status file_store::scan_block(block_file& b, io::aligned_buf& data, std::u
           break;
         case rec_kind::tomb: replay_remove(r.seq); break;
         case rec_kind::purge: replay_purge(r.seq, r.ts); break;
-        case rec_kind::skip: replay_skip(r.seq, r.ts); break;
+        case rec_kind::skip:
+          replay_skip(r.seq, r.ts);
+          _scan_has_skip = true;
+          break;
         case rec_kind::meta:
+          _scan_keys[std::string(r.subject)] = true;
           // In log order, so the last value wins; an empty one removed the key.
           if (auto it = _meta.find(std::string(r.subject)); it != _meta.end()) {
             _meta_bytes -= record_size(it->first.size(), 0, it->second.size());
@@ -267,6 +273,23 @@ base::status file_store::recover() {
       }
       if (auto st = _be->datasync(b.fh); !st) return st;
     }
+  }
+  // A crash between creating a block and writing its opening records leaves a last block
+  // without its copy of last_seq and the metadata (only older blocks hold them): write it
+  // now, before any older block can be released.
+  bool opened = ids.empty() || _scan_has_skip;  // a new store's block was just opened above
+  for (const auto& kv : _meta) opened &= _scan_keys.count(kv.first) > 0;
+  if (!opened) {
+    const block_file& b = _blocks.back();
+    const std::uint64_t pos = _pend_off + _pend.size();
+    if (pos + kRecHeader + _meta_bytes <= b.size) {
+      _report.notes.push_back(fmt::format("block {}: rewriting its opening records (a crash came before them)", b.id));
+      if (auto st = write_opening(); !st) return st;
+    } else if (auto st = new_block(0); !st) {
+      return st;
+    }
+  } else if (_opening_token == ~std::uint64_t(0)) {
+    _opening_token = 0;  // the last block's opening is on disk
   }
   _durable = _reported = last_seq();
   _lost = _report.lost_seqs;
