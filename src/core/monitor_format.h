@@ -1,16 +1,15 @@
 #pragma once
-// Go's text formats that nats-server's monitoring JSON uses (pure; unit-tested).
+// nats-server's own text forms in its monitoring JSON (pure; unit-tested). Times and plain
+// durations use Go's forms from src/base/go_text.h.
 #include <cstdint>
 #include <string>
 
 namespace core {
 
-// time.RFC3339Nano in UTC: "2026-12-01T13:19:41.68829Z" (fraction without trailing zeros).
-std::string rfc3339(std::int64_t wall_ns);
 // nats-server's uptime/idle text: "1y2d3h4m5s", leading zero units left out ("0s", "16s").
 std::string uptime_text(std::int64_t ns);
-// time.Duration.String() as nats-server shows rtt: "441µs" (truncated to µs below 1 ms),
-// "1.234567ms", "1.5s", "2m3.5s".
-std::string go_duration(std::int64_t ns);
+// connz rtt: Duration.String() after nats-server truncates an rtt between 1 µs and 1 ms to
+// whole µs ("441µs"); "1.234567ms", "1.5s" above.
+std::string rtt_text(std::int64_t ns);
 
 }  // namespace core

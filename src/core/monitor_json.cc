@@ -15,6 +15,7 @@
 
 #include "peregrine_config.h"
 #include "src/core/monitor.h"
+#include "src/base/go_text.h"
 #include "src/core/monitor_format.h"
 #include "src/core/server.h"
 #include "src/core/subject.h"
@@ -234,8 +235,8 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
   j["jetstream"] = js;
   j["tls_timeout"] = 2;
   j["write_deadline"] = o.write_deadline_ms * 1'000'000;
-  j["start"] = rfc3339(srv.start_wall_ns());
-  j["now"] = rfc3339(now);
+  j["start"] = base::rfc3339_nano(srv.start_wall_ns());
+  j["now"] = base::rfc3339_nano(now);
   j["uptime"] = uptime_text(now - srv.start_wall_ns());
   j["mem"] = rss_bytes();
   j["cores"] = sysconf(_SC_NPROCESSORS_ONLN);
@@ -264,7 +265,7 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
   ojson rs = ojson::object();
   for (const auto& [k, v] : req_stats) rs[k] = v;
   j["http_req_stats"] = rs;
-  j["config_load_time"] = rfc3339(srv.config_load_wall_ns());
+  j["config_load_time"] = base::rfc3339_nano(srv.config_load_wall_ns());
   if (!o.server_tags.empty()) j["tags"] = o.server_tags;
   (void)q;
   return json_reply(j);
@@ -353,13 +354,13 @@ http_reply monitor_connz(server& srv, const http_query& q) {
     e["type"] = "nats";
     e["ip"] = c.ip;
     e["port"] = c.port;
-    e["start"] = rfc3339(c.start_ns);
-    e["last_activity"] = rfc3339(c.last_ns);
+    e["start"] = base::rfc3339_nano(c.start_ns);
+    e["last_activity"] = base::rfc3339_nano(c.last_ns);
     if (c.stop_ns) {
-      e["stop"] = rfc3339(c.stop_ns);
+      e["stop"] = base::rfc3339_nano(c.stop_ns);
       e["reason"] = c.reason;
     }
-    if (c.rtt_ns > 0) e["rtt"] = go_duration(c.rtt_ns);
+    if (c.rtt_ns > 0) e["rtt"] = rtt_text(c.rtt_ns);
     e["uptime"] = uptime_text((c.stop_ns ? c.stop_ns : now) - c.start_ns);
     e["idle"] = uptime_text((c.stop_ns ? c.stop_ns : now) - c.last_ns);
     e["pending_bytes"] = c.pending_bytes;
@@ -387,7 +388,7 @@ http_reply monitor_connz(server& srv, const http_query& q) {
   }
   ojson j;
   j["server_id"] = srv.shared().server_id;
-  j["now"] = rfc3339(now);
+  j["now"] = base::rfc3339_nano(now);
   j["num_connections"] = list.size();
   j["total"] = total;
   j["offset"] = offset;
@@ -429,7 +430,7 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
   ojson j;
   if (with_subs) {
     j["server_id"] = srv.shared().server_id;
-    j["now"] = rfc3339(wall_now());
+    j["now"] = base::rfc3339_nano(wall_now());
   }
   j["num_subscriptions"] = count;
   j["num_cache"] = st.cache;
@@ -456,7 +457,7 @@ http_reply monitor_jsz(server& srv, const http_query& q) {
   if (!bool_args_ok(q, {"accounts", "streams", "consumers", "config", "leader-only", "leader_only"}, err)) return err;
   ojson j;
   j["server_id"] = srv.shared().server_id;
-  j["now"] = rfc3339(wall_now());
+  j["now"] = base::rfc3339_nano(wall_now());
   if (!srv.shared().opts.jetstream) {  // nats-server's shape: the fields, all zero
     j["disabled"] = true;
     j["config"] = ojson{{"max_memory", 0}, {"max_storage", 0}};
@@ -515,7 +516,7 @@ http_reply monitor_healthz(server& srv, const http_query& q) {
 http_reply monitor_routez(server& srv, const http_query&) {
   ojson j;
   j["server_id"] = srv.shared().server_id;
-  j["now"] = rfc3339(wall_now());
+  j["now"] = base::rfc3339_nano(wall_now());
   j["num_routes"] = 0;
   j["routes"] = ojson::array();
   return json_reply(j);
@@ -524,7 +525,7 @@ http_reply monitor_routez(server& srv, const http_query&) {
 http_reply monitor_leafz(server& srv, const http_query&) {
   ojson j;
   j["server_id"] = srv.shared().server_id;
-  j["now"] = rfc3339(wall_now());
+  j["now"] = base::rfc3339_nano(wall_now());
   j["leafnodes"] = 0;
   j["leafs"] = nullptr;
   return json_reply(j);
@@ -533,7 +534,7 @@ http_reply monitor_leafz(server& srv, const http_query&) {
 http_reply monitor_gatewayz(server& srv, const http_query&) {
   ojson j;
   j["server_id"] = srv.shared().server_id;
-  j["now"] = rfc3339(wall_now());
+  j["now"] = base::rfc3339_nano(wall_now());
   j["outbound_gateways"] = ojson::object();
   j["inbound_gateways"] = ojson::object();
   return json_reply(j);
@@ -542,7 +543,7 @@ http_reply monitor_gatewayz(server& srv, const http_query&) {
 http_reply monitor_accountz(server& srv, const http_query&) {
   ojson j;
   j["server_id"] = srv.shared().server_id;
-  j["now"] = rfc3339(wall_now());
+  j["now"] = base::rfc3339_nano(wall_now());
   j["system_account"] = "";
   j["accounts"] = ojson::array({"$G"});
   return json_reply(j);
@@ -558,7 +559,7 @@ http_reply monitor_accstatz(server& srv, const http_query& q) {
   }
   ojson j;
   j["server_id"] = srv.shared().server_id;
-  j["now"] = rfc3339(wall_now());
+  j["now"] = base::rfc3339_nano(wall_now());
   ojson list = ojson::array();
   const int conns = srv.shared().connections.load();
   if (conns > 0 || truthy(q, "unused")) {  // one account ($G) until accounts exist

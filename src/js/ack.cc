@@ -162,32 +162,4 @@ std::optional<base::nanos> parse_go_duration(std::string_view s) {
   return base::nanos(total + 0.5);
 }
 
-std::string format_go_duration(base::nanos d) {
-  if (d == 0) return "0s";
-  std::string sign = d < 0 ? "-" : "";
-  std::uint64_t u = d < 0 ? std::uint64_t(0) - std::uint64_t(d) : std::uint64_t(d);
-  // Integer part plus a fraction of `prec` digits with trailing zeros dropped.
-  auto frac = [](std::uint64_t v, std::uint64_t unit, int prec) {
-    std::string s = std::to_string(v / unit);
-    std::uint64_t f = v % unit;
-    if (f != 0) {
-      std::string fs = std::to_string(f);
-      fs.insert(0, std::size_t(prec) - fs.size(), '0');
-      while (!fs.empty() && fs.back() == '0') fs.pop_back();
-      s += "." + fs;
-    }
-    return s;
-  };
-  if (u < 1000) return sign + std::to_string(u) + "ns";
-  if (u < 1'000'000) return sign + frac(u, 1000, 3) + "\xc2\xb5s";
-  if (u < 1'000'000'000) return sign + frac(u, 1'000'000, 6) + "ms";
-  std::uint64_t secs_ns = u % 60'000'000'000ULL;
-  std::uint64_t mins = u / 60'000'000'000ULL;
-  std::string out = sign;
-  if (mins >= 60) out += std::to_string(mins / 60) + "h";
-  if (mins > 0) out += std::to_string(mins % 60) + "m";
-  out += frac(secs_ns, 1'000'000'000, 9) + "s";
-  return out;
-}
-
 }  // namespace js

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "src/base/clock.h"
+#include "src/base/go_text.h"
 
 namespace js {
 
@@ -54,7 +55,6 @@ ack_body parse_ack_body(std::string_view payload);
 
 // Go time.Duration syntax ("1.5s", "250ms", "1h2m"); nullopt if malformed or negative.
 std::optional<base::nanos> parse_go_duration(std::string_view s);
-// Go's Duration.String(): "2s", "1m30s", "500ms", "1h0m0s", "0s".
-std::string format_go_duration(base::nanos d);
+// Durations go out as base::go_duration (src/base/go_text.h).
 
 }  // namespace js

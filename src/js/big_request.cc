@@ -82,7 +82,7 @@ void decode_big_request(jetstream::big_request& job) {
   job.config_dump = to_json(cfg, true).dump();
   if (job.exists) return;
   ojson meta = to_json(cfg, false);
-  meta["created"] = format_time(job.created);
+  meta["created"] = base::rfc3339_nano(job.created);
   job.meta_dump = meta.dump();
 }
 

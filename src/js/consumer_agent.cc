@@ -421,7 +421,7 @@ void consumer_agent::send_advisory(const advisory& a) {
     case k::pause:
       subject = "PAUSE", type = "consumer_pause";
       body["paused"] = a.paused;
-      body["pause_until"] = format_time(a.paused ? a.pause_until : 0);
+      body["pause_until"] = base::rfc3339_nano(a.paused ? a.pause_until : 0);
       break;
     case k::ack_metric:
       _js.publish_event("$JS.EVENT.METRIC.CONSUMER.ACK" + suffix, "io.nats.jetstream.metric.v1.consumer_ack", body);
@@ -501,12 +501,12 @@ ojson consumer_agent::info_json(std::int64_t now) {
   ojson j;
   j["stream_name"] = _stream.config().name;
   j["name"] = _cfg.name;
-  j["created"] = format_time(_created);
+  j["created"] = base::rfc3339_nano(_created);
   j["config"] = to_json(_cfg, true);
   ojson delivered{{"consumer_seq", n.delivered.consumer_seq}, {"stream_seq", n.delivered.stream_seq}};
-  if (_last_delivery) delivered["last_active"] = format_time(_last_delivery);
+  if (_last_delivery) delivered["last_active"] = base::rfc3339_nano(_last_delivery);
   ojson floor{{"consumer_seq", n.ack_floor.consumer_seq}, {"stream_seq", n.ack_floor.stream_seq}};
-  if (_last_ack && n.ack_floor.consumer_seq > 0) floor["last_active"] = format_time(_last_ack);
+  if (_last_ack && n.ack_floor.consumer_seq > 0) floor["last_active"] = base::rfc3339_nano(_last_ack);
   j["delivered"] = delivered;
   j["ack_floor"] = floor;
   j["num_ack_pending"] = n.num_ack_pending;
@@ -519,11 +519,11 @@ ojson consumer_agent::info_json(std::int64_t now) {
     j["paused"] = true;
     j["pause_remaining"] = n.pause_remaining;
   }
-  j["ts"] = format_time(now);
+  j["ts"] = base::rfc3339_nano(now);
   if (_cfg.priority != priority_policy::none && !_cfg.priority_groups.empty()) {
     ojson g{{"group", _cfg.priority_groups.front()}};
     if (!n.pinned_id.empty()) g["pinned_client_id"] = n.pinned_id;
-    g["pinned_ts"] = format_time(n.pinned_id.empty() ? 0 : n.pinned_at);
+    g["pinned_ts"] = base::rfc3339_nano(n.pinned_id.empty() ? 0 : n.pinned_at);
     j["priority_groups"] = ojson::array({g});
   }
   return j;

@@ -318,7 +318,7 @@ void jetstream::api_consumer_names(std::string_view stream_name, const core::inb
 
 void jetstream::api_consumer_pause(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {
   constexpr std::string_view type = "consumer_pause_response";
-  const ojson extra = ojson{{"paused", false}, {"pause_until", format_time(0)}};
+  const ojson extra = ojson{{"paused", false}, {"pause_until", base::rfc3339_nano(0)}};
   std::optional<std::int64_t> until;
   if (auto e = parse_pause_request(m.payload, until)) return respond_error(m.reply, type, *e, extra);
   if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found), extra);
@@ -333,7 +333,7 @@ void jetstream::api_consumer_pause(std::string_view stream_name, std::string_vie
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
   j["paused"] = paused;
-  j["pause_until"] = format_time(paused ? *c->config().pause_until : 0);
+  j["pause_until"] = base::rfc3339_nano(paused ? *c->config().pause_until : 0);
   if (paused) j["pause_remaining"] = *c->config().pause_until - t;
   respond(m.reply, j);
 }
@@ -488,7 +488,7 @@ const std::string kConsumerMetaPrefix = "consumer/";
 bool jetstream::save_consumer_meta(stream& s, const consumer_agent& c, std::string& error) {
   ojson j;
   j["config"] = to_json(c.config(), false);
-  j["created"] = format_time(c.created());
+  j["created"] = base::rfc3339_nano(c.created());
   if (!file_store_of(s)) return write_file_atomic(c.state_dir(), "meta.inf", j.dump(), error);
   if (!write_store_meta(s, kConsumerMetaPrefix + c.config().name, j.dump(), error)) return false;
   std::error_code ec;
@@ -544,7 +544,7 @@ void jetstream::publish_event(const std::string& subject, std::string_view type,
   ojson j;
   j["type"] = type.starts_with("io.") ? std::string(type) : "io.nats.jetstream.advisory.v1." + std::string(type);
   j["id"] = random_name(22);
-  j["timestamp"] = format_time(now());
+  j["timestamp"] = base::rfc3339_nano(now());
   for (auto it = body.cbegin(); it != body.cend(); ++it) j[it.key()] = it.value();
   if (!_domain.empty()) j["domain"] = _domain;
   _host->publish(subject, "", "", j.dump());

@@ -351,7 +351,7 @@ std::optional<api_error> validate(const consumer_config& c, const stream_config&
   if (const std::int64_t lim = consumer_limit(s, "max_ack_pending"); lim > 0 && c.max_ack_pending > lim)
     return make_error(err::max_ack_pending_excess, std::to_string(lim));
   if (const std::int64_t lim = consumer_limit(s, "inactive_threshold"); lim > 0 && c.inactive_threshold > lim)
-    return make_error(err::inactive_threshold_excess, format_go_duration(lim));
+    return make_error(err::inactive_threshold_excess, base::go_duration(lim));
   if (c.direct) {
     if (!c.push()) return make_error(err::direct_requires_push);
     if (c.durable()) return make_error(err::direct_requires_ephemeral);
@@ -440,7 +440,7 @@ ojson to_json(const consumer_config& c, bool with_server_meta) {
   if (!c.description.empty()) j["description"] = c.description;
   j["deliver_policy"] = to_string(c.deliver);
   if (c.opt_start_seq != 0) j["opt_start_seq"] = c.opt_start_seq;
-  if (c.opt_start_time) j["opt_start_time"] = format_time(*c.opt_start_time);
+  if (c.opt_start_time) j["opt_start_time"] = base::rfc3339_nano(*c.opt_start_time);
   j["ack_policy"] = to_string(c.ack);
   if (c.ack_wait != 0) j["ack_wait"] = c.ack_wait;
   if (c.max_deliver != 0) j["max_deliver"] = c.max_deliver;
@@ -476,7 +476,7 @@ ojson to_json(const consumer_config& c, bool with_server_meta) {
     for (const auto& [k, v] : meta) m[k] = v;
     j["metadata"] = m;
   }
-  if (c.pause_until) j["pause_until"] = format_time(*c.pause_until);
+  if (c.pause_until) j["pause_until"] = base::rfc3339_nano(*c.pause_until);
   if (!c.priority_groups.empty()) j["priority_groups"] = c.priority_groups;
   if (c.priority != priority_policy::none) j["priority_policy"] = to_string(c.priority);
   if (c.priority_timeout != 0) j["priority_timeout"] = c.priority_timeout;

@@ -55,7 +55,7 @@ void consumer_state_machine::on_pull(std::string reply, const pull_request& req,
   if (_p.max_batch > 0 && req.batch > _p.max_batch)
     return reject(409, "Exceeded MaxRequestBatch of " + std::to_string(_p.max_batch));
   if (_p.max_expires > 0 && req.expires > _p.max_expires)
-    return reject(409, "Exceeded MaxRequestExpires of " + format_go_duration(_p.max_expires));
+    return reject(409, "Exceeded MaxRequestExpires of " + base::go_duration(_p.max_expires));
   if (_p.max_bytes > 0 && req.max_bytes > _p.max_bytes)
     return reject(409, "Exceeded MaxRequestMaxBytes of " + std::to_string(_p.max_bytes));
   if ((req.min_pending > 0 || req.min_ack_pending > 0) && _p.priority != priority_policy::overflow)

@@ -38,7 +38,7 @@ void stream::send_direct(std::string_view reply, const storage::stored_msg& m, b
   h += "Nats-Stream: " + _cfg.name + "\r\n";
   h += "Nats-Subject: " + m.subject + "\r\n";
   h += "Nats-Sequence: " + std::to_string(m.seq) + "\r\n";
-  h += "Nats-Time-Stamp: " + format_time(m.ts) + "\r\n";
+  h += "Nats-Time-Stamp: " + base::rfc3339_nano(m.ts) + "\r\n";
   h += extra;
   h += "\r\n";
   _js.host().publish(reply, "", h, m.payload);

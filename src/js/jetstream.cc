@@ -195,7 +195,7 @@ void jetstream::advisory(std::string_view action, const std::string& name) {
   ojson j;
   j["type"] = "io.nats.jetstream.advisory.v1.stream_action";
   j["id"] = id;
-  j["timestamp"] = format_time(now());
+  j["timestamp"] = base::rfc3339_nano(now());
   j["stream"] = name;
   j["action"] = action;
   if (!_domain.empty()) j["domain"] = _domain;
@@ -231,7 +231,7 @@ bool jetstream::write_store_meta(stream& s, const std::string& key, std::string 
 
 bool jetstream::save_meta(stream& s, std::string& error) {
   ojson j = to_json(s.config(), false);
-  j["created"] = format_time(s.created());
+  j["created"] = base::rfc3339_nano(s.created());
   return save_meta_text(s, j.dump(), error);
 }
 

@@ -40,29 +40,6 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
 }
 }  // namespace
 
-std::string format_time(std::int64_t unix_ns) {
-  if (unix_ns == 0) return "0001-01-01T00:00:00Z";
-  std::int64_t secs = unix_ns / kNs;
-  std::int64_t frac = unix_ns % kNs;
-  if (frac < 0) {
-    frac += kNs;
-    --secs;
-  }
-  std::time_t t = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", tm.tm_year + 1900, tm.tm_mon + 1,
-                                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  if (frac != 0) {
-    std::string f = fmt::format("{:09}", frac);
-    while (!f.empty() && f.back() == '0') f.pop_back();
-    out += '.';
-    out += f;
-  }
-  out += 'Z';
-  return out;
-}
-
 std::optional<std::int64_t> parse_time(std::string_view s) {
   int y, mo, d, h, mi, se;
   if (s.size() < 20 || !digits(s, 0, 4, y) || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||

@@ -6,10 +6,11 @@
 #include <string>
 #include <string_view>
 
+#include "src/base/go_text.h"
+
 namespace js {
 
-// Unix ns -> "2026-11-29T18:50:06.404728159Z"; 0 -> "0001-01-01T00:00:00Z" (Go zero time).
-std::string format_time(std::int64_t unix_ns);
+// Times go out as base::rfc3339_nano (src/base/go_text.h).
 // Parses RFC 3339 (fraction and offset optional); nullopt if malformed or outside the int64 ns
 // range (1677-2262). The Go zero time parses to 0.
 std::optional<std::int64_t> parse_time(std::string_view s);

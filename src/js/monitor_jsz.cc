@@ -39,7 +39,7 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
     if (!streams) continue;
     ojson d;
     d["name"] = name;
-    d["created"] = format_time(s->created());
+    d["created"] = base::rfc3339_nano(s->created());
     d["cluster"] = ojson{{"leader", _host->server_name()}};
     if (config) d["config"] = to_json(s->config(), false);
     d["state"] = state;

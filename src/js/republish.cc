@@ -38,7 +38,7 @@ std::optional<subject_rewrites::copy> subject_rewrites::republish(std::string_vi
   c.headers = append_header(headers, "Nats-Stream", stream);
   c.headers = append_header(c.headers, "Nats-Subject", subject);
   c.headers = append_header(c.headers, "Nats-Sequence", std::to_string(seq));
-  c.headers = append_header(c.headers, "Nats-Time-Stamp", format_time(ts));
+  c.headers = append_header(c.headers, "Nats-Time-Stamp", base::rfc3339_nano(ts));
   c.headers = append_header(c.headers, "Nats-Last-Sequence", std::to_string(last_seq_on_subject));
   if (_headers_only) c.headers = append_header(c.headers, "Nats-Msg-Size", std::to_string(payload_size));
   return c;

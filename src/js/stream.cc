@@ -397,9 +397,9 @@ ojson stream::state_json(bool deleted_details, const std::map<std::string, std::
   j["messages"] = st.msgs;
   j["bytes"] = st.bytes;
   j["first_seq"] = st.first_seq;
-  j["first_ts"] = format_time(st.msgs ? st.first_ts : 0);
+  j["first_ts"] = base::rfc3339_nano(st.msgs ? st.first_ts : 0);
   j["last_seq"] = st.last_seq;
-  j["last_ts"] = format_time(st.last_ts);
+  j["last_ts"] = base::rfc3339_nano(st.last_ts);
   if (st.num_subjects) j["num_subjects"] = st.num_subjects;
   if (subjects && !subjects->empty()) {
     // The map's keys are unique and sorted (Go encodes a map sorted): append without the

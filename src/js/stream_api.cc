@@ -86,12 +86,12 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
     j["limit"] = limit;
   }
   j["config"] = config_placeholder ? ojson(nullptr) : to_json(s.config(), true);
-  j["created"] = format_time(s.created());
+  j["created"] = base::rfc3339_nano(s.created());
   j["state"] = s.state_json(deleted_details, filter.empty() ? nullptr : &subjects);
   if (!_domain.empty()) j["domain"] = _domain;
   j["cluster"] = ojson{{"leader", _host->server_name()}};
   s.add_sources_info(j, now());
-  j["ts"] = format_time(now());
+  j["ts"] = base::rfc3339_nano(now());
   return j;
 }
 
@@ -377,7 +377,7 @@ void jetstream::api_msg_get(std::string_view token, const core::inbound_msg& m) 
   body["seq"] = msg->seq;
   if (!msg->headers.empty() && !no_hdr) body["hdrs"] = base64_encode(msg->headers);
   if (!msg->payload.empty()) body["data"] = base64_encode(msg->payload);
-  body["time"] = format_time(msg->ts);
+  body["time"] = base::rfc3339_nano(msg->ts);
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"message", body}});
 }
 

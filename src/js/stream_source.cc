@@ -144,7 +144,7 @@ std::string consumer_create_body(const source_spec& s, std::string_view deliver_
     cfg["opt_start_seq"] = s.opt_start_seq;
   } else if (s.opt_start_time > 0) {
     cfg["deliver_policy"] = "by_start_time";
-    cfg["opt_start_time"] = format_time(s.opt_start_time);
+    cfg["opt_start_time"] = base::rfc3339_nano(s.opt_start_time);
   } else {
     cfg["deliver_policy"] = "all";
   }

@@ -42,7 +42,7 @@ TEST(big_request, a_valid_create_yields_the_config_its_reply_and_its_meta) {
   EXPECT_EQ(j.cfg.subjects, (std::vector<std::string>{"a.*", "b"}));
   EXPECT_EQ(j.config_dump, to_json(j.cfg, true).dump());
   ojson meta = to_json(j.cfg, false);
-  meta["created"] = format_time(j.created);
+  meta["created"] = base::rfc3339_nano(j.created);
   EXPECT_EQ(j.meta_dump, meta.dump());
 }
 

@@ -70,14 +70,14 @@ TEST(GoDuration, ParseAndFormat) {
   EXPECT_FALSE(parse_go_duration("5"));
   EXPECT_FALSE(parse_go_duration("-1s"));
   EXPECT_FALSE(parse_go_duration("3x"));
-  EXPECT_EQ(format_go_duration(2 * base::kSecond), "2s");
-  EXPECT_EQ(format_go_duration(90 * base::kSecond), "1m30s");
-  EXPECT_EQ(format_go_duration(3600 * base::kSecond), "1h0m0s");
-  EXPECT_EQ(format_go_duration(500 * base::kMilli), "500ms");
-  EXPECT_EQ(format_go_duration(1500 * base::kMilli), "1.5s");
-  EXPECT_EQ(format_go_duration(base::kMilli), "1ms");
-  EXPECT_EQ(format_go_duration(1500), "1.5\xc2\xb5s");
-  EXPECT_EQ(format_go_duration(0), "0s");
+  EXPECT_EQ(base::go_duration(2 * base::kSecond), "2s");
+  EXPECT_EQ(base::go_duration(90 * base::kSecond), "1m30s");
+  EXPECT_EQ(base::go_duration(3600 * base::kSecond), "1h0m0s");
+  EXPECT_EQ(base::go_duration(500 * base::kMilli), "500ms");
+  EXPECT_EQ(base::go_duration(1500 * base::kMilli), "1.5s");
+  EXPECT_EQ(base::go_duration(base::kMilli), "1ms");
+  EXPECT_EQ(base::go_duration(1500), "1.5\xc2\xb5s");
+  EXPECT_EQ(base::go_duration(0), "0s");
 }
 
 }  // namespace
