@@ -123,4 +123,15 @@ std::size_t subject_token_count(std::string_view s) noexcept {
   return n;
 }
 
+std::vector<std::string_view> split_tokens(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t at = s.find(sep, start);
+    out.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return out;
+    start = at + 1;
+  }
+}
+
 }  // namespace core

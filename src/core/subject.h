@@ -2,6 +2,7 @@
 // NATS subject rules: tokens separated by '.', no empty tokens, no whitespace; '*' (one
 // token) and '>' (one or more, last only) are wildcards only as whole tokens.
 #include <string_view>
+#include <vector>
 
 namespace core {
 
@@ -20,5 +21,8 @@ bool subject_is_subset(std::string_view a, std::string_view b) noexcept;
 bool subjects_overlap(std::string_view a, std::string_view b) noexcept;
 // Number of tokens in a subject.
 std::size_t subject_token_count(std::string_view s) noexcept;
+
+// The tokens of `s` between each `sep` (empty ones kept: "a..b" -> a, "", b), as views into s.
+std::vector<std::string_view> split_tokens(std::string_view s, char sep = '.');
 
 }  // namespace core

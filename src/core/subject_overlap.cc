@@ -1,5 +1,7 @@
 #include "src/core/subject_overlap.h"
 
+#include "src/core/subject.h"
+
 #include <algorithm>
 #include <unordered_set>
 #include <vector>
@@ -13,16 +15,6 @@ struct string_hash {
   std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
 };
 
-std::vector<std::string_view> tokens_of(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (;;) {
-    const std::size_t dot = s.find('.', start);
-    out.push_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) return out;
-    start = dot + 1;
-  }
-}
 }  // namespace
 
 // One node per token prefix. Ids are kept as minimums so a query can prune.
@@ -39,7 +31,7 @@ overlap_index::~overlap_index() = default;
 
 void overlap_index::insert(std::string_view subject, std::size_t id) {
   node* n = _root.get();
-  for (std::string_view t : tokens_of(subject)) {
+  for (std::string_view t : split_tokens(subject)) {
     n->below = std::min(n->below, id);
     if (t == ">") {
       n->gt_here = std::min(n->gt_here, id);
@@ -84,14 +76,14 @@ void search(const Node& n, const std::vector<std::string_view>& q, std::size_t i
 
 std::optional<std::size_t> overlap_index::first_overlap(std::string_view subject) const {
   std::size_t best = kNone;
-  search(*_root, tokens_of(subject), 0, best);
+  search(*_root, split_tokens(subject), 0, best);
   if (best == kNone) return std::nullopt;
   return best;
 }
 
 namespace {
 bool is_literal(std::string_view s) {
-  for (std::string_view t : tokens_of(s))
+  for (std::string_view t : split_tokens(s))
     if (t == "*" || t == ">") return false;
   return true;
 }

@@ -15,17 +15,6 @@ std::string str_field(const ojson& j, const char* k) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::vector<std::string_view> split_tokens(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == sep) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return out;
-}
 
 // One source's transforms and filter (mirror: 10150/10151/10152/10154; source: 10144..10147).
 std::optional<api_error> check_filters(const source_spec& s, bool mirror) {
@@ -169,7 +158,7 @@ std::string consumer_create_body(const source_spec& s, std::string_view deliver_
 
 std::optional<delivery_meta> parse_delivery_reply(std::string_view reply) {
   if (!reply.starts_with("$JS.ACK.")) return std::nullopt;
-  auto t = split_tokens(reply, '.');
+  auto t = core::split_tokens(reply, '.');
   // v1: $JS ACK stream consumer dc sseq dseq ts pending (9); v2: $JS ACK domain acchash stream
   // consumer dc sseq dseq ts pending [token] (11+).
   std::size_t base;
@@ -234,7 +223,7 @@ std::string stream_source_header(const source_spec& s, std::uint64_t origin_seq,
 }
 
 std::optional<std::pair<std::string, std::uint64_t>> parse_stream_source_header(std::string_view v) {
-  auto t = split_tokens(v, ' ');
+  auto t = core::split_tokens(v, ' ');
   if (t.size() < 2) return std::nullopt;
   auto seq = parse_u64(t[1]);
   if (!seq) return std::nullopt;

@@ -11,17 +11,6 @@ namespace {
 
 constexpr std::string_view kBadDest = "invalid mapping destination: ";
 
-std::vector<std::string_view> split_tokens(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  for (;;) {
-    const std::size_t dot = s.find('.', i);
-    out.push_back(s.substr(i, dot == std::string_view::npos ? std::string_view::npos : dot - i));
-    if (dot == std::string_view::npos) return out;
-    i = dot + 1;
-  }
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
@@ -61,7 +50,7 @@ std::optional<subject_transform> subject_transform::parse(std::string_view src, 
     return std::nullopt;
   }
   int wildcards = 0;
-  for (auto tok : split_tokens(t._src)) {
+  for (auto tok : core::split_tokens(t._src)) {
     t._src_tokens.emplace_back(tok);
     wildcards += tok == "*";
   }
@@ -69,7 +58,7 @@ std::optional<subject_transform> subject_transform::parse(std::string_view src, 
   if (dest.empty()) {  // keep the subject: a filter only
     t._dest = t._src;
   }
-  const auto dest_tokens = split_tokens(t._dest);
+  const auto dest_tokens = core::split_tokens(t._dest);
   // Errors about one destination token name it, as nats-server does ("... in <token>").
   std::string_view current;
   auto bad = [&](std::string_view why) {
@@ -203,7 +192,7 @@ std::optional<subject_transform> subject_transform::parse(std::string_view src, 
 }
 
 std::optional<std::string> subject_transform::apply(std::string_view subject) const {
-  const auto toks = split_tokens(subject);
+  const auto toks = core::split_tokens(subject);
   if (toks.size() < _src_tokens.size() || (!_src_rest && toks.size() != _src_tokens.size())) return std::nullopt;
   std::vector<std::string_view> wild;
   for (std::size_t i = 0; i < _src_tokens.size(); ++i) {
