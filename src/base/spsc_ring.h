@@ -55,6 +55,10 @@ class spsc_ring {
     return _head.load(std::memory_order_acquire) == _tail.load(std::memory_order_acquire);
   }
   std::size_t capacity() const { return _mask + 1; }
+  // Running counts of items ever pushed / popped. A consumer that saw produced() == n at some
+  // moment has taken everything pushed before that moment once consumed() >= n.
+  std::size_t produced() const { return _tail.load(std::memory_order_acquire); }
+  std::size_t consumed() const { return _head.load(std::memory_order_acquire); }
   // Items waiting, as seen now from any thread (monitoring: ring depth).
   std::size_t size_approx() const {
     const std::size_t h = _head.load(std::memory_order_acquire);

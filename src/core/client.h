@@ -47,9 +47,11 @@ struct client {
   bool stalled = false;
   std::uint64_t stalled_on = 0;  // the subscriber's connection id while stalled
   base::nanos pressure_since_ns = 0;
-  // multi-shard: PONGs wait until other shards have applied this client's SUB/UNSUBs
+  // multi-shard: PONGs wait at a gate (dispatcher::pong_gate) until other shards have applied
+  // this client's SUB/UNSUBs and the rings are drained up to the PING
   std::uint64_t sub_seq = 0;
   int deferred_pongs = 0;
+  bool pong_held = false;  // scratch while releasing: an earlier PONG of this client still waits
   std::unordered_map<std::string, std::unique_ptr<subscription>> subs;  // by sid
 };
 

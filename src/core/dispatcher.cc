@@ -64,6 +64,8 @@ void dispatcher::connect(const std::vector<dispatcher*>& all) {
     _inbox.push_back(i == _index ? nullptr : std::make_unique<base::spsc_ring<shard_msg>>(kRingSize));
   _outbox.assign(n, nullptr);
   _overflow.assign(n, {});
+  _posted.assign(n, 0);
+  _pushed.assign(n, 0);
   _acked.assign(n, 0);
   _applied.assign(n, 0);
   _remote_targets.assign(n, {});
@@ -97,7 +99,9 @@ void dispatcher::post(std::uint32_t to, shard_msg m) {
   if (!_outbox[to]) _outbox[to] = _peers[to]->_inbox[_index].get();
   m.from = _index;
   auto& pending = _overflow[to];
+  ++_posted[to];
   if (pending.empty() && _outbox[to]->try_push(std::move(m))) {
+    ++_pushed[to];
     _peers[to]->_loop.wake();
     return;
   }
@@ -130,6 +134,7 @@ std::size_t dispatcher::drain_inbox() {
     auto& q = _overflow[to];
     while (!q.empty() && _outbox[to]->try_push(std::move(q.front()))) {
       q.pop_front();
+      ++_pushed[to];
       ++work;
     }
     if (work) _peers[to]->_loop.wake();
@@ -203,6 +208,45 @@ std::uint64_t dispatcher::min_acked() const {
   return lo;
 }
 
+bool dispatcher::pong_ready_now(const client& c) const {
+  if (_peers.size() <= 1) return true;
+  if (c.sub_seq > 0 && c.sub_seq > min_acked()) return false;
+  for (std::uint32_t i = 0; i < _inbox.size(); ++i) {
+    if (_inbox[i] && !_inbox[i]->empty()) return false;
+    if (!_overflow[i].empty()) return false;
+  }
+  return true;
+}
+
+bool dispatcher::gate_open(const pong_gate& g, std::uint64_t acked) const {
+  if (g.sub_seq > acked) return false;
+  const std::size_t n = _inbox.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (_inbox[i] && _inbox[i]->consumed() < g.marks[i]) return false;
+    if (_pushed[i] < g.marks[n + i]) return false;
+  }
+  return true;
+}
+
+std::size_t dispatcher::release_pongs() {
+  const std::uint64_t acked = min_acked();
+  std::size_t work = 0;
+  std::deque<pong_gate> kept;
+  for (auto& g : _pong_gates) {
+    if (!g.c->pong_held && gate_open(g, acked)) {
+      _transport->outbuf(g.c->handle).append(proto::kPong);
+      --g.c->deferred_pongs;
+      ++work;
+    } else {
+      g.c->pong_held = true;  // later PONGs of this client stay behind this one
+      kept.push_back(std::move(g));
+    }
+  }
+  for (auto& g : kept) g.c->pong_held = false;
+  _pong_gates = std::move(kept);
+  return work;
+}
+
 std::size_t dispatcher::poll(base::nanos now) {
   if (_srv.live_gen.load(std::memory_order_acquire) != _live_gen) refresh_live();
   if (_calls_pending.load(std::memory_order_relaxed)) run_calls();
@@ -220,19 +264,7 @@ std::size_t dispatcher::poll(base::nanos now) {
   std::size_t work = _inbox.empty() ? 0 : drain_inbox();
   for (shard::poller* p : _service_pollers) work += p->poll(now);
   work += resume_stalled();
-  if (!_pong_waiters.empty()) {
-    const std::uint64_t acked = min_acked();
-    std::size_t kept = 0;
-    for (client* c : _pong_waiters) {
-      if (c->sub_seq <= acked) {
-        for (; c->deferred_pongs > 0; --c->deferred_pongs) _transport->outbuf(c->handle).append(proto::kPong);
-        ++work;
-      } else {
-        _pong_waiters[kept++] = c;
-      }
-    }
-    _pong_waiters.resize(kept);
-  }
+  if (!_pong_gates.empty()) work += release_pongs();
   if (now >= _next_tick) {
     _next_tick = now + kTick;
     work += tick(now);
@@ -367,7 +399,7 @@ void dispatcher::on_close(net::conn_handle h) {
       post(to, std::move(m));
     }
   }
-  std::erase(_pong_waiters, &c);
+  std::erase_if(_pong_gates, [&](const pong_gate& g) { return g.c == &c; });
   std::erase(_stalled, &c);
   if (c.id != 0) {  // kept for connz?state=closed
     _closed.push_back(snap(c, false));

@@ -157,7 +157,22 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::uint64_t _bcast_seq = 0;
   std::vector<std::uint64_t> _acked;     // highest broadcast seq each peer applied
   std::vector<std::uint64_t> _applied;   // highest seq applied from each peer (to ack)
-  std::vector<client*> _pong_waiters;
+  // A PONG promises the client that everything it sent before the PING has been done, and
+  // (as in nats-server) that messages published to it before then are already queued ahead of
+  // the PONG. Across shards both travel on rings, so a PONG waits at its gate until: peers
+  // applied the client's SUB/UNSUBs (sub_seq), this shard pushed its overflow up to the PING
+  // (posted marks), and drained each inbox up to where it stood at the PING (inbox marks).
+  struct pong_gate {
+    client* c;
+    std::uint64_t sub_seq;
+    std::vector<std::uint64_t> marks;  // [0,n): inbox produced(); [n,2n): _posted
+  };
+  std::deque<pong_gate> _pong_gates;
+  std::vector<std::uint64_t> _posted;  // messages ever posted to each peer
+  std::vector<std::uint64_t> _pushed;  // of those, pushed onto its ring
+  bool pong_ready_now(const client& c) const;
+  bool gate_open(const pong_gate& g, std::uint64_t acked) const;
+  std::size_t release_pongs();
   std::vector<client*> _stalled;   // publishers paused by a subscriber's back-pressure
   std::uint64_t _stall_current = 0;  // subscriber whose delivery crossed the stall mark
   // Cross-shard back-pressure: a ring is not drained while the local subscriber it filled

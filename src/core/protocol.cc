@@ -134,15 +134,18 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
 }
 
 void dispatcher::handle_ping(client& c) {
-  if (c.sub_seq > 0 && _peers.size() > 1 && c.sub_seq > min_acked()) {
-    if (c.deferred_pongs++ == 0) _pong_waiters.push_back(&c);
+  if (c.deferred_pongs == 0 && pong_ready_now(c)) {
+    _transport->outbuf(c.handle).append(proto::kPong);
     return;
   }
-  if (c.deferred_pongs > 0) {  // keep PONGs in order behind the deferred ones
-    ++c.deferred_pongs;
-    return;
+  const std::size_t n = _inbox.size();
+  pong_gate g{&c, c.sub_seq, std::vector<std::uint64_t>(2 * n, 0)};
+  for (std::size_t i = 0; i < n; ++i) {
+    if (_inbox[i]) g.marks[i] = _inbox[i]->produced();
+    g.marks[n + i] = _posted[i];
   }
-  _transport->outbuf(c.handle).append(proto::kPong);
+  ++c.deferred_pongs;
+  _pong_gates.push_back(std::move(g));
 }
 
 void dispatcher::handle_sub(client& c, const proto::client_op& op) {

@@ -168,6 +168,27 @@ TEST_F(pubsub, queue_group_survives_member_leaving) {
   EXPECT_EQ(pending_msgs(qb.get()), 20);
 }
 
+// A PONG promises that what was published before the PING is already queued to subscribers
+// ahead of it. On two shards the deliveries cross a ring; the subscriber's PONG must not
+// overtake them (it did under load: the subscriber's PING was read before the ring drained).
+TEST_F(pubsub, flush_after_publisher_flush_sees_every_message) {
+  auto pub = connect(url());
+  auto sub_conn = connect(url());
+  ASSERT_TRUE(pub && sub_conn);
+  auto sub = subscribe_sync(sub_conn.get(), "rounds");
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(natsConnection_Flush(sub_conn.get()), NATS_OK);
+  int expected = 0;
+  for (int round = 0; round < 200; ++round) {
+    const int n = 1 + round % 7;
+    for (int i = 0; i < n; ++i) ASSERT_EQ(natsConnection_PublishString(pub.get(), "rounds", "r"), NATS_OK);
+    expected += n;
+    ASSERT_EQ(natsConnection_Flush(pub.get()), NATS_OK);
+    ASSERT_EQ(natsConnection_Flush(sub_conn.get()), NATS_OK);
+    ASSERT_EQ(pending_msgs(sub.get()), expected) << "round " << round;
+  }
+}
+
 TEST_F(pubsub, echo_off_suppresses_own_messages_only) {
   auto opts = make_opts(url());
   ASSERT_EQ(natsOptions_SetNoEcho(opts.get(), true), NATS_OK);
