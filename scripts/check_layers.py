@@ -21,7 +21,7 @@ TIERS = [
     ["io"],                                    # file and io_uring backends
     ["src/shard", "src/proto", "storage", "net"],
     ["src/core"],                              # server, clients, sublist, dispatch
-    ["src/repl"],                              # replication (not written yet)
+    ["src/repl"],                              # replication: Raft groups (cowsql raft)
     ["src/js"],                                # JetStream
     ["src/main.cc"],                           # wiring: picks the concrete pieces
 ]

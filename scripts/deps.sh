@@ -20,12 +20,41 @@ if [ "${PEREGRINE_WITH_FUZZ:-0}" = 1 ]; then
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
 fi
+# Replication (src/repl) uses cowsql raft's raft_step API, new in 0.18; bookworm has 0.15, so
+# libraft-dev comes from bookworm-backports on this machine's own Debian mirror.
+raft_debs=(libraft-dev)
+raft_missing=()
+for p in "${raft_debs[@]}"; do
+  v=$(dpkg-query -W -f='${Status} ${Version}' "$p" 2>/dev/null | sed -n 's/^install ok installed //p' || true)
+  dpkg --compare-versions "${v:-0}" ge 0.22 || raft_missing+=("$p")
+done
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "deps: installing ${missing[*]}"
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "${#raft_missing[@]}" -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    # The mirror this machine already uses (deb822 URIs: line or a classic deb line).
+    mirror=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*debian\)\/\{0,1\}$/\1/p' \
+               /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
+    [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 ~ /^bookworm$/ {print $2; exit}' \
+                                   /etc/apt/sources.list 2>/dev/null)
+    [ -n "$mirror" ] || mirror=http://deb.debian.org/debian
+    echo "deps: adding bookworm-backports from $mirror"
+    printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
+      "$mirror" /usr/share/keyrings/debian-archive-keyring.gpg |
+      $sudo_cmd tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+  fi
+  echo "deps: installing ${raft_missing[*]} from bookworm-backports"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq -t bookworm-backports \
+    "${raft_missing[@]}" >/dev/null
 fi
 
 # DPDK is optional (the kernel transports need none of it); install it when asked with

@@ -1,0 +1,136 @@
+#include "src/repl/log_record.h"
+
+#include <array>
+#include <cstring>
+
+namespace repl {
+namespace {
+
+enum record_kind : std::uint8_t { kind_hard_state = 1, kind_entries = 2 };
+constexpr std::size_t kHeader = 9;                   // crc, length, kind
+constexpr std::uint32_t kMaxBody = 64u << 20;        // a corrupt length must not allocate GBs
+
+std::array<std::uint32_t, 256> make_crc_table() {
+  std::array<std::uint32_t, 256> t{};
+  for (std::uint32_t i = 0; i < 256; ++i) {
+    std::uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+
+void put_u8(std::vector<std::uint8_t>& out, std::uint8_t v) { out.push_back(v); }
+void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
+}
+void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
+}
+
+// Bounds-checked little-endian reader; any over-read sets `bad`.
+struct reader {
+  std::span<const std::uint8_t> b;
+  std::size_t at = 0;
+  bool bad = false;
+  bool need(std::size_t n) {
+    if (bad || b.size() - at < n) bad = true;
+    return !bad;
+  }
+  std::uint64_t uint(int bytes) {
+    if (!need(std::size_t(bytes))) return 0;
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= std::uint64_t(b[at + std::size_t(i)]) << (8 * i);
+    at += std::size_t(bytes);
+    return v;
+  }
+};
+
+void finish_record(std::vector<std::uint8_t>& out, std::size_t start) {
+  const std::uint32_t body = std::uint32_t(out.size() - start - kHeader);
+  for (int i = 0; i < 4; ++i) out[start + 4 + std::size_t(i)] = std::uint8_t(body >> (8 * i));
+  const std::uint32_t c = crc32({out.data() + start + 4, out.size() - start - 4});
+  for (int i = 0; i < 4; ++i) out[start + std::size_t(i)] = std::uint8_t(c >> (8 * i));
+}
+
+bool apply_entries(reader& r, loaded_log& log) {
+  const std::uint64_t first = r.uint(8);
+  const std::uint64_t count = r.uint(4);
+  const std::uint64_t next = log.start_index + log.entries.size();
+  if (r.bad || first < log.start_index || first > next) return false;
+  std::vector<entry> incoming;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    entry e;
+    e.term = r.uint(8);
+    const std::uint64_t type = r.uint(1);
+    const std::uint64_t len = r.uint(4);
+    if (r.bad || type < 1 || type > 3 || !r.need(len)) return false;
+    e.type = entry_type(type);
+    e.data.assign(r.b.begin() + std::ptrdiff_t(r.at), r.b.begin() + std::ptrdiff_t(r.at + len));
+    r.at += len;
+    incoming.push_back(std::move(e));
+  }
+  if (r.at != r.b.size()) return false;
+  log.entries.resize(first - log.start_index);
+  for (auto& e : incoming) log.entries.push_back(std::move(e));
+  return true;
+}
+
+}  // namespace
+
+std::uint32_t crc32(std::span<const std::uint8_t> bytes) {
+  static const auto table = make_crc_table();
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::uint8_t byte : bytes) c = table[(c ^ byte) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+void append_hard_state_record(std::vector<std::uint8_t>& out, const hard_state& hs) {
+  const std::size_t start = out.size();
+  out.resize(start + 8);
+  put_u8(out, kind_hard_state);
+  put_u64(out, hs.term);
+  put_u64(out, hs.voted_for);
+  put_u64(out, hs.incarnation);
+  finish_record(out, start);
+}
+
+void append_entries_record(std::vector<std::uint8_t>& out, std::uint64_t first_index,
+                           std::span<const entry> entries) {
+  const std::size_t start = out.size();
+  out.resize(start + 8);
+  put_u8(out, kind_entries);
+  put_u64(out, first_index);
+  put_u32(out, std::uint32_t(entries.size()));
+  for (const entry& e : entries) {
+    put_u64(out, e.term);
+    put_u8(out, std::uint8_t(e.type));
+    put_u32(out, std::uint32_t(e.data.size()));
+    out.insert(out.end(), e.data.begin(), e.data.end());
+  }
+  finish_record(out, start);
+}
+
+std::size_t replay_records(std::span<const std::uint8_t> bytes, loaded_log& log) {
+  std::size_t at = 0;
+  while (bytes.size() - at >= kHeader) {
+    reader h{bytes.subspan(at, kHeader)};
+    const std::uint32_t crc = std::uint32_t(h.uint(4));
+    const std::uint32_t body = std::uint32_t(h.uint(4));
+    const std::uint8_t kind = std::uint8_t(h.uint(1));
+    if (body > kMaxBody || bytes.size() - at - kHeader < body) break;
+    if (crc32(bytes.subspan(at + 4, kHeader - 4 + body)) != crc) break;
+    reader r{bytes.subspan(at + kHeader, body)};
+    if (kind == kind_hard_state) {
+      hard_state hs{r.uint(8), r.uint(8), r.uint(8)};
+      if (r.bad || r.at != body) break;
+      log.hard = hs;
+    } else if (kind != kind_entries || !apply_entries(r, log)) {
+      break;
+    }
+    at += kHeader + body;
+  }
+  return at;
+}
+
+}  // namespace repl

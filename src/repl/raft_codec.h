@@ -1,0 +1,54 @@
+#pragma once
+// Wire frames of the replication connections: one Raft message, tagged with its group.
+//   u8 frame version (1) | u64 group | u64 from | u64 to | u64 sender incarnation |
+//   u64 sequence | u8 message type | fields
+// little-endian; each message carries its raft.h struct version byte first so a newer peer's
+// fields are interpreted as raft expects. (incarnation, sequence) increases with every frame
+// from one group member to another: the receiver drops a frame that is not newer than the
+// last it took, so late (reordered) and duplicated frames become lost ones. cowsql raft
+// assumes each peer's messages arrive in order, as over its own TCP transport: the simulation
+// showed a late AppendEntries rejection leaving the leader's progress for that follower with
+// next_index == match_index, after which it only sent heartbeats to it, forever. AppendEntries entries are copied from the sender's
+// log_store (raft_step emits only their count). InstallSnapshot is not encoded yet: no group
+// takes snapshots, so raft never sends one.
+#include "src/repl/raft_c.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "src/repl/log_store.h"
+
+namespace repl {
+
+struct frame_route {
+  std::uint64_t group = 0;
+  std::uint64_t from = 0;
+  std::uint64_t to = 0;
+  std::uint64_t incarnation = 0;
+  std::uint64_t seq = 0;
+};
+
+// Reads only the header: what a server needs to hand a frame to its group.
+std::optional<frame_route> peek_route(std::span<const std::uint8_t> frame);
+
+// Encodes `m` (as raft_step emitted it: server_id is the destination). False when the
+// message type is not supported or an entry it needs is missing from `log`.
+// route.to is taken from m.server_id.
+bool encode_frame(std::vector<std::uint8_t>& out, frame_route route, const raft_message& m,
+                  const log_store& log);
+
+// A decoded frame. For AppendEntries with entries, entries[] and the one data batch they
+// point into are raft_malloc'd: raft_step takes the batch (frees it, or hands it back in
+// raft_update.entries), the caller frees the entries[] array.
+struct decoded_frame {
+  frame_route route;
+  raft_message msg{};
+};
+std::optional<decoded_frame> decode_frame(std::span<const std::uint8_t> frame);
+
+// Frees what decode_frame allocated for a message that never reached raft_step.
+void drop_decoded(raft_message& m);
+
+}  // namespace repl

@@ -1,0 +1,385 @@
+#include "src/repl/raft_group.h"
+
+#include "src/repl/raft_c.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "src/repl/raft_codec.h"
+
+namespace repl {
+namespace {
+
+void silent_emit(raft_tracer*, int, const void*) {}
+raft_tracer silent_tracer{nullptr, 2, silent_emit};
+
+entry to_entry(const raft_entry& e) {
+  entry out;
+  out.term = e.term;
+  out.type = entry_type(e.type);
+  const auto* p = static_cast<const std::uint8_t*>(e.buf.base);
+  out.data.assign(p, p + e.buf.len);
+  return out;
+}
+
+// A raft_entry array with one raft_malloc'd batch, as raft_step expects for RAFT_START.
+raft_entry* to_raft_entries(const std::vector<entry>& entries) {
+  std::size_t total = 0;
+  for (const entry& e : entries) total += e.data.size();
+  auto* out = static_cast<raft_entry*>(raft_calloc(entries.size(), sizeof(raft_entry)));
+  auto* batch = static_cast<std::uint8_t*>(raft_malloc(total == 0 ? 1 : total));
+  if (out == nullptr || batch == nullptr) {
+    raft_free(out);
+    raft_free(batch);
+    return nullptr;
+  }
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].data.empty()) std::memcpy(batch + at, entries[i].data.data(), entries[i].data.size());
+    out[i].term = entries[i].term;
+    out[i].type = raft_entry_type(entries[i].type);
+    out[i].buf = {batch + at, entries[i].data.size()};
+    out[i].batch = batch;
+    at += entries[i].data.size();
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* role_name(role r) {
+  switch (r) {
+    case role::follower: return "follower";
+    case role::candidate: return "candidate";
+    case role::leader: return "leader";
+    default: return "unavailable";
+  }
+}
+
+raft_group::raft_group(group_config config, log_store& log)
+    : _config(std::move(config)), _log(log), _raft(std::make_unique<::raft>()) {
+  for (std::uint64_t v : _config.voters) _addresses.push_back(std::to_string(v));
+  _sent.assign(_config.voters.size(), 0);
+  _received.assign(_config.voters.size(), {});
+  std::memset(_raft.get(), 0, sizeof(::raft));
+  // No raft_io and no raft_fsm: the step API, raft keeps only terms of its log in memory.
+  const int rv = raft_init(_raft.get(), nullptr, nullptr, _config.self,
+                           std::to_string(_config.self).c_str());
+  if (rv != 0) {
+    _raft.reset();
+    fail("raft_init", rv);
+    return;
+  }
+  _raft->tracer = &silent_tracer;
+  raft_set_election_timeout(_raft.get(), _config.election_timeout_ms);
+  raft_set_heartbeat_timeout(_raft.get(), _config.heartbeat_timeout_ms);
+  raft_set_pre_vote(_raft.get(), _config.pre_vote);
+  raft_seed(_raft.get(), _config.seed);
+}
+
+raft_group::~raft_group() {
+  if (_raft) raft_close(_raft.get(), nullptr);
+}
+
+void raft_group::fail(const char* what, int rv) {
+  if (!_error.empty()) return;
+  _error = std::string(what) + ": " + raft_strerror(rv);
+  if (_raft && _raft->errmsg[0] != '\0') _error += std::string(" (") + _raft->errmsg + ")";
+}
+
+int raft_group::voter_index(std::uint64_t id) const {
+  for (std::size_t i = 0; i < _config.voters.size(); ++i)
+    if (_config.voters[i] == id) return int(i);
+  return -1;
+}
+
+bool raft_group::start(std::uint64_t now_ms, actions& out) {
+  if (failed() || _started) return false;
+  if (_config.self == 0 || std::find(_config.voters.begin(), _config.voters.end(),
+                                     _config.self) == _config.voters.end()) {
+    _error = "start: this server is not one of the group's voters";
+    return false;
+  }
+  loaded_log loaded = _log.load();
+  if (loaded.hard.term == 0 && !loaded.entries.empty()) {
+    _error = "start: the log has entries but no term was saved";
+    return false;
+  }
+  if (loaded.hard.term == 0) {
+    raft_configuration conf;
+    raft_configuration_init(&conf);
+    for (std::size_t i = 0; i < _config.voters.size(); ++i) {
+      const int rv = raft_configuration_add(&conf, _config.voters[i], _addresses[i].c_str(),
+                                            RAFT_VOTER);
+      if (rv != 0) {
+        raft_configuration_close(&conf);
+        fail("start: voters", rv);
+        return false;
+      }
+    }
+    raft_buffer buf{};
+    const int rv = raft_configuration_encode(&conf, &buf);
+    raft_configuration_close(&conf);
+    if (rv != 0) {
+      fail("start: encode configuration", rv);
+      return false;
+    }
+    entry first;
+    first.term = 1;
+    first.type = entry_type::change;
+    const auto* p = static_cast<const std::uint8_t*>(buf.base);
+    first.data.assign(p, p + buf.len);
+    raft_free(buf.base);
+    loaded.hard = {1, 0, 1};
+    loaded.start_index = 1;
+    loaded.entries.assign(1, first);
+    _log.bootstrap(loaded.hard, first);
+  } else {
+    ++loaded.hard.incarnation;
+    _log.save_hard_state(loaded.hard);
+  }
+  _incarnation = loaded.hard.incarnation;
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_START;
+  ev.start.term = loaded.hard.term;
+  ev.start.voted_for = loaded.hard.voted_for;
+  ev.start.metadata = nullptr;
+  ev.start.start_index = loaded.start_index;
+  raft_entry* entries = nullptr;
+  if (!loaded.entries.empty()) {
+    entries = to_raft_entries(loaded.entries);
+    if (entries == nullptr) {
+      fail("start", RAFT_NOMEM);
+      return false;
+    }
+  }
+  ev.start.entries = entries;
+  ev.start.n_entries = unsigned(loaded.entries.size());
+  const int rv = step(ev, out);
+  if (rv != 0) {
+    fail("start", rv);  // raft released the entries on this path
+    return false;
+  }
+  if (entries != nullptr) {
+    raft_free(entries[0].batch);
+    raft_free(entries);
+  }
+  _started = true;
+  return true;
+}
+
+void raft_group::on_frame(std::uint64_t now_ms, std::span<const std::uint8_t> frame,
+                          actions& out) {
+  if (failed() || !_started) return;
+  auto decoded = decode_frame(frame);
+  const int peer = decoded ? voter_index(decoded->route.from) : -1;
+  if (!decoded || decoded->route.group != _config.group_id ||
+      decoded->route.to != _config.self || decoded->route.from == _config.self || peer < 0) {
+    if (decoded) drop_decoded(decoded->msg);
+    ++_dropped;
+    return;
+  }
+  // Per peer, only frames newer than the last one taken (raft wants them in order).
+  peer_seq& last = _received[std::size_t(peer)];
+  const frame_route& route = decoded->route;
+  if (_config.drop_stale_frames &&
+      (route.incarnation < last.incarnation ||
+       (route.incarnation == last.incarnation && route.seq <= last.seq))) {
+    drop_decoded(decoded->msg);
+    ++_stale;
+    return;
+  }
+  last = {route.incarnation, route.seq};
+  raft_message& m = decoded->msg;
+  m.server_address = _addresses[std::size_t(peer)].c_str();
+  raft_entry* entries_array =
+      m.type == RAFT_APPEND_ENTRIES && m.append_entries.n_entries > 0 ? m.append_entries.entries
+                                                                       : nullptr;
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_RECEIVE;
+  ev.receive.message = &m;
+  const int rv = step(ev, out);
+  raft_free(entries_array);  // raft owns the batch, never the array
+  if (rv != 0) fail("receive", rv);
+}
+
+void raft_group::on_timeout(std::uint64_t now_ms, actions& out) {
+  if (failed() || !_started) return;
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_TIMEOUT;
+  const int rv = step(ev, out);
+  if (rv != 0) fail("timeout", rv);
+}
+
+void raft_group::on_persisted(std::uint64_t now_ms, std::uint64_t seq, actions& out) {
+  if (failed() || !_started) return;
+  std::optional<std::uint64_t> durable;
+  while (!_writes.empty() && _writes.front().seq <= seq) {
+    durable = _writes.front().valid_upto;
+    _writes.pop_front();
+  }
+  // Only what raft still has in its log and did not already count: a write that a later
+  // truncation replaced reports only its surviving prefix, or nothing.
+  if (!durable || *durable <= _raft->last_stored) return;
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_PERSISTED_ENTRIES;
+  ev.persisted_entries.index = *durable;
+  const int rv = step(ev, out);
+  if (rv != 0) fail("persisted", rv);
+}
+
+propose_result raft_group::propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
+                                   actions& out) {
+  if (failed() || !_started) return {propose_status::failed, 0};
+  if (raft_state(_raft.get()) != RAFT_LEADER) return {propose_status::not_leader, 0};
+  raft_entry e{};
+  e.term = raft_current_term(_raft.get());
+  e.type = RAFT_COMMAND;
+  void* batch = raft_malloc(data.empty() ? 1 : data.size());
+  if (batch == nullptr) return {propose_status::failed, 0};
+  if (!data.empty()) std::memcpy(batch, data.data(), data.size());
+  e.buf = {batch, data.size()};
+  e.batch = batch;
+  const std::uint64_t index = raft_last_index(_raft.get()) + 1;
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_SUBMIT;
+  ev.submit.entries = &e;
+  ev.submit.n = 1;
+  const int rv = step(ev, out);  // on success stage_entries freed the batch
+  if (rv == RAFT_NOTLEADER) {
+    raft_free(batch);
+    return {propose_status::not_leader, 0};
+  }
+  if (rv != 0) {
+    raft_free(batch);
+    fail("submit", rv);
+    return {propose_status::failed, 0};
+  }
+  return {propose_status::ok, index};
+}
+
+void raft_group::stage_entries(std::uint64_t first_index, const void* raft_entries, unsigned n,
+                               actions& out) {
+  const auto* batch = static_cast<const raft_entry*>(raft_entries);
+  std::vector<entry> staged;
+  staged.reserve(n);
+  for (unsigned i = 0; i < n; ++i) staged.push_back(to_entry(batch[i]));
+  if (n > 0) raft_free(batch[0].batch);  // raft handed the batch to us with the update
+  for (auto& w : _writes) w.valid_upto = std::min(w.valid_upto, first_index - 1);
+  const std::uint64_t seq = _log.append(first_index, staged);
+  _writes.push_back({seq, first_index + n - 1});
+  out.writes.push_back(seq);
+}
+
+void raft_group::apply_committed(actions& out) {
+  const std::uint64_t commit = raft_commit_index(_raft.get());
+  while (_last_applied < commit) {
+    const entry* e = _log.entry_at(_last_applied + 1);
+    if (e == nullptr) break;  // committed but not staged here yet; the next step continues
+    ++_last_applied;
+    if (e->type == entry_type::change && _last_applied > 1)
+      _pending_configurations.push_back(_last_applied);
+    out.applies.push_back({_last_applied, *e});
+  }
+}
+
+int raft_group::step(raft_event& ev, actions& out) {
+  raft_update u{};
+  const int rv = raft_step(_raft.get(), &ev, &u);
+  if (rv != 0) return rv;
+  if (u.flags & (RAFT_UPDATE_CURRENT_TERM | RAFT_UPDATE_VOTED_FOR))
+    _log.save_hard_state(
+        {raft_current_term(_raft.get()), raft_voted_for(_raft.get()), _incarnation});
+  if (u.flags & RAFT_UPDATE_ENTRIES)
+    stage_entries(u.entries.index, u.entries.batch, u.entries.n, out);
+  if (u.flags & RAFT_UPDATE_SNAPSHOT) {
+    // Unreachable while no group takes snapshots (raft sends one only for a compacted log).
+    raft_free(u.snapshot.chunk.base);
+    raft_configuration_close(&u.snapshot.metadata.configuration);
+  }
+  if (u.flags & RAFT_UPDATE_MESSAGES) {
+    for (unsigned i = 0; i < u.messages.n; ++i) {
+      outbound_frame f;
+      f.to = u.messages.batch[i].server_id;
+      const int peer = voter_index(f.to);
+      if (peer < 0) continue;
+      frame_route route{_config.group_id, _config.self, f.to, _incarnation,
+                        _sent[std::size_t(peer)] + 1};
+      // An AppendEntries whose entries this store no longer has is skipped; raft resends.
+      if (!encode_frame(f.frame, route, u.messages.batch[i], _log)) {
+        ++_unencodable;
+        continue;
+      }
+      ++_sent[std::size_t(peer)];
+      out.sends.push_back(std::move(f));
+    }
+  }
+  if (u.flags & RAFT_UPDATE_COMMIT_INDEX) apply_committed(out);
+  out.timer_at = raft_timeout(_raft.get());
+  // A committed configuration change is reported back to raft once this step is over.
+  while (!_pending_configurations.empty()) {
+    const std::uint64_t index = _pending_configurations.front();
+    _pending_configurations.erase(_pending_configurations.begin());
+    const entry* e = _log.entry_at(index);
+    if (e == nullptr) continue;
+    raft_event cev{};
+    cev.time = ev.time;
+    cev.type = RAFT_CONFIGURATION;
+    cev.configuration.index = index;
+    raft_buffer buf{const_cast<std::uint8_t*>(e->data.data()), e->data.size()};
+    if (raft_configuration_decode(&buf, &cev.configuration.conf) != 0) continue;
+    const int crv = step(cev, out);
+    if (crv != 0) return crv;
+  }
+  return 0;
+}
+
+std::string raft_group::debug_state() const {
+  if (!_raft) return "no raft";
+  std::string s = std::string(role_name(current_role())) + " term " + std::to_string(term()) +
+                  " commit " + std::to_string(commit_index()) + " stored " +
+                  std::to_string(_raft->last_stored) + " last " +
+                  std::to_string(raft_last_index(_raft.get())) + " unencodable " +
+                  std::to_string(_unencodable) + " writes";
+  for (const auto& w : _writes)
+    s += " " + std::to_string(w.seq) + "<=" + std::to_string(w.valid_upto);
+  if (current_role() == role::leader) {
+    s += " match";
+    for (std::uint64_t v : _config.voters) {
+      raft_index m = 0;
+      if (raft_match_index(_raft.get(), v, &m) == 0) s += " " + std::to_string(m);
+    }
+  }
+  return s;
+}
+
+role raft_group::current_role() const {
+  if (!_raft || !_started) return role::unavailable;
+  switch (raft_state(_raft.get())) {
+    case RAFT_FOLLOWER: return role::follower;
+    case RAFT_CANDIDATE: return role::candidate;
+    case RAFT_LEADER: return role::leader;
+    default: return role::unavailable;
+  }
+}
+
+std::uint64_t raft_group::term() const { return _raft ? raft_current_term(_raft.get()) : 0; }
+
+std::uint64_t raft_group::commit_index() const {
+  return _raft ? raft_commit_index(_raft.get()) : 0;
+}
+
+std::uint64_t raft_group::leader_id() const {
+  if (!_raft || !_started) return 0;
+  raft_id id = 0;
+  const char* address = nullptr;
+  raft_leader(_raft.get(), &id, &address);
+  return id;
+}
+
+}  // namespace repl

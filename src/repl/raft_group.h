@@ -1,0 +1,136 @@
+#pragma once
+// One Raft group on this server: a thin wrapper over cowsql raft's raft_step() (no I/O of
+// its own: raft_init with no raft_io and no raft_fsm). Events go in with the current time in
+// milliseconds; what to do comes out as actions: frames to send, log writes started (report
+// them back with on_persisted), committed entries to apply in order, and when to call
+// on_timeout next. No threads, sockets or clocks: one pinned thread can drive many groups,
+// and the simulation drives them all from one seeded loop.
+//
+// The hard state (term, vote) is saved through the log_store synchronously inside the call,
+// before any frame of that call is returned, as Raft requires.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "src/repl/log_store.h"
+
+struct raft;
+struct raft_event;
+
+namespace repl {
+
+struct group_config {
+  std::uint64_t group_id = 0;
+  std::uint64_t self = 0;                // server id, > 0
+  std::vector<std::uint64_t> voters;     // every member, self included
+  unsigned election_timeout_ms = 1000;   // raft randomizes each timeout in [t, 2t)
+  unsigned heartbeat_timeout_ms = 100;
+  std::uint32_t seed = 1;                // raft's pseudo-random generator (election jitter)
+  bool pre_vote = true;                  // a partitioned server cannot disrupt the leader
+  // Drop late and duplicate frames (see raft_codec.h). Off only in the test that shows why.
+  bool drop_stale_frames = true;
+};
+
+enum class role : std::uint8_t { unavailable, follower, candidate, leader };
+const char* role_name(role r);
+
+struct outbound_frame {
+  std::uint64_t to = 0;
+  std::vector<std::uint8_t> frame;  // raft_codec format, tagged with the group
+};
+
+struct committed_entry {
+  std::uint64_t index = 0;
+  entry value;  // barrier and change entries too: the state machine skips what it ignores
+};
+
+struct actions {
+  std::vector<outbound_frame> sends;
+  std::vector<committed_entry> applies;    // contiguous, ascending, each index once per start
+  std::vector<std::uint64_t> writes;       // log_store seqs started in this call
+  std::optional<std::uint64_t> timer_at;   // call on_timeout at this time (ms); replaces any
+  void clear() { *this = actions{}; }
+};
+
+enum class propose_status : std::uint8_t { ok, not_leader, failed };
+
+struct propose_result {
+  propose_status status = propose_status::failed;
+  std::uint64_t index = 0;  // the entry's log index when ok
+};
+
+class raft_group {
+ public:
+  raft_group(group_config config, log_store& log);
+  ~raft_group();
+  raft_group(const raft_group&) = delete;
+  raft_group& operator=(const raft_group&) = delete;
+
+  // Loads the store (bootstrapping a new group: term 1 and the voters as entry 1) and starts
+  // as follower. False when the stored state cannot be used; error() says why.
+  bool start(std::uint64_t now_ms, actions& out);
+
+  // A frame from a peer. Frames for another group or server, or malformed ones, are dropped
+  // and counted.
+  void on_frame(std::uint64_t now_ms, std::span<const std::uint8_t> frame, actions& out);
+  void on_timeout(std::uint64_t now_ms, actions& out);
+  // The log_store made every write up to `seq` durable.
+  void on_persisted(std::uint64_t now_ms, std::uint64_t seq, actions& out);
+
+  propose_result propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
+                         actions& out);
+
+  role current_role() const;
+  std::uint64_t term() const;
+  std::uint64_t commit_index() const;
+  std::uint64_t last_applied() const { return _last_applied; }
+  std::uint64_t leader_id() const;  // 0 when unknown
+  std::uint64_t id() const { return _config.self; }
+  std::uint64_t dropped_frames() const { return _dropped; }
+  std::uint64_t unencodable_messages() const { return _unencodable; }
+  std::uint64_t stale_frames() const { return _stale; }  // late or duplicate, dropped
+  // After a fatal raft error (a committed entry conflicting, out of memory) the group stops
+  // taking events; error() says what happened.
+  bool failed() const { return !_error.empty(); }
+  const std::string& error() const { return _error; }
+  // One line of internals for failure reports: raft's stored/last index, writes in flight.
+  std::string debug_state() const;
+
+ private:
+  struct write_in_flight {
+    std::uint64_t seq;
+    std::uint64_t valid_upto;  // last index of this write that no later write replaced
+  };
+  int step(raft_event& ev, actions& out);
+  void stage_entries(std::uint64_t first_index, const void* raft_entries, unsigned n,
+                     actions& out);
+  void apply_committed(actions& out);
+  void fail(const char* what, int rv);
+  int voter_index(std::uint64_t id) const;  // -1 when not a voter
+
+  group_config _config;
+  log_store& _log;
+  std::unique_ptr<::raft> _raft;
+  std::vector<std::string> _addresses;  // parallel to _config.voters
+  struct peer_seq {
+    std::uint64_t incarnation = 0;
+    std::uint64_t seq = 0;
+  };
+  std::vector<std::uint64_t> _sent;    // per voter: sequence of the last frame sent to it
+  std::vector<peer_seq> _received;     // per voter: newest frame taken from it
+  std::uint64_t _incarnation = 0;
+  std::deque<write_in_flight> _writes;
+  std::vector<std::uint64_t> _pending_configurations;  // committed change entries (index > 1)
+  std::uint64_t _last_applied = 0;
+  std::uint64_t _dropped = 0;
+  std::uint64_t _unencodable = 0;
+  std::uint64_t _stale = 0;
+  bool _started = false;
+  std::string _error;
+};
+
+}  // namespace repl

@@ -1,0 +1,147 @@
+#include "src/repl/raft_group.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "src/repl/memory_log_store.h"
+#include "src/repl/raft_codec.h"
+
+namespace {
+
+using namespace repl;
+
+std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+
+group_config config(std::uint64_t self, std::vector<std::uint64_t> voters) {
+  group_config c;
+  c.group_id = 3;
+  c.self = self;
+  c.voters = std::move(voters);
+  c.election_timeout_ms = 100;
+  c.heartbeat_timeout_ms = 20;
+  return c;
+}
+
+TEST(raft_group, a_single_voter_leads_at_once_and_applies_after_the_write_is_durable) {
+  memory_log_store log;
+  raft_group g(config(1, {1}), log);
+  actions out;
+  ASSERT_TRUE(g.start(1000, out)) << g.error();
+  EXPECT_EQ(g.current_role(), role::leader);
+  EXPECT_GE(g.term(), 1u);  // bootstrap term 1 (a sole voter elects itself at once)
+  // The bootstrap configuration entry (index 1) is committed from the start.
+  ASSERT_FALSE(out.applies.empty());
+  EXPECT_EQ(out.applies[0].index, 1u);
+  EXPECT_EQ(out.applies[0].value.type, entry_type::change);
+  memory_log_store disk = log;  // what a crash right now would leave
+  disk.crash(0);
+  EXPECT_EQ(disk.load().hard.term, g.term());  // the term was durable before anything else
+  // The new leader's barrier entry is written; once durable it commits.
+  for (auto seq : out.writes) {
+    log.sync_through(seq);
+    actions done;
+    g.on_persisted(1001, seq, done);
+  }
+  out.clear();
+  const propose_result r = g.propose(1002, bytes_of("hello"), out);
+  ASSERT_EQ(r.status, propose_status::ok);
+  ASSERT_EQ(out.writes.size(), 1u);
+  EXPECT_TRUE(out.applies.empty());  // not durable yet, so not committed
+  EXPECT_EQ(log.entry_at(r.index)->data, bytes_of("hello"));
+  log.sync_through(out.writes[0]);
+  actions done;
+  g.on_persisted(1003, out.writes[0], done);
+  ASSERT_EQ(done.applies.size(), 1u);
+  EXPECT_EQ(done.applies[0].index, r.index);
+  EXPECT_EQ(done.applies[0].value.data, bytes_of("hello"));
+  EXPECT_EQ(g.commit_index(), r.index);
+  EXPECT_EQ(g.last_applied(), r.index);
+}
+
+TEST(raft_group, a_follower_refuses_proposals_and_asks_for_votes_after_its_timeout) {
+  memory_log_store log;
+  raft_group g(config(1, {1, 2, 3}), log);
+  actions out;
+  ASSERT_TRUE(g.start(0, out));
+  EXPECT_EQ(g.current_role(), role::follower);
+  EXPECT_EQ(g.propose(1, bytes_of("x"), out).status, propose_status::not_leader);
+  ASSERT_TRUE(out.timer_at);
+  EXPECT_GE(*out.timer_at, 100u);
+  EXPECT_LT(*out.timer_at, 200u);  // randomized in [t, 2t)
+  actions vote;
+  g.on_timeout(*out.timer_at, vote);
+  ASSERT_EQ(vote.sends.size(), 2u);  // a pre-vote to each peer
+  for (const auto& f : vote.sends) {
+    auto d = decode_frame(f.frame);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->route.group, 3u);
+    EXPECT_EQ(d->route.to, f.to);
+    EXPECT_EQ(d->msg.type, RAFT_REQUEST_VOTE);
+    EXPECT_TRUE(d->msg.request_vote.pre_vote);
+  }
+}
+
+TEST(raft_group, frames_for_another_group_or_server_or_garbage_are_dropped) {
+  memory_log_store a_log, b_log;
+  raft_group a(config(1, {1, 2}), a_log);
+  raft_group b(config(2, {1, 2}), b_log);
+  actions out;
+  ASSERT_TRUE(a.start(0, out) && b.start(0, out));
+  actions vote;
+  a.on_timeout(1000, vote);
+  ASSERT_EQ(vote.sends.size(), 1u);
+  auto frame = vote.sends[0].frame;
+  actions ignored;
+  a.on_frame(1001, frame, ignored);  // addressed to server 2
+  EXPECT_EQ(a.dropped_frames(), 1u);
+  auto other_group = frame;
+  other_group[1] ^= 1;
+  b.on_frame(1001, other_group, ignored);
+  const std::vector<std::uint8_t> garbage{1, 2, 3};
+  b.on_frame(1001, garbage, ignored);
+  EXPECT_EQ(b.dropped_frames(), 2u);
+  EXPECT_TRUE(ignored.sends.empty());
+  actions reply;
+  b.on_frame(1001, frame, reply);  // the real one is answered
+  EXPECT_EQ(b.dropped_frames(), 2u);
+  EXPECT_EQ(reply.sends.size(), 1u);
+  actions again;
+  b.on_frame(1002, frame, again);  // a duplicate is not
+  EXPECT_EQ(b.stale_frames(), 1u);
+  EXPECT_TRUE(again.sends.empty());
+}
+
+TEST(raft_group, a_restart_recovers_term_vote_and_entries_from_the_store) {
+  memory_log_store log;
+  std::uint64_t index = 0, term = 0;
+  {
+    raft_group g(config(1, {1}), log);
+    actions out;
+    ASSERT_TRUE(g.start(0, out));
+    for (auto seq : out.writes) log.sync_through(seq);
+    const propose_result r = g.propose(1, bytes_of("kept"), out);
+    ASSERT_EQ(r.status, propose_status::ok);
+    index = r.index;
+    term = g.term();
+    log.sync_through(log.last_seq());
+  }
+  log.crash(0);
+  raft_group g(config(1, {1}), log);
+  actions out;
+  ASSERT_TRUE(g.start(10, out)) << g.error();
+  EXPECT_GE(g.term(), term);
+  EXPECT_EQ(g.current_role(), role::leader);
+  ASSERT_NE(log.entry_at(index), nullptr);
+  EXPECT_EQ(log.entry_at(index)->data, bytes_of("kept"));
+}
+
+TEST(raft_group, a_server_outside_the_voters_cannot_start) {
+  memory_log_store log;
+  raft_group g(config(4, {1, 2, 3}), log);
+  actions out;
+  EXPECT_FALSE(g.start(0, out));
+  EXPECT_NE(g.error().find("not one of the group's voters"), std::string::npos);
+}
+
+}  // namespace

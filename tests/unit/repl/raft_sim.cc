@@ -1,0 +1,362 @@
+#include "tests/unit/repl/raft_sim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "src/base/rng.h"
+#include "src/repl/memory_log_store.h"
+#include "src/repl/raft_codec.h"
+#include "src/repl/raft_group.h"
+
+namespace repl::sim {
+namespace {
+
+constexpr std::uint64_t kGroup = 7;
+constexpr std::uint64_t kMaxEvents = 20'000'000;  // a runaway run is a failure, not a hang
+
+enum class ev_kind { deliver, disk_done, timer, restart, chaos, client };
+
+struct event {
+  ev_kind kind;
+  unsigned node = 0;        // target server index
+  unsigned from = 0;        // deliver: sender index
+  std::uint64_t gen = 0;    // incarnation (disk_done, restart) or timer generation
+  std::uint64_t seq = 0;    // disk_done: log_store write seq
+  std::vector<std::uint8_t> frame;
+};
+
+struct server {
+  std::uint64_t id = 0;
+  memory_log_store disk;  // survives crashes; its in-memory view does not
+  std::unique_ptr<raft_group> group;
+  std::uint64_t incarnation = 0;
+  std::uint64_t timer_gen = 0;
+  std::optional<std::uint64_t> timer_at;
+  std::uint64_t disk_free_at = 0;      // writes complete in order
+  std::vector<entry> applied;          // the state machine: applied[i - 1] is index i
+  bool applied_after_heal = false;
+};
+
+std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
+
+class simulation {
+ public:
+  explicit simulation(const sim_options& o) : _o(o), _rng(o.seed) {
+    _servers.resize(o.servers);
+    for (unsigned i = 0; i < o.servers; ++i) _servers[i].id = i + 1;
+    _blocked.assign(o.servers, std::vector<bool>(o.servers, false));
+  }
+
+  sim_report run() {
+    for (auto& s : _servers) boot(s);
+    schedule(1 + _rng.below(100), {ev_kind::chaos});
+    schedule(1 + _rng.below(20), {ev_kind::client});
+    while (!_queue.empty() && _failure.empty() && !_converged) {
+      auto node = _queue.extract(_queue.begin());
+      _now = node.key().first;
+      if (!_healed && _now >= _o.chaos_ms) heal();
+      dispatch(node.mapped());
+      after_event();
+      if (++_report.events > kMaxEvents) violation("event limit reached");
+    }
+    if (_failure.empty() && !_converged) violation("event queue ran dry before convergence");
+    if (_failure.empty()) final_checks();
+    _report.ok = _failure.empty();
+    _report.failure = _failure;
+    _report.proposals_acked = _committed.size();
+    _report.leaders = _leader_of_term.size();
+    return _report;
+  }
+
+ private:
+  void schedule(std::uint64_t at, event e) { _queue.emplace(std::pair{at, _order++}, std::move(e)); }
+
+  void violation(const std::string& what) {
+    if (_failure.empty()) _failure = fmt::format("t={}ms: {}", _now, what);
+  }
+
+  bool alive(const server& s) const { return s.group != nullptr; }
+
+  void boot(server& s) {
+    group_config cfg;
+    cfg.group_id = kGroup;
+    cfg.self = s.id;
+    for (const auto& p : _servers) cfg.voters.push_back(p.id);
+    cfg.election_timeout_ms = _o.election_timeout_ms;
+    cfg.heartbeat_timeout_ms = _o.heartbeat_timeout_ms;
+    cfg.seed = std::uint32_t(_rng.next());
+    cfg.drop_stale_frames = _o.drop_stale_frames;
+    s.group = std::make_unique<raft_group>(cfg, s.disk);
+    s.timer_at.reset();
+    s.applied.clear();
+    actions out;
+    if (!s.group->start(_now, out)) {
+      violation(fmt::format("server {} failed to start: {}", s.id, s.group->error()));
+      return;
+    }
+    handle(s, out);
+  }
+
+  void crash(server& s) {
+    s.group.reset();
+    ++s.incarnation;
+    ++_report.crashes;
+    s.timer_at.reset();
+    s.applied.clear();
+    // The unsynced tail: lost, kept whole (written but never acknowledged), or torn.
+    std::size_t keep = 0;
+    const std::size_t pending = s.disk.pending_bytes();
+    if (_o.torn_writes && pending > 0)
+      keep = _rng.chance(0.3) ? pending : std::size_t(_rng.below(pending + 1));
+    s.disk.crash(keep);
+    schedule(_now + 20 + _rng.below(1500), {ev_kind::restart, unsigned(s.id - 1), 0,
+                                            s.incarnation});
+  }
+
+  void dispatch(event& e) {
+    server& s = _servers[e.node];
+    actions out;
+    switch (e.kind) {
+      case ev_kind::deliver:
+        if (!alive(s) || (!_healed && _blocked[e.from][e.node])) return;
+        if (_now >= _o.trace_from_ms) trace(e);
+        s.group->on_frame(_now, e.frame, out);
+        break;
+      case ev_kind::disk_done:
+        if (!alive(s) || e.gen != s.incarnation) return;
+        if (!_o.disk_lies) s.disk.sync_through(e.seq);
+        s.group->on_persisted(_now, e.seq, out);
+        break;
+      case ev_kind::timer:
+        if (!alive(s) || e.gen != s.timer_gen) return;
+        s.timer_at.reset();  // whatever raft answers now is the next timer
+        s.group->on_timeout(_now, out);
+        break;
+      case ev_kind::restart:
+        if (!alive(s) && e.gen == s.incarnation) boot(s);
+        return;
+      case ev_kind::chaos:
+        chaos();
+        return;
+      case ev_kind::client:
+        client();
+        return;
+    }
+    handle(s, out);
+  }
+
+  void trace(const event& e) {
+    auto d = decode_frame(e.frame);
+    if (!d) return;
+    const raft_message& m = d->msg;
+    std::string what;
+    switch (m.type) {
+      case RAFT_APPEND_ENTRIES:
+        what = fmt::format("AE term {} prev {}^{} n {} commit {}", m.append_entries.term,
+                           m.append_entries.prev_log_index, m.append_entries.prev_log_term,
+                           m.append_entries.n_entries, m.append_entries.leader_commit);
+        break;
+      case RAFT_APPEND_ENTRIES_RESULT:
+        what = fmt::format("AER term {} rejected {} last {}", m.append_entries_result.term,
+                           m.append_entries_result.rejected,
+                           m.append_entries_result.last_log_index);
+        break;
+      default:
+        what = fmt::format("type {}", int(m.type));
+    }
+    std::fprintf(stderr, "%llu: %u -> %u %s\n", (unsigned long long)_now, e.from + 1,
+                 e.node + 1, what.c_str());
+    drop_decoded(d->msg);
+  }
+
+  void handle(server& s, actions& out) {
+    const unsigned from = unsigned(s.id - 1);
+    for (auto& f : out.sends) {
+      if (f.to == 0 || f.to > _servers.size()) {
+        violation(fmt::format("server {} sent to unknown server {}", s.id, f.to));
+        continue;
+      }
+      if (!_healed && _rng.chance(_o.loss)) continue;
+      const int copies = !_healed && _rng.chance(_o.duplicate) ? 2 : 1;
+      for (int c = 0; c < copies; ++c) {
+        std::uint64_t delay = 1 + _rng.below(_o.max_delay_ms);
+        if (!_healed && _rng.chance(_o.long_delay)) delay = 1 + _rng.below(10 * _o.max_delay_ms);
+        schedule(_now + delay, {ev_kind::deliver, unsigned(f.to - 1), from, 0, 0, f.frame});
+      }
+    }
+    for (std::uint64_t seq : out.writes) {
+      const std::uint64_t at = std::max(_now + 1 + _rng.below(4), s.disk_free_at);
+      s.disk_free_at = at;
+      schedule(at, {ev_kind::disk_done, from, 0, s.incarnation, seq});
+    }
+    for (auto& c : out.applies) apply(s, c);
+    if (out.timer_at && out.timer_at != s.timer_at) {
+      s.timer_at = out.timer_at;
+      ++s.timer_gen;
+      schedule(std::max(*out.timer_at, _now + 1), {ev_kind::timer, from, 0, s.timer_gen});
+    }
+  }
+
+  void apply(server& s, committed_entry& c) {
+    if (c.index != s.applied.size() + 1) {
+      violation(fmt::format("server {} applied index {} after {}", s.id, c.index,
+                            s.applied.size()));
+      return;
+    }
+    auto [it, first] = _committed.emplace(c.index, c.value);
+    if (!first && !(it->second == c.value)) {
+      violation(fmt::format("index {} applied with term {} on server {} but term {} elsewhere",
+                            c.index, c.value.term, s.id, it->second.term));
+      return;
+    }
+    if (_healed && !c.value.data.empty() && c.value.data[0] == 'h') s.applied_after_heal = true;
+    s.applied.push_back(std::move(c.value));
+  }
+
+  void after_event() {
+    for (auto& s : _servers) {
+      if (!alive(s)) continue;
+      if (s.group->failed()) {
+        violation(fmt::format("server {}: {}", s.id, s.group->error()));
+        return;
+      }
+      if (s.group->current_role() != role::leader) continue;
+      auto [it, first] = _leader_of_term.emplace(s.group->term(), s.id);
+      if (!first && it->second != s.id)
+        violation(fmt::format("two leaders in term {}: servers {} and {}", s.group->term(),
+                              it->second, s.id));
+    }
+    if (!_healed) return;
+    _converged = std::all_of(_servers.begin(), _servers.end(),
+                             [](const server& s) { return s.applied_after_heal; });
+    if (_converged) {
+      _report.recovery_ms = _now - _heal_at;
+    } else if (_now > _heal_at + _o.liveness_bound_ms) {
+      std::string state;
+      for (auto& s : _servers)
+        state += fmt::format(" [{}: {}, applied {}, disk seq {}/{}]", s.id,
+                             alive(s) ? s.group->debug_state() : "down", s.applied.size(),
+                             s.disk.durable_seq(), s.disk.last_seq());
+      violation(fmt::format("liveness: not converged {} ms after healing:{}",
+                            _o.liveness_bound_ms, state));
+    }
+  }
+
+  // Faults: partitions of several shapes, and crashes.
+  void chaos() {
+    if (_healed) return;
+    const unsigned n = unsigned(_servers.size());
+    if (_o.partitions && _rng.chance(0.35)) {
+      for (auto& row : _blocked) std::fill(row.begin(), row.end(), false);
+      switch (_rng.below(4)) {
+        case 0:  // healed
+          break;
+        case 1: {  // one server cut off both ways
+          const unsigned x = unsigned(_rng.below(n));
+          for (unsigned j = 0; j < n; ++j) _blocked[x][j] = _blocked[j][x] = true;
+          break;
+        }
+        case 2: {  // asymmetric: some links lose one direction only
+          const unsigned links = 1 + unsigned(_rng.below(n));
+          for (unsigned k = 0; k < links; ++k)
+            _blocked[_rng.below(n)][_rng.below(n)] = true;
+          break;
+        }
+        default: {  // two sides
+          std::vector<bool> side(n);
+          for (unsigned j = 0; j < n; ++j) side[j] = _rng.chance(0.5);
+          for (unsigned a = 0; a < n; ++a)
+            for (unsigned b = 0; b < n; ++b) _blocked[a][b] = side[a] != side[b];
+          break;
+        }
+      }
+    }
+    if (_o.crashes && _rng.chance(0.12)) {
+      server& s = _servers[_rng.below(n)];
+      if (alive(s)) crash(s);
+    }
+    schedule(_now + 50 + _rng.below(250), {ev_kind::chaos});
+  }
+
+  // The client: proposes to whoever says it leads; entries from after the heal start 'h'.
+  void client() {
+    for (auto& s : _servers) {
+      if (!alive(s) || s.group->current_role() != role::leader) continue;
+      actions out;
+      const auto payload = bytes_of(fmt::format("{}{}", _healed ? 'h' : 'p', _next_payload++));
+      const propose_result r = s.group->propose(_now, payload, out);
+      if (r.status == propose_status::failed)
+        violation(fmt::format("server {} propose failed: {}", s.id, s.group->error()));
+      handle(s, out);
+    }
+    schedule(_now + 5 + _rng.below(30), {ev_kind::client});
+  }
+
+  void heal() {
+    _healed = true;
+    _heal_at = _now;
+    for (auto& row : _blocked) std::fill(row.begin(), row.end(), false);
+    for (auto& s : _servers)
+      if (!alive(s)) boot(s);
+  }
+
+  void final_checks() {
+    // Applied logs identical: each is a prefix of the longest.
+    const server* longest = &_servers[0];
+    for (auto& s : _servers)
+      if (s.applied.size() > longest->applied.size()) longest = &s;
+    for (auto& s : _servers)
+      if (!std::equal(s.applied.begin(), s.applied.end(), longest->applied.begin()))
+        return violation(fmt::format("server {} applied log differs from server {}", s.id,
+                                     longest->id));
+    _report.final_index = longest->applied.size();
+    // Every entry applied anywhere is durable on a majority: read each disk as a crash
+    // right now would leave it.
+    std::vector<loaded_log> durable;
+    for (auto& s : _servers) {
+      memory_log_store copy = s.disk;
+      copy.crash(0);
+      durable.push_back(copy.load());
+    }
+    const unsigned majority = unsigned(_servers.size() / 2 + 1);
+    for (const auto& [index, e] : _committed) {
+      unsigned have = 0;
+      for (const auto& d : durable) {
+        const std::uint64_t off = index - d.start_index;
+        if (index >= d.start_index && off < d.entries.size() && d.entries[off] == e) ++have;
+      }
+      if (have < majority)
+        return violation(fmt::format("committed index {} durable on {} of {} servers", index,
+                                     have, _servers.size()));
+    }
+  }
+
+  sim_options _o;
+  base::rng _rng;
+  std::uint64_t _now = 0;
+  std::uint64_t _order = 0;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, event> _queue;
+  std::vector<server> _servers;
+  std::vector<std::vector<bool>> _blocked;  // [from][to]
+  std::map<std::uint64_t, entry> _committed;
+  std::map<std::uint64_t, std::uint64_t> _leader_of_term;
+  std::uint64_t _next_payload = 1;
+  bool _healed = false;
+  bool _converged = false;
+  std::uint64_t _heal_at = 0;
+  std::string _failure;
+  sim_report _report;
+};
+
+}  // namespace
+
+sim_report run_simulation(const sim_options& options) { return simulation(options).run(); }
+
+}  // namespace repl::sim
