@@ -310,8 +310,16 @@ int raft_group::step(raft_event& ev, actions& out) {
       if (peer < 0) continue;
       frame_route route{_config.group_id, _config.self, f.to, _incarnation,
                         _sent[std::size_t(peer)] + 1};
+      raft_message m = u.messages.batch[i];
+      // libraft 0.22.1 leaves last_log_index unset in some AppendEntries rejections (found
+      // with valgrind in the simulation: stack garbage went on the wire and made the leader's
+      // next index depend on it). Send the hint raft's other rejection paths compute.
+      if (m.type == RAFT_APPEND_ENTRIES_RESULT && m.append_entries_result.rejected > 0)
+        m.append_entries_result.last_log_index =
+            std::min<std::uint64_t>(raft_last_index(_raft.get()),
+                                    m.append_entries_result.rejected - 1);
       // An AppendEntries whose entries this store no longer has is skipped; raft resends.
-      if (!encode_frame(f.frame, route, u.messages.batch[i], _log)) {
+      if (!encode_frame(f.frame, route, m, _log)) {
         ++_unencodable;
         continue;
       }

@@ -1,8 +1,9 @@
 // The seeded Raft simulation over many seeds. A failure prints the seed and the command that
 // replays it. Environment (for longer runs by hand):
-//   PEREGRINE_RAFT_SIM_SEEDS=n       seeds per cluster size (default 120 for 3, 60 for 5)
+//   PEREGRINE_RAFT_SIM_SEEDS=n       seeds per cluster size (default 300 for 3, 200 for 5)
 //   PEREGRINE_RAFT_SIM_FIRST_SEED=s  first seed (default 1)
 //   PEREGRINE_RAFT_SIM_SEED=s        run only this seed (with PEREGRINE_RAFT_SIM_SERVERS=n)
+//   PEREGRINE_RAFT_SIM_VERBOSE=1     one line per seed
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -41,15 +42,18 @@ std::uint64_t env_or(const char* name, std::uint64_t fallback) {
 }
 
 std::string replay_hint(const sim_options& o) {
+  // setarch -R pins the address layout: with ASLR, about one batch run in eight plays one
+  // seed of 180 differently (cause not found yet; valgrind is clean), never within a layout.
   return "replay: PEREGRINE_RAFT_SIM_SEED=" + std::to_string(o.seed) +
          " PEREGRINE_RAFT_SIM_SERVERS=" + std::to_string(o.servers) +
-         " tests/unit/repl/test_repl_raft_sim --gtest_filter='*single_seed*'";
+         " setarch -R tests/unit/repl/test_repl_raft_sim --gtest_filter='*single_seed*'";
 }
 
 void run_seeds(unsigned servers, std::uint64_t default_count) {
   std::signal(SIGABRT, on_abort);
   const std::uint64_t first = env_or("PEREGRINE_RAFT_SIM_FIRST_SEED", 1);
   const std::uint64_t count = env_or("PEREGRINE_RAFT_SIM_SEEDS", default_count);
+  const bool verbose = env_or("PEREGRINE_RAFT_SIM_VERBOSE", 0) != 0;
   std::uint64_t failures = 0, events = 0, acked = 0, crashes = 0, worst_recovery = 0;
   for (std::uint64_t seed = first; seed < first + count && failures < 3; ++seed) {
     sim_options o;
@@ -62,6 +66,11 @@ void run_seeds(unsigned servers, std::uint64_t default_count) {
     acked += r.proposals_acked;
     crashes += r.crashes;
     worst_recovery = std::max(worst_recovery, r.recovery_ms);
+    if (verbose)
+      std::printf("seed %llu: %llu events, %llu committed, %llu crashes, recovery %llu ms\n",
+                  (unsigned long long)seed, (unsigned long long)r.events,
+                  (unsigned long long)r.proposals_acked, (unsigned long long)r.crashes,
+                  (unsigned long long)r.recovery_ms);
     if (!r.ok) {
       ++failures;
       ADD_FAILURE() << "seed " << seed << " (" << servers << " servers): " << r.failure << "\n"
@@ -75,9 +84,9 @@ void run_seeds(unsigned servers, std::uint64_t default_count) {
               (unsigned long long)crashes, (unsigned long long)worst_recovery);
 }
 
-TEST(raft_sim, three_servers_many_seeds) { run_seeds(3, 120); }
+TEST(raft_sim, three_servers_many_seeds) { run_seeds(3, 300); }
 
-TEST(raft_sim, five_servers_many_seeds) { run_seeds(5, 60); }
+TEST(raft_sim, five_servers_many_seeds) { run_seeds(5, 200); }
 
 TEST(raft_sim, single_seed) {
   const std::uint64_t seed = env_or("PEREGRINE_RAFT_SIM_SEED", 0);
@@ -139,8 +148,9 @@ TEST(raft_sim, lying_disk_is_caught) {
 TEST(raft_sim, reordered_frames_stall_raft_without_the_order_filter) {
   std::signal(SIGABRT, on_abort);
   unsigned stalled = 0;
-  for (unsigned servers : {3u, 5u}) {
-    for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+  // Seeds 24 (3 servers), 3 and 15 (5 servers) stalled when this was found.
+  for (auto [servers, last_seed] : {std::pair{3u, 40u}, std::pair{5u, 20u}}) {
+    for (std::uint64_t seed = 1; seed <= last_seed && stalled == 0; ++seed) {
       sim_options o;
       o.seed = seed;
       o.servers = servers;
