@@ -71,10 +71,10 @@ raft_group::raft_group(group_config config, log_store& log)
     return;
   }
   _raft->tracer = &silent_tracer;
+  raft_seed(_raft.get(), _config.seed);  // first: setting the timeout already draws from it
   raft_set_election_timeout(_raft.get(), _config.election_timeout_ms);
   raft_set_heartbeat_timeout(_raft.get(), _config.heartbeat_timeout_ms);
   raft_set_pre_vote(_raft.get(), _config.pre_vote);
-  raft_seed(_raft.get(), _config.seed);
 }
 
 raft_group::~raft_group() {
@@ -190,8 +190,17 @@ void raft_group::on_frame(std::uint64_t now_ms, std::span<const std::uint8_t> fr
     ++_stale;
     return;
   }
-  last = {route.incarnation, route.seq};
   raft_message& m = decoded->msg;
+  // Only a leader sends AppendEntries, one per term: one claiming this leader's own term is
+  // a lie. Debian's libraft has no assertions, and this case would write follower state over
+  // the leader's, so it never reaches raft.
+  if (m.type == RAFT_APPEND_ENTRIES && raft_state(_raft.get()) == RAFT_LEADER &&
+      m.append_entries.term == raft_current_term(_raft.get())) {
+    drop_decoded(m);
+    ++_dropped;
+    return;
+  }
+  last = {route.incarnation, route.seq};
   m.server_address = _addresses[std::size_t(peer)].c_str();
   raft_entry* entries_array =
       m.type == RAFT_APPEND_ENTRIES && m.append_entries.n_entries > 0 ? m.append_entries.entries

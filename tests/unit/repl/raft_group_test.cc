@@ -112,6 +112,50 @@ TEST(raft_group, frames_for_another_group_or_server_or_garbage_are_dropped) {
   EXPECT_TRUE(again.sends.empty());
 }
 
+TEST(raft_group, random_bytes_and_a_second_leader_of_the_same_term_are_dropped) {
+  memory_log_store log;
+  raft_group leader(config(1, {1}), log);  // a sole voter: leader at once
+  actions out;
+  ASSERT_TRUE(leader.start(0, out));
+  ASSERT_EQ(leader.current_role(), role::leader);
+  std::uint64_t x = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<std::uint8_t> junk(std::size_t(i % 97));
+    for (auto& b : junk) b = std::uint8_t((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+    actions ignored;
+    leader.on_frame(1, junk, ignored);
+  }
+  EXPECT_EQ(leader.dropped_frames(), 2000u);
+  EXPECT_EQ(leader.current_role(), role::leader);
+
+  // Two voters: server 1 wins an election, then a frame "from 2" claims to lead its term.
+  memory_log_store a_log, b_log;
+  raft_group a(config(1, {1, 2}), a_log), b(config(2, {1, 2}), b_log);
+  actions a_out, b_out;
+  ASSERT_TRUE(a.start(0, a_out) && b.start(0, b_out));
+  a_out.clear();
+  a.on_timeout(1000, a_out);
+  for (int round = 0; round < 10 && a.current_role() != role::leader; ++round) {
+    b_out.clear();
+    for (auto& f : a_out.sends) b.on_frame(1001 + round, f.frame, b_out);
+    a_out.clear();
+    for (auto& f : b_out.sends) a.on_frame(1001 + round, f.frame, a_out);
+  }
+  ASSERT_EQ(a.current_role(), role::leader);
+  raft_message lie{};
+  lie.type = RAFT_APPEND_ENTRIES;
+  lie.server_id = 1;
+  lie.append_entries = {1, a.term(), 0, 0, 0, nullptr, 0};
+  std::vector<std::uint8_t> frame;
+  ASSERT_TRUE(encode_frame(frame, {3, 2, 0, 99, 1}, lie, b_log));
+  const auto before = a.dropped_frames();
+  actions ignored;
+  a.on_frame(2000, frame, ignored);
+  EXPECT_EQ(a.dropped_frames(), before + 1);
+  EXPECT_EQ(a.current_role(), role::leader);
+  EXPECT_FALSE(a.failed());
+}
+
 TEST(raft_group, a_restart_recovers_term_vote_and_entries_from_the_store) {
   memory_log_store log;
   std::uint64_t index = 0, term = 0;
