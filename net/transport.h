@@ -62,6 +62,9 @@ class transport : public shard::poller, public shard::waiter {
   // server restarted on the same port the moment this process exits can bind it. No
   // handler is called; nothing but the destructor may follow.
   virtual void shutdown() {}
+  // The subject of the client certificate a TLS connection presented (RFC 2253,
+  // "CN=alice,O=Peregrine"); empty for plaintext connections or without a certificate.
+  virtual std::string tls_peer_subject(conn_handle) const { return {}; }
 };
 
 }  // namespace net

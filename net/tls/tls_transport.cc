@@ -1,0 +1,211 @@
+#include "net/tls/tls_transport.h"
+
+#include <vector>
+
+#include "src/base/clock.h"
+#include "src/base/log.h"
+
+namespace net {
+namespace {
+constexpr char kHandshakeRecord = 0x16;            // the first byte of a ClientHello
+constexpr std::size_t kKeepPlainCapacity = 1 << 20;  // a bigger burst's buffer is released
+}  // namespace
+
+tls_transport::tls_transport(std::unique_ptr<transport> inner, std::shared_ptr<tls_context> ctx,
+                             const tls_options& o)
+    : _inner(std::move(inner)), _ctx(std::move(ctx)), _opts(o) {
+  _inner->set_handler(this);
+}
+
+tls_transport::~tls_transport() = default;
+
+void tls_transport::on_open(conn_handle h, std::string_view peer_ip, int peer_port) {
+  conn& c = _conns[h];
+  c.peer = std::string(peer_ip) + ":" + std::to_string(peer_port);
+  c.deadline = base::read_clock(CLOCK_MONOTONIC) + _opts.timeout_ms * base::kMilli;
+  if (_opts.allow_non_tls && !_opts.handshake_first) {
+    c.m = mode::sniffing;
+  } else {
+    c.m = mode::handshaking;
+    c.session = std::make_unique<tls_session>(_ctx);
+  }
+  _handshaking.insert(h);
+  if (_next_deadline == 0 || c.deadline < _next_deadline) _next_deadline = c.deadline;
+  // Without handshake_first the INFO written now leaves in plaintext; with it, the INFO
+  // waits in plain_out until the handshake is done.
+  c.raw_out = !_opts.handshake_first;
+  if (_handler) _handler->on_open(h, peer_ip, peer_port);
+  if (auto it = _conns.find(h); it != _conns.end()) it->second.raw_out = false;
+}
+
+void tls_transport::on_data(conn_handle h, std::string_view bytes) {
+  auto it = _conns.find(h);
+  if (it == _conns.end() || bytes.empty()) return;
+  conn& c = it->second;
+  switch (c.m) {
+    case mode::plain:
+      if (_handler) _handler->on_data(h, bytes);
+      return;
+    case mode::failed:
+      return;
+    case mode::sniffing:
+      _handshaking.erase(h);
+      if (bytes.front() != kHandshakeRecord) {
+        c.m = mode::plain;
+        if (!c.plain_out.empty()) {
+          _inner->outbuf(h).append(c.plain_out);
+          c.plain_out.clear();
+        }
+        if (_handler) _handler->on_data(h, bytes);
+        return;
+      }
+      c.m = mode::handshaking;
+      c.session = std::make_unique<tls_session>(_ctx);
+      _handshaking.insert(h);
+      [[fallthrough]];
+    case mode::handshaking:
+    case mode::established:
+      session_bytes(h, c, bytes);
+      return;
+  }
+}
+
+void tls_transport::session_bytes(conn_handle h, conn& c, std::string_view bytes) {
+  _plain_in.clear();
+  const bool was_established = c.m == mode::established;
+  const auto st = c.session->feed(bytes, _plain_in, _inner->outbuf(h));
+  if (st == tls_session::state::failed) {
+    fail(h, c, (was_established ? "TLS error: " : "TLS handshake error: ") + c.session->error());
+    return;
+  }
+  if (!was_established && st != tls_session::state::handshaking) {
+    c.m = mode::established;
+    _handshaking.erase(h);
+    PG_DEBUG("{} - TLS handshake complete ({} {})", c.peer, c.session->protocol(), c.session->cipher());
+    if (!c.plain_out.empty()) _dirty.insert(h);  // the INFO of handshake_first, or anything early
+  }
+  const bool peer_closed = st == tls_session::state::closed;
+  // The handler may close `h` (and so erase `c`): nothing below touches `c`.
+  if (!_plain_in.empty() && _handler) _handler->on_data(h, _plain_in);
+  if (peer_closed) _inner->close(h, true);
+}
+
+void tls_transport::fail(conn_handle h, conn& c, const std::string& why) {
+  PG_ERROR("{} - {}", c.peer, why);
+  c.m = mode::failed;
+  c.plain_out.clear();
+  _handshaking.erase(h);
+  _dirty.erase(h);
+  _inner->close(h, true);  // the alert the session produced leaves first
+}
+
+std::string& tls_transport::outbuf(conn_handle h) {
+  auto it = _conns.find(h);
+  if (it == _conns.end()) return _inner->outbuf(h);
+  conn& c = it->second;
+  if (c.raw_out || c.m == mode::plain) return _inner->outbuf(h);
+  if (c.m == mode::failed) {
+    static thread_local std::string sink;  // a failed connection's bytes go nowhere
+    sink.clear();
+    return sink;
+  }
+  _dirty.insert(h);
+  return c.plain_out;
+}
+
+std::size_t tls_transport::pending_bytes(conn_handle h) const {
+  auto it = _conns.find(h);
+  const std::size_t mine = it == _conns.end() ? 0 : it->second.plain_out.size();
+  return mine + _inner->pending_bytes(h);
+}
+
+void tls_transport::encrypt_pending(conn_handle h, conn& c) {
+  if (c.m != mode::established || c.plain_out.empty()) return;
+  if (!c.session->write(c.plain_out, _inner->outbuf(h))) {
+    fail(h, c, "TLS error: " + c.session->error());
+    return;
+  }
+  c.plain_out.clear();
+  if (c.plain_out.capacity() > kKeepPlainCapacity) std::string().swap(c.plain_out);
+}
+
+void tls_transport::flush_now(conn_handle h) {
+  if (auto it = _conns.find(h); it != _conns.end()) encrypt_pending(h, it->second);
+  _inner->flush_now(h);
+}
+
+std::size_t tls_transport::flush() {
+  for (conn_handle h : _dirty)
+    if (auto it = _conns.find(h); it != _conns.end()) encrypt_pending(h, it->second);
+  _dirty.clear();
+  return _inner->flush();
+}
+
+void tls_transport::close(conn_handle h, bool after_flush) {
+  if (auto it = _conns.find(h); it != _conns.end()) {
+    conn& c = it->second;
+    if (after_flush && c.m == mode::established) {
+      encrypt_pending(h, c);
+      if (c.m == mode::established) c.session->close(_inner->outbuf(h));  // close_notify
+    }
+    c.plain_out.clear();
+    _dirty.erase(h);
+  }
+  _inner->close(h, after_flush);  // may call on_close at once
+}
+
+void tls_transport::on_close(conn_handle h) {
+  _conns.erase(h);
+  _dirty.erase(h);
+  _handshaking.erase(h);
+  if (_handler) _handler->on_close(h);
+}
+
+void tls_transport::shutdown() {
+  _handler = nullptr;
+  _inner->shutdown();
+  _conns.clear();
+  _dirty.clear();
+  _handshaking.clear();
+}
+
+std::string tls_transport::tls_peer_subject(conn_handle h) const {
+  auto it = _conns.find(h);
+  if (it == _conns.end() || !it->second.session || it->second.m != mode::established) return "";
+  return it->second.session->peer_subject();
+}
+
+void tls_transport::expire_handshakes(base::nanos now) {
+  if (_handshaking.empty() || now < _next_deadline) return;
+  std::vector<conn_handle> expired;
+  base::nanos next = 0;
+  for (conn_handle h : _handshaking) {
+    auto it = _conns.find(h);
+    if (it == _conns.end()) continue;
+    if (it->second.deadline <= now) {
+      expired.push_back(h);
+    } else if (next == 0 || it->second.deadline < next) {
+      next = it->second.deadline;
+    }
+  }
+  _next_deadline = next;
+  for (conn_handle h : expired)
+    if (auto it = _conns.find(h); it != _conns.end()) fail(h, it->second, "TLS handshake error: i/o timeout");
+}
+
+std::size_t tls_transport::poll(base::nanos now) {
+  const std::size_t n = _inner->poll(now);
+  expire_handshakes(now);
+  return n;
+}
+
+base::nanos tls_transport::idle_limit(base::nanos now) {
+  base::nanos limit = _inner->idle_limit(now);
+  if (!_handshaking.empty() && _next_deadline > 0) {
+    const base::nanos mine = std::max<base::nanos>(_next_deadline - now, base::kMilli);
+    if (limit == 0 || mine < limit) limit = mine;
+  }
+  return limit;
+}
+
+}  // namespace net

@@ -1,0 +1,84 @@
+#pragma once
+// TLS over a kernel transport (io_uring or epoll), as a decorator: the inner transport moves
+// ciphertext, the dispatcher above keeps seeing plaintext. The NATS flow: the INFO the
+// dispatcher writes when a connection opens leaves in plaintext, then the client starts the
+// handshake (with handshake_first the handshake comes first and the INFO leaves encrypted
+// after it). Outbound plaintext collects per connection during the turn and is encrypted in
+// one batch at flush(), so a busy connection costs one SSL_write per turn, not one per
+// message. A connection still handshaking when `timeout_ms` passes is closed.
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "net/tls/tls_context.h"
+#include "net/tls/tls_session.h"
+#include "net/transport.h"
+
+namespace net {
+
+class tls_transport final : public transport, private transport_handler {
+ public:
+  tls_transport(std::unique_ptr<transport> inner, std::shared_ptr<tls_context> ctx, const tls_options& o);
+  ~tls_transport() override;
+
+  std::string_view name() const override { return _inner->name(); }
+  transport_counters counters() const override { return _inner->counters(); }
+  void set_handler(transport_handler* h) override { _handler = h; }
+  base::status listen(const std::string& host, int port) override { return _inner->listen(host, port); }
+  void set_accept_sink(std::function<void(int)> sink) override { _inner->set_accept_sink(std::move(sink)); }
+  void stop_listening() override { _inner->stop_listening(); }
+  int bound_port() const override { return _inner->bound_port(); }
+  void adopt(int fd) override { _inner->adopt(fd); }
+  std::string& outbuf(conn_handle h) override;
+  std::size_t pending_bytes(conn_handle h) const override;
+  void pause_reading(conn_handle h) override { _inner->pause_reading(h); }
+  void resume_reading(conn_handle h) override { _inner->resume_reading(h); }
+  void flush_now(conn_handle h) override;
+  std::size_t flush() override;
+  void close(conn_handle h, bool after_flush) override;
+  void shutdown() override;
+  std::string tls_peer_subject(conn_handle h) const override;
+
+  std::size_t poll(base::nanos now) override;
+  base::nanos idle_limit(base::nanos now) override;
+  void wait(base::nanos timeout, int doorbell_fd) override { _inner->wait(timeout, doorbell_fd); }
+  bool watch_fd(int fd) override { return _inner->watch_fd(fd); }
+
+ private:
+  enum class mode {
+    sniffing,     // allow_non_tls: the first byte tells a ClientHello (0x16) from plaintext
+    handshaking,
+    established,
+    plain,        // allow_non_tls and the client stayed plaintext: bytes pass through
+    failed,       // closing after a handshake error or timeout
+  };
+  struct conn {
+    mode m = mode::handshaking;
+    bool raw_out = false;  // during on_open: the INFO goes out in plaintext
+    std::unique_ptr<tls_session> session;
+    std::string plain_out;  // written by the dispatcher this turn, encrypted at flush
+    base::nanos deadline = 0;
+    std::string peer;       // "ip:port" for the log
+  };
+
+  void on_open(conn_handle h, std::string_view peer_ip, int peer_port) override;
+  void on_data(conn_handle h, std::string_view bytes) override;
+  void on_close(conn_handle h) override;
+  void session_bytes(conn_handle h, conn& c, std::string_view bytes);
+  void encrypt_pending(conn_handle h, conn& c);
+  void expire_handshakes(base::nanos now);
+  void fail(conn_handle h, conn& c, const std::string& why);
+
+  std::unique_ptr<transport> _inner;
+  std::shared_ptr<tls_context> _ctx;
+  const tls_options _opts;
+  transport_handler* _handler = nullptr;
+  base::nanos _next_deadline = 0;  // earliest handshake deadline (0: none)
+  std::unordered_map<conn_handle, conn> _conns;
+  std::unordered_set<conn_handle> _dirty;        // plaintext waiting for flush()
+  std::unordered_set<conn_handle> _handshaking;  // deadlines to check (sniffing too)
+  std::string _plain_in;                         // decrypted bytes of one on_data
+};
+
+}  // namespace net
