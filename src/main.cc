@@ -11,6 +11,7 @@
 
 #include "net/dpdk/dpdk_factory.h"
 #include "net/epoll_transport.h"
+#include "net/tls/tls_transport.h"
 #include "net/uring_transport.h"
 #include "peregrine_config.h"
 #include "src/base/log.h"
@@ -26,7 +27,8 @@ namespace {
 // where the kernel refuses it), epoll sockets, or DPDK (one transport per port queue pair).
 class option_transports final : public core::transport_factory {
  public:
-  explicit option_transports(const core::server_options& o) : _o(o) {}
+  option_transports(const core::server_options& o, std::shared_ptr<net::tls_context> tls)
+      : _o(o), _tls(std::move(tls)) {}
 
   base::result<std::vector<std::unique_ptr<net::transport>>> client_transports(std::uint32_t shards) override {
     std::vector<std::unique_ptr<net::transport>> out;
@@ -42,7 +44,11 @@ class option_transports final : public core::transport_factory {
       _name = "dpdk";
       return out;
     }
-    for (std::uint32_t i = 0; i < shards; ++i) out.push_back(socket_transport());
+    for (std::uint32_t i = 0; i < shards; ++i) {
+      auto t = socket_transport();
+      if (_tls) t = std::make_unique<net::tls_transport>(std::move(t), _tls, _o.tls);
+      out.push_back(std::move(t));
+    }
     return out;
   }
 
@@ -74,6 +80,7 @@ class option_transports final : public core::transport_factory {
   }
 
   const core::server_options _o;  // a copy: the factory may outlive the caller's options
+  std::shared_ptr<net::tls_context> _tls;  // null: plaintext listener
   std::string _name;
   bool _fallback_logged = false;
 };
@@ -161,7 +168,21 @@ int main(int argc, char** argv) {
     PG_INFO("  Store Directory: \"{}\"", opts.store_dir);
   }
   configured.store_dir = opts.store_dir;
-  core::server srv(opts, std::make_unique<option_transports>(opts));
+  std::shared_ptr<net::tls_context> tls;
+  if (opts.tls.enabled) {
+    if (opts.transport == "dpdk") {
+      PG_ERROR("TLS is not supported with --transport dpdk yet; use --transport uring or socket");
+      return 1;
+    }
+    std::string error;
+    tls = net::tls_context::create_server(opts.tls, error);
+    if (!tls) {
+      PG_ERROR("error parsing tls config: {}", error);
+      return 1;
+    }
+    PG_INFO("TLS required for client connections");
+  }
+  core::server srv(opts, std::make_unique<option_transports>(opts, tls));
   if (opts.jetstream) srv.add_service(js::make_jetstream_service());
   if (auto st = srv.start(); !st) {
     if (!srv.monitor_error().empty()) {

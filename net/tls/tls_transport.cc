@@ -64,6 +64,14 @@ void tls_transport::on_data(conn_handle h, std::string_view bytes) {
       _handshaking.insert(h);
       [[fallthrough]];
     case mode::handshaking:
+      // Go's words for plaintext where a ClientHello belongs (OpenSSL's guess is "http request").
+      if (!c.session_started && bytes.front() != kHandshakeRecord) {
+        fail(h, c, "TLS handshake error: tls: first record does not look like a TLS handshake");
+        return;
+      }
+      c.session_started = true;
+      session_bytes(h, c, bytes);
+      return;
     case mode::established:
       session_bytes(h, c, bytes);
       return;

@@ -56,6 +56,7 @@ class tls_transport final : public transport, private transport_handler {
   struct conn {
     mode m = mode::handshaking;
     bool raw_out = false;  // during on_open: the INFO goes out in plaintext
+    bool session_started = false;  // the session has seen the peer's first bytes
     std::unique_ptr<tls_session> session;
     std::string plain_out;  // written by the dispatcher this turn, encrypted at flush
     base::nanos deadline = 0;

@@ -210,6 +210,38 @@ class mapper {
     return true;
   }
 
+  bool tls(const config_value& v, const std::string& key) {
+    if (!v.is_map()) return bad(v, key, "expected a map");
+    net::tls_options& t = _o.tls;
+    t.enabled = true;
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (is(k, {"cert_file"})) {
+        ok = str(e, k, t.cert_file);
+      } else if (is(k, {"key_file"})) {
+        ok = str(e, k, t.key_file);
+      } else if (is(k, {"ca_file"})) {
+        ok = str(e, k, t.ca_file);
+      } else if (is(k, {"verify"})) {
+        ok = flag(e, k, t.verify);
+      } else if (is(k, {"verify_and_map"})) {
+        ok = flag(e, k, t.verify_and_map);
+      } else if (is(k, {"timeout"})) {
+        ok = duration(e, k, t.timeout_ms);
+      } else if (is(k, {"handshake_first", "first"})) {
+        ok = flag(e, k, t.handshake_first);
+      } else if (is(k, {"cipher_suites"})) {
+        ok = string_list(e, k, t.cipher_suites);
+      } else if (is(k, {"min_version"})) {
+        ok = str(e, k, t.min_version);
+      } else {
+        unknown(k, e, "tls.");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
   bool top(const std::string& k, const config_value& v) {
     if (is(k, {"port"})) return num(v, k, _o.port, -1, 65535);
     if (is(k, {"listen"})) return host_port(v, k, _o.host, _o.port);
@@ -242,6 +274,8 @@ class mapper {
     if (is(k, {"logfile", "log_file"})) return str(v, k, _o.log_file);
     if (is(k, {"jetstream"})) return jetstream(v, k);
     if (is(k, {"authorization"})) return authorization(v, k);
+    if (is(k, {"tls"})) return tls(v, k);
+    if (is(k, {"allow_non_tls"})) return flag(v, k, _o.tls.allow_non_tls);
     // Peregrine's own keys, named as the flags.
     if (is(k, {"shards"})) return num(v, k, _o.shards, 0, 4096);
     if (is(k, {"poll", "poll_mode"})) return choice(v, k, _o.poll_mode, {"adaptive", "busy"});
@@ -302,6 +336,9 @@ constexpr flag_spec kFlags[] = {
     {"ports_file_dir", "ports_file_dir", true}, {"P", "pid", true},
     {"pid", "pid", true},             {"sl", "signal", true},
     {"signal", "signal", true},       {"http_base_path", "http_base_path", true},
+    {"tls", "tls", false},            {"tlscert", "tlscert", true},
+    {"tlskey", "tlskey", true},       {"tlscacert", "tlscacert", true},
+    {"tlsverify", "tlsverify", false},
 };
 
 const flag_spec* find_flag(std::string_view name) {
@@ -414,6 +451,13 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
   app.add_option("--user", out.user, "User required for connections");
   app.add_option("--pass", out.pass, "Password required for connections");
   app.add_option("--auth", out.token, "Authorization token required for connections");
+  bool tls_flag = false;
+  bool tlsverify_flag = false;
+  app.add_flag("--tls", tls_flag, "Enable TLS, do not verify clients");
+  app.add_option("--tlscert", out.tls.cert_file, "Server certificate file");
+  app.add_option("--tlskey", out.tls.key_file, "Private key for server certificate");
+  app.add_flag("--tlsverify", tlsverify_flag, "Enable TLS, verify client certificates");
+  app.add_option("--tlscacert", out.tls.ca_file, "Client certificate CA for verification");
   app.add_option("--max_payload", max_payload, "Maximum message payload (bytes; 1MB, 512KB ...)");
   app.add_flag("-v,--version", version, "Print the version and exit");
   app.add_flag("-h,--help", help, "Print this help and exit");
@@ -477,6 +521,9 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
     return res;
   }
   if (dv) out.debug = out.trace = true;
+  // As nats-server: any of the TLS flags turns TLS on; --tlsverify also verifies clients.
+  if (tls_flag || tlsverify_flag || app.count("--tlscert") || app.count("--tlskey")) out.tls.enabled = true;
+  if (tlsverify_flag) out.tls.verify = true;
   if (!max_payload.empty()) {
     std::int64_t v = 0;
     if (!parse_size(max_payload, v) || v <= 0 || v > INT32_MAX) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "net/tls_options.h"
+
 namespace core {
 
 struct server_options {
@@ -31,6 +33,8 @@ struct server_options {
   std::string user;
   std::string pass;
   std::string token;
+  // TLS on the client listener: the tls block, allow_non_tls, --tls* flags
+  net::tls_options tls;
   // monitoring (HTTP): http_port 0 = off, -1 = a free port
   int http_port = 0;
   std::string http_host;          // empty: the client listener's host

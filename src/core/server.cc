@@ -68,8 +68,14 @@ nlohmann::ordered_json server::build_info(const server_options& o, int bound_por
   j["host"] = o.host;
   j["port"] = bound_port;
   j["headers"] = true;
-  j["max_payload"] = o.max_payload;
+  // nats-server's Info order: auth_required, tls_required, tls_verify, tls_available, then max_payload.
   if (!o.user.empty() || !o.token.empty()) j["auth_required"] = true;
+  if (o.tls.enabled) {
+    if (!o.tls.allow_non_tls) j["tls_required"] = true;
+    if (o.tls.verify || o.tls.verify_and_map) j["tls_verify"] = true;
+    if (o.tls.allow_non_tls) j["tls_available"] = true;
+  }
+  j["max_payload"] = o.max_payload;
   if (o.jetstream) j["jetstream"] = true;
   if (!o.js_domain.empty()) j["domain"] = o.js_domain;
   return j;
