@@ -50,6 +50,8 @@ void dispatcher::refresh_live() {
 bool dispatcher::credentials_ok(const client& c) const {
   const auto& o = _live->opts;
   if (!_live->auth_required) return true;
+  // verify_and_map: the verified client certificate's subject is the user name; no password.
+  if (o.tls.verify_and_map) return !o.user.empty() && _transport->tls_peer_subject(c.handle) == o.user;
   if (!o.token.empty() && c.auth_token == o.token) return true;
   return !o.user.empty() && c.auth_user == o.user && c.auth_pass == o.pass;
 }

@@ -237,6 +237,37 @@ TEST_F(tls_verify_server, certificate_of_another_ca_is_refused) {
   EXPECT_NE(server_->log().find("TLS handshake error"), std::string::npos) << server_->log();
 }
 
+// verify_and_map with the single user (a users list comes with the authorization work).
+class tls_verify_and_map : public server_test {
+ protected:
+  std::string extra_conf() const override {
+    return tls_block("  verify_and_map: true\n") + "authorization {\n  user: \"CN=alice,O=Peregrine\"\n}\n";
+  }
+};
+
+TEST_F(tls_verify_and_map, the_certificate_subject_is_the_user) {
+  std::string err;
+  auto opts = secure_opts(url(), "ca.pem", "client.pem", "client-key.pem");
+  auto nc = connect(opts.get(), &err);  // no user or password in CONNECT
+  ASSERT_TRUE(nc) << err;
+  round_trip(nc.get(), 5, 10);
+}
+
+class tls_verify_and_map_other_user : public server_test {
+ protected:
+  std::string extra_conf() const override {
+    return tls_block("  verify_and_map: true\n") + "authorization {\n  user: \"CN=bob\"\n  password: x\n}\n";
+  }
+};
+
+TEST_F(tls_verify_and_map_other_user, a_certificate_of_someone_else_is_an_authorization_violation) {
+  std::string err;
+  auto opts = secure_opts(url(), "ca.pem", "client.pem", "client-key.pem");
+  natsOptions_SetUserInfo(opts.get(), "CN=bob", "x");  // the password does not stand in for the certificate
+  EXPECT_FALSE(connect(opts.get(), &err));
+  EXPECT_NE(err.find("Authorization Violation"), std::string::npos) << err;
+}
+
 // handshake_first came with nats-server 2.10: 2.9.10 refuses the key (this fixture fails there).
 class tls_handshake_first : public server_test {
  protected:

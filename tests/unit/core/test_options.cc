@@ -483,3 +483,77 @@ TEST(ops_options, bad_http_listen_is_an_error) {
 
 }  // namespace
 }  // namespace core
+
+namespace {
+
+TEST(tls_options, tls_block_and_allow_non_tls) {
+  TempDir d;
+  const auto conf = d.write("tls.conf", R"(
+allow_non_tls: true
+tls {
+  cert_file: "/c/server.pem"
+  key_file: "/c/server-key.pem"
+  ca_file: "/c/ca.pem"
+  verify: true
+  verify_and_map: true
+  timeout: 0.5
+  handshake_first: true
+  cipher_suites: ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"]
+  min_version: "1.3"
+  curve_preferences: ["X25519"]
+}
+)");
+  auto p = run({"-c", conf.c_str()});
+  ASSERT_EQ(p.res.outcome, cli_outcome::run) << p.res.message;
+  const net::tls_options& t = p.opts.tls;
+  EXPECT_TRUE(t.enabled);
+  EXPECT_EQ(t.cert_file, "/c/server.pem");
+  EXPECT_EQ(t.key_file, "/c/server-key.pem");
+  EXPECT_EQ(t.ca_file, "/c/ca.pem");
+  EXPECT_TRUE(t.verify);
+  EXPECT_TRUE(t.verify_and_map);
+  EXPECT_EQ(t.timeout_ms, 500);
+  EXPECT_TRUE(t.handshake_first);
+  EXPECT_TRUE(t.allow_non_tls);
+  EXPECT_EQ(t.cipher_suites, (std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"}));
+  EXPECT_EQ(t.min_version, "1.3");
+  ASSERT_EQ(p.res.warnings.size(), 1u);  // curve_preferences is not supported
+  EXPECT_NE(p.res.warnings[0].find("'tls.curve_preferences'"), std::string::npos) << p.res.warnings[0];
+}
+
+TEST(tls_options, bad_values_name_the_key) {
+  TempDir d;
+  auto p = run({"-c", d.write("a.conf", "tls: yes\n").c_str()});
+  EXPECT_EQ(p.res.outcome, cli_outcome::exit_error);
+  EXPECT_NE(p.res.message.find("'tls': expected a map"), std::string::npos) << p.res.message;
+  p = run({"-c", d.write("b.conf", "tls { verify: maybe }\n").c_str()});
+  EXPECT_EQ(p.res.outcome, cli_outcome::exit_error);
+  EXPECT_NE(p.res.message.find("'verify'"), std::string::npos) << p.res.message;
+}
+
+TEST(tls_options, flags_turn_tls_on_and_override_the_file) {
+  auto none = run({});
+  EXPECT_FALSE(none.opts.tls.enabled);
+  auto p = run({"--tls", "--tlscert", "/a.pem", "-tlskey", "/a-key.pem"});
+  ASSERT_EQ(p.res.outcome, cli_outcome::run) << p.res.message;
+  EXPECT_TRUE(p.opts.tls.enabled);
+  EXPECT_FALSE(p.opts.tls.verify);
+  EXPECT_EQ(p.opts.tls.cert_file, "/a.pem");
+  EXPECT_EQ(p.opts.tls.key_file, "/a-key.pem");
+  // --tlsverify alone is enough to turn TLS on, and verifies clients.
+  auto v = run({"-tlsverify", "--tlscacert=/ca.pem", "--tlscert", "/b.pem", "--tlskey", "/b-key.pem"});
+  ASSERT_EQ(v.res.outcome, cli_outcome::run) << v.res.message;
+  EXPECT_TRUE(v.opts.tls.enabled);
+  EXPECT_TRUE(v.opts.tls.verify);
+  EXPECT_EQ(v.opts.tls.ca_file, "/ca.pem");
+  TempDir d;
+  const auto conf = d.write("t.conf", "tls { cert_file: /file.pem, key_file: /file-key.pem }\n");
+  auto o = run({"-c", conf.c_str(), "--tlscert", "/flag.pem"});
+  EXPECT_EQ(o.opts.tls.cert_file, "/flag.pem");
+  EXPECT_EQ(o.opts.tls.key_file, "/file-key.pem");
+  auto help = run({"--help"});
+  for (const char* f : {"--tls", "--tlscert", "--tlskey", "--tlscacert", "--tlsverify"})
+    EXPECT_NE(help.res.message.find(f), std::string::npos) << f;
+}
+
+}  // namespace
