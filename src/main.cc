@@ -91,7 +91,7 @@ void apply_logging(const core::server_options& o, bool reopen_file) {
 }
 
 // SIGHUP: the config file and flags again, as at start; what cannot change live is refused.
-void reload(int argc, char** argv, core::server_options& configured, core::server& srv) {
+void reload(int argc, char** argv, core::server_options& configured, core::server& srv, net::tls_context* tls) {
   if (configured.config_file.empty()) {
     PG_ERROR("Failed to reload server configuration: can only reload config when a file is provided using -c or --config");
     return;
@@ -107,6 +107,14 @@ void reload(int argc, char** argv, core::server_options& configured, core::serve
   const core::reload_plan plan = core::plan_reload(configured, next);
   for (const auto& r : plan.refused)
     PG_WARN("Config reload: {} needs a restart; keeping the running value", r);
+  // New certificates first: a bad one refuses the whole reload, as nats-server does.
+  if (plan.tls_changed && tls) {
+    std::string error;
+    if (!tls->reload(plan.result.tls, error)) {
+      PG_ERROR("Failed to reload server configuration: error parsing tls config: {}", error);
+      return;
+    }
+  }
   const bool new_file = plan.result.log_file != configured.log_file;
   configured = plan.result;
   if (plan.logging_changed) apply_logging(configured, new_file);
@@ -223,7 +231,7 @@ int main(int argc, char** argv) {
     }
     if (sig == SIGHUP) {
       PG_INFO("Trapped \"hangup\" signal");
-      reload(argc, argv, configured, srv);
+      reload(argc, argv, configured, srv, tls.get());
     } else if (sig == SIGUSR1) {
       if (configured.log_file.empty()) {
         PG_INFO("File log re-open ignored, not a file logger");

@@ -77,6 +77,30 @@ std::string openssl_cipher_name(const std::string& go_name, bool& tls13) {
 
 tls_context::~tls_context() { SSL_CTX_free(_ctx); }
 
+SSL* tls_context::new_ssl() const {
+  std::lock_guard lk(_mu);
+  return SSL_new(_ctx);  // the SSL holds its own reference to the SSL_CTX
+}
+
+SSL_CTX* tls_context::raw() const {
+  std::lock_guard lk(_mu);
+  return _ctx;
+}
+
+bool tls_context::reload(const tls_options& o, std::string& error) {
+  auto fresh = create_server(o, error);
+  if (!fresh) return false;
+  SSL_CTX* old = nullptr;
+  {
+    std::lock_guard lk(_mu);
+    old = _ctx;
+    _ctx = fresh->_ctx;
+    fresh->_ctx = nullptr;
+  }
+  SSL_CTX_free(old);
+  return true;
+}
+
 std::shared_ptr<tls_context> tls_context::create_server(const tls_options& o, std::string& error) {
   if (o.cert_file.empty() && o.key_file.empty()) {
     error = "missing 'cert_file' in TLS configuration";

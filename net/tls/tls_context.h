@@ -3,12 +3,14 @@
 // client certificate (client side: tests and the bench tool). One context is shared by every
 // shard: SSL_CTX is safe to use from several threads once configured.
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "net/tls_options.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
+typedef struct ssl_st SSL;
 
 namespace net {
 
@@ -24,12 +26,19 @@ class tls_context {
   tls_context(const tls_context&) = delete;
   tls_context& operator=(const tls_context&) = delete;
 
-  SSL_CTX* raw() const { return _ctx; }
+  // SIGHUP: a server context built from `o` serves the connections opened from now on (those
+  // already open keep theirs). False, with the error and the old settings kept, if it fails.
+  bool reload(const tls_options& o, std::string& error);
+  // A new connection's SSL from the current settings (any thread).
+  SSL* new_ssl() const;
+  // The current SSL_CTX, to adjust a client context in tests.
+  SSL_CTX* raw() const;
   bool is_server() const { return _server; }
   bool verify_peer() const { return _verify; }
 
  private:
   tls_context(SSL_CTX* ctx, bool server, bool verify) : _ctx(ctx), _server(server), _verify(verify) {}
+  mutable std::mutex _mu;  // guards _ctx: a reload swaps it while shards open connections
   SSL_CTX* _ctx;
   bool _server;
   bool _verify;

@@ -13,7 +13,7 @@
 namespace net {
 
 tls_session::tls_session(std::shared_ptr<tls_context> ctx, const std::string& server_name) : _ctx(std::move(ctx)) {
-  _ssl = SSL_new(_ctx->raw());
+  _ssl = _ctx->new_ssl();
   _in = BIO_new(BIO_s_mem());
   _out = BIO_new(BIO_s_mem());
   if (!_ssl || !_in || !_out) {

@@ -45,6 +45,36 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   live("lame_duck_duration", &server_options::lame_duck_duration_ms);
   live("lame_duck_grace_period", &server_options::lame_duck_grace_period_ms);
   live("server_tags", &server_options::server_tags);
+  // TLS: certificate, key, CA, verification and ciphers apply to connections opened after the
+  // reload (main swaps the context); turning TLS on or off and the handshake's shape need a
+  // restart.
+  const net::tls_options& ct = current.tls;
+  const net::tls_options& nt = next.tls;
+  if (ct.enabled != nt.enabled) {
+    p.refused.push_back("tls: " + show(ct.enabled ? "enabled" : "disabled") + " -> " +
+                        show(nt.enabled ? "enabled" : "disabled"));
+  } else if (ct.enabled) {
+    auto tls_live = [&](const char* key, auto net::tls_options::*field) {
+      if (ct.*field == nt.*field) return;
+      p.result.tls.*field = nt.*field;
+      p.changed.emplace_back(key);
+      p.tls_changed = true;
+    };
+    auto tls_fixed = [&](const char* key, auto net::tls_options::*field) {
+      if (ct.*field == nt.*field) return;
+      p.refused.push_back(std::string(key) + ": " + show(ct.*field) + " -> " + show(nt.*field));
+    };
+    tls_live("tls.cert_file", &net::tls_options::cert_file);
+    tls_live("tls.key_file", &net::tls_options::key_file);
+    tls_live("tls.ca_file", &net::tls_options::ca_file);
+    tls_live("tls.verify", &net::tls_options::verify);
+    tls_live("tls.verify_and_map", &net::tls_options::verify_and_map);
+    tls_live("tls.cipher_suites", &net::tls_options::cipher_suites);
+    tls_live("tls.min_version", &net::tls_options::min_version);
+    tls_fixed("tls.timeout", &net::tls_options::timeout_ms);
+    tls_fixed("tls.handshake_first", &net::tls_options::handshake_first);
+    tls_fixed("allow_non_tls", &net::tls_options::allow_non_tls);
+  }
   fixed("host", &server_options::host);
   fixed("port", &server_options::port);
   fixed("server_name", &server_options::server_name);

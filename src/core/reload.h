@@ -16,6 +16,7 @@ struct reload_plan {
   std::vector<std::string> refused;  // "<key>: <old> -> <new>" that need a restart (kept old)
   bool auth_changed = false;         // user/pass/token: connected clients are re-checked
   bool logging_changed = false;      // debug/trace/log_file
+  bool tls_changed = false;          // certificates, CA, verify, ciphers: a new TLS context
 };
 
 // `current` and `next` are options as configured (before a port -1 was resolved).

@@ -2,6 +2,7 @@
 // raw TLS client built on net::tls_session for what libnats cannot do here (handshake_first,
 // stalling mid-handshake). Certificates: tests/data/tls (regenerate.sh).
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 
 #include "net/tls/tls_context.h"
 #include "net/tls/tls_session.h"
+#include "tests/integration/ops_harness.h"
 #include "tests/integration/server_fixture.h"
 
 namespace peregrine::test {
@@ -335,6 +337,51 @@ TEST_F(tls_server, several_clients_exchange_messages) {
   }
   ASSERT_EQ(natsConnection_FlushTimeout(conns[0].get(), 5000), NATS_OK);
   EXPECT_EQ(pending_msgs(sub.get()), 3);
+}
+
+// SIGHUP with a new certificate: new connections get it, open ones keep working; a broken
+// certificate refuses the reload and the old one stays. nats-server 2.9.10 passes this too.
+TEST(tls_reload, sighup_swaps_the_server_certificate_for_new_connections) {
+  if (server_binary().empty()) GTEST_SKIP() << "no server binary";
+  const auto dir = make_test_dir("tls_reload");
+  ops_server srv(dir, server_binary());
+  const int port = pick_free_port();
+  const std::string url = "nats://127.0.0.1:" + std::to_string(port);
+  auto conf = [&](const std::string& cert, const std::string& key) {
+    return "listen: \"127.0.0.1:" + std::to_string(port) + "\"\ntls {\n  cert_file: \"" + kDir + "/" + cert +
+           "\"\n  key_file: \"" + kDir + "/" + key + "\"\n}\n";
+  };
+  srv.write_config(conf("server.pem", "server-key.pem"));
+  ASSERT_TRUE(srv.start());
+  std::string err;
+  nc_ptr before;
+  ASSERT_TRUE(eventually([&] {
+    auto o = secure_opts(url);
+    before = connect(o.get(), &err);
+    return before != nullptr;
+  }, 5s)) << err << srv.log();
+
+  srv.write_config(conf("server-other.pem", "server-other-key.pem"));
+  srv.signal(SIGHUP);
+  // The new certificate is signed by wrong-ca.pem: clients trusting it now connect.
+  ASSERT_TRUE(eventually([&] {
+    auto o = secure_opts(url, "wrong-ca.pem");
+    return connect(o.get(), &err) != nullptr;
+  }, 5s)) << err << srv.log();
+  auto o = secure_opts(url);
+  EXPECT_FALSE(connect(o.get(), &err));  // ca.pem no longer vouches for the server
+  round_trip(before.get(), 5, 10);        // the connection from before the reload is untouched
+
+  srv.write_config(conf("server-other.pem", "missing-key.pem"));
+  srv.signal(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return srv.log_has("missing-key.pem"); }, 5s)) << srv.log();
+  EXPECT_TRUE(srv.running());
+  auto still = secure_opts(url, "wrong-ca.pem");
+  auto nc = connect(still.get(), &err);
+  ASSERT_TRUE(nc) << err;
+  round_trip(nc.get(), 5, 10);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace

@@ -83,5 +83,33 @@ TEST(lame_duck_due, grace_longer_than_duration_closes_all_at_the_end) {
   EXPECT_EQ(lame_duck_due(0, 3 * s, 5 * s, 3 * s), 0u);
 }
 
+TEST(plan_reload, tls_certificates_apply_live_and_the_handshake_shape_needs_a_restart) {
+  server_options cur;
+  cur.tls.enabled = true;
+  cur.tls.cert_file = "/a.pem";
+  server_options next = cur;
+  next.tls.cert_file = "/b.pem";
+  next.tls.verify = true;
+  next.tls.timeout_ms = 500;
+  next.tls.allow_non_tls = true;
+  const reload_plan p = plan_reload(cur, next);
+  EXPECT_TRUE(p.tls_changed);
+  EXPECT_EQ(p.result.tls.cert_file, "/b.pem");
+  EXPECT_TRUE(p.result.tls.verify);
+  EXPECT_TRUE(has(p.changed, "tls.cert_file"));
+  EXPECT_TRUE(has(p.changed, "tls.verify"));
+  EXPECT_EQ(p.result.tls.timeout_ms, 2000);
+  EXPECT_FALSE(p.result.tls.allow_non_tls);
+  EXPECT_TRUE(has(p.refused, "tls.timeout: 2000 -> 500"));
+  EXPECT_TRUE(has(p.refused, "allow_non_tls: false -> true"));
+
+  server_options plain;
+  const reload_plan on = plan_reload(plain, next);  // TLS cannot be switched on live
+  EXPECT_FALSE(on.tls_changed);
+  EXPECT_FALSE(on.result.tls.enabled);
+  EXPECT_TRUE(has(on.refused, "tls: disabled -> enabled"));
+  EXPECT_TRUE(plan_reload(cur, cur).changed.empty());
+}
+
 }  // namespace
 }  // namespace core
