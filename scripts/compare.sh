@@ -18,6 +18,8 @@
 #                     percentiles corrected for coordinated omission; unset: --closed, one in flight)
 #              OUT_DIR= (keep every run's full JSON report there, <round>-<mode>-<server>.json)
 #              PG_EXTRA_CONF="js_thread: true" (config lines for Peregrine only; \n separates)
+#              TLS_DIR=tests/data/tls (both servers serve TLS with server.pem/server-key.pem from
+#                     there and peregrine-bench trusts its ca.pem; raw-throughput cannot run)
 #              MODES="latency rr throughput raw-throughput js-mem js-file js-async-mem js-async-file
 #                     js-fetch-100 js-fetch-1000 js-fetch-100-ackall js-fetch-1000-ackall
 #                     js-consume-latency-mem js-consume-latency-file js-ack-rtt"
@@ -86,6 +88,9 @@ start_server() {
   conf="$work/$name.conf"
   printf 'port: %s\njetstream { store_dir: "%s" }\n' "$port" "$work/$name-js" >"$conf"
   if [[ $name == peregrine && -n ${PG_EXTRA_CONF:-} ]]; then printf '%b\n' "$PG_EXTRA_CONF" >>"$conf"; fi
+  if [[ -n ${TLS_DIR:-} ]]; then
+    printf 'tls { cert_file: "%s/server.pem", key_file: "%s/server-key.pem" }\n' "$TLS_DIR" "$TLS_DIR" >>"$conf"
+  fi
   "$bin" -a 127.0.0.1 -p "$port" -c "$conf" >"$work/$name.log" 2>&1 &
   pids+=($!)
   local deadline=$((SECONDS + 5))
@@ -129,7 +134,9 @@ run_bench() {
   local pubs=()
   [[ -n ${RATE:-} ]] && loop=(--rate "$RATE")
   [[ $mode == *throughput ]] && pubs=(--publishers "$TP_PUBS")  # latency modes: one publisher
-  out=$("$bench_bin" --url "nats://127.0.0.1:${!port_var}" "${args[@]}" --count "$count" --size "$SIZE" \
+  local tls=()
+  [[ -n ${TLS_DIR:-} ]] && tls=(--tls-ca "$TLS_DIR/ca.pem")
+  out=$("$bench_bin" --url "nats://127.0.0.1:${!port_var}" "${tls[@]}" "${args[@]}" --count "$count" --size "$SIZE" \
         --warmup "$WARMUP" --duration "$DURATION" "${pubs[@]}" --subject "cmp.$mode" "${loop[@]}" \
         --server-note "$name" --json --quiet 2>"$work/bench.err") || true
   if [[ -z $out ]]; then
@@ -139,7 +146,7 @@ run_bench() {
   printf '%s\n' "$out"
 }
 
-echo "peregrine-server: $peregrine_bin (port $port_peregrine)${PG_EXTRA_CONF:+ extra config: $PG_EXTRA_CONF}"
+echo "peregrine-server: $peregrine_bin (port $port_peregrine)${PG_EXTRA_CONF:+ extra config: $PG_EXTRA_CONF}${TLS_DIR:+ TLS ($TLS_DIR)}"
 echo "nats-server:      $nats_bin (port $port_nats) [$("$nats_bin" --version 2>&1 | head -1)]"
 echo "peregrine-bench:  $bench_bin  size=$SIZE warmup=$WARMUP rounds=$ROUNDS ${RATE:+open loop rate=$RATE/s per publisher}"
 echo "host:             $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg)"

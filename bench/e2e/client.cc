@@ -16,6 +16,8 @@ nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err) {
   if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, send_asap);
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 5000);
+  if (s == NATS_OK && !cfg.tls_ca.empty()) s = natsOptions_SetSecure(opts, true);
+  if (s == NATS_OK && !cfg.tls_ca.empty()) s = natsOptions_LoadCATrustedCertificates(opts, cfg.tls_ca.c_str());
   natsConnection* nc = nullptr;
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);

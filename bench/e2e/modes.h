@@ -12,6 +12,7 @@ namespace peregrine::bench {
 
 struct config {
   std::string url = "nats://127.0.0.1:4222";
+  std::string tls_ca;        // --tls-ca: connect with TLS, trusting this CA file
   std::string mode = "latency";
   uint64_t count = 100000;   // measured messages (or requests)
   size_t size = 128;         // payload bytes; the first 8 carry the send timestamp

@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
   bool quiet = false;
   CLI::App app{"peregrine-bench: end-to-end NATS benchmark (latency, request/reply, throughput, JetStream) over libnats"};
   app.add_option("--url", cfg.url, "server URL")->capture_default_str();
+  app.add_option("--tls-ca", cfg.tls_ca, "connect with TLS, trusting this CA file (not raw-throughput)")
+      ->check(CLI::ExistingFile);
   app.add_option("--mode", cfg.mode,
                  "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file | "
                  "js-fetch | js-consume-latency | js-ack-rtt | js-batch | js-fast | fanout | kv-put | kv-get | js-direct-get | js-push-latency | js-ordered-latency | pubsub-pipelined")
@@ -210,6 +212,8 @@ int main(int argc, char** argv) {
       r = run_js_push(cfg, prog, cfg.mode == "js-ordered-latency");
     else if (cfg.mode == "js-direct-get")
       r = run_js_direct_get(cfg, prog);
+    else if (cfg.mode == "raw-throughput" && !cfg.tls_ca.empty())
+      r.error = "raw-throughput speaks plaintext sockets: no --tls-ca";
     else if (cfg.mode == "raw-throughput")
       r = run_raw_throughput(cfg, prog);
     else

@@ -172,8 +172,7 @@ std::shared_ptr<tls_context> tls_context::create_server(const tls_options& o, st
     }
   }
   if (verify) SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-  // Records leave as they are produced; a partial write never happens with memory BIOs.
-  SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_read_ahead(ctx, 1);  // whole arrived records per BIO read, not header then body
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_num_tickets(ctx, 0);  // nothing resumes: don't spend a record on tickets
   return out;

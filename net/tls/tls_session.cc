@@ -7,26 +7,79 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "net/tls/tls_context.h"
 
 namespace net {
+namespace {
+
+// A BIO over tls_session_io: reads consume `in`, writes append to `*out`.
+int bio_write(BIO* b, const char* data, int len) {
+  auto* io = static_cast<tls_session_io*>(BIO_get_data(b));
+  if (!io->out) return -1;
+  io->out->append(data, std::size_t(len));
+  return len;
+}
+
+int bio_read(BIO* b, char* buf, int len) {
+  auto* io = static_cast<tls_session_io*>(BIO_get_data(b));
+  BIO_clear_retry_flags(b);
+  if (io->in.empty()) {
+    BIO_set_retry_read(b);
+    return -1;
+  }
+  const std::size_t n = std::min(io->in.size(), std::size_t(len));
+  std::memcpy(buf, io->in.data(), n);
+  io->in.remove_prefix(n);
+  return int(n);
+}
+
+long bio_ctrl(BIO* b, int cmd, long, void*) {
+  auto* io = static_cast<tls_session_io*>(BIO_get_data(b));
+  switch (cmd) {
+    case BIO_CTRL_FLUSH: return 1;
+    case BIO_CTRL_PENDING: return long(io->in.size());
+    default: return 0;
+  }
+}
+
+int bio_create(BIO* b) {
+  BIO_set_init(b, 1);
+  return 1;
+}
+
+BIO_METHOD* session_bio_method() {
+  static BIO_METHOD* const m = [] {
+    BIO_METHOD* method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "peregrine-tls-session");
+    BIO_meth_set_write(method, bio_write);
+    BIO_meth_set_read(method, bio_read);
+    BIO_meth_set_ctrl(method, bio_ctrl);
+    BIO_meth_set_create(method, bio_create);
+    return method;
+  }();
+  return m;
+}
+
+// Points the BIO's output at `out` for one call, and at nothing after it.
+struct out_scope {
+  tls_session_io& io;
+  out_scope(tls_session_io& i, std::string& out) : io(i) { io.out = &out; }
+  ~out_scope() { io.out = nullptr; }
+};
+
+}  // namespace
 
 tls_session::tls_session(std::shared_ptr<tls_context> ctx, const std::string& server_name) : _ctx(std::move(ctx)) {
   _ssl = _ctx->new_ssl();
-  _in = BIO_new(BIO_s_mem());
-  _out = BIO_new(BIO_s_mem());
-  if (!_ssl || !_in || !_out) {
+  BIO* bio = _ssl ? BIO_new(session_bio_method()) : nullptr;
+  if (!_ssl || !bio) {
     _state = state::failed;
     _error = "cannot create a TLS session: " + last_openssl_error();
-    BIO_free(_in);
-    BIO_free(_out);
-    _in = _out = nullptr;
     return;
   }
-  BIO_set_mem_eof_return(_in, -1);  // an empty input buffer means "wait", not end of stream
-  BIO_set_mem_eof_return(_out, -1);
-  SSL_set_bio(_ssl, _in, _out);     // the session owns both now
+  BIO_set_data(bio, &_io);
+  SSL_set_bio(_ssl, bio, bio);  // one BIO both ways; the SSL owns it
   if (_ctx->is_server()) {
     SSL_set_accept_state(_ssl);
     return;
@@ -49,13 +102,17 @@ tls_session::tls_session(std::shared_ptr<tls_context> ctx, const std::string& se
 
 tls_session::~tls_session() { SSL_free(_ssl); }
 
-void tls_session::drain(std::string& cipher_out) {
-  const std::size_t pending = BIO_ctrl_pending(_out);
-  if (pending == 0) return;
-  const std::size_t old = cipher_out.size();
-  cipher_out.resize(old + pending);
-  const int n = BIO_read(_out, cipher_out.data() + old, int(std::min<std::size_t>(pending, INT_MAX)));
-  cipher_out.resize(old + std::size_t(std::max(n, 0)));
+void tls_session::keep_unread() {
+  // `in` points into the caller's bytes or into `carry`; what is left must outlive the call.
+  if (_io.in.empty()) {
+    _io.carry.clear();
+  } else if (!_io.carry.empty() && _io.in.data() >= _io.carry.data() &&
+             _io.in.data() < _io.carry.data() + _io.carry.size()) {
+    _io.carry.erase(0, std::size_t(_io.in.data() - _io.carry.data()));
+  } else {
+    _io.carry.assign(_io.in);
+  }
+  _io.in = {};
 }
 
 void tls_session::fail(int ssl_result) {
@@ -75,26 +132,28 @@ void tls_session::fail(int ssl_result) {
 
 void tls_session::start(std::string& cipher_out) {
   if (_state != state::handshaking) return;
+  out_scope scope(_io, cipher_out);
   const int r = SSL_do_handshake(_ssl);
   if (r != 1 && SSL_get_error(_ssl, r) != SSL_ERROR_WANT_READ) fail(r);
-  drain(cipher_out);
 }
 
 tls_session::state tls_session::feed(std::string_view cipher_in, std::string& plain_out, std::string& cipher_out) {
   if (_state == state::failed || _state == state::closed) return _state;
-  while (!cipher_in.empty()) {
-    const int chunk = int(std::min<std::size_t>(cipher_in.size(), INT_MAX));
-    const int w = BIO_write(_in, cipher_in.data(), chunk);
-    if (w <= 0) break;
-    cipher_in.remove_prefix(std::size_t(w));
+  if (_io.carry.empty()) {
+    _io.in = cipher_in;
+  } else {
+    _io.carry.append(cipher_in);
+    _io.in = _io.carry;
   }
+  out_scope scope(_io, cipher_out);
   if (_state == state::handshaking) {
     const int r = SSL_do_handshake(_ssl);
     if (r == 1) {
       _state = state::established;
     } else if (SSL_get_error(_ssl, r) != SSL_ERROR_WANT_READ) {
-      fail(r);
-      drain(cipher_out);  // the alert telling the peer why
+      fail(r);  // the alert telling the peer why is in cipher_out
+      _io.in = {};
+      _io.carry.clear();
       return _state;
     }
   }
@@ -117,29 +176,28 @@ tls_session::state tls_session::feed(std::string_view cipher_in, std::string& pl
       break;
     }
   }
-  drain(cipher_out);
+  keep_unread();
   return _state;
 }
 
 bool tls_session::write(std::string_view plain, std::string& cipher_out) {
   if (_state != state::established) return false;
+  out_scope scope(_io, cipher_out);
   while (!plain.empty()) {
     std::size_t n = 0;
     if (SSL_write_ex(_ssl, plain.data(), plain.size(), &n) != 1) {
       fail(0);
-      drain(cipher_out);
       return false;
     }
     plain.remove_prefix(n);
   }
-  drain(cipher_out);
   return true;
 }
 
 void tls_session::close(std::string& cipher_out) {
+  out_scope scope(_io, cipher_out);
   if (_state == state::established) SSL_shutdown(_ssl);
   _state = state::closed;
-  drain(cipher_out);
 }
 
 std::string tls_session::peer_subject() const {

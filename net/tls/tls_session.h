@@ -1,5 +1,5 @@
 #pragma once
-// One TLS connection over memory buffers: ciphertext from the peer in, plaintext out;
+// One TLS connection over in-memory buffers: ciphertext from the peer in, plaintext out;
 // plaintext in, ciphertext out. No sockets and no clock, so a server and a client session
 // can be driven against each other in a unit test; the transport feeds it what it received
 // and sends what it produced.
@@ -8,11 +8,18 @@
 #include <string_view>
 
 typedef struct ssl_st SSL;
-typedef struct bio_st BIO;
 
 namespace net {
 
 class tls_context;
+
+// What a session's BIO reads and writes (no OpenSSL memory BIO: records go straight into the
+// caller's buffer, and ciphertext is read from the caller's span).
+struct tls_session_io {
+  std::string_view in;          // ciphertext OpenSSL has not read yet
+  std::string carry;            // an incomplete record kept between feeds
+  std::string* out = nullptr;   // where OpenSSL's records go during a call
+};
 
 class tls_session {
  public:
@@ -44,12 +51,11 @@ class tls_session {
   std::string cipher() const;
 
  private:
-  void drain(std::string& cipher_out);
   void fail(int ssl_result);
+  void keep_unread();
   std::shared_ptr<tls_context> _ctx;
   SSL* _ssl = nullptr;
-  BIO* _in = nullptr;   // ciphertext from the peer, read by OpenSSL
-  BIO* _out = nullptr;  // ciphertext OpenSSL wrote for the peer
+  tls_session_io _io;
   state _state = state::handshaking;
   std::string _error;
 };

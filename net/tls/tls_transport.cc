@@ -8,7 +8,7 @@
 namespace net {
 namespace {
 constexpr char kHandshakeRecord = 0x16;            // the first byte of a ClientHello
-constexpr std::size_t kKeepPlainCapacity = 1 << 20;  // a bigger burst's buffer is released
+constexpr std::size_t kKeepPlainCapacity = 8 << 20;  // a bigger burst's buffer is released
 }  // namespace
 
 tls_transport::tls_transport(std::unique_ptr<transport> inner, std::shared_ptr<tls_context> ctx,
