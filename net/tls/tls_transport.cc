@@ -8,6 +8,7 @@
 namespace net {
 namespace {
 constexpr char kHandshakeRecord = 0x16;            // the first byte of a ClientHello
+constexpr std::size_t kFullRecord = 16 * 1024;       // TLS's largest record payload
 constexpr std::size_t kKeepPlainCapacity = 8 << 20;  // a bigger burst's buffer is released
 }  // namespace
 
@@ -138,7 +139,11 @@ void tls_transport::encrypt_pending(conn_handle h, conn& c) {
 }
 
 void tls_transport::flush_now(conn_handle h) {
-  if (auto it = _conns.find(h); it != _conns.end()) encrypt_pending(h, it->second);
+  // The dispatcher asks for this on every delivery while a backlog stays above its mark, so
+  // encrypting here each time would make a record per message (perf: 70% of a TLS throughput
+  // run). Only a full record's worth is encrypted early; the rest waits for the turn's flush.
+  if (auto it = _conns.find(h); it != _conns.end() && it->second.plain_out.size() >= kFullRecord)
+    encrypt_pending(h, it->second);
   _inner->flush_now(h);
 }
 
