@@ -65,6 +65,9 @@ class transport : public shard::poller, public shard::waiter {
   // The subject of the client certificate a TLS connection presented (RFC 2253,
   // "CN=alice,O=Peregrine"); empty for plaintext connections or without a certificate.
   virtual std::string tls_peer_subject(conn_handle) const { return {}; }
+  // A TLS connection's protocol ("1.3") and cipher suite in Go's names
+  // ("TLS_AES_256_GCM_SHA384"), as nats-server's /connz shows them; false for plaintext.
+  virtual bool tls_info(conn_handle, std::string& /*version*/, std::string& /*cipher*/) const { return false; }
 };
 
 }  // namespace net

@@ -75,6 +75,12 @@ std::string openssl_cipher_name(const std::string& go_name, bool& tls13) {
   return "";
 }
 
+std::string go_cipher_name(const std::string& openssl_name) {
+  for (const auto& c : kTls12Ciphers)
+    if (openssl_name == c.openssl) return c.go;  // the first Go name (without _SHA256 for ChaCha)
+  return openssl_name;
+}
+
 tls_context::~tls_context() { SSL_CTX_free(_ctx); }
 
 SSL* tls_context::new_ssl() const {

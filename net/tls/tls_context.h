@@ -48,6 +48,9 @@ class tls_context {
 // ECDHE-RSA-AES128-GCM-SHA256); TLS 1.3 names are the same in both. Empty if unknown.
 std::string openssl_cipher_name(const std::string& go_name, bool& tls13);
 
+// The reverse, for /connz: Go's name of an OpenSSL cipher name (TLS 1.3's are the same).
+std::string go_cipher_name(const std::string& openssl_name);
+
 // The oldest OpenSSL error on this thread's queue as text (and the queue cleared).
 std::string last_openssl_error();
 

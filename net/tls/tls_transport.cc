@@ -148,19 +148,20 @@ void tls_transport::flush_now(conn_handle h) {
 }
 
 std::size_t tls_transport::flush() {
-  for (conn_handle h : _dirty)
-    if (auto it = _conns.find(h); it != _conns.end()) encrypt_pending(h, it->second);
+  // A failed encryption closes its connection, which edits _dirty: walk a copy.
+  _flushing.assign(_dirty.begin(), _dirty.end());
   _dirty.clear();
+  for (conn_handle h : _flushing)
+    if (auto it = _conns.find(h); it != _conns.end()) encrypt_pending(h, it->second);
   return _inner->flush();
 }
 
 void tls_transport::close(conn_handle h, bool after_flush) {
+  if (auto it = _conns.find(h); it != _conns.end() && after_flush && it->second.m == mode::established)
+    encrypt_pending(h, it->second);  // on failure this closes `h` itself
   if (auto it = _conns.find(h); it != _conns.end()) {
     conn& c = it->second;
-    if (after_flush && c.m == mode::established) {
-      encrypt_pending(h, c);
-      if (c.m == mode::established) c.session->close(_inner->outbuf(h));  // close_notify
-    }
+    if (after_flush && c.m == mode::established) c.session->close(_inner->outbuf(h));  // close_notify
     c.plain_out.clear();
     _dirty.erase(h);
   }
@@ -186,6 +187,15 @@ std::string tls_transport::tls_peer_subject(conn_handle h) const {
   auto it = _conns.find(h);
   if (it == _conns.end() || !it->second.session || it->second.m != mode::established) return "";
   return it->second.session->peer_subject();
+}
+
+bool tls_transport::tls_info(conn_handle h, std::string& version, std::string& cipher) const {
+  auto it = _conns.find(h);
+  if (it == _conns.end() || it->second.m != mode::established) return false;
+  version = it->second.session->protocol();  // "TLSv1.3" -> "1.3", as Go prints it
+  if (version.rfind("TLSv", 0) == 0) version.erase(0, 4);
+  cipher = go_cipher_name(it->second.session->cipher());
+  return true;
 }
 
 void tls_transport::expire_handshakes(base::nanos now) {

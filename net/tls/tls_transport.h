@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "net/tls/tls_context.h"
 #include "net/tls/tls_session.h"
@@ -39,6 +40,7 @@ class tls_transport final : public transport, private transport_handler {
   void close(conn_handle h, bool after_flush) override;
   void shutdown() override;
   std::string tls_peer_subject(conn_handle h) const override;
+  bool tls_info(conn_handle h, std::string& version, std::string& cipher) const override;
 
   std::size_t poll(base::nanos now) override;
   base::nanos idle_limit(base::nanos now) override;
@@ -78,6 +80,7 @@ class tls_transport final : public transport, private transport_handler {
   base::nanos _next_deadline = 0;  // earliest handshake deadline (0: none)
   std::unordered_map<conn_handle, conn> _conns;
   std::unordered_set<conn_handle> _dirty;        // plaintext waiting for flush()
+  std::vector<conn_handle> _flushing;            // flush()'s copy of _dirty
   std::unordered_set<conn_handle> _handshaking;  // deadlines to check (sniffing too)
   std::string _plain_in;                         // decrypted bytes of one on_data
 };

@@ -124,6 +124,7 @@ conn_snapshot dispatcher::snap(const client& c, bool with_subs) const {
   s.lang = c.lang;
   s.version = c.version;
   s.user = c.auth_user;
+  _transport->tls_info(c.handle, s.tls_version, s.tls_cipher);
   if (with_subs) {
     for (const auto& [sid, sub] : c.subs) s.subs.push_back({sub->subject, sub->queue, sid, sub->delivered, c.cid});
     // In sid order (numeric sids as numbers): the order clients subscribed in, usually.

@@ -202,6 +202,8 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
   j["host"] = started.host;
   j["port"] = started.port;
   if (live->auth_required) j["auth_required"] = true;
+  if (started.tls.enabled && !started.tls.allow_non_tls) j["tls_required"] = true;
+  if (o.tls.verify || o.tls.verify_and_map) j["tls_verify"] = true;
   j["max_connections"] = o.max_connections;
   j["ping_interval"] = o.ping_interval_ms * 1'000'000;
   j["ping_max"] = o.ping_max;
@@ -233,7 +235,11 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
     }
   }
   j["jetstream"] = js;
-  j["tls_timeout"] = 2;
+  if (started.tls.timeout_ms % 1000 == 0) {  // Go's float64 seconds: a whole one without a fraction
+    j["tls_timeout"] = started.tls.timeout_ms / 1000;
+  } else {
+    j["tls_timeout"] = double(started.tls.timeout_ms) / 1000.0;
+  }
   j["write_deadline"] = o.write_deadline_ms * 1'000'000;
   j["start"] = base::rfc3339_nano(srv.start_wall_ns());
   j["now"] = base::rfc3339_nano(now);
@@ -372,6 +378,8 @@ http_reply monitor_connz(server& srv, const http_query& q) {
     if (!c.name.empty()) e["name"] = c.name;
     if (!c.lang.empty()) e["lang"] = c.lang;
     if (!c.version.empty()) e["version"] = c.version;
+    if (!c.tls_version.empty()) e["tls_version"] = c.tls_version;
+    if (!c.tls_cipher.empty()) e["tls_cipher_suite"] = c.tls_cipher;
     if (with_auth && !c.user.empty()) e["authorized_user"] = c.user;
     if (with_subs && !c.subs.empty()) {
       ojson sl = ojson::array();

@@ -28,6 +28,7 @@ struct conn_snapshot {
   std::uint64_t in_msgs = 0, out_msgs = 0, in_bytes = 0, out_bytes = 0;
   std::uint64_t subscriptions = 0;
   std::string name, lang, version, user;
+  std::string tls_version, tls_cipher;  // TLS connections only
   std::vector<sub_snapshot> subs;  // filled when asked for (subs=1 / detail)
 };
 

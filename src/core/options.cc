@@ -202,6 +202,7 @@ class mapper {
         ok = str(e, k, _o.token);
       } else if (is(k, {"timeout"})) {
         ok = duration(e, k, _o.auth_timeout_ms);
+        _o.auth_timeout_set = true;
       } else {
         unknown(k, e, "authorization.");
       }
@@ -524,6 +525,8 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
   // As nats-server: any of the TLS flags turns TLS on; --tlsverify also verifies clients.
   if (tls_flag || tlsverify_flag || app.count("--tlscert") || app.count("--tlskey")) out.tls.enabled = true;
   if (tlsverify_flag) out.tls.verify = true;
+  // nats-server's default auth timeout under TLS: the handshake's time plus a second.
+  if (out.tls.enabled && !out.auth_timeout_set) out.auth_timeout_ms = out.tls.timeout_ms + 1000;
   if (!max_payload.empty()) {
     std::int64_t v = 0;
     if (!parse_size(max_payload, v) || v <= 0 || v > INT32_MAX) {

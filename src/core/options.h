@@ -27,7 +27,8 @@ struct server_options {
   int max_connections = 65536;
   std::int64_t ping_interval_ms = 120'000;
   int ping_max = 2;
-  std::int64_t auth_timeout_ms = 2'000;
+  std::int64_t auth_timeout_ms = 2'000;  // with TLS and not set: tls timeout + 1 s (nats-server)
+  bool auth_timeout_set = false;          // authorization.timeout was given
   std::int64_t write_deadline_ms = 10'000;
   // auth
   std::string user;

@@ -384,5 +384,42 @@ TEST(tls_reload, sighup_swaps_the_server_certificate_for_new_connections) {
   std::filesystem::remove_all(dir, ec);
 }
 
+// Monitoring of a TLS listener: /varz's tls_* fields and the auth timeout TLS implies, and
+// /connz's tls_version and tls_cipher_suite after the client's version. Also on 2.9.10.
+TEST(tls_monitor, varz_and_connz_show_tls) {
+  if (server_binary().empty()) GTEST_SKIP() << "no server binary";
+  const auto dir = make_test_dir("tls_monitor");
+  ops_server srv(dir, server_binary());
+  const int port = pick_free_port();
+  const int http = pick_free_port();
+  srv.write_config("listen: \"127.0.0.1:" + std::to_string(port) + "\"\nhttp: \"127.0.0.1:" + std::to_string(http) +
+                   "\"\n" + tls_block("  verify: true\n  timeout: 0.5\n"));
+  ASSERT_TRUE(srv.start());
+  std::string err;
+  nc_ptr nc;
+  ASSERT_TRUE(eventually([&] {
+    auto o = secure_opts("nats://127.0.0.1:" + std::to_string(port), "ca.pem", "client.pem", "client-key.pem");
+    nc = connect(o.get(), &err);
+    return nc != nullptr;
+  }, 5s)) << err << srv.log();
+  http_result varz;
+  ASSERT_TRUE(eventually([&] { return (varz = http_get(http, "/varz")).status == 200; }, 5s));
+  const auto at = [&](const std::string& body, const std::string& field) { return body.find("\"" + field + "\""); };
+  EXPECT_NE(varz.body.find("\"tls_required\": true"), std::string::npos) << varz.body;
+  EXPECT_NE(varz.body.find("\"tls_verify\": true"), std::string::npos) << varz.body;
+  EXPECT_NE(varz.body.find("\"tls_timeout\": 0.5"), std::string::npos) << varz.body;
+  EXPECT_NE(varz.body.find("\"auth_timeout\": 1.5"), std::string::npos) << varz.body;
+  EXPECT_LT(at(varz.body, "port"), at(varz.body, "tls_required"));
+  EXPECT_LT(at(varz.body, "tls_verify"), at(varz.body, "max_connections"));
+  const http_result connz = http_get(http, "/connz");
+  ASSERT_EQ(connz.status, 200);
+  EXPECT_NE(connz.body.find("\"tls_version\": \"1.3\""), std::string::npos) << connz.body;
+  EXPECT_NE(connz.body.find("\"tls_cipher_suite\": \"TLS_"), std::string::npos) << connz.body;
+  EXPECT_LT(at(connz.body, "version"), at(connz.body, "tls_version")) << connz.body;
+  EXPECT_LT(at(connz.body, "tls_version"), at(connz.body, "tls_cipher_suite")) << connz.body;
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 }  // namespace
 }  // namespace peregrine::test

@@ -517,6 +517,7 @@ tls {
   EXPECT_TRUE(t.allow_non_tls);
   EXPECT_EQ(t.cipher_suites, (std::vector<std::string>{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"}));
   EXPECT_EQ(t.min_version, "1.3");
+  EXPECT_EQ(p.opts.auth_timeout_ms, 1500);  // nats-server: tls timeout + 1 s unless set
   ASSERT_EQ(p.res.warnings.size(), 1u);  // curve_preferences is not supported
   EXPECT_NE(p.res.warnings[0].find("'tls.curve_preferences'"), std::string::npos) << p.res.warnings[0];
 }
@@ -551,6 +552,10 @@ TEST(tls_options, flags_turn_tls_on_and_override_the_file) {
   auto o = run({"-c", conf.c_str(), "--tlscert", "/flag.pem"});
   EXPECT_EQ(o.opts.tls.cert_file, "/flag.pem");
   EXPECT_EQ(o.opts.tls.key_file, "/file-key.pem");
+  EXPECT_EQ(run({"--tls"}).opts.auth_timeout_ms, 3000);
+  EXPECT_EQ(run({}).opts.auth_timeout_ms, 2000);
+  const auto set = d.write("s.conf", "tls { timeout: 1 }\nauthorization { timeout: 5 }\n");
+  EXPECT_EQ(run({"-c", set.c_str()}).opts.auth_timeout_ms, 5000);
   auto help = run({"--help"});
   for (const char* f : {"--tls", "--tlscert", "--tlskey", "--tlscacert", "--tlsverify"})
     EXPECT_NE(help.res.message.find(f), std::string::npos) << f;
