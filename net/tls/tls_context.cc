@@ -3,6 +3,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -40,7 +41,10 @@ constexpr const char* kTls13Ciphers[] = {"TLS_AES_128_GCM_SHA256", "TLS_AES_256_
 bool readable(const std::string& path, std::string& why) {
   std::FILE* f = std::fopen(path.c_str(), "r");
   if (!f) {
-    why = "open " + path + ": " + std::strerror(errno);
+    // Go's words: "open <path>: no such file or directory" (strerror's, lower-cased).
+    std::string reason = std::strerror(errno);
+    if (!reason.empty()) reason[0] = char(std::tolower(static_cast<unsigned char>(reason[0])));
+    why = "open " + path + ": " + reason;
     return false;
   }
   std::fclose(f);

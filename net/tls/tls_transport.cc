@@ -169,6 +169,9 @@ void tls_transport::close(conn_handle h, bool after_flush) {
 }
 
 void tls_transport::on_close(conn_handle h) {
+  // nats-server logs a client that left mid-handshake the same way.
+  if (auto it = _conns.find(h); it != _conns.end() && it->second.m == mode::handshaking)
+    PG_ERROR("{} - TLS handshake error: EOF", it->second.peer);
   _conns.erase(h);
   _dirty.erase(h);
   _handshaking.erase(h);

@@ -206,6 +206,33 @@ TEST_F(tls_server, raw_tls_client_speaks_the_protocol) {
   EXPECT_EQ(c.read_until("PONG\r\n"), "MSG t 1 2\r\nhi\r\nPONG\r\n");
 }
 
+TEST(tls_start, dpdk_transport_refuses_tls_with_a_clear_error) {
+  if (server_binary().empty()) GTEST_SKIP() << "no server binary";
+  if (server_binary().find("nats-server") != std::string::npos) GTEST_SKIP() << "Peregrine's --transport only";
+  const auto dir = make_test_dir("tls_dpdk");
+  ops_server srv(dir, server_binary());
+  srv.write_config("listen: \"127.0.0.1:" + std::to_string(pick_free_port()) + "\"\ntransport: dpdk\n" + tls_block());
+  srv.start();
+  EXPECT_NE(srv.wait_exit(5s), -1) << "still running";
+  EXPECT_TRUE(srv.log_has("TLS is not supported with --transport dpdk")) << srv.log();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+TEST(tls_start, a_missing_key_file_stops_the_start_with_nats_server_text) {
+  if (server_binary().empty()) GTEST_SKIP() << "no server binary";
+  const auto dir = make_test_dir("tls_bad_key");
+  ops_server srv(dir, server_binary());
+  srv.write_config("listen: \"127.0.0.1:" + std::to_string(pick_free_port()) + "\"\ntls {\n  cert_file: \"" + kDir +
+                   "/server.pem\"\n  key_file: \"" + kDir + "/nope.pem\"\n}\n");
+  srv.start();
+  EXPECT_NE(srv.wait_exit(5s), -1) << "still running";
+  EXPECT_TRUE(srv.log_has("error parsing X509 certificate/key pair: open " + kDir + "/nope.pem: no such file or directory"))
+      << srv.log();
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 class tls_verify_server : public server_test {
  protected:
   std::string extra_conf() const override { return tls_block("  verify: true\n"); }

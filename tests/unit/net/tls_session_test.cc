@@ -135,6 +135,30 @@ TEST(tls_session, plaintext_instead_of_a_client_hello_fails_cleanly) {
   EXPECT_EQ(server.feed("PING\r\n", plain, out), net::tls_session::state::failed);
 }
 
+TEST(tls_session, garbage_after_a_handshake_header_fails_without_crashing) {
+  std::uint64_t seed = 12345;  // fixed: the same bytes every run
+  for (int round = 0; round < 200; ++round) {
+    net::tls_session server(server_ctx(server_opts(false)));
+    std::string bytes("\x16\x03\x01", 3);
+    for (int i = 0; i < 64 + round * 7; ++i) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      bytes.push_back(char(seed >> 56));
+    }
+    std::string plain, out;
+    const auto st = server.feed(bytes, plain, out);
+    EXPECT_NE(st, net::tls_session::state::established);
+    EXPECT_TRUE(plain.empty());
+  }
+  // And garbage records after a good handshake end the session with an error.
+  pair p(server_ctx(server_opts(false)), client_ctx("ca.pem"));
+  p.run();
+  ASSERT_TRUE(p.server.established());
+  std::string out;
+  EXPECT_EQ(p.server.feed(std::string("\x17\x03\x03\x00\x20") + std::string(32, 'z'), p.server_plain, out),
+            net::tls_session::state::failed);
+  EXPECT_FALSE(p.server.error().empty());
+}
+
 TEST(tls_session, close_notify_reaches_the_peer) {
   pair p(server_ctx(server_opts(false)), client_ctx(""));
   p.run();
@@ -157,7 +181,7 @@ TEST(tls_context, configuration_errors_use_nats_server_texts) {
   o = server_opts(false);
   o.key_file = kDir + "/missing.pem";
   EXPECT_FALSE(net::tls_context::create_server(o, err));
-  EXPECT_EQ(err, "error parsing X509 certificate/key pair: open " + kDir + "/missing.pem: No such file or directory");
+  EXPECT_EQ(err, "error parsing X509 certificate/key pair: open " + kDir + "/missing.pem: no such file or directory");
   o = server_opts(false);
   o.key_file = kDir + "/client-key.pem";  // not the certificate's key
   EXPECT_FALSE(net::tls_context::create_server(o, err));
