@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/base/result.h"
 #include "src/shard/loop.h"
@@ -62,9 +63,10 @@ class transport : public shard::poller, public shard::waiter {
   // server restarted on the same port the moment this process exits can bind it. No
   // handler is called; nothing but the destructor may follow.
   virtual void shutdown() {}
-  // The subject of the client certificate a TLS connection presented (RFC 2253,
-  // "CN=alice,O=Peregrine"); empty for plaintext connections or without a certificate.
-  virtual std::string tls_peer_subject(conn_handle) const { return {}; }
+  // The names of the client certificate a TLS connection presented, in the order
+  // nats-server's verify_and_map tries them: e-mail SANs, DNS SANs, then the subject (RFC 2253,
+  // "CN=alice,O=Peregrine"). Empty for plaintext connections or without a certificate.
+  virtual std::vector<std::string> tls_peer_names(conn_handle) const { return {}; }
   // A TLS connection's protocol ("1.3") and cipher suite in Go's names
   // ("TLS_AES_256_GCM_SHA384"), as nats-server's /connz shows them; false for plaintext.
   virtual bool tls_info(conn_handle, std::string& /*version*/, std::string& /*cipher*/) const { return false; }

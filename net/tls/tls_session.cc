@@ -213,6 +213,25 @@ std::string tls_session::peer_subject() const {
   return out;
 }
 
+std::vector<std::string> tls_session::peer_names() const {
+  std::vector<std::string> out;
+  X509* cert = SSL_get1_peer_certificate(_ssl);
+  if (!cert) return out;
+  auto* sans = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int kind : {GEN_EMAIL, GEN_DNS}) {
+    for (int i = 0; sans && i < sk_GENERAL_NAME_num(sans); ++i) {
+      const GENERAL_NAME* n = sk_GENERAL_NAME_value(sans, i);
+      if (n->type != kind) continue;
+      const ASN1_IA5STRING* s = kind == GEN_EMAIL ? n->d.rfc822Name : n->d.dNSName;
+      out.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)), std::size_t(ASN1_STRING_length(s)));
+    }
+  }
+  GENERAL_NAMES_free(sans);
+  X509_free(cert);
+  out.push_back(peer_subject());
+  return out;
+}
+
 std::string tls_session::protocol() const { return SSL_get_version(_ssl); }
 
 std::string tls_session::cipher() const {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 typedef struct ssl_st SSL;
 
@@ -47,6 +48,8 @@ class tls_session {
   // The verified peer certificate's subject as an RFC 2253 string ("CN=alice,O=Peregrine"),
   // empty without one.
   std::string peer_subject() const;
+  // E-mail SANs, DNS SANs, then the subject (verify_and_map's order); empty without a certificate.
+  std::vector<std::string> peer_names() const;
   std::string protocol() const;  // "TLSv1.3"
   std::string cipher() const;
 

@@ -186,10 +186,10 @@ void tls_transport::shutdown() {
   _handshaking.clear();
 }
 
-std::string tls_transport::tls_peer_subject(conn_handle h) const {
+std::vector<std::string> tls_transport::tls_peer_names(conn_handle h) const {
   auto it = _conns.find(h);
-  if (it == _conns.end() || !it->second.session || it->second.m != mode::established) return "";
-  return it->second.session->peer_subject();
+  if (it == _conns.end() || !it->second.session || it->second.m != mode::established) return {};
+  return it->second.session->peer_names();
 }
 
 bool tls_transport::tls_info(conn_handle h, std::string& version, std::string& cipher) const {

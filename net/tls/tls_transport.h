@@ -39,7 +39,7 @@ class tls_transport final : public transport, private transport_handler {
   std::size_t flush() override;
   void close(conn_handle h, bool after_flush) override;
   void shutdown() override;
-  std::string tls_peer_subject(conn_handle h) const override;
+  std::vector<std::string> tls_peer_names(conn_handle h) const override;
   bool tls_info(conn_handle h, std::string& version, std::string& cipher) const override;
 
   std::size_t poll(base::nanos now) override;

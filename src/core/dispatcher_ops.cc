@@ -50,8 +50,11 @@ void dispatcher::refresh_live() {
 bool dispatcher::credentials_ok(const client& c) const {
   const auto& o = _live->opts;
   if (!_live->auth_required) return true;
-  // verify_and_map: the verified client certificate's subject is the user name; no password.
-  if (o.tls.verify_and_map) return !o.user.empty() && _transport->tls_peer_subject(c.handle) == o.user;
+  // verify_and_map: a name of the verified client certificate is the user name; no password.
+  if (o.tls.verify_and_map) {
+    const auto names = _transport->tls_peer_names(c.handle);
+    return !o.user.empty() && std::find(names.begin(), names.end(), o.user) != names.end();
+  }
   if (!o.token.empty() && c.auth_token == o.token) return true;
   return !o.user.empty() && c.auth_user == o.user && c.auth_pass == o.pass;
 }

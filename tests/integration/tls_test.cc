@@ -211,8 +211,8 @@ TEST(tls_start, dpdk_transport_refuses_tls_with_a_clear_error) {
   if (server_binary().find("nats-server") != std::string::npos) GTEST_SKIP() << "Peregrine's --transport only";
   const auto dir = make_test_dir("tls_dpdk");
   ops_server srv(dir, server_binary());
-  srv.write_config("listen: \"127.0.0.1:" + std::to_string(pick_free_port()) + "\"\ntransport: dpdk\n" + tls_block());
-  srv.start();
+  srv.write_config("listen: \"127.0.0.1:" + std::to_string(pick_free_port()) + "\"\n" + tls_block());
+  srv.start({"--transport", "dpdk"});  // a flag: it overrides PEREGRINE_EXTRA_CONF's transport too
   EXPECT_NE(srv.wait_exit(5s), -1) << "still running";
   EXPECT_TRUE(srv.log_has("TLS is not supported with --transport dpdk")) << srv.log();
   std::error_code ec;
@@ -266,7 +266,8 @@ TEST_F(tls_verify_server, certificate_of_another_ca_is_refused) {
   EXPECT_NE(server_->log().find("TLS handshake error"), std::string::npos) << server_->log();
 }
 
-// verify_and_map with the single user (a users list comes with the authorization work).
+// verify_and_map with the single user (a users list comes with the authorization work): the
+// certificate's subject or one of its e-mail / DNS names.
 class tls_verify_and_map : public server_test {
  protected:
   std::string extra_conf() const override {
@@ -278,6 +279,21 @@ TEST_F(tls_verify_and_map, the_certificate_subject_is_the_user) {
   std::string err;
   auto opts = secure_opts(url(), "ca.pem", "client.pem", "client-key.pem");
   auto nc = connect(opts.get(), &err);  // no user or password in CONNECT
+  ASSERT_TRUE(nc) << err;
+  round_trip(nc.get(), 5, 10);
+}
+
+class tls_verify_and_map_email : public server_test {
+ protected:
+  std::string extra_conf() const override {
+    return tls_block("  verify_and_map: true\n") + "authorization {\n  user: \"alice@example.com\"\n}\n";
+  }
+};
+
+TEST_F(tls_verify_and_map_email, an_email_name_of_the_certificate_is_the_user) {
+  std::string err;
+  auto opts = secure_opts(url(), "ca.pem", "client.pem", "client-key.pem");
+  auto nc = connect(opts.get(), &err);
   ASSERT_TRUE(nc) << err;
   round_trip(nc.get(), 5, 10);
 }

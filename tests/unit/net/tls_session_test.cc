@@ -99,6 +99,8 @@ TEST(tls_session, verify_accepts_the_ca_signed_client_and_names_it) {
   p.run();
   ASSERT_TRUE(p.server.established()) << p.server.error();
   EXPECT_EQ(p.server.peer_subject(), "CN=alice,O=Peregrine");
+  EXPECT_EQ(p.server.peer_names(),
+            (std::vector<std::string>{"alice@example.com", "alice.example.com", "CN=alice,O=Peregrine"}));
 }
 
 TEST(tls_session, verify_refuses_a_client_of_another_ca) {
