@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "net/tls/tls_context.h"
 #include "net/tls/tls_session.h"
@@ -179,6 +180,12 @@ TEST_F(tls_server, client_stalled_mid_handshake_is_cut_at_the_timeout_without_di
   ASSERT_FALSE(stalled.read_info().empty());
   ASSERT_TRUE(stalled.send(std::string("\x16\x03\x01\x02", 4)));  // a ClientHello that never ends
   const auto start = std::chrono::steady_clock::now();
+  // Twenty more that never start the handshake at all.
+  std::vector<std::unique_ptr<raw_client>> silent;
+  for (int i = 0; i < 20; ++i) {
+    silent.push_back(std::make_unique<raw_client>());
+    ASSERT_TRUE(silent.back()->connect(port()));
+  }
 
   // Meanwhile a TLS client works normally.
   std::string err;
@@ -194,7 +201,8 @@ TEST_F(tls_server, client_stalled_mid_handshake_is_cut_at_the_timeout_without_di
   // nats-server: "TLS handshake error: read tcp <local>-><peer>: i/o timeout"
   EXPECT_NE(server_->log().find("TLS handshake error: "), std::string::npos) << server_->log();
   EXPECT_NE(server_->log().find("i/o timeout"), std::string::npos) << server_->log();
-  round_trip(nc.get(), 5, 64);  // still fine after the cut
+  for (auto& c : silent) EXPECT_TRUE(c->read_until_closed(10s)) << "a silent client was never cut";
+  round_trip(nc.get(), 5, 64);  // still fine after the cuts
 }
 
 TEST_F(tls_server, raw_tls_client_speaks_the_protocol) {
