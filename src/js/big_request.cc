@@ -107,8 +107,11 @@ void jetstream::start_big_request(std::string_view token, const core::inbound_ms
     job.existing = &s->config();
     if (update) job.created = s->created();
   }
-  for (const auto& [name, s] : _streams)
-    if (name != token) job.others.insert(job.others.end(), s->config().subjects.begin(), s->config().subjects.end());
+  for (const auto& [name, g] : _streams)
+    if (name != token) {
+      const auto& subjects = g->get_stream().config().subjects;
+      job.others.insert(job.others.end(), subjects.begin(), subjects.end());
+    }
   job.ticket = _worker->submit([&job] { decode_big_request(job); });
 }
 
@@ -187,12 +190,11 @@ bool jetstream::start_applying_big_request() {
     if (cfg.first_seq > 1) {  // the stream starts at first_seq (2.10)
       storage::purge_request pr;
       pr.seq = cfg.first_seq;
-      (void)s->store().purge(pr);
-      (void)s->store().flush();
+      (void)s->get_stream().store().purge(pr);
+      (void)s->get_stream().store().flush();
     }
-    wire_stream(*s);
-    job.s = s.get();
-    _streams.emplace(cfg.name, std::move(s));
+    job.s = &s->get_stream();
+    place(std::move(s));
   }
   if (file_store_of(*job.s)) {
     // A file stream keeps its config in its own log: one write through its store, which
@@ -216,11 +218,10 @@ void jetstream::answer_big_request() {
     if (job.update) {  // applied but not persisted, as api_update answers then
       respond_error(job.reply, type, make_error(err::stream_update, job.meta_error));
     } else {
-      auto it = _streams.find(job.cfg.name);
-      const std::string dir = it->second->dir();
-      it->second->close();
-      _retired_streams.push_back(std::move(it->second));
-      _streams.erase(it);
+      stream& s = *job.s;
+      const std::string dir = s.dir();
+      s.close();
+      retire(job.cfg.name);
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
       respond_error(job.reply, type, make_error(err::stream_create, job.meta_error));
@@ -229,7 +230,7 @@ void jetstream::answer_big_request() {
     return;
   }
   // As api_update: the new policy applies to what is stored before the reply reports it.
-  if (job.to_interest) drop_unneeded(*job.s);
+  if (job.to_interest) group_of(job.cfg.name)->drop_unneeded();
   ojson j = ojson::object();
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
   ojson info = stream_info_json(*job.s, false, "", 0, false, true);

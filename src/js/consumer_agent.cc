@@ -6,7 +6,6 @@
 #include "src/base/log.h"
 #include "src/base/rng.h"
 #include "src/core/subject.h"
-#include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
 
@@ -39,15 +38,15 @@ std::string random_token(std::size_t n) {
 
 }  // namespace
 
-consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created,
+consumer_agent::consumer_agent(group_host& host, release_sink& owner, stream& s, consumer_config cfg, std::int64_t created,
                                std::string state_dir, std::int64_t now)
-    : _js(js), _stream(s), _cfg(std::move(cfg)), _created(created), _state_dir(std::move(state_dir)) {
+    : _host(host), _owner(owner), _stream(s), _cfg(std::move(cfg)), _created(created), _state_dir(std::move(state_dir)) {
   _filters = _cfg.filters();
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   consumer_params p = to_params(_cfg, s.config(), s.config().name, _cfg.name);
   p.start_seq = resolve_start_seq();
   p.inactive_threshold = with_jitter(p.inactive_threshold, _cfg.push());
-  p.has_interest = [&js](const std::string& reply) { return js.host().has_interest(reply); };
+  p.has_interest = [&host](const std::string& reply) { return host.has_interest(reply); };
   p.new_pin_id = [] { return random_token(22); };
   p.new_fc_token = [] { return random_token(4); };
   p.sample_roll = [] { return int(agent_rng().below(100)); };
@@ -56,7 +55,7 @@ consumer_agent::consumer_agent(jetstream& js, stream& s, consumer_config cfg, st
 }
 
 consumer_agent::~consumer_agent() {
-  for (auto id : _subs) _js.host().unsubscribe(id);
+  for (auto id : _subs) _host.unsubscribe(id);
 }
 
 const std::string& consumer_agent::stream_name() const { return _stream.config().name; }
@@ -92,7 +91,7 @@ std::uint64_t consumer_agent::resolve_start_seq() {
 }
 
 void consumer_agent::start(const storage::consumer_state* restore, std::int64_t now) {
-  auto& host = _js.host();
+  auto& host = _host;
   const std::string& sname = _stream.config().name;
   if (_cfg.ack != ack_policy::none)
     _subs.push_back(host.subscribe("$JS.ACK." + sname + "." + _cfg.name + ".>", "", this));
@@ -247,7 +246,7 @@ void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int
 void consumer_agent::on_msg(const core::inbound_msg& m) {
   auto subj = decode_ack_subject(m.subject);
   if (!subj) return;
-  const std::int64_t now = _js.now();
+  const std::int64_t now = _host.now();
   const ack_body body = parse_ack_body(m.payload);
   actions out;
   const bool sync = _m->on_ack(*subj, body, now, out);
@@ -259,13 +258,13 @@ void consumer_agent::on_msg(const core::inbound_msg& m) {
   } else if (sync && !m.reply.empty()) {
     // Confirmed once the state that includes this ack is durable; memory state at once.
     if (_store) _held.hold(std::string(m.reply), _store->handed() + 1);
-    else _js.host().publish(m.reply, "", "", "");
+    else _host.publish(m.reply, "", "", "");
   }
   run(out, now);
 }
 
 void consumer_agent::fc_handler::on_msg(const core::inbound_msg& m) {
-  const std::int64_t now = _a._js.now();
+  const std::int64_t now = _a._host.now();
   actions out;
   _a._m->on_flow_control_reply(std::string(m.subject), now, out);
   _a.run(out, now);
@@ -289,7 +288,7 @@ void consumer_agent::on_pull_request(const core::inbound_msg& m, std::int64_t no
 
 void consumer_agent::check_push_interest(std::int64_t now) {
   _next_interest_check = now + kInterestCheck;
-  const bool bound = _js.host().has_interest(_cfg.deliver_subject);
+  const bool bound = _host.has_interest(_cfg.deliver_subject);
   if (bound == _push_bound) return;
   _push_bound = bound;
   actions out;
@@ -319,6 +318,7 @@ std::size_t consumer_agent::poll(std::int64_t now) {
 std::int64_t consumer_agent::next_wakeup() const {
   if (_stopped) return consumer_state_machine::kNever;
   std::int64_t t = _m->next_deadline();
+  if (_cfg.push()) t = std::min(t, _next_interest_check);
   if (!_store) return t;
   if (_dirty) t = std::min(t, _next_flush);
   if (_store->unsynced()) t = std::min(t, _next_sync);
@@ -334,7 +334,7 @@ void consumer_agent::run(actions& out, std::int64_t now) {
     if (auto* d = std::get_if<delivery>(&a)) {
       send_delivery(*d, now);
     } else if (auto* s = std::get_if<status_reply>(&a)) {
-      _js.host().publish(s->to, s->reply, s->render(), "");
+      _host.publish(s->to, s->reply, s->render(), "");
     } else if (auto* adv = std::get_if<advisory>(&a)) {
       send_advisory(*adv);
     } else if (auto* r = std::get_if<released>(&a)) {
@@ -377,7 +377,7 @@ void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
     hdr = append_header(headers, "Nats-Pin-Id", d.pin_id);
     headers = hdr;
   }
-  _js.host().deliver(d.to, m->subject, ack, headers, payload);
+  _host.deliver(d.to, m->subject, ack, headers, payload);
 }
 
 void consumer_agent::send_advisory(const advisory& a) {
@@ -424,14 +424,14 @@ void consumer_agent::send_advisory(const advisory& a) {
       body["pause_until"] = base::rfc3339_nano(a.paused ? a.pause_until : 0);
       break;
     case k::ack_metric:
-      _js.publish_event("$JS.EVENT.METRIC.CONSUMER.ACK" + suffix, "io.nats.jetstream.metric.v1.consumer_ack", body);
+      _host.publish_event("$JS.EVENT.METRIC.CONSUMER.ACK" + suffix, "io.nats.jetstream.metric.v1.consumer_ack", body);
       return;
   }
-  _js.publish_event("$JS.EVENT.ADVISORY.CONSUMER." + std::string(subject) + suffix, type, body);
+  _host.publish_event("$JS.EVENT.ADVISORY.CONSUMER." + std::string(subject) + suffix, type, body);
 }
 
 void consumer_agent::release(std::uint64_t seq) {
-  _js.on_released(_stream, seq);
+  _owner.on_released(seq);
 }
 
 // ---- API-side operations --------------------------------------------------------------
@@ -474,11 +474,11 @@ bool consumer_agent::unpin(const std::string& group, std::int64_t now) {
 void consumer_agent::on_delete() {
   actions out;
   _m->on_delete(out);
-  run(out, _js.now());
-  for (auto id : _subs) _js.host().unsubscribe(id);
+  run(out, _host.now());
+  for (auto id : _subs) _host.unsubscribe(id);
   _subs.clear();
   // Nothing can redeliver what these acks confirmed any more.
-  for (const auto& r : _held.take_all()) _js.host().publish(r, "", "", "");
+  for (const auto& r : _held.take_all()) _host.publish(r, "", "", "");
   _stopped = true;
 }
 
@@ -486,11 +486,11 @@ void consumer_agent::on_shutdown() {
   if (_stopped) return;
   actions out;
   _m->on_shutdown(out);
-  run(out, _js.now());
+  run(out, _host.now());
   if (_store) {
     flush_state(true);
     if (!_store->dirty())
-      for (const auto& r : _held.take_all()) _js.host().publish(r, "", "", "");
+      for (const auto& r : _held.take_all()) _host.publish(r, "", "", "");
   }
   _stopped = true;
 }
@@ -513,7 +513,7 @@ ojson consumer_agent::info_json(std::int64_t now) {
   j["num_redelivered"] = _cfg.max_deliver == 1 ? 0 : n.num_redelivered;
   j["num_waiting"] = n.num_waiting;
   j["num_pending"] = n.num_pending;
-  j["cluster"] = ojson{{"leader", _js.host().server_name()}};
+  j["cluster"] = ojson{{"leader", _host.server_name()}};
   if (_cfg.push() && _push_bound) j["push_bound"] = true;
   if (n.paused) {
     j["paused"] = true;

@@ -2,8 +2,7 @@
 // One consumer inside the server: owns a consumer_state_machine, reads the stream's store
 // for it (message_source), receives acks / flow-control replies / pull requests, ticks its
 // timers and turns the machine's actions into deliveries, status messages, advisories,
-// retention removals and persisted state. Runs on the JetStream service thread (shard 0),
-// like the streams.
+// releases (retention is its group's) and persisted state. Runs on its group's owner thread.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,20 +14,27 @@
 #include "src/js/ack_confirm.h"
 #include "src/js/consumer.h"
 #include "src/js/consumer_config.h"
+#include "src/js/group_host.h"
 #include "storage/consumer_state.h"
 #include "storage/store.h"
 
 namespace js {
 
-class jetstream;
 class stream;
+
+// Retention is the group's: a consumer only says it no longer needs a message.
+class release_sink {
+ public:
+  virtual ~release_sink() = default;
+  virtual void on_released(std::uint64_t seq) = 0;
+};
 
 class consumer_agent final : public message_source, public core::internal_handler {
  public:
   // state_dir empty = nothing persisted (ephemerals of memory streams or with mem_storage).
   // Durables keep their config there, and their state too unless mem_storage or on a memory
   // stream; ephemerals of file streams keep both.
-  consumer_agent(jetstream& js, stream& s, consumer_config cfg, std::int64_t created, std::string state_dir,
+  consumer_agent(group_host& host, release_sink& owner, stream& s, consumer_config cfg, std::int64_t created, std::string state_dir,
                  std::int64_t now);
   ~consumer_agent() override;
 
@@ -66,6 +72,9 @@ class consumer_agent final : public message_source, public core::internal_handle
   void pause(std::optional<std::int64_t> until, std::int64_t now);
   bool unpin(const std::string& group, std::int64_t now);
   bool push_bound() const { return _push_bound; }
+  // Ack sync replies wait for a state write in flight (its completion wakes the loop).
+  bool awaits_write() const;
+  const core::internal_handler* flow_control_handler() const { return &_fc; }
 
   ojson info_json(std::int64_t now);
   // Blocks until no state snapshot is being written (before its directory is removed).
@@ -109,7 +118,8 @@ class consumer_agent final : public message_source, public core::internal_handle
   std::size_t persist(std::int64_t now);
   std::size_t confirm_written(std::int64_t now);
 
-  jetstream& _js;
+  group_host& _host;
+  release_sink& _owner;
   stream& _stream;
   consumer_config _cfg;
   std::int64_t _created;

@@ -61,13 +61,6 @@ std::vector<std::string_view> split(std::string_view s) {
   return out;
 }
 
-std::string random_name(std::size_t n) {
-  static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x5bd1e995u);
-  static constexpr char kAlpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-  std::string s;
-  for (std::size_t i = 0; i < n; ++i) s += kAlpha[rng.below(62)];
-  return s;
-}
 
 }  // namespace
 
@@ -79,6 +72,7 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
   const std::string_view op = toks[0];
   if (op == "MSG" && toks.size() == 4 && toks[1] == "NEXT") {  // the consumer's own subscription: not an API call
     if (consumer_agent* c = find_consumer(toks[2], toks[3])) {
+      group_of(toks[2])->enter();
       c->on_pull_request(m, now());
     } else {
       no_responders(m);  // as nats-server 2.11: no consumer subscribed that subject
@@ -89,6 +83,14 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
     std::uint64_t& n;
     ~count_after() { ++n; }
   };
+  // Whatever the call changed (config, pause, a new consumer), the group polls next turn.
+  struct wake_after {
+    jetstream& js;
+    std::string_view stream_name;
+    ~wake_after() {
+      if (stream_group* g = js.group_of(stream_name)) js.wake(*g);
+    }
+  } waker{*this, toks.size() > 2 && toks[1] != "CREATE" ? toks[2] : toks[1]};
   // Nats-Required-Api-Level above ours: 412 before anything else.
   if (!m.headers.empty()) {
     if (auto lvl = find_header(m.headers, "Nats-Required-Api-Level")) {
@@ -145,44 +147,11 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
 }
 
 consumer_agent* jetstream::find_consumer(std::string_view stream_name, std::string_view name) {
-  auto s = _consumers.find(stream_name);
-  if (s == _consumers.end()) return nullptr;
-  auto c = s->second.find(std::string(name));
-  return c == s->second.end() ? nullptr : c->second.get();
-}
-
-// Direct consumers (mirrors' and sources' internal ones) are not counted or listed, as
-// nats-server's public consumers.
-std::size_t jetstream::consumer_count(const std::string& stream) const {
-  auto s = _consumers.find(stream);
-  if (s == _consumers.end()) return 0;
-  std::size_t n = 0;
-  for (const auto& [name, c] : s->second) n += c->config().direct ? 0 : 1;
-  return n;
+  stream_group* g = group_of(stream_name);
+  return g ? g->find_consumer(name) : nullptr;
 }
 
 // ---- create ---------------------------------------------------------------------------
-
-std::optional<api_error> jetstream::check_workqueue(const stream& s, const consumer_config& c,
-                                                    const std::string& self) const {
-  if (s.config().retention != retention_policy::workqueue) return std::nullopt;
-  if (c.ack != ack_policy::explicit_) return make_error(err::wq_requires_explicit_ack);
-  auto it = _consumers.find(s.config().name);
-  if (it != _consumers.end()) {
-    const auto mine = c.filters();
-    for (const auto& [name, other] : it->second) {
-      if (name == self) continue;
-      if (mine.empty()) return make_error(err::wq_multiple_unfiltered);
-      const auto theirs = other->config().filters();
-      if (theirs.empty()) return make_error(err::wq_consumer_not_unique);
-      for (const auto& a : mine)
-        for (const auto& b : theirs)
-          if (core::subjects_overlap(a, b)) return make_error(err::wq_consumer_not_unique);
-    }
-  }
-  if (c.deliver != deliver_policy::all) return make_error(err::wq_consumer_not_deliver_all);
-  return std::nullopt;
-}
 
 void jetstream::api_consumer_create(std::string_view stream_name, std::string_view name, std::string_view filter,
                                     bool durable_api, bool subject_has_name, const core::inbound_msg& m) {
@@ -211,8 +180,9 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     cfg.name = std::string(name);
   }
   if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
-  stream* s = find(stream_name);
-  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  stream_group* g = group_of(stream_name);
+  if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  stream* s = &g->get_stream();
   if (auto e = normalise(cfg, s->config(), req.pedantic)) return respond_error(m.reply, type, *e);
   if (auto e = validate(cfg, s->config())) return respond_error(m.reply, type, *e);
   if (cfg.name.empty()) cfg.name = random_name(8);
@@ -227,7 +197,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
       return respond_error(m.reply, type, make_error(err::consumer_name_in_use));
     if (auto e = check_update(existing->config(), cfg, existing->push_bound()))
       return respond_error(m.reply, type, *e);
-    if (auto e = check_workqueue(*s, cfg, cfg.name)) return respond_error(m.reply, type, *e);
+    if (auto e = g->check_workqueue(cfg, cfg.name)) return respond_error(m.reply, type, *e);
     existing->update(cfg, t);
     std::string error;
     if (!existing->state_dir().empty() && !save_consumer_meta(*s, *existing, error))
@@ -235,9 +205,9 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     return respond(m.reply, typed(type, existing->info_json(t)));
   }
   if (req.action == create_action::update) return respond_error(m.reply, type, make_error(err::consumer_does_not_exist));
-  if (s->config().max_consumers > 0 && consumer_count(s->config().name) >= std::size_t(s->config().max_consumers))
+  if (s->config().max_consumers > 0 && g->consumer_count() >= std::size_t(s->config().max_consumers))
     return respond_error(m.reply, type, make_error(err::max_consumers));
-  if (auto e = check_workqueue(*s, cfg, cfg.name)) return respond_error(m.reply, type, *e);
+  if (auto e = g->check_workqueue(cfg, cfg.name)) return respond_error(m.reply, type, *e);
 
   // Durables keep their config (their state too on file streams). Ephemerals of file streams
   // with file state are kept like durables, as nats-server does: restored after a restart,
@@ -250,12 +220,10 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     fs::create_directories(dir, ec);
     if (ec) return respond_error(m.reply, type, make_error(err::consumer_store_failed, ec.message()));
   }
-  auto agent = std::make_unique<consumer_agent>(*this, *s, cfg, t, dir, t);
-  consumer_agent& ref = *agent;
-  _consumers[s->config().name].emplace(cfg.name, std::move(agent));
+  consumer_agent& ref = g->add_consumer(cfg, t, dir, t);
   std::string error;
   if (persist && !save_consumer_meta(*s, ref, error)) {
-    _consumers[s->config().name].erase(cfg.name);
+    (void)g->take_consumer(cfg.name);  // never started: nothing subscribed
     return respond_error(m.reply, type, make_error(err::consumer_store_failed, error));
   }
   ref.start(nullptr, t);
@@ -277,12 +245,13 @@ void jetstream::api_consumer_info(std::string_view stream_name, std::string_view
 void jetstream::api_consumer_delete(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {
   constexpr std::string_view type = "consumer_delete_response";
   if (!empty_request(m.payload)) return respond_error(m.reply, type, make_error(err::not_empty_request));
-  stream* s = find(stream_name);
-  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
-  if (!find_consumer(stream_name, name)) return respond_error(m.reply, type, make_error(err::consumer_not_found));
-  delete_consumer(*s, std::string(name), false);
+  stream_group* g = group_of(stream_name);
+  if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  if (!g->find_consumer(name)) return respond_error(m.reply, type, make_error(err::consumer_not_found));
+  const std::string sname = g->name();
+  delete_consumer(*g, std::string(name), false);
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
-  consumer_advisory("delete", s->config().name, std::string(name));
+  consumer_advisory("delete", sname, std::string(name));
 }
 
 void jetstream::api_consumer_names(std::string_view stream_name, const core::inbound_msg& m, bool list) {
@@ -297,9 +266,8 @@ void jetstream::api_consumer_names(std::string_view stream_name, const core::inb
   if (offset < 0) offset = 0;
   if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found), zero);
   std::vector<consumer_agent*> all;
-  if (auto it = _consumers.find(stream_name); it != _consumers.end())
-    for (auto& [n, c] : it->second)
-      if (!c->config().direct) all.push_back(c.get());
+  for (auto& [n, c] : group_of(stream_name)->consumers())
+    if (!c->config().direct) all.push_back(c.get());
   const std::size_t limit = list ? kListLimit : kNamesLimit;
   ojson page = ojson::array();
   const std::int64_t t = now();
@@ -358,13 +326,10 @@ void jetstream::api_consumer_unpin(std::string_view stream_name, std::string_vie
 
 // ---- lifecycle, retention, persistence ------------------------------------------------
 
-void jetstream::delete_consumer(stream& s, const std::string& name, bool advise) {
-  auto sit = _consumers.find(s.config().name);
-  if (sit == _consumers.end()) return;
-  auto it = sit->second.find(name);
-  if (it == sit->second.end()) return;
-  std::unique_ptr<consumer_agent> c = std::move(it->second);
-  sit->second.erase(it);
+void jetstream::delete_consumer(stream_group& g, const std::string& name, bool advise) {
+  std::unique_ptr<consumer_agent> c = g.take_consumer(name);
+  if (!c) return;
+  stream& s = g.get_stream();
   if (!c->state_dir().empty()) {
     std::error_code ec;
     std::string error;
@@ -372,109 +337,8 @@ void jetstream::delete_consumer(stream& s, const std::string& name, bool advise)
     c->wait_state_written();
     fs::remove_all(c->state_dir(), ec);
   }
-  consumer_agent& gone = *c;
-  _retired.push_back(std::move(c));
-  gone.on_delete();
-  // Interest retention: messages only this consumer needed go.
-  if (s.config().retention == retention_policy::interest) drop_unneeded(s);
+  g.retire_consumer(std::move(c));
   if (advise) consumer_advisory("delete", s.config().name, name);
-}
-
-void jetstream::drop_unneeded(stream& s) {
-  auto sit = _consumers.find(s.config().name);
-  auto& st = s.store();
-  std::vector<std::uint64_t> drop;
-  for (std::uint64_t seq = st.first_seq();;) {
-    auto msg = st.load_next("", seq);
-    if (!msg.ok()) break;
-    bool needed = false;
-    if (sit != _consumers.end())
-      for (auto& [n, c] : sit->second) needed = needed || (c->filter_matches(msg->subject) && c->needs(msg->seq));
-    if (!needed) drop.push_back(msg->seq);
-    seq = msg->seq + 1;
-  }
-  for (auto seq : drop) (void)st.remove(seq);
-}
-
-void jetstream::delete_consumers_of(const std::string& stream_name) {
-  auto sit = _consumers.find(stream_name);
-  if (sit == _consumers.end()) return;
-  auto all = std::move(sit->second);
-  _consumers.erase(sit);
-  std::vector<consumer_agent*> list;
-  for (auto& [n, c] : all) {
-    list.push_back(c.get());
-    _retired.push_back(std::move(c));
-  }
-  for (auto* c : list) {
-    c->on_delete();
-    c->wait_state_written();  // the stream's directory goes next
-  }
-}
-
-std::vector<std::pair<std::string, consumer_agent*>> jetstream::consumers_of(std::string_view stream_name) const {
-  std::vector<std::pair<std::string, consumer_agent*>> out;
-  for (const auto& [sname, cs] : _consumers) {
-    if (!stream_name.empty() && sname != stream_name) continue;
-    for (const auto& [n, c] : cs) out.emplace_back(sname, c.get());
-  }
-  return out;
-}
-
-void jetstream::on_released(stream& s, std::uint64_t seq) {
-  const auto retention = s.config().retention;
-  if (retention == retention_policy::limits) return;
-  if (retention == retention_policy::interest) {
-    auto msg = s.store().load(seq);
-    if (!msg.ok()) return;
-    if (auto it = _consumers.find(s.config().name); it != _consumers.end())
-      for (auto& [n, c] : it->second)
-        if (c->filter_matches(msg->subject) && c->needs(seq)) return;
-  }
-  (void)s.store().remove(seq);
-}
-
-void jetstream::wire_stream(stream& s) {
-  const std::string name = s.config().name;
-  s.on_stored = [this, name](std::uint64_t seq, std::string_view subject) {
-    if (auto it = _consumers.find(name); it != _consumers.end())
-      for (auto& [n, c] : it->second) c->on_stored(seq, subject);
-  };
-  s.has_interest = [this, name](std::string_view subject) {
-    if (auto it = _consumers.find(name); it != _consumers.end())
-      for (auto& [n, c] : it->second)
-        if (c->filter_matches(subject)) return true;
-    return false;
-  };
-  s.on_removed = [this, name](const std::vector<std::uint64_t>& seqs) {
-    for (auto& [sn, c] : consumers_of(name)) c->on_removed(seqs, now());
-  };
-}
-
-std::size_t jetstream::poll_consumers(std::int64_t t) {
-  if (_consumers.empty()) return 0;
-  std::size_t work = 0;
-  std::vector<std::pair<std::string, std::string>> expired;
-  // A snapshot (handlers may add or remove consumers), reusing one buffer per turn.
-  _poll_list.clear();
-  for (const auto& [sname, cs] : _consumers)
-    for (const auto& [n, c] : cs) _poll_list.push_back(c.get());
-  for (consumer_agent* c : _poll_list) {
-    work += c->poll(t);
-    if (c->expired()) expired.emplace_back(c->stream_name(), c->name());
-  }
-  for (const auto& [sname, cname] : expired)
-    if (stream* s = find(sname); s && find_consumer(sname, cname)) delete_consumer(*s, cname, true);
-  return work;
-}
-
-base::nanos jetstream::idle_limit(base::nanos) {
-  std::int64_t next = consumer_state_machine::kNever;
-  for (auto& [sname, cs] : _consumers)
-    for (auto& [cname, c] : cs) next = std::min(next, c->next_wakeup());
-  if (next == consumer_state_machine::kNever) return 0;
-  // A deadline poll() could not act on yet (already past) is retried each millisecond.
-  return std::max<std::int64_t>(next - now(), base::kMilli);
 }
 
 std::string jetstream::consumer_dir(const stream& s, const std::string& name) const {
@@ -501,7 +365,8 @@ bool jetstream::forget_consumer_meta(stream& s, const std::string& name, std::st
   return write_store_meta(s, kConsumerMetaPrefix + name, {}, error);
 }
 
-void jetstream::load_consumers(stream& s) {
+void jetstream::load_consumers(stream_group& g) {
+  stream& s = g.get_stream();
   std::error_code ec;
   const std::int64_t t = now();
   // name -> (metadata text, where it came from); the stream's log wins over a meta.inf.
@@ -532,22 +397,8 @@ void jetstream::load_consumers(stream& s) {
     std::int64_t created = t;
     if (j.contains("created") && j["created"].is_string())
       if (auto ct = parse_time(j["created"].get<std::string>())) created = *ct;
-    auto agent = std::make_unique<consumer_agent>(*this, s, *cfg, created, dir, t);
-    consumer_agent& ref = *agent;
-    _consumers[s.config().name].emplace(cfg->name, std::move(agent));
-    ref.start(nullptr, t);
+    g.add_consumer(*cfg, created, dir, t).start(nullptr, t);
   }
-}
-
-void jetstream::publish_event(const std::string& subject, std::string_view type, const ojson& body) {
-  if (!_host->has_interest(subject)) return;
-  ojson j;
-  j["type"] = type.starts_with("io.") ? std::string(type) : "io.nats.jetstream.advisory.v1." + std::string(type);
-  j["id"] = random_name(22);
-  j["timestamp"] = base::rfc3339_nano(now());
-  for (auto it = body.cbegin(); it != body.cend(); ++it) j[it.key()] = it.value();
-  if (!_domain.empty()) j["domain"] = _domain;
-  _host->publish(subject, "", "", j.dump());
 }
 
 void jetstream::consumer_advisory(std::string_view action, const std::string& stream, const std::string& consumer) {

@@ -9,7 +9,6 @@
 
 #include "src/base/log.h"
 #include "src/js/consumer_agent.h"
-#include "src/js/jetstream_service.h"
 #include "src/js/stream.h"
 
 namespace js {
@@ -59,13 +58,13 @@ std::size_t consumer_agent::confirm_written(std::int64_t now) {
     return 0;
   }
   const auto replies = _held.written(done);
-  for (const auto& r : replies) _js.host().publish(r, "", "", "");
+  for (const auto& r : replies) _host.publish(r, "", "", "");
   return replies.empty() ? 0 : 1;
 }
 
 void consumer_agent::flush_state(bool wait) {
   _dirty = false;
-  _next_flush = _js.now() + kFlushInterval;
+  _next_flush = _host.now() + kFlushInterval;
   if (!_store) return;
   (void)_store->update(durable_state());
   if (!wait) {
@@ -74,7 +73,7 @@ void consumer_agent::flush_state(bool wait) {
     // unless an ack sync waits for it under `durability: sync`: every fdatasync is a device
     // cache flush that stalls the stream's O_DIRECT writes queued behind it (the file-stream
     // p99.9), and an unsynced snapshot already survives a crash of the process.
-    const std::int64_t now = _js.now();
+    const std::int64_t now = _host.now();
     const bool sync = now >= _next_sync || (_sync_acks && _held.needs_snapshot(_store->handed()));
     if (!_store->flush_async(sync)) {
       _dirty = true;
@@ -91,5 +90,7 @@ void consumer_agent::flush_state(bool wait) {
     PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
             base::errc_name(st.code()));
 }
+
+bool consumer_agent::awaits_write() const { return _store && !_held.empty() && _store->writing(); }
 
 }  // namespace js

@@ -7,7 +7,6 @@
 
 #include "src/js/api_errors.h"
 #include "src/js/direct_get.h"
-#include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
 
@@ -26,7 +25,7 @@ std::string status_only(std::string_view status, std::string_view extra = {}) {
 
 void stream::send_direct(std::string_view reply, const storage::stored_msg& m, bool no_hdr, std::string_view extra) {
   if (no_hdr) {
-    _js.host().publish(reply, "", "", m.payload);
+    _host.publish(reply, "", "", m.payload);
     return;
   }
   std::string h;
@@ -41,12 +40,12 @@ void stream::send_direct(std::string_view reply, const storage::stored_msg& m, b
   h += "Nats-Time-Stamp: " + base::rfc3339_nano(m.ts) + "\r\n";
   h += extra;
   h += "\r\n";
-  _js.host().publish(reply, "", h, m.payload);
+  _host.publish(reply, "", h, m.payload);
 }
 
 void stream::direct_get(const core::inbound_msg& m) {
   if (_closed || m.reply.empty()) return;
-  auto& host = _js.host();
+  auto& host = _host;
   auto status = [&](std::string_view s, std::string_view extra = {}) {
     host.publish(m.reply, "", status_only(s, extra), "");
   };

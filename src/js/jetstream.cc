@@ -1,6 +1,7 @@
 // JetStream service: start/stop, $JS.API dispatch, stream persistence and advisories.
 #include "src/js/jetstream.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "src/js/api_worker.h"
 #include "src/js/big_request.h"
 #include "src/js/json_util.h"
+#include "src/js/stream_source.h"
 #include "src/js/jetstream_service.h"
 #include "storage/file_store.h"
 #include "storage/memory_store.h"
@@ -49,29 +51,93 @@ void jetstream::stop() {
   _worker.reset();  // a big request in flight, and what waits behind it, go unanswered
   _big.reset();
   _deferred.clear();
-  for (auto& [sname, c] : consumers_of("")) c->on_shutdown();
-  for (auto& [name, s] : _streams) s->close();
+  // Every consumer first (409s to waiting pulls, state flushed), then every stream.
+  for (auto& [name, g] : _streams) g->shutdown_consumers();
+  for (auto& [name, g] : _streams) g->get_stream().close();
   if (_api_sub) _host->unsubscribe(_api_sub);
   if (_domain_sub) _host->unsubscribe(_domain_sub);
   _api_sub = _domain_sub = 0;
 }
 
 std::size_t jetstream::poll(base::nanos) {
-  _retired.clear();
   _retired_streams.clear();
-  std::size_t work = 0;
-  const std::int64_t wall = now();
-  // Thousands of idle streams (every KV bucket is one) must not cost a store poll each turn.
-  const bool sweep = wall >= _next_stream_sweep;
-  if (sweep) _next_stream_sweep = wall + kStreamSweepNs;
-  for (auto& [name, s] : _streams)
-    if (sweep || !s->idle()) work += s->poll(wall);
-  work += poll_consumers(wall);
+  std::size_t work = poll_groups(now());
   work += poll_big();
   return work;
 }
 
+// Thousands of idle streams (every KV bucket is one) must not cost a poll each turn: only
+// the groups woken by a message, still busy, or whose deadline came.
+std::size_t jetstream::poll_groups(std::int64_t t) {
+  while (!_deadlines.empty() && _deadlines.top().first <= t) {
+    const auto [when, serial] = _deadlines.top();
+    _deadlines.pop();
+    auto it = _by_serial.find(serial);
+    if (it != _by_serial.end() && it->second->scheduled == when) wake(*it->second);
+  }
+  if (_active.empty()) return 0;
+  std::size_t work = _active.size();
+  _polling.swap(_active);
+  for (stream_group* g : _polling) g->queued = false;
+  for (stream_group* g : _polling) {
+    if (g->retired) continue;  // deleted meanwhile (alive until the next poll)
+    work += g->poll(t);
+    if (g->retired) continue;
+    for (const auto& cname : g->take_expired())
+      if (g->find_consumer(cname)) delete_consumer(*g, cname, true);
+    schedule(*g, t);
+  }
+  _polling.clear();
+  return work;
+}
+
+void jetstream::wake(stream_group& g) {
+  if (g.queued || g.retired) return;
+  g.queued = true;
+  _active.push_back(&g);
+}
+
+void jetstream::schedule(stream_group& g, std::int64_t t) {
+  if (g.busy(t)) return wake(g);
+  const std::int64_t next = g.next_wakeup(t);
+  if (next == g.scheduled) return;
+  g.scheduled = next;
+  if (next != stream_group::kNever) _deadlines.emplace(next, g.serial);
+}
+
+void jetstream::place(std::unique_ptr<stream_group> g) {
+  g->serial = ++_next_serial;
+  _by_serial[g->serial] = g.get();
+  wake(*g);
+  const std::string name = g->name();
+  _streams.emplace(name, std::move(g));
+}
+
+void jetstream::retire(const std::string& name) {
+  auto it = _streams.find(name);
+  if (it == _streams.end()) return;
+  stream_group& g = *it->second;
+  _by_serial.erase(g.serial);
+  g.retired = true;
+  if (g.queued) _active.erase(std::find(_active.begin(), _active.end(), &g));
+  _retired_streams.push_back(std::move(it->second));
+  _streams.erase(it);
+}
+
+base::nanos jetstream::idle_limit(base::nanos) {
+  if (!_active.empty()) return base::kMilli;
+  // Stale entries (rescheduled later) only end a block early.
+  if (_deadlines.empty()) return 0;
+  // A deadline poll() could not act on yet (already past) is retried each millisecond.
+  return std::max<std::int64_t>(_deadlines.top().first - now(), base::kMilli);
+}
+
 stream* jetstream::find(std::string_view name) {
+  auto it = _streams.find(name);
+  return it == _streams.end() ? nullptr : &it->second->get_stream();
+}
+
+stream_group* jetstream::group_of(std::string_view name) {
   auto it = _streams.find(name);
   return it == _streams.end() ? nullptr : it->second.get();
 }
@@ -156,6 +222,7 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     if ((update || r.fn == &jetstream::api_create) && m.payload.size() >= kBigRequestBytes)
       return start_big_request(token, m, update);  // decoded on the API worker, applied in slices
     (this->*r.fn)(token, m);
+    if (stream_group* g = group_of(token)) wake(*g);  // purges, deletes and updates change it
     return;
   }
   if (rest.starts_with("CONSUMER.") && dispatch_consumer(rest.substr(9), m)) return;
@@ -269,7 +336,7 @@ std::unique_ptr<storage::stream_store> jetstream::open_store(const stream_config
   return open_file_store(cfg.name, dir, error);
 }
 
-std::unique_ptr<stream> jetstream::make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
+std::unique_ptr<stream_group> jetstream::make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
                                                std::unique_ptr<storage::stream_store> store) {
   const std::string dir = streams_dir() + "/" + cfg.name;
   if (!store) {
@@ -282,7 +349,7 @@ std::unique_ptr<stream> jetstream::make_stream(const stream_config& cfg, std::in
     store = open_store(cfg, dir, error);
   }
   if (!store) return nullptr;
-  return std::make_unique<stream>(*this, cfg, created, dir, std::move(store));
+  return std::make_unique<stream_group>(*this, cfg, created, dir, std::move(store));
 }
 
 void jetstream::load_streams() {
@@ -325,12 +392,11 @@ void jetstream::load_streams() {
       PG_ERROR("JetStream: cannot restore stream '{}': {}", cfg->name, error);
       continue;
     }
-    wire_stream(*s);
-    s->subscribe();
-    const auto st = s->store().state(false);
+    s->get_stream().subscribe();
+    const auto st = s->get_stream().store().state(false);
     PG_INFO("  Restored {} messages for stream '$G > {}'", st.msgs, cfg->name);
-    stream& ref = *s;
-    _streams.emplace(cfg->name, std::move(s));
+    stream_group& ref = *s;
+    place(std::move(s));
     load_consumers(ref);
   }
 }
@@ -338,11 +404,57 @@ void jetstream::load_streams() {
 std::optional<api_error> jetstream::check_overlap(const stream_config& cfg) const {
   // Tries and a hash set, not a pairwise loop (see core::sets_overlap).
   std::vector<std::string_view> others;
-  for (const auto& [name, s] : _streams)
-    if (name != cfg.name) others.insert(others.end(), s->config().subjects.begin(), s->config().subjects.end());
+  for (const auto& [name, g] : _streams)
+    if (name != cfg.name) {
+      const auto& subjects = g->get_stream().config().subjects;
+      others.insert(others.end(), subjects.begin(), subjects.end());
+    }
   if (!others.empty() && core::sets_overlap({cfg.subjects.begin(), cfg.subjects.end()}, others))
     return make_error(err::subjects_overlap);
   return std::nullopt;
+}
+
+// A mirror whose origin is here: its max_msg_size may not be smaller (10030), and
+// mirror_direct follows the origin's allow_direct.
+std::optional<api_error> jetstream::check_mirror_origin(stream_config& cfg) {
+  if (!cfg.has_mirror()) return std::nullopt;
+  stream* o = find(parse_source_spec(cfg.mirror).name);
+  if (!o) return std::nullopt;
+  const auto origin_max = o->config().max_msg_size;
+  if (cfg.max_msg_size > 0 && origin_max > 0 && cfg.max_msg_size < origin_max) return make_error(10030);
+  cfg.mirror_direct = o->config().allow_direct;
+  return std::nullopt;
+}
+
+bool jetstream::mirror_serves_direct(std::string_view origin) const {
+  for (const auto& [name, g] : _streams) {
+    const auto& c = g->get_stream().config();
+    if (c.mirror_direct && c.has_mirror() && c.mirror.value("name", std::string()) == origin) return true;
+  }
+  return false;
+}
+
+// ---- server-wide accounting (resources.h has the rules)
+
+std::int64_t jetstream::storage_limit(storage_type t) const {
+  const auto& o = _host->options();
+  return t == storage_type::memory ? o.max_memory_store : o.max_file_store;
+}
+
+storage_usage jetstream::usage(storage_type t, std::string_view except_stream) const {
+  storage_usage u;
+  for (const auto& [name, g] : _streams) {
+    const stream& s = g->get_stream();
+    if (s.config().storage != t || name == except_stream) continue;
+    if (s.config().max_bytes > 0) u.reserved += s.config().max_bytes;
+    u.used += std::int64_t(s.bytes());
+  }
+  return u;
+}
+
+bool jetstream::storage_exhausted(storage_type t) const {
+  const std::int64_t limit = storage_limit(t);
+  return limit >= 0 && js::storage_exhausted(limit, usage(t, {}));
 }
 
 }  // namespace js

@@ -1,17 +1,22 @@
 #pragma once
-// The JetStream service object: owns the streams, serves $JS.API on shard 0, persists
-// stream metadata under <store_dir>/jetstream/$G/streams/<name>/.
+// The JetStream service object (the hub, the control plane): serves $JS.API, validates,
+// persists stream metadata under <store_dir>/jetstream/$G/streams/<name>/, and owns the
+// stream groups (stream_group.h), which it polls only while they have work: a group that
+// receives a message is queued in the active list, one with timed work waits in a deadline
+// heap. It is the groups' group_host.
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <queue>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 
 #include "src/core/service.h"
-#include "src/js/consumer_agent.h"
+#include "src/js/group_host.h"
 #include "src/js/resources.h"
-#include "src/js/stream.h"
+#include "src/js/stream_group.h"
 #include "src/shard/loop.h"
 
 namespace storage {
@@ -22,7 +27,7 @@ namespace js {
 
 class api_worker;
 
-class jetstream final : public core::service, public core::internal_handler, public shard::poller {
+class jetstream final : public core::service, public core::internal_handler, public shard::poller, public group_host {
  public:
   jetstream() = default;
   ~jetstream() override;
@@ -38,21 +43,34 @@ class jetstream final : public core::service, public core::internal_handler, pub
   base::nanos idle_limit(base::nanos now) override;
 
   core::service_host& host() { return *_host; }
-  const std::string& domain() const { return _domain; }
-  std::int64_t now() const { return _host->clk().wall_ns(); }
-  std::size_t consumer_count(const std::string& stream) const;
-  // Advisory/event JSON {type,id,timestamp,<body>,domain} on `subject` when someone listens;
-  // a short type is an advisory's ("nak" -> io.nats.jetstream.advisory.v1.nak).
-  void publish_event(const std::string& subject, std::string_view type, const ojson& body);
-  // A consumer no longer needs `seq`: retention decides whether the stream drops it.
-  void on_released(stream& s, std::uint64_t seq);
+
+  // group_host: what the groups see of the server (forwarded to the service host).
+  std::uint64_t subscribe(std::string_view subject, std::string_view queue, core::internal_handler* h) override {
+    return _host->subscribe(subject, queue, h);
+  }
+  void unsubscribe(std::uint64_t id) override { _host->unsubscribe(id); }
+  void publish(std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override {
+    _host->publish(subject, reply, headers, payload);
+  }
+  void deliver(std::string_view to, std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override {
+    _host->deliver(to, subject, reply, headers, payload);
+  }
+  bool has_interest(std::string_view subject) override { return _host->has_interest(subject); }
+  const base::clock& clk() const override { return _host->clk(); }
+  int wake_eventfd() override { return _host->wake_eventfd(); }
+  void wake(stream_group& g) override;
+  const std::string& domain() const override { return _domain; }
+  const std::string& server_name() const override { return _host->server_name(); }
+  const core::server_options& options() const override { return _host->options(); }
   // Server storage limits (resources.cc): -1 = unlimited.
   std::int64_t storage_limit(storage_type t) const;
   storage_usage usage(storage_type t, std::string_view except_stream) const;
-  bool storage_exhausted(storage_type t) const;
-  struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
+  bool storage_exhausted(storage_type t) const override;
   // Open fast-ingest batches across every stream (the server-wide limit).
-  std::size_t* fast_batch_counter() { return &_fast_batches_open; }
+  std::size_t* fast_batch_counter() override { return &_fast_batches_open; }
+  struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
 
  private:
   using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);
@@ -79,20 +97,21 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void api_consumer_names(std::string_view stream_name, const core::inbound_msg& m, bool list);
   void api_consumer_pause(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
   void api_consumer_unpin(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
-  std::optional<api_error> check_workqueue(const stream& s, const consumer_config& c, const std::string& self) const;
   consumer_agent* find_consumer(std::string_view stream_name, std::string_view name);
-  void delete_consumer(stream& s, const std::string& name, bool advise);
-  void delete_consumers_of(const std::string& stream_name);
-  // Interest retention: removes every stored message no consumer of `s` still needs (after a
-  // consumer is deleted, or when an update switches the stream from limits to interest).
-  void drop_unneeded(stream& s);
-  void wire_stream(stream& s);
+  void delete_consumer(stream_group& g, const std::string& name, bool advise);
   bool save_consumer_meta(stream& s, const consumer_agent& c, std::string& error);
   bool forget_consumer_meta(stream& s, const std::string& name, std::string& error);
-  void load_consumers(stream& s);
+  void load_consumers(stream_group& g);
   std::string consumer_dir(const stream& s, const std::string& name) const;
   void consumer_advisory(std::string_view action, const std::string& stream, const std::string& consumer);
-  std::size_t poll_consumers(std::int64_t now);
+
+  // The active set: groups with work are polled each turn, the others wait for a message or
+  // their deadline.
+  void place(std::unique_ptr<stream_group> g);
+  // Out of the placement table; the group lives until the next poll.
+  void retire(const std::string& name);
+  void schedule(stream_group& g, std::int64_t now);
+  std::size_t poll_groups(std::int64_t now);
 
   void respond(std::string_view reply, const ojson& j);
   // The request reached no stream or consumer: the 503 no-responders status nats-server
@@ -120,10 +139,11 @@ class jetstream final : public core::service, public core::internal_handler, pub
                                                        std::string& error);
   std::unique_ptr<storage::stream_store> open_store(const stream_config& cfg, const std::string& dir,
                                                     std::string& error);
-  std::unique_ptr<stream> make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
-                                      std::unique_ptr<storage::stream_store> store = nullptr);
+  std::unique_ptr<stream_group> make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
+                                            std::unique_ptr<storage::stream_store> store = nullptr);
   void load_streams();
   stream* find(std::string_view name);
+  stream_group* group_of(std::string_view name);
   std::optional<api_error> check_overlap(const stream_config& cfg) const;
   // Mirror rules that need the origin (stream_mirror.cc); may align cfg.mirror_direct.
   std::optional<api_error> check_mirror_origin(stream_config& cfg);
@@ -154,18 +174,17 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::size_t _fast_batches_open = 0;  // declared before the streams, which count down in it
   std::uint64_t _api_total = 0;
   std::uint64_t _api_errors = 0;
-  std::map<std::string, std::unique_ptr<stream>, std::less<>> _streams;
-  static constexpr std::int64_t kStreamSweepNs = 1'000'000;  // idle streams polled every 1 ms
-  std::int64_t _next_stream_sweep = 0;
-  // stream name -> consumer name -> agent
-  std::map<std::string, std::map<std::string, std::unique_ptr<consumer_agent>>, std::less<>> _consumers;
-  // Deleted consumers and streams live until the next poll(): a deletion can happen inside
-  // one of their own calls (a pull status reply sent to an API subject).
-  std::vector<std::unique_ptr<consumer_agent>> _retired;
-  std::vector<std::unique_ptr<stream>> _retired_streams;
-  std::vector<consumer_agent*> _poll_list;
-  // (stream name, consumer) pairs to iterate while handlers may add or remove consumers.
-  std::vector<std::pair<std::string, consumer_agent*>> consumers_of(std::string_view stream_name) const;
+  // The placement table: stream name -> its group.
+  std::map<std::string, std::unique_ptr<stream_group>, std::less<>> _streams;
+  // Deleted streams live until the next poll(): a deletion can happen inside one of their
+  // own calls (a pull status reply sent to an API subject).
+  std::vector<std::unique_ptr<stream_group>> _retired_streams;
+  std::vector<stream_group*> _active, _polling;
+  // (deadline, serial), earliest first; an entry whose group is gone or rescheduled is skipped.
+  using deadline = std::pair<std::int64_t, std::uint64_t>;
+  std::priority_queue<deadline, std::vector<deadline>, std::greater<>> _deadlines;
+  std::unordered_map<std::uint64_t, stream_group*> _by_serial;
+  std::uint64_t _next_serial = 0;
   std::uint64_t _api_sub = 0;
   std::uint64_t _domain_sub = 0;
 };

@@ -27,14 +27,14 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
   const bool config = truthy(q, "config");
   std::uint64_t mem = 0, file = 0, messages = 0, bytes = 0, consumer_total = 0;
   ojson stream_details = ojson::array();
-  for (auto& [name, s] : _streams) {
+  for (auto& [name, g] : _streams) {
+    stream* s = &g->get_stream();
     const ojson state = s->state_json(false, nullptr);
     const std::uint64_t b = state.value("bytes", std::uint64_t{0});
     (s->config().storage == storage_type::memory ? mem : file) += b;
     bytes += b;
     messages += state.value("messages", std::uint64_t{0});
-    auto cit = _consumers.find(name);
-    const std::size_t nc = cit == _consumers.end() ? 0 : cit->second.size();
+    const std::size_t nc = g->consumers().size();
     consumer_total += nc;
     if (!streams) continue;
     ojson d;
@@ -45,7 +45,7 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
     d["state"] = state;
     if (consumers && nc > 0) {
       ojson list = ojson::array();
-      for (auto& [cname, agent] : cit->second) {
+      for (auto& [cname, agent] : g->consumers()) {
         ojson info = agent->info_json(now());
         info.erase("type");
         info.erase("ts");
@@ -96,11 +96,12 @@ void jetstream::monitor_metrics(std::string& out) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
   family("peregrine_stream_messages", "gauge", "Messages stored in the stream.");
-  for (auto& [name, s] : _streams)
+  for (auto& [name, g] : _streams)
     out += fmt::format("peregrine_stream_messages{{stream=\"{}\"}} {}\n", name,
-                       s->state_json(false, nullptr).value("messages", std::uint64_t{0}));
+                       g->get_stream().state_json(false, nullptr).value("messages", std::uint64_t{0}));
   family("peregrine_stream_bytes", "gauge", "Bytes stored in the stream.");
-  for (auto& [name, s] : _streams) out += fmt::format("peregrine_stream_bytes{{stream=\"{}\"}} {}\n", name, s->bytes());
+  for (auto& [name, g] : _streams)
+    out += fmt::format("peregrine_stream_bytes{{stream=\"{}\"}} {}\n", name, g->get_stream().bytes());
   auto histogram = [&](const char* name, const std::string& labels, const base::latency_histogram& h) {
     std::uint64_t cumulative = 0;
     for (int i = 0; i < base::latency_histogram::kBuckets; ++i) {
@@ -114,8 +115,9 @@ void jetstream::monitor_metrics(std::string& out) {
   };
   family("peregrine_stream_puback_latency_seconds", "histogram",
          "From a publish reaching the stream to its PubAck leaving (includes the wait for the durability point).");
-  for (auto& [name, s] : _streams)
-    histogram("peregrine_stream_puback_latency_seconds", fmt::format("stream=\"{}\"", name), s->puback_latency());
+  for (auto& [name, g] : _streams)
+    histogram("peregrine_stream_puback_latency_seconds", fmt::format("stream=\"{}\"", name),
+              g->get_stream().puback_latency());
   struct consumer_series {
     const char* name;
     const char* field;
@@ -128,8 +130,8 @@ void jetstream::monitor_metrics(std::string& out) {
       {"peregrine_consumer_num_waiting", "num_waiting", "Pull requests waiting."},
   };
   std::vector<std::tuple<std::string, std::string, ojson>> infos;
-  for (auto& [sname, cs] : _consumers)
-    for (auto& [cname, agent] : cs) infos.emplace_back(sname, cname, agent->info_json(now()));
+  for (auto& [sname, g] : _streams)
+    for (auto& [cname, agent] : g->consumers()) infos.emplace_back(sname, cname, agent->info_json(now()));
   for (const auto& series : kSeries) {
     family(series.name, "gauge", series.help);
     for (const auto& [sname, cname, info] : infos)
@@ -138,8 +140,8 @@ void jetstream::monitor_metrics(std::string& out) {
   }
   family("peregrine_consumer_ack_latency_seconds", "histogram",
          "From a delivery (or its last +WPI) to its ack, per acked message.");
-  for (auto& [sname, cs] : _consumers)
-    for (auto& [cname, agent] : cs)
+  for (auto& [sname, g] : _streams)
+    for (auto& [cname, agent] : g->consumers())
       histogram("peregrine_consumer_ack_latency_seconds", fmt::format("stream=\"{}\",consumer=\"{}\"", sname, cname),
                 agent->ack_latency());
 }

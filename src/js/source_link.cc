@@ -2,7 +2,6 @@
 
 #include <random>
 
-#include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
 
@@ -20,8 +19,8 @@ std::string random_id(std::size_t n) {
 
 }  // namespace
 
-source_link::source_link(jetstream& js, stream& owner, source_spec spec, bool mirror, std::uint64_t copied)
-    : _js(js), _owner(owner), _spec(std::move(spec)), _mirror(mirror), _tracker(mirror, copied) {}
+source_link::source_link(group_host& host, stream& owner, source_spec spec, bool mirror, std::uint64_t copied)
+    : _host(host), _owner(owner), _spec(std::move(spec)), _mirror(mirror), _tracker(mirror, copied) {}
 
 source_link::~source_link() { stop(false); }
 
@@ -35,11 +34,11 @@ void source_link::stop(bool delete_consumer) {
 // Forgets the current consumer: its deliveries stop reaching us (the subscription goes), and
 // the origin is asked to delete it (it would expire by inactive_threshold anyway).
 void source_link::drop_consumer(bool delete_consumer) {
-  for (auto id : _subs) _js.host().unsubscribe(id);
+  for (auto id : _subs) _host.unsubscribe(id);
   _subs.clear();
   if (!_consumer_name.empty() && delete_consumer) {
     const std::string api = _spec.external_api.empty() ? "$JS.API" : _spec.external_api;
-    _js.host().publish(api + ".CONSUMER.DELETE." + _spec.name + "." + _consumer_name, "", "", "");
+    _host.publish(api + ".CONSUMER.DELETE." + _spec.name + "." + _consumer_name, "", "", "");
     _consumer_name.clear();
   }
   _deliver_subject.clear();
@@ -65,7 +64,7 @@ void source_link::send_create(std::uint64_t start_seq, std::int64_t now) {
   _deliver_subject = _spec.external_deliver.empty() ? std::string(_mirror ? "$JS.M." : "$JS.S.") + id
                                                     : _spec.external_deliver + (_mirror ? ".M." : ".S.") + id;
   _reply_subject = "$JSC.R." + random_id(12);
-  auto& h = _js.host();
+  auto& h = _host;
   if (auto sid = h.subscribe(_deliver_subject, "", this)) _subs.push_back(sid);
   if (auto sid = h.subscribe(_reply_subject, "", this)) _subs.push_back(sid);
   h.publish(consumer_create_subject(_spec), _reply_subject, "",
@@ -136,7 +135,7 @@ void source_link::handle_create_reply(const queued& q, std::int64_t now) {
 }
 
 void source_link::handle_status(const queued& q, std::int64_t now) {
-  auto& h = _js.host();
+  auto& h = _host;
   if (q.headers.find("FlowControl Request") != std::string::npos) {
     // Everything before it is stored by now (handled in order): let the origin go on.
     if (!q.reply.empty()) h.publish(q.reply, "", "", "");

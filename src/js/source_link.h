@@ -16,13 +16,13 @@
 
 namespace js {
 
-class jetstream;
+class group_host;
 class stream;
 
 class source_link final : public core::internal_handler {
  public:
   // `copied`: last origin sequence already in the stream (resume point).
-  source_link(jetstream& js, stream& owner, source_spec spec, bool mirror, std::uint64_t copied);
+  source_link(group_host& host, stream& owner, source_spec spec, bool mirror, std::uint64_t copied);
   ~source_link() override;
 
   void on_msg(const core::inbound_msg& m) override;
@@ -47,7 +47,7 @@ class source_link final : public core::internal_handler {
   void handle_create_reply(const queued& q, std::int64_t now);
   void handle_status(const queued& q, std::int64_t now);
 
-  jetstream& _js;
+  group_host& _host;
   stream& _owner;
   source_spec _spec;
   bool _mirror;

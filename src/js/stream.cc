@@ -5,7 +5,6 @@
 
 #include "src/base/log.h"
 #include "src/js/batch_recovery.h"
-#include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
 #include "src/js/source_link.h"
@@ -15,16 +14,17 @@ namespace js {
 namespace {
 constexpr std::int64_t kExpiryCheckNs = 100'000'000;
 constexpr std::int64_t kAckSpinNs = 500'000;  // nats-server checks at most every 250 ms
+constexpr std::int64_t kTimedWorkNs = 1'000'000;
 
 }  // namespace
 
-stream::stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::string dir,
+stream::stream(group_host& host, stream_config cfg, std::int64_t created_ns, std::string dir,
                std::unique_ptr<storage::stream_store> store)
-    : _js(js), _cfg(std::move(cfg)), _created(created_ns), _dir(std::move(dir)), _store(std::move(store)),
-      _fast(_cfg.name, js.domain(), {}, js.fast_batch_counter()) {
+    : _host(host), _cfg(std::move(cfg)), _created(created_ns), _dir(std::move(dir)), _store(std::move(store)),
+      _fast(_cfg.name, host.domain(), {}, host.fast_batch_counter()) {
   // Store completions wake shard 0 through its eventfd, so the loop may block while PubAcks
   // wait for the disk; without that signal, poll() keeps reporting work instead.
-  const int efd = _js.host().wake_eventfd();
+  const int efd = _host.wake_eventfd();
   _completions_wake_loop = efd >= 0 && _store->signal_completions_to(efd);
   _rewrites.configure(_cfg);
   _store->on_durable([this](std::uint64_t seq) { flush_acks(seq); });
@@ -74,14 +74,14 @@ void stream::subscribe() {
 }
 
 bool stream::subscribe_some(std::size_t max) {
-  auto& h = _js.host();
+  auto& h = _host;
   const std::size_t n = std::min(max, _cfg.subjects.size() - _next_subject);
   for (const std::size_t end = _next_subject + n; _next_subject < end; ++_next_subject)
     if (auto id = h.subscribe(_cfg.subjects[_next_subject], "", this); id != 0) _sub_ids.push_back(id);
   if (_next_subject < _cfg.subjects.size()) return false;
   if (_cfg.allow_direct && !_direct_subscribed) {
     std::vector<std::string> prefixes{"$JS.API"};
-    if (!_js.domain().empty()) prefixes.push_back("$JS." + _js.domain() + ".API");
+    if (!_host.domain().empty()) prefixes.push_back("$JS." + _host.domain() + ".API");
     for (const auto& p : prefixes) {
       const std::string base = p + ".DIRECT.GET." + _cfg.name;
       for (const auto& subj : {base, base + ".>"})
@@ -94,8 +94,8 @@ bool stream::subscribe_some(std::size_t max) {
 }
 
 void stream::unsubscribe() {
-  for (auto id : _sub_ids) _js.host().unsubscribe(id);
-  for (auto id : _direct_ids) _js.host().unsubscribe(id);
+  for (auto id : _sub_ids) _host.unsubscribe(id);
+  for (auto id : _direct_ids) _host.unsubscribe(id);
   _sub_ids.clear();
   _direct_ids.clear();
   _next_subject = 0;
@@ -113,7 +113,7 @@ void stream::update(const stream_config& cfg) {
   if (resub) subscribe();
   configure_sources();  // a removed mirror (promotion) or changed sources
   apply_limits();
-  prune_dedup(_js.now());
+  prune_dedup(_host.now());
 }
 
 void stream::apply_limits() {
@@ -129,7 +129,7 @@ void stream::apply_limits() {
   _store->set_limits(l);
   std::vector<std::uint64_t> removed;
   _store->enforce_limits(&removed);
-  if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) _store->expire(_js.now(), &removed);
+  if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) _store->expire(_host.now(), &removed);
   if (!removed.empty()) notify_removed(removed);
 }
 
@@ -143,7 +143,7 @@ void stream::roll_up(std::string_view value, std::string_view subject) {
 
 // After an append: discard-old limits; consumers hear which messages went.
 void stream::trim_after_append() {
-  if (!on_removed) {
+  if (!_events) {
     _store->enforce_limits();
     return;
   }
@@ -154,7 +154,7 @@ void stream::trim_after_append() {
 
 std::string stream::ack_body(std::uint64_t seq, bool duplicate) const {
   std::string out = "{\"stream\":" + nlohmann::json(_cfg.name).dump() + ",";
-  if (!_js.domain().empty()) out += "\"domain\":" + nlohmann::json(_js.domain()).dump() + ",";
+  if (!_host.domain().empty()) out += "\"domain\":" + nlohmann::json(_host.domain()).dump() + ",";
   out += "\"seq\":" + std::to_string(seq);
   if (duplicate) out += ",\"duplicate\": true";
   out += "}";
@@ -165,32 +165,42 @@ void stream::reply_error(std::string_view reply, const api_error& e) {
   ojson j;
   j["error"] = to_json(e);
   j["stream"] = _cfg.name;
-  if (!_js.domain().empty()) j["domain"] = _js.domain();
+  if (!_host.domain().empty()) j["domain"] = _host.domain();
   j["seq"] = 0;
-  _js.host().publish(reply, "", "", j.dump());
+  _host.publish(reply, "", "", j.dump());
 }
 
 void stream::queue_ack(std::string reply, std::string body, std::uint64_t wait_seq) {
   if (wait_seq <= _store->durable_seq() && _acks.empty()) {
-    _js.host().publish(reply, "", "", body);
-    _puback_latency.observe_ns(_js.host().clk().monotonic_ns() - _msg_start_ns);
+    _host.publish(reply, "", "", body);
+    _puback_latency.observe_ns(_host.clk().monotonic_ns() - _msg_start_ns);
     return;
   }
   _acks.push_back({wait_seq, std::move(reply), std::move(body), _msg_start_ns});
-  _last_ack_queued = _js.now();
+  _last_ack_queued = _host.now();
 }
 
 void stream::flush_acks(std::uint64_t durable) {
   while (!_acks.empty() && _acks.front().wait_seq <= durable) {
     auto a = std::move(_acks.front());
     _acks.pop_front();
-    _js.host().publish(a.reply, "", "", a.body);
-    _puback_latency.observe_ns(_js.host().clk().monotonic_ns() - a.start_ns);
+    _host.publish(a.reply, "", "", a.body);
+    _puback_latency.observe_ns(_host.clk().monotonic_ns() - a.start_ns);
   }
   if (!_fast.empty()) {
     _fast.on_durable(durable, _fast_out);
     send_fast_out();
   }
+}
+
+std::int64_t stream::next_wakeup(std::int64_t now) const {
+  if (_closed) return kNever;
+  if (!idle()) return now;
+  std::int64_t t = kNever;
+  if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) t = _next_expiry_check;
+  // Fast-batch expiry and the mirror/source links' retries and heartbeats: every 1 ms.
+  if (!_fast.empty() || !_links.empty()) t = std::min(t, now + kTimedWorkNs);
+  return t;
 }
 
 std::size_t stream::poll(std::int64_t now_wall) {
@@ -236,7 +246,7 @@ void stream::rebuild_dedup() {
   if (auto m = _store->load(last); m.ok() && !m->headers.empty())
     if (auto id = find_header(m->headers, "Nats-Msg-Id")) _last_msg_id = std::string(*id);
   if (_cfg.duplicate_window <= 0) return;
-  auto start = _store->seq_for_time(_js.now() - _cfg.duplicate_window);
+  auto start = _store->seq_for_time(_host.now() - _cfg.duplicate_window);
   if (!start.ok()) return;
   for (std::uint64_t seq = *start; seq <= last;) {
     auto m = _store->load_next("", seq);
@@ -281,7 +291,7 @@ std::optional<api_error> stream::check_discard_new(std::string_view subject, std
 
 void stream::on_msg(const core::inbound_msg& m) {
   if (_closed) return;
-  _msg_start_ns = _js.host().clk().monotonic_ns();
+  _msg_start_ns = _host.clk().monotonic_ns();
   if (is_fast_batch_reply(m.reply)) return on_fast_batch_msg(m);
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {
@@ -311,7 +321,7 @@ void stream::on_msg(const core::inbound_msg& m) {
 // The checks of a plain publish (streams.md §3.3) after the stream-level ones, then the append.
 stream::publish_result stream::store_msg(std::string_view subject, std::string_view hdr, const js_headers& h,
                                          std::string_view payload) {
-  const std::int64_t now = _js.now();
+  const std::int64_t now = _host.now();
   auto fail = [](api_error e) { return publish_result{publish_result::failed, 0, std::move(e)}; };
   std::string_view msg_id;
   std::optional<std::string_view> rollup;
@@ -359,11 +369,11 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   }
   if (_cfg.max_msg_size >= 0 && hdr.size() + payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
-  if (_js.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
+  if (_host.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
   if (hdr.size() > kMaxHeaderBytes) return fail(make_error(err::header_too_large));
 
   // Interest retention with nobody interested: the sequence is consumed, nothing stored.
-  if (_cfg.retention == retention_policy::interest && !(has_interest && has_interest(subject))) {
+  if (_cfg.retention == retention_policy::interest && !(_events && _events->consumer_wants(subject))) {
     if (auto st = _store->skip(1); !st.ok()) return fail(make_error(err::store_failed, base::errc_name(st.code())));
     const std::uint64_t seq = _store->last_seq();
     record_msg_id(msg_id, seq, now);
@@ -385,9 +395,9 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   _last_msg_id = std::string(msg_id);
   if (_rewrites.republishes()) {  // at most once, as a plain core publish
     if (auto c = _rewrites.republish(_cfg.name, subject, hdr, payload.size(), *seq, now, prev_on_subject))
-      _js.host().publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : payload);
+      _host.publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : payload);
   }
-  if (on_stored) on_stored(*seq, subject);
+  if (_events) _events->on_stored(*seq, subject);
   return publish_result{publish_result::stored, *seq, {}};
 }
 
@@ -413,7 +423,7 @@ ojson stream::state_json(bool deleted_details, const std::map<std::string, std::
   if (st.num_deleted) j["num_deleted"] = st.num_deleted;
   if (deleted_details && !st.deleted.empty()) j["deleted"] = st.deleted;
   if (!st.lost.empty()) j["lost"] = ojson{{"msgs", st.lost}, {"bytes", st.lost_bytes}};
-  j["consumer_count"] = _js.consumer_count(_cfg.name);
+  j["consumer_count"] = (_events ? _events->consumer_count() : 0);
   return j;
 }
 

@@ -5,7 +5,7 @@
 #include <deque>
 
 #include "src/base/histogram.h"
-#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -13,6 +13,7 @@
 
 #include "src/core/service.h"
 #include "src/js/atomic_batch.h"
+#include "src/js/group_host.h"
 #include "src/js/fast_batch.h"
 #include "src/js/js_headers.h"
 #include "src/js/republish.h"
@@ -21,14 +22,27 @@
 
 namespace js {
 
-class jetstream;
 class source_link;
 struct source_spec;
 struct delivery_meta;
 
+// What a stream tells the group that owns it (stream_group): its consumers hear of stored
+// and removed messages; interest retention asks whether any consumer's filter matches.
+class stream_events {
+ public:
+  virtual ~stream_events() = default;
+  virtual void on_stored(std::uint64_t seq, std::string_view subject) = 0;
+  virtual bool consumer_wants(std::string_view subject) = 0;
+  // Messages left through limits, expiry, rollups, purges or deletes (their sequences when
+  // known; empty = some, unknown which).
+  virtual void on_removed(const std::vector<std::uint64_t>& seqs) = 0;
+  // Public consumers (mirrors' and sources' direct ones not counted).
+  virtual std::size_t consumer_count() const = 0;
+};
+
 class stream final : public core::internal_handler {
  public:
-  stream(jetstream& js, stream_config cfg, std::int64_t created_ns, std::string dir,
+  stream(group_host& host, stream_config cfg, std::int64_t created_ns, std::string dir,
          std::unique_ptr<storage::stream_store> store);
   ~stream() override;
 
@@ -62,17 +76,14 @@ class stream final : public core::internal_handler {
   // Direct get requests on $JS.API.DIRECT.GET.<stream>[.<subject>] (direct_get.cc).
   void direct_get(const core::inbound_msg& m);
 
-  // Consumer-side hooks (wired by the consumer work; unset = no consumers): after a message
-  // is stored (seq, subject), and whether any consumer's filter matches a subject (interest
-  // retention stores a message only then).
-  std::function<void(std::uint64_t, std::string_view)> on_stored;
-  std::function<bool(std::string_view)> has_interest;
-  // Messages left the stream through limits, expiry, rollups, purges or deletes (their
-  // sequences when known; empty = some, unknown which).
-  std::function<void(const std::vector<std::uint64_t>&)> on_removed;
+  // The group that owns the stream (unset = no consumers).
+  void set_events(stream_events* e) { _events = e; }
   void notify_removed(const std::vector<std::uint64_t>& seqs) {
-    if (on_removed) on_removed(seqs);
+    if (_events) _events->on_removed(seqs);
   }
+  // Earliest wall time at which poll() has work (now when it is not idle); kNever = none.
+  static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
+  std::int64_t next_wakeup(std::int64_t now) const;
 
   // Mirrors and sources (stream_mirror.cc): a copied message from a source_link; false when
   // it could not be stored (the link sets its consumer up again from there).
@@ -144,7 +155,8 @@ class stream final : public core::internal_handler {
   void send_direct(std::string_view reply, const storage::stored_msg& m, bool no_hdr,
                    std::string_view extra);
 
-  jetstream& _js;
+  group_host& _host;
+  stream_events* _events = nullptr;
   stream_config _cfg;
   std::int64_t _created;
   std::string _dir;

@@ -97,7 +97,10 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
 
 void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
   std::uint64_t mem = 0, file = 0;
-  for (auto& [name, s] : _streams) (s->config().storage == storage_type::memory ? mem : file) += s->bytes();
+  for (auto& [name, g] : _streams) {
+    const stream& s = g->get_stream();
+    (s.config().storage == storage_type::memory ? mem : file) += s.bytes();
+  }
   const auto& o = _host->options();
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1.account_info_response";
@@ -107,7 +110,7 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
   j["reserved_storage"] = 0;
   j["streams"] = _streams.size();
   std::size_t consumers = 0;
-  for (auto& [name, cs] : _consumers) consumers += cs.size();
+  for (auto& [name, g] : _streams) consumers += g->consumers().size();
   j["consumers"] = consumers;
   j["limits"] = ojson{{"max_memory", o.max_memory_store},
                       {"max_storage", o.max_file_store},
@@ -146,18 +149,17 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
     return respond_error(m.reply, type, *e);
   std::string error;
   auto s = make_stream(cfg, now(), error);
-  if (s && !save_meta(*s, error)) s.reset();
+  if (s && !save_meta(s->get_stream(), error)) s.reset();
   if (s && cfg.first_seq > 1) {  // the stream starts at first_seq (2.10)
     storage::purge_request pr;
     pr.seq = cfg.first_seq;
-    (void)s->store().purge(pr);
-    (void)s->store().flush();
+    (void)s->get_stream().store().purge(pr);
+    (void)s->get_stream().store().flush();
   }
   if (!s) return respond_error(m.reply, type, make_error(err::stream_create, error));
-  wire_stream(*s);
-  s->subscribe();
-  stream& ref = *s;
-  _streams.emplace(cfg.name, std::move(s));
+  s->get_stream().subscribe();
+  stream& ref = s->get_stream();
+  place(std::move(s));
   ojson j = typed(type, stream_info_json(ref, false, "", 0, false));
   j["did_create"] = true;
   respond(m.reply, j);
@@ -186,7 +188,7 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (!save_meta(*s, error)) return respond_error(m.reply, type, make_error(err::stream_update, error));
   // The new policy applies to what is already stored (as nats-server does): messages no
   // consumer still needs go before the reply reports the state.
-  if (to_interest) drop_unneeded(*s);
+  if (to_interest) group_of(token)->drop_unneeded();
   respond(m.reply, typed(type, stream_info_json(*s, false, "", 0, false)));
   advisory("modify", cfg.name);
 }
@@ -221,16 +223,15 @@ void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
     if (j.is_discarded() || !j.is_object() || !j.empty())
       return respond_error(m.reply, type, make_error(err::not_empty_request));
   }
-  auto it = _streams.find(token);
-  if (it == _streams.end()) return respond_error(m.reply, type, make_error(err::stream_not_found));
-  const std::string name = it->first;
-  const std::string dir = it->second->dir();
-  delete_consumers_of(name);
-  it = _streams.find(name);  // 409s to waiting pulls may have run API calls meanwhile
-  if (it == _streams.end()) return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
-  it->second->close();
-  _retired_streams.push_back(std::move(it->second));
-  _streams.erase(it);
+  stream_group* g = group_of(token);
+  if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  const std::string name = g->name();
+  const std::string dir = g->get_stream().dir();
+  g->delete_consumers();
+  g = group_of(name);  // 409s to waiting pulls may have run API calls meanwhile
+  if (!g) return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+  g->get_stream().close();
+  retire(name);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
@@ -250,9 +251,9 @@ void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
     return respond_error(m.reply, type, make_error(err::invalid_json), zero);
   offset = std::max<std::int64_t>(offset, 0);
   std::vector<std::string> names;
-  for (auto& [name, s] : _streams) {
+  for (auto& [name, g] : _streams) {
     bool match = filter.empty();
-    for (const auto& subj : s->config().subjects) match = match || core::subjects_overlap(subj, filter);
+    for (const auto& subj : g->get_stream().config().subjects) match = match || core::subjects_overlap(subj, filter);
     if (match) names.push_back(name);
   }
   ojson j;
@@ -279,10 +280,10 @@ void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
     return respond_error(m.reply, type, make_error(err::invalid_json), zero);
   offset = std::max<std::int64_t>(offset, 0);
   std::vector<stream*> list;
-  for (auto& [name, s] : _streams) {
+  for (auto& [name, g] : _streams) {
     bool match = filter.empty();
-    for (const auto& subj : s->config().subjects) match = match || core::subjects_overlap(subj, filter);
-    if (match) list.push_back(s.get());
+    for (const auto& subj : g->get_stream().config().subjects) match = match || core::subjects_overlap(subj, filter);
+    if (match) list.push_back(&g->get_stream());
   }
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);

@@ -3,7 +3,6 @@
 // message stored in one go with consecutive sequences and one PubAck for the batch.
 #include <unordered_set>
 
-#include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
 #include "src/js/stream.h"
@@ -16,16 +15,16 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     if (want_ack) reply_error(m.reply, e);
   };
   if (!_cfg.allow_atomic) return fail(make_error(err::atomic_disabled));
-  if (_js.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
+  if (_host.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
   if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
-  const std::int64_t now = _js.now();
+  const std::int64_t now = _host.now();
   auto out = _batches.add(id, h.batch_seq, h.batch_commit,
                           batch_msg{std::string(subject), std::string(m.headers), std::string(m.payload)}, now);
   if (!out.abandoned.empty()) batch_abandoned(id, out.abandoned);
   if (out.what == atomic_batch_table::outcome::failed) return fail(*out.error);
   if (out.what == atomic_batch_table::outcome::staged) {
-    if (want_ack) _js.host().publish(m.reply, "", "", "");  // a zero-byte ack
+    if (want_ack) _host.publish(m.reply, "", "", "");  // a zero-byte ack
     return;
   }
   // Each staged header block is parsed once here; the views point into out.msgs.
@@ -53,20 +52,20 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
       _last_msg_id = std::string(*mid);
     }
     if (auto c = _rewrites.republish(_cfg.name, b.subject, b.headers, b.payload.size(), *seq, now, prev_on_subject))
-      _js.host().publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : std::string_view(b.payload));
+      _host.publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : std::string_view(b.payload));
   }
   trim_after_append();
   if (want_ack) {
     ojson j;
     j["stream"] = _cfg.name;
-    if (!_js.domain().empty()) j["domain"] = _js.domain();
+    if (!_host.domain().empty()) j["domain"] = _host.domain();
     j["seq"] = last;
     j["batch"] = std::string(id);
     j["count"] = out.msgs.size();
     queue_ack(std::string(m.reply), j.dump(), last);
   }
-  if (on_stored)
-    for (std::size_t i = 0; i < stored.size(); ++i) on_stored(stored[i], out.msgs[i].subject);
+  if (_events)
+    for (std::size_t i = 0; i < stored.size(); ++i) _events->on_stored(stored[i], out.msgs[i].subject);
 }
 
 // The header checks of a publish, for the whole batch against the stream as it was before it.
@@ -75,7 +74,7 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
   const std::uint64_t last = _store->last_seq();
   std::unordered_set<std::string> ids, written;
   std::uint64_t bytes = 0;
-  prune_dedup(_js.now());
+  prune_dedup(_host.now());
   for (std::size_t i = 0; i < msgs.size(); ++i) {
     const batch_msg& b = msgs[i];
     const std::string_view hdr = b.headers;
@@ -133,7 +132,7 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
 }
 
 void stream::batch_abandoned(std::string_view id, std::string_view reason) {
-  _js.publish_event("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED." + _cfg.name, "stream_batch_abandoned",
+  _host.publish_event("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED." + _cfg.name, "stream_batch_abandoned",
                     ojson{{"stream", _cfg.name}, {"batch", std::string(id)}, {"reason", std::string(reason)}});
 }
 

@@ -2,21 +2,20 @@
 // each message stored like a plain publish (same checks, same append and group commit) with
 // fast_batch_table deciding what the publisher hears; flow acks leave at the durability
 // point (flush_acks feeds the table the store's durable sequence).
-#include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
 
 namespace js {
 
 void stream::send_fast_out() {
-  for (auto& o : _fast_out) _js.host().publish(o.subject, "", "", o.body);
+  for (auto& o : _fast_out) _host.publish(o.subject, "", "", o.body);
   _fast_out.clear();
 }
 
 void stream::on_fast_batch_msg(const core::inbound_msg& m) {
   auto fail = [&](const api_error& e) { reply_error(m.reply, e); };
   if (_cfg.sealed) return fail(make_error(err::sealed));
-  if (_js.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
+  if (_host.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
   if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
   if (!_cfg.allow_batched) return fail(make_error(err::fast_batch_disabled));
@@ -39,7 +38,7 @@ void stream::on_fast_batch_msg(const core::inbound_msg& m) {
     h = parse_js_headers(hdr);
   }
 
-  const auto d = _fast.on_msg(r, m.reply, _js.now(), _store->durable_seq(), _fast_out);
+  const auto d = _fast.on_msg(r, m.reply, _host.now(), _store->durable_seq(), _fast_out);
   send_fast_out();  // the initial ack goes before the message is persisted
   if (d.what != fast_batch_table::decision::store) return;
 

@@ -5,7 +5,6 @@
 // the stream's own transform apply to it as to any publish.
 #include <unordered_map>
 
-#include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
 #include "src/js/source_link.h"
@@ -28,7 +27,7 @@ void stream::configure_sources() {
   stop_sources();
   _links_cfg = want;
   if (_cfg.has_mirror()) {
-    _links.push_back(std::make_unique<source_link>(_js, *this, parse_source_spec(_cfg.mirror), true, _store->last_seq()));
+    _links.push_back(std::make_unique<source_link>(_host, *this, parse_source_spec(_cfg.mirror), true, _store->last_seq()));
     return;
   }
   if (!_cfg.has_sources()) return;
@@ -48,7 +47,7 @@ void stream::configure_sources() {
   for (auto& s : specs) {
     const auto it = resume.find(s.name);
     const std::uint64_t copied = it == resume.end() ? 0 : it->second;
-    _links.push_back(std::make_unique<source_link>(_js, *this, std::move(s), false, copied));
+    _links.push_back(std::make_unique<source_link>(_host, *this, std::move(s), false, copied));
   }
 }
 
@@ -96,7 +95,7 @@ bool stream::store_copied(const source_spec& src, bool mirror, std::string_view 
   auto seq = _store->append(stored_subject, hdr, payload, d.ts, ttl);
   if (!seq.ok()) return false;
   trim_after_append();
-  if (on_stored) on_stored(*seq, stored_subject);
+  if (_events) _events->on_stored(*seq, stored_subject);
   return true;
 }
 
@@ -111,35 +110,15 @@ void stream::add_sources_info(ojson& info, std::int64_t now) const {
   info["sources"] = arr;
 }
 
-// A mirror whose origin is here: its max_msg_size may not be smaller (10030), and
-// mirror_direct follows the origin's allow_direct.
-std::optional<api_error> jetstream::check_mirror_origin(stream_config& cfg) {
-  if (!cfg.has_mirror()) return std::nullopt;
-  stream* o = find(parse_source_spec(cfg.mirror).name);
-  if (!o) return std::nullopt;
-  const auto origin_max = o->config().max_msg_size;
-  if (cfg.max_msg_size > 0 && origin_max > 0 && cfg.max_msg_size < origin_max) return make_error(10030);
-  cfg.mirror_direct = o->config().allow_direct;
-  return std::nullopt;
-}
-
-bool jetstream::mirror_serves_direct(std::string_view origin) const {
-  for (const auto& [name, s] : _streams) {
-    const auto& c = s->config();
-    if (c.mirror_direct && c.has_mirror() && c.mirror.value("name", std::string()) == origin) return true;
-  }
-  return false;
-}
-
 void stream::subscribe_mirror_direct() {
   if (!_cfg.mirror_direct || !_cfg.has_mirror()) return;
   const auto origin = parse_source_spec(_cfg.mirror).name;
   std::vector<std::string> prefixes{"$JS.API"};
-  if (!_js.domain().empty()) prefixes.push_back("$JS." + _js.domain() + ".API");
+  if (!_host.domain().empty()) prefixes.push_back("$JS." + _host.domain() + ".API");
   for (const auto& p : prefixes) {
     const std::string base = p + ".DIRECT.GET." + origin;
     for (const auto& subj : {base, base + ".>"})
-      if (auto id = _js.host().subscribe(subj, "_sys_", &_direct); id != 0) _direct_ids.push_back(id);
+      if (auto id = _host.subscribe(subj, "_sys_", &_direct); id != 0) _direct_ids.push_back(id);
   }
 }
 

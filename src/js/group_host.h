@@ -1,0 +1,57 @@
+#pragma once
+// What a stream group (and the stream and consumers inside it) sees of the world: the narrow
+// host interface of issue 10. A group never sees the JetStream hub; the hub (or a test's
+// fake) implements this for the thread that owns the group.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "src/base/clock.h"
+#include "src/core/service.h"
+#include "src/js/stream_config.h"
+
+namespace js {
+
+using ojson = nlohmann::ordered_json;
+class stream_group;
+
+class group_host {
+ public:
+  virtual ~group_host() = default;
+  // Internal subscriptions (0 = invalid subject) and what the server publishes.
+  virtual std::uint64_t subscribe(std::string_view subject, std::string_view queue, core::internal_handler* h) = 0;
+  virtual void unsubscribe(std::uint64_t id) = 0;
+  virtual void publish(std::string_view subject, std::string_view reply, std::string_view headers,
+                       std::string_view payload) = 0;
+  // To the subscribers of `to`, shown with `subject` (consumer deliveries).
+  virtual void deliver(std::string_view to, std::string_view subject, std::string_view reply,
+                       std::string_view headers, std::string_view payload) = 0;
+  virtual bool has_interest(std::string_view subject) = 0;
+  virtual const base::clock& clk() const = 0;
+  // An eventfd that wakes the owner thread's loop (store and state-writer completions); -1
+  // when there is none, and then a group keeps reporting work while it waits for the disk.
+  virtual int wake_eventfd() = 0;
+  // Group `g` needs its poll soon (a message arrived; an API call changed it). Called by
+  // the group's entry point; members never need it.
+  virtual void wake(stream_group& g) = 0;
+  virtual const std::string& domain() const = 0;
+  virtual const std::string& server_name() const = 0;
+  virtual const core::server_options& options() const = 0;
+  // Server-wide accounting: true once the bytes stored in `t` exceed the server's limit.
+  virtual bool storage_exhausted(storage_type t) const = 0;
+  // Open fast-ingest batches across every stream (the server-wide limit).
+  virtual std::size_t* fast_batch_counter() = 0;
+
+  std::int64_t now() const { return clk().wall_ns(); }
+  // Advisory/event JSON {type,id,timestamp,<body>,domain} on `subject` when someone listens;
+  // a short type is an advisory's ("nak" -> io.nats.jetstream.advisory.v1.nak).
+  void publish_event(const std::string& subject, std::string_view type, const ojson& body);
+};
+
+// A NUID-like random name from [0-9A-Za-z] (event ids, ephemeral consumer names).
+std::string random_name(std::size_t n);
+
+}  // namespace js

@@ -1,0 +1,139 @@
+#pragma once
+// One stream group: a stream, its store, its consumers' agents and their state, as one unit
+// owned by one thread. The group sees the world only through its owner's group_host
+// (subscribe, publish, deliver, now, wake); its stream and consumers see the group as their
+// host. Every message that reaches a member passes the group's entry point, which marks the
+// group active so its owner polls it (groups without work are not polled; their timers wait
+// in the owner's deadline heap). Retention (interest, work queue) and interest checks are
+// group members: a consumer only releases, the group decides.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/js/consumer_agent.h"
+#include "src/js/group_host.h"
+#include "src/js/stream.h"
+
+namespace js {
+
+class stream_group final : public group_host, public stream_events, public release_sink {
+ public:
+  static constexpr std::int64_t kNever = stream::kNever;
+
+  // The store is the stream's (already opened); `owner` outlives the group.
+  stream_group(group_host& owner, const stream_config& cfg, std::int64_t created, std::string dir,
+               std::unique_ptr<storage::stream_store> store);
+  ~stream_group() override;
+
+  js::stream& get_stream() { return *_stream; }
+  const js::stream& get_stream() const { return *_stream; }
+  const std::string& name() const { return _stream->config().name; }
+
+  // ---- consumers
+  // A new agent in this group (not started); `state_dir` empty = nothing persisted.
+  consumer_agent& add_consumer(const consumer_config& cfg, std::int64_t created, std::string state_dir,
+                               std::int64_t now);
+  consumer_agent* find_consumer(std::string_view name);
+  // Removes the agent from the group (nothing else); the caller retires it.
+  std::unique_ptr<consumer_agent> take_consumer(std::string_view name);
+  // A taken consumer's end: 409s to its waiting pulls, unsubscribed; it lives until the next
+  // poll (its deletion may run inside one of its own calls). Interest retention drops what
+  // only it needed.
+  void retire_consumer(std::unique_ptr<consumer_agent> c);
+  // Every consumer goes (the stream is deleted): deleted, state writes awaited.
+  void delete_consumers();
+  const std::map<std::string, std::unique_ptr<consumer_agent>, std::less<>>& consumers() const { return _consumers; }
+  // A snapshot to iterate while handlers may add or remove consumers.
+  std::vector<consumer_agent*> consumer_list() const;
+  // Consumers the machines asked to delete (inactive ephemerals), taken by the owner.
+  std::vector<std::string> take_expired() { return std::move(_expired); }
+  // Work-queue rules for a consumer `self` is creating or updating (10099 / 10100 / 10101 / 10098).
+  std::optional<api_error> check_workqueue(const consumer_config& c, const std::string& self) const;
+  // Interest retention: removes every stored message no consumer still needs (after a
+  // consumer is deleted, or when an update switches the stream from limits to interest).
+  void drop_unneeded();
+
+  // ---- the owner's side
+  // Store completions, PubAcks, expiry, consumer timers and persistence; returns work done.
+  std::size_t poll(std::int64_t now);
+  // Whether the next turn must poll the group again (PubAcks or ack replies wait for the
+  // disk, the last poll did work) rather than wait for its next_wakeup.
+  bool busy(std::int64_t now) const;
+  // Earliest wall time of timed work (kNever = none).
+  std::int64_t next_wakeup(std::int64_t now) const;
+  // The owner's bookkeeping: queued in its active list; the deadline it last scheduled.
+  bool queued = false;
+  bool retired = false;  // out of the placement table, freed on the owner's next poll
+  std::int64_t scheduled = kNever;
+  std::uint64_t serial = 0;
+  // Server stopping: 409 Server Shutdown to waiting pulls, consumer state flushed.
+  void shutdown_consumers();
+
+  // ---- stream_events
+  void on_stored(std::uint64_t seq, std::string_view subject) override;
+  bool consumer_wants(std::string_view subject) override;
+  void on_removed(const std::vector<std::uint64_t>& seqs) override;
+  std::size_t consumer_count() const override;
+  // ---- release_sink: limits retention keeps the message; interest drops it once no
+  // consumer needs it; work queue drops it at once.
+  void on_released(std::uint64_t seq) override;
+
+  // ---- group_host, for the members: forwarded to the owner; subscriptions go through the
+  // group's entry point.
+  std::uint64_t subscribe(std::string_view subject, std::string_view queue, core::internal_handler* h) override;
+  void unsubscribe(std::uint64_t id) override { _owner.unsubscribe(id); }
+  void publish(std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override {
+    _owner.publish(subject, reply, headers, payload);
+  }
+  void deliver(std::string_view to, std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override {
+    _owner.deliver(to, subject, reply, headers, payload);
+  }
+  bool has_interest(std::string_view subject) override { return _owner.has_interest(subject); }
+  const base::clock& clk() const override { return _owner.clk(); }
+  int wake_eventfd() override { return _owner.wake_eventfd(); }
+  void wake(stream_group& g) override { _owner.wake(g); }
+  const std::string& domain() const override { return _owner.domain(); }
+  const std::string& server_name() const override { return _owner.server_name(); }
+  const core::server_options& options() const override { return _owner.options(); }
+  bool storage_exhausted(storage_type t) const override { return _owner.storage_exhausted(t); }
+  std::size_t* fast_batch_counter() override { return _owner.fast_batch_counter(); }
+
+  // A message for a member outside a subscription (a pull request the owner routed here).
+  void enter() {
+    if (!queued) _owner.wake(*this);
+  }
+
+ private:
+  // The entry point in front of one member's handler.
+  class entry final : public core::internal_handler {
+   public:
+    entry(stream_group& g, core::internal_handler* h) : _g(g), _h(h) {}
+    void on_msg(const core::inbound_msg& m) override {
+      _g.enter();
+      _h->on_msg(m);
+    }
+
+   private:
+    stream_group& _g;
+    core::internal_handler* _h;
+  };
+
+  group_host& _owner;
+  std::size_t _last_work = 0;
+  // Declared before the stream: the stream's subscriptions point at them.
+  std::unordered_map<core::internal_handler*, std::unique_ptr<entry>> _entries;
+  std::unique_ptr<js::stream> _stream;
+  std::map<std::string, std::unique_ptr<consumer_agent>, std::less<>> _consumers;
+  std::vector<std::unique_ptr<consumer_agent>> _retired;
+  std::vector<consumer_agent*> _poll_list;
+  std::vector<std::string> _expired;
+};
+
+}  // namespace js

@@ -1,0 +1,252 @@
+// A stream group driven through a fake host: no hub, no threads, a manual clock. Publishes
+// reach the group through the subscriptions it made, its PubAcks and deliveries come back as
+// the fake's records, and the group tells its owner when it needs polling.
+#include "src/js/stream_group.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "src/core/subject.h"
+#include "src/js/consumer_config.h"
+#include "storage/memory_store.h"
+
+namespace js {
+namespace {
+
+struct sent {
+  std::string to, subject, reply, headers, payload;
+};
+
+class fake_host final : public group_host {
+ public:
+  std::uint64_t subscribe(std::string_view subject, std::string_view, core::internal_handler* h) override {
+    _subs.push_back({++_next_id, std::string(subject), h});
+    return _next_id;
+  }
+  void unsubscribe(std::uint64_t id) override {
+    std::erase_if(_subs, [id](const sub& s) { return s.id == id; });
+  }
+  void publish(std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override {
+    out.push_back({std::string(subject), std::string(subject), std::string(reply), std::string(headers),
+                   std::string(payload)});
+  }
+  void deliver(std::string_view to, std::string_view subject, std::string_view reply, std::string_view headers,
+               std::string_view payload) override {
+    out.push_back({std::string(to), std::string(subject), std::string(reply), std::string(headers),
+                   std::string(payload)});
+  }
+  bool has_interest(std::string_view subject) override { return listeners.contains(std::string(subject)); }
+  const base::clock& clk() const override { return clock; }
+  int wake_eventfd() override { return -1; }
+  void wake(stream_group&) override { ++wakes; }
+  const std::string& domain() const override { return _empty; }
+  const std::string& server_name() const override { return _name; }
+  const core::server_options& options() const override { return _opts; }
+  bool storage_exhausted(storage_type) const override { return false; }
+  std::size_t* fast_batch_counter() override { return &_fast; }
+
+  // A client publish: every matching internal subscription hears it (as the sublist would).
+  std::size_t inject(std::string_view subject, std::string_view reply, std::string_view payload) {
+    core::inbound_msg m;
+    m.subject = subject;
+    m.reply = reply;
+    m.payload = payload;
+    std::vector<core::internal_handler*> hs;
+    for (const auto& s : _subs)
+      if (core::subject_matches(s.subject, subject)) hs.push_back(s.h);
+    for (auto* h : hs) h->on_msg(m);
+    return hs.size();
+  }
+  bool subscribed(std::string_view subject) const {
+    return std::any_of(_subs.begin(), _subs.end(), [&](const sub& s) { return s.subject == subject; });
+  }
+  std::vector<sent> take() { return std::exchange(out, {}); }
+
+  base::manual_clock clock{0, 1'700'000'000 * base::kSecond};
+  std::set<std::string> listeners;  // reply subjects someone listens on (pull requesters)
+  std::vector<sent> out;
+  int wakes = 0;
+
+ private:
+  struct sub {
+    std::uint64_t id;
+    std::string subject;
+    core::internal_handler* h;
+  };
+  std::vector<sub> _subs;
+  std::uint64_t _next_id = 0;
+  std::string _empty, _name = "fake";
+  core::server_options _opts;
+  std::size_t _fast = 0;
+};
+
+stream_config stream_cfg(std::string_view body) {
+  stream_config c;
+  EXPECT_FALSE(parse_stream_config(body, c));
+  EXPECT_FALSE(normalise(c));
+  EXPECT_FALSE(validate(c));
+  return c;
+}
+
+consumer_config pull_cfg(const stream_config& s, std::string_view name) {
+  create_request r;
+  const std::string body = R"({"stream_name":")" + s.name + R"(","config":{"durable_name":")" + std::string(name) +
+                           R"(","ack_policy":"explicit"}})";
+  EXPECT_FALSE(parse_create_request(body, r));
+  EXPECT_FALSE(normalise(r.config, s, false));
+  EXPECT_FALSE(validate(r.config, s));
+  return r.config;
+}
+
+struct group_fixture {
+  explicit group_fixture(std::string_view cfg_body)
+      : cfg(stream_cfg(cfg_body)),
+        group(host, cfg, host.now(), "/nonexistent", std::make_unique<storage::memory_store>()) {
+    group.get_stream().subscribe();
+  }
+  std::uint64_t msgs() { return group.get_stream().store().state(false).msgs; }
+  // Publishes and polls once; returns the PubAck body.
+  std::string publish(std::string_view subject, std::string_view payload) {
+    EXPECT_EQ(host.inject(subject, "_INBOX.pub", payload), 1u);
+    group.poll(host.now());
+    for (const auto& s : host.take())
+      if (s.to == "_INBOX.pub") return s.payload;
+    return "";
+  }
+  consumer_agent& pull_consumer(std::string_view name) {
+    consumer_agent& c = group.add_consumer(pull_cfg(cfg, name), host.now(), "", host.now());
+    c.start(nullptr, host.now());
+    return c;
+  }
+  // A pull request for `batch` messages, as the hub routes MSG.NEXT; returns the deliveries.
+  std::vector<sent> pull(consumer_agent& c, int batch) {
+    host.listeners.insert("_INBOX.pull");
+    core::inbound_msg m;
+    const std::string body = R"({"batch":)" + std::to_string(batch) + "}";
+    m.subject = "$JS.API.CONSUMER.MSG.NEXT." + cfg.name + "." + c.name();
+    m.reply = "_INBOX.pull";
+    m.payload = body;
+    group.enter();
+    c.on_pull_request(m, host.now());
+    group.poll(host.now());
+    std::vector<sent> got;
+    for (auto& s : host.take())
+      if (s.to == "_INBOX.pull" && s.headers.empty()) got.push_back(std::move(s));
+    return got;
+  }
+
+  fake_host host;
+  stream_config cfg;
+  stream_group group;
+};
+
+TEST(stream_group, subscribes_its_subjects_and_acks_a_publish_once_polled) {
+  group_fixture f(R"({"name":"ORDERS","subjects":["orders.>"],"storage":"memory"})");
+  EXPECT_TRUE(f.host.subscribed("orders.>"));
+  const int before = f.host.wakes;
+  EXPECT_EQ(f.host.inject("orders.1", "_INBOX.pub", "one"), 1u);
+  // The entry point asked the owner for a poll (the PubAck may leave at once: a memory
+  // store is durable on append).
+  EXPECT_EQ(f.host.wakes, before + 1);
+  f.group.poll(f.host.now());
+  auto out = f.host.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to, "_INBOX.pub");
+  EXPECT_EQ(out[0].payload, R"({"stream":"ORDERS","seq":1})");
+  EXPECT_EQ(f.msgs(), 1u);
+  // A poll that did work is polled again; once one finds nothing to do and there are no
+  // timers, the owner need not poll the group until its next message.
+  f.group.poll(f.host.now());
+  EXPECT_FALSE(f.group.busy(f.host.now()));
+  EXPECT_EQ(f.group.next_wakeup(f.host.now()), stream_group::kNever);
+}
+
+TEST(stream_group, pull_consumer_delivers_and_work_queue_ack_removes) {
+  group_fixture f(R"({"name":"Q","subjects":["q.*"],"storage":"memory","retention":"workqueue"})");
+  consumer_agent& c = f.pull_consumer("W");
+  EXPECT_TRUE(f.host.subscribed("$JS.ACK.Q.W.>"));
+  EXPECT_EQ(f.publish("q.a", "first"), R"({"stream":"Q","seq":1})");
+  EXPECT_EQ(f.publish("q.b", "second"), R"({"stream":"Q","seq":2})");
+  EXPECT_EQ(f.group.consumer_count(), 1u);
+
+  auto got = f.pull(c, 1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].subject, "q.a");
+  EXPECT_EQ(got[0].payload, "first");
+  ASSERT_TRUE(got[0].reply.starts_with("$JS.ACK.Q.W.1.1.1."));
+  // Unacked: its redelivery timer (ack_wait 30 s) is the group's next deadline.
+  EXPECT_EQ(f.group.next_wakeup(f.host.now()), f.host.now() + 30 * base::kSecond);
+
+  f.host.clock.advance(base::kMilli);
+  EXPECT_EQ(f.host.inject(got[0].reply, "", "+ACK"), 1u);
+  f.group.poll(f.host.now());
+  // Work-queue retention: the acked message is gone, the other one stays.
+  EXPECT_EQ(f.msgs(), 1u);
+  EXPECT_FALSE(f.group.get_stream().store().load(1).ok());
+  EXPECT_TRUE(f.group.get_stream().store().load(2).ok());
+  EXPECT_EQ(f.group.next_wakeup(f.host.now()), stream_group::kNever);
+
+  got = f.pull(c, 5);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].payload, "second");
+}
+
+TEST(stream_group, interest_retention_keeps_what_a_consumer_still_needs) {
+  group_fixture f(R"({"name":"I","subjects":["i.>"],"storage":"memory","retention":"interest"})");
+  // No consumer: nothing is stored (nobody is interested).
+  EXPECT_EQ(f.publish("i.x", "lost"), R"({"stream":"I","seq":1})");
+  EXPECT_EQ(f.msgs(), 0u);
+  consumer_agent& a = f.pull_consumer("A");
+  consumer_agent& b = f.pull_consumer("B");
+  f.publish("i.x", "kept");
+  ASSERT_EQ(f.msgs(), 1u);
+  auto from_a = f.pull(a, 1);
+  auto from_b = f.pull(b, 1);
+  ASSERT_EQ(from_a.size(), 1u);
+  ASSERT_EQ(from_b.size(), 1u);
+  f.host.inject(from_a[0].reply, "", "+ACK");
+  f.group.poll(f.host.now());
+  EXPECT_EQ(f.msgs(), 1u);  // B has not acked it yet
+  f.host.inject(from_b[0].reply, "", "+ACK");
+  f.group.poll(f.host.now());
+  EXPECT_EQ(f.msgs(), 0u);
+}
+
+TEST(stream_group, limits_retention_keeps_acked_messages_and_deleting_a_consumer_drops_interest) {
+  group_fixture f(R"({"name":"L","subjects":["l"],"storage":"memory"})");
+  consumer_agent& c = f.pull_consumer("C");
+  f.publish("l", "x");
+  auto got = f.pull(c, 1);
+  ASSERT_EQ(got.size(), 1u);
+  f.host.inject(got[0].reply, "", "+ACK");
+  f.group.poll(f.host.now());
+  EXPECT_EQ(f.msgs(), 1u);
+  auto taken = f.group.take_consumer("C");
+  ASSERT_TRUE(taken);
+  f.group.retire_consumer(std::move(taken));
+  EXPECT_FALSE(f.host.subscribed("$JS.ACK.L.C.>"));
+  EXPECT_TRUE(f.group.busy(f.host.now()));  // the retired agent is freed by the next poll
+  f.group.poll(f.host.now());
+  EXPECT_FALSE(f.group.busy(f.host.now()));
+  EXPECT_EQ(f.group.consumer_count(), 0u);
+}
+
+TEST(stream_group, max_age_expiry_is_a_deadline) {
+  group_fixture f(R"({"name":"T","subjects":["t"],"storage":"memory","max_age":1000000000})");
+  f.publish("t", "old");
+  ASSERT_EQ(f.msgs(), 1u);
+  const std::int64_t next = f.group.next_wakeup(f.host.now());
+  ASSERT_NE(next, stream_group::kNever);
+  EXPECT_LE(next, f.host.now() + base::kSecond);
+  f.host.clock.advance(2 * base::kSecond);
+  ASSERT_LE(f.group.next_wakeup(f.host.now()), f.host.now());
+  f.group.poll(f.host.now());
+  EXPECT_EQ(f.msgs(), 0u);
+}
+
+}  // namespace
+}  // namespace js
