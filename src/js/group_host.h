@@ -40,7 +40,10 @@ class group_host {
   virtual const std::string& domain() const = 0;
   virtual const std::string& server_name() const = 0;
   virtual const core::server_options& options() const = 0;
-  // Server-wide accounting: true once the bytes stored in `t` exceed the server's limit.
+  // Server-wide accounting: each group publishes the change of its stored bytes (a counter
+  // per storage type, no loop over the streams), and the host answers whether the bytes
+  // stored in `t` exceed the server's limit.
+  virtual void report_usage(storage_type t, std::int64_t delta) = 0;
   virtual bool storage_exhausted(storage_type t) const = 0;
   // Open fast-ingest batches across every stream (the server-wide limit).
   virtual std::size_t* fast_batch_counter() = 0;

@@ -69,46 +69,22 @@ std::size_t jetstream::poll(base::nanos) {
 // Thousands of idle streams (every KV bucket is one) must not cost a poll each turn: only
 // the groups woken by a message, still busy, or whose deadline came.
 std::size_t jetstream::poll_groups(std::int64_t t) {
-  while (!_deadlines.empty() && _deadlines.top().first <= t) {
-    const auto [when, serial] = _deadlines.top();
-    _deadlines.pop();
-    auto it = _by_serial.find(serial);
-    if (it != _by_serial.end() && it->second->scheduled == when) wake(*it->second);
-  }
-  if (_active.empty()) return 0;
-  std::size_t work = _active.size();
-  _polling.swap(_active);
-  for (stream_group* g : _polling) g->queued = false;
-  for (stream_group* g : _polling) {
-    if (g->retired) continue;  // deleted meanwhile (alive until the next poll)
+  std::size_t work = 0;
+  for (stream_group* g : _active.take_due(t)) {
+    if (g->removed) continue;  // deleted meanwhile (alive until the next poll)
     work += g->poll(t);
-    if (g->retired) continue;
+    if (g->removed) continue;
     for (const auto& cname : g->take_expired())
       if (g->find_consumer(cname)) delete_consumer(*g, cname, true);
-    schedule(*g, t);
+    _active.reschedule(*g, g->busy(t), g->next_wakeup(t));
   }
-  _polling.clear();
   return work;
 }
 
-void jetstream::wake(stream_group& g) {
-  if (g.queued || g.retired) return;
-  g.queued = true;
-  _active.push_back(&g);
-}
-
-void jetstream::schedule(stream_group& g, std::int64_t t) {
-  if (g.busy(t)) return wake(g);
-  const std::int64_t next = g.next_wakeup(t);
-  if (next == g.scheduled) return;
-  g.scheduled = next;
-  if (next != stream_group::kNever) _deadlines.emplace(next, g.serial);
-}
+void jetstream::wake(stream_group& g) { _active.wake(g); }
 
 void jetstream::place(std::unique_ptr<stream_group> g) {
-  g->serial = ++_next_serial;
-  _by_serial[g->serial] = g.get();
-  wake(*g);
+  _active.add(*g);
   const std::string name = g->name();
   _streams.emplace(name, std::move(g));
 }
@@ -116,20 +92,17 @@ void jetstream::place(std::unique_ptr<stream_group> g) {
 void jetstream::retire(const std::string& name) {
   auto it = _streams.find(name);
   if (it == _streams.end()) return;
-  stream_group& g = *it->second;
-  _by_serial.erase(g.serial);
-  g.retired = true;
-  if (g.queued) _active.erase(std::find(_active.begin(), _active.end(), &g));
+  _active.remove(*it->second);
   _retired_streams.push_back(std::move(it->second));
   _streams.erase(it);
 }
 
 base::nanos jetstream::idle_limit(base::nanos) {
-  if (!_active.empty()) return base::kMilli;
-  // Stale entries (rescheduled later) only end a block early.
-  if (_deadlines.empty()) return 0;
+  if (_active.any_queued()) return base::kMilli;
+  const std::int64_t next = _active.next_deadline();
+  if (next == active_member::kNever) return 0;
   // A deadline poll() could not act on yet (already past) is retried each millisecond.
-  return std::max<std::int64_t>(_deadlines.top().first - now(), base::kMilli);
+  return std::max<std::int64_t>(next - now(), base::kMilli);
 }
 
 stream* jetstream::find(std::string_view name) {
@@ -447,14 +420,14 @@ storage_usage jetstream::usage(storage_type t, std::string_view except_stream) c
     const stream& s = g->get_stream();
     if (s.config().storage != t || name == except_stream) continue;
     if (s.config().max_bytes > 0) u.reserved += s.config().max_bytes;
-    u.used += std::int64_t(s.bytes());
+    u.used += g->reported_bytes();
   }
   return u;
 }
 
 bool jetstream::storage_exhausted(storage_type t) const {
   const std::int64_t limit = storage_limit(t);
-  return limit >= 0 && js::storage_exhausted(limit, usage(t, {}));
+  return limit >= 0 && js::storage_exhausted(limit, storage_usage{0, used_bytes(t)});
 }
 
 }  // namespace js

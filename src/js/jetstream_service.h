@@ -4,12 +4,11 @@
 // stream groups (stream_group.h), which it polls only while they have work: a group that
 // receives a message is queued in the active list, one with timed work waits in a deadline
 // heap. It is the groups' group_host.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <queue>
-#include <unordered_map>
 #include <string>
 #include <string_view>
 
@@ -67,6 +66,12 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Server storage limits (resources.cc): -1 = unlimited.
   std::int64_t storage_limit(storage_type t) const;
   storage_usage usage(storage_type t, std::string_view except_stream) const;
+  void report_usage(storage_type t, std::int64_t delta) override {
+    _used_bytes[t == storage_type::memory ? 0 : 1].fetch_add(delta, std::memory_order_relaxed);
+  }
+  std::int64_t used_bytes(storage_type t) const {
+    return _used_bytes[t == storage_type::memory ? 0 : 1].load(std::memory_order_relaxed);
+  }
   bool storage_exhausted(storage_type t) const override;
   // Open fast-ingest batches across every stream (the server-wide limit).
   std::size_t* fast_batch_counter() override { return &_fast_batches_open; }
@@ -110,7 +115,6 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void place(std::unique_ptr<stream_group> g);
   // Out of the placement table; the group lives until the next poll.
   void retire(const std::string& name);
-  void schedule(stream_group& g, std::int64_t now);
   std::size_t poll_groups(std::int64_t now);
 
   void respond(std::string_view reply, const ojson& j);
@@ -172,6 +176,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   core::service_host* _host = nullptr;
   std::string _domain;
   std::size_t _fast_batches_open = 0;  // declared before the streams, which count down in it
+  std::atomic<std::int64_t> _used_bytes[2] = {0, 0};  // memory, file; the groups report to it
   std::uint64_t _api_total = 0;
   std::uint64_t _api_errors = 0;
   // The placement table: stream name -> its group.
@@ -179,12 +184,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Deleted streams live until the next poll(): a deletion can happen inside one of their
   // own calls (a pull status reply sent to an API subject).
   std::vector<std::unique_ptr<stream_group>> _retired_streams;
-  std::vector<stream_group*> _active, _polling;
-  // (deadline, serial), earliest first; an entry whose group is gone or rescheduled is skipped.
-  using deadline = std::pair<std::int64_t, std::uint64_t>;
-  std::priority_queue<deadline, std::vector<deadline>, std::greater<>> _deadlines;
-  std::unordered_map<std::uint64_t, stream_group*> _by_serial;
-  std::uint64_t _next_serial = 0;
+  active_set<stream_group> _active;
   std::uint64_t _api_sub = 0;
   std::uint64_t _domain_sub = 0;
 };

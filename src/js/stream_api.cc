@@ -96,11 +96,9 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
 }
 
 void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
-  std::uint64_t mem = 0, file = 0;
-  for (auto& [name, g] : _streams) {
-    const stream& s = g->get_stream();
-    (s.config().storage == storage_type::memory ? mem : file) += s.bytes();
-  }
+  // The counters the groups publish (no loop over the streams).
+  const auto mem = std::uint64_t(used_bytes(storage_type::memory));
+  const auto file = std::uint64_t(used_bytes(storage_type::file));
   const auto& o = _host->options();
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1.account_info_response";

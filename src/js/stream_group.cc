@@ -10,9 +10,11 @@ stream_group::stream_group(group_host& owner, const stream_config& cfg, std::int
                            std::unique_ptr<storage::stream_store> store)
     : _owner(owner), _stream(std::make_unique<js::stream>(*this, cfg, created, std::move(dir), std::move(store))) {
   _stream->set_events(this);
+  account();  // what a restored stream holds
 }
 
 stream_group::~stream_group() {
+  _owner.report_usage(_stream->config().storage, -_reported_bytes);
   _consumers.clear();
   _retired.clear();
   _stream.reset();
@@ -107,10 +109,18 @@ std::optional<api_error> stream_group::check_workqueue(const consumer_config& c,
   return std::nullopt;
 }
 
-// ---- retention and the stream's events
+// ---- retention, accounting and the stream's events
+
+void stream_group::account() {
+  const auto bytes = std::int64_t(_stream->bytes());
+  if (bytes == _reported_bytes) return;
+  _owner.report_usage(_stream->config().storage, bytes - _reported_bytes);
+  _reported_bytes = bytes;
+}
 
 void stream_group::on_stored(std::uint64_t seq, std::string_view subject) {
   for (auto& [n, c] : _consumers) c->on_stored(seq, subject);
+  account();
 }
 
 bool stream_group::consumer_wants(std::string_view subject) {
@@ -122,6 +132,7 @@ bool stream_group::consumer_wants(std::string_view subject) {
 void stream_group::on_removed(const std::vector<std::uint64_t>& seqs) {
   const std::int64_t t = now();
   for (auto* c : consumer_list()) c->on_removed(seqs, t);
+  account();
 }
 
 void stream_group::on_released(std::uint64_t seq) {
@@ -135,6 +146,7 @@ void stream_group::on_released(std::uint64_t seq) {
       if (c->filter_matches(msg->subject) && c->needs(seq)) return;
   }
   (void)st.remove(seq);
+  account();
 }
 
 void stream_group::drop_unneeded() {
@@ -149,6 +161,7 @@ void stream_group::drop_unneeded() {
     seq = msg->seq + 1;
   }
   for (auto seq : drop) (void)st.remove(seq);
+  account();
 }
 
 // ---- polling
@@ -167,6 +180,7 @@ std::size_t stream_group::poll(std::int64_t t) {
       if (c->expired()) _expired.push_back(c->name());
     }
   }
+  account();  // whatever else changed the store (API purges and deletes, limits)
   _last_work = work;
   return work;
 }

@@ -15,13 +15,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/js/active_set.h"
 #include "src/js/consumer_agent.h"
 #include "src/js/group_host.h"
 #include "src/js/stream.h"
 
 namespace js {
 
-class stream_group final : public group_host, public stream_events, public release_sink {
+class stream_group final : public group_host, public stream_events, public release_sink, public active_member {
  public:
   static constexpr std::int64_t kNever = stream::kNever;
 
@@ -66,11 +67,6 @@ class stream_group final : public group_host, public stream_events, public relea
   bool busy(std::int64_t now) const;
   // Earliest wall time of timed work (kNever = none).
   std::int64_t next_wakeup(std::int64_t now) const;
-  // The owner's bookkeeping: queued in its active list; the deadline it last scheduled.
-  bool queued = false;
-  bool retired = false;  // out of the placement table, freed on the owner's next poll
-  std::int64_t scheduled = kNever;
-  std::uint64_t serial = 0;
   // Server stopping: 409 Server Shutdown to waiting pulls, consumer state flushed.
   void shutdown_consumers();
 
@@ -102,7 +98,10 @@ class stream_group final : public group_host, public stream_events, public relea
   const std::string& domain() const override { return _owner.domain(); }
   const std::string& server_name() const override { return _owner.server_name(); }
   const core::server_options& options() const override { return _owner.options(); }
+  void report_usage(storage_type t, std::int64_t delta) override { _owner.report_usage(t, delta); }
   bool storage_exhausted(storage_type t) const override { return _owner.storage_exhausted(t); }
+  // The stored bytes last reported to the owner.
+  std::int64_t reported_bytes() const { return _reported_bytes; }
   std::size_t* fast_batch_counter() override { return _owner.fast_batch_counter(); }
 
   // A message for a member outside a subscription (a pull request the owner routed here).
@@ -125,8 +124,12 @@ class stream_group final : public group_host, public stream_events, public relea
     core::internal_handler* _h;
   };
 
+  // Publishes the change of the stream's stored bytes since the last report.
+  void account();
+
   group_host& _owner;
   std::size_t _last_work = 0;
+  std::int64_t _reported_bytes = 0;
   // Declared before the stream: the stream's subscriptions point at them.
   std::unordered_map<core::internal_handler*, std::unique_ptr<entry>> _entries;
   std::unique_ptr<js::stream> _stream;

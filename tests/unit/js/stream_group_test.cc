@@ -46,7 +46,8 @@ class fake_host final : public group_host {
   const std::string& domain() const override { return _empty; }
   const std::string& server_name() const override { return _name; }
   const core::server_options& options() const override { return _opts; }
-  bool storage_exhausted(storage_type) const override { return false; }
+  void report_usage(storage_type t, std::int64_t delta) override { used[t == storage_type::memory ? 0 : 1] += delta; }
+  bool storage_exhausted(storage_type t) const override { return used[t == storage_type::memory ? 0 : 1] > limit; }
   std::size_t* fast_batch_counter() override { return &_fast; }
 
   // A client publish: every matching internal subscription hears it (as the sublist would).
@@ -70,6 +71,8 @@ class fake_host final : public group_host {
   std::set<std::string> listeners;  // reply subjects someone listens on (pull requesters)
   std::vector<sent> out;
   int wakes = 0;
+  std::int64_t used[2] = {0, 0};  // memory, file: what the groups reported
+  std::int64_t limit = INT64_MAX;
 
  private:
   struct sub {
@@ -233,6 +236,46 @@ TEST(stream_group, limits_retention_keeps_acked_messages_and_deleting_a_consumer
   f.group.poll(f.host.now());
   EXPECT_FALSE(f.group.busy(f.host.now()));
   EXPECT_EQ(f.group.consumer_count(), 0u);
+}
+
+TEST(stream_group, publishes_its_stored_bytes_to_the_server_wide_counter) {
+  fake_host host;
+  {
+    const stream_config cfg = stream_cfg(R"({"name":"U","subjects":["u"],"storage":"memory","retention":"workqueue"})");
+    stream_group g(host, cfg, host.now(), "/nonexistent", std::make_unique<storage::memory_store>());
+    g.get_stream().subscribe();
+    consumer_agent& c = g.add_consumer(pull_cfg(cfg, "W"), host.now(), "", host.now());
+    c.start(nullptr, host.now());
+    host.inject("u", "_INBOX.pub", "0123456789");
+    host.inject("u", "_INBOX.pub", "abc");
+    const auto stored = std::int64_t(g.get_stream().bytes());
+    ASSERT_GT(stored, 13);
+    EXPECT_EQ(host.used[0], stored);  // reported as each message was stored
+    EXPECT_EQ(host.used[1], 0);
+    // The server's limit is the host's verdict on the counters: 10023 on the next publish.
+    host.limit = stored - 1;
+    host.inject("u", "_INBOX.full", "x");
+    auto out = host.take();
+    ASSERT_FALSE(out.empty());
+    EXPECT_NE(out.back().payload.find("10023"), std::string::npos) << out.back().payload;
+    host.limit = INT64_MAX;
+    // An ack removes the message (work queue): the counter follows.
+    host.listeners.insert("_INBOX.pull");
+    core::inbound_msg m;
+    m.subject = "$JS.API.CONSUMER.MSG.NEXT.U.W";
+    m.reply = "_INBOX.pull";
+    m.payload = R"({"batch":1})";
+    c.on_pull_request(m, host.now());
+    g.poll(host.now());
+    std::string ack;
+    for (const auto& s : host.take())
+      if (s.to == "_INBOX.pull" && s.headers.empty()) ack = s.reply;
+    ASSERT_FALSE(ack.empty());
+    host.inject(ack, "", "+ACK");
+    EXPECT_EQ(host.used[0], std::int64_t(g.get_stream().bytes()));
+    EXPECT_LT(host.used[0], stored);
+  }
+  EXPECT_EQ(host.used[0], 0);  // a deleted stream takes its bytes with it
 }
 
 TEST(stream_group, max_age_expiry_is_a_deadline) {
