@@ -1,6 +1,6 @@
 // $JS.API.CONSUMER.* handlers (consumers-and-core.md §2): CREATE (all subject forms),
 // DURABLE.CREATE, INFO, DELETE, NAMES, LIST, MSG.NEXT, PAUSE, UNPIN, LEADER.STEPDOWN;
-// work-queue rules, consumer persistence and retention on release.
+// consumer persistence (the work-queue rules and retention are the stream group's).
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
