@@ -105,7 +105,7 @@ int run_compare(const compare_options& opts) {
   if (!opts.svg.empty()) {
     std::vector<spectrum_run> sr;
     for (const auto& r : runs) sr.push_back({r.label, &r.hist});
-    if (!write_file(opts.svg, percentile_spectrum_svg("latency by percentile", sr))) {
+    if (!write_file(opts.svg, percentile_spectrum_svg("latency by percentile", sr, opts.linear_y ? y_scale::linear : y_scale::log))) {
       std::fprintf(stderr, "peregrine-bench compare: cannot write %s\n", opts.svg.c_str());
       return 2;
     }

@@ -11,6 +11,7 @@ struct compare_options {
   std::vector<std::string> files;
   std::string svg;       // percentile spectra overlaid (corrected latency)
   std::string time_svg;  // latency over time, every run
+  bool linear_y = false;  // spectrum latency axis linear from 0 instead of log
 };
 
 // Prints the table to stdout; returns 0, or 2 with a message on stderr for unreadable input.

@@ -161,11 +161,14 @@ int main(int argc, char** argv) {
   std::string svg_path, time_svg_path;
   app.add_option("--svg", svg_path, "write the percentile spectrum plot (corrected and uncorrected) as SVG");
   app.add_option("--time-svg", time_svg_path, "write latency over time (p50, p99, max per --interval) as SVG");
+  bool linear_y = false;
+  app.add_flag("--linear-y", linear_y, "--svg: linear latency axis from 0 (default: log, latency spans decades)");
   compare_options cmp;
   CLI::App* compare = app.add_subcommand("compare", "compare saved --json reports: percentile and rate ratios, plots");
   compare->add_option("reports", cmp.files, "report files (the first is the baseline)")->required()->check(CLI::ExistingFile);
   compare->add_option("--svg", cmp.svg, "write the overlaid percentile spectra as SVG");
   compare->add_option("--time-svg", cmp.time_svg, "write every run's latency over time as SVG");
+  compare->add_flag("--linear-y", cmp.linear_y, "--svg: linear latency axis from 0 (default: log)");
   run_meta meta;
   app.add_option("--server-note", meta.server_note,
                  "recorded in the JSON environment: how the server runs (flags, storage, durability point)");
@@ -232,7 +235,7 @@ int main(int argc, char** argv) {
   if (r.paced && !cfg.closed) spectra.push_back({"uncorrected", &r.lat.uncorrected});
   const std::pair<std::string, std::string> outputs[] = {
       {hgrm_path, hgrm_path.empty() ? "" : hgrm_text(r.lat.corrected)},
-      {svg_path, svg_path.empty() ? "" : percentile_spectrum_svg(title, spectra)},
+      {svg_path, svg_path.empty() ? "" : percentile_spectrum_svg(title, spectra, linear_y ? y_scale::linear : y_scale::log)},
       {time_svg_path, time_svg_path.empty() ? "" : latency_over_time_svg(title, {{cfg.mode, &r.series}})}};
   for (const auto& [path, text] : outputs)
     if (!path.empty() && !write_file(path, text)) {

@@ -30,7 +30,8 @@ double nice_step(double max, int want) {
 
 std::string label_us(double us) {
   char buf[32];
-  if (us >= 1000) std::snprintf(buf, sizeof buf, "%g ms", us / 1000);
+  if (us >= 1e6) std::snprintf(buf, sizeof buf, "%g s", us / 1e6);
+  else if (us >= 1000) std::snprintf(buf, sizeof buf, "%g ms", us / 1000);
   else std::snprintf(buf, sizeof buf, "%g us", us);
   return buf;
 }
@@ -63,6 +64,21 @@ std::string y_axis(double ymax_us, double& top) {
   return s;
 }
 
+// Power-of-ten grid lines and labels for a log latency axis over [10^lo, 10^hi] microseconds.
+std::string log_y_axis(int lo, int hi) {
+  std::string s;
+  for (int d = lo; d <= hi; ++d) {
+    const double y = kTop + kPlotH - static_cast<double>(d - lo) / (hi - lo) * kPlotH;
+    s += "<line x1=\"" + num(kLeft) + "\" y1=\"" + num(y) + "\" x2=\"" + num(kLeft + kPlotW) + "\" y2=\"" + num(y) +
+         "\" stroke=\"#ddd\"/>\n";
+    s += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
+         label_us(std::pow(10.0, d)) + "</text>\n";
+  }
+  s += "<text transform=\"translate(18," + num(kTop + kPlotH / 2) +
+       ") rotate(-90)\" text-anchor=\"middle\">latency (log scale)</text>\n";
+  return s;
+}
+
 // Legend row `row` (right of the plot): a line sample in run `color`'s colour and its label.
 std::string legend_entry(size_t row, size_t color, const std::string& label, const char* dash) {
   const double y = kTop + 10 + static_cast<double>(row) * 18;
@@ -89,13 +105,32 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-std::string percentile_spectrum_svg(const std::string& title, const std::vector<spectrum_run>& runs) {
+std::string percentile_spectrum_svg(const std::string& title, const std::vector<spectrum_run>& runs, y_scale scale) {
   constexpr double kDecades = 6;  // 1/(1-p) up to 10^6: 99.9999%
-  double ymax = 0;
-  for (const auto& r : runs) ymax = std::max(ymax, static_cast<double>(r.hist->max()) / 1e3);
+  double ymax = 0, ymin = 0;
+  bool any = false;
+  for (const auto& r : runs) {
+    if (r.hist->count() == 0) continue;
+    ymax = std::max(ymax, static_cast<double>(r.hist->max()) / 1e3);
+    ymin = any ? std::min(ymin, static_cast<double>(r.hist->min()) / 1e3) : static_cast<double>(r.hist->min()) / 1e3;
+    any = true;
+  }
   std::string s = header(title);
   double top = 1;
-  s += y_axis(ymax, top);
+  // Log axis in whole decades of microseconds; values below 1 ns (0) sit on the bottom line.
+  int lo = 0, hi = 1;
+  if (scale == y_scale::log) {
+    lo = static_cast<int>(std::floor(std::log10(std::max(ymin, 1e-3))));
+    hi = std::max(lo + 1, static_cast<int>(std::ceil(std::log10(std::max(ymax, 1e-3)))));
+    s += log_y_axis(lo, hi);
+  } else {
+    s += y_axis(ymax, top);
+  }
+  auto y_of = [&](double us) {
+    if (scale == y_scale::linear) return kTop + kPlotH - us / top * kPlotH;
+    const double frac = (std::log10(std::max(us, std::pow(10.0, lo))) - lo) / (hi - lo);
+    return kTop + kPlotH - frac * kPlotH;
+  };
   const char* labels[] = {"0%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"};
   for (int d = 0; d <= kDecades; ++d) {
     const double x = kLeft + d / kDecades * kPlotW;
@@ -116,7 +151,7 @@ std::string percentile_spectrum_svg(const std::string& title, const std::vector<
       const double dec = last * k / 300.0;
       const double q = 1.0 - std::pow(10.0, -dec);
       const double x = kLeft + dec / kDecades * kPlotW;
-      const double y = kTop + kPlotH - static_cast<double>(h.percentile(q)) / 1e3 / top * kPlotH;
+      const double y = y_of(static_cast<double>(h.percentile(q)) / 1e3);
       pts += num(x) + "," + num(y) + " ";
     }
     s += "<polyline fill=\"none\" stroke=\"" + std::string(kColors[i % 8]) + "\" stroke-width=\"2\" points=\"" + pts +

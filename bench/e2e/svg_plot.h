@@ -14,9 +14,13 @@ struct spectrum_run {
   std::string label;
   const log_histogram* hist;
 };
+enum class y_scale { log, linear };
 // x: percentile, log scale in 1/(1-p) from 0% to 99.9999% (ticks 0%, 90%, 99% ... ; capped at
-// the run's sample count), y: latency in microseconds (linear, from 0).
-std::string percentile_spectrum_svg(const std::string& title, const std::vector<spectrum_run>& runs);
+// the run's sample count), y: latency in microseconds, by default on a log axis (a spectrum
+// spans decades: a 20 us median under a 50 ms tail) from the decade below the smallest value to
+// the decade above the largest; y_scale::linear draws it from 0 instead.
+std::string percentile_spectrum_svg(const std::string& title, const std::vector<spectrum_run>& runs,
+                                    y_scale scale = y_scale::log);
 
 struct series_run {
   std::string label;

@@ -92,12 +92,59 @@ TEST(svg_plot, percentile_spectrum_is_well_formed_with_axis_labels) {
   EXPECT_EQ(xml_problem(svg), "") << svg.substr(0, 2000);
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   for (const char* label : {">0%<", ">90%<", ">99%<", ">99.9%<", ">99.99%<", ">99.999%<", "percentile (log scale of 1/(1-p))",
-                            ">latency<", ">peregrine<", ">nats &quot;2.9&quot;<", "rr &lt;open&gt; &amp; more", " ms<"})
+                            ">latency (log scale)<", ">peregrine<", ">nats &quot;2.9&quot;<", "rr &lt;open&gt; &amp; more", " ms<"})
     EXPECT_NE(svg.find(label), std::string::npos) << label;
   // One curve per run.
   size_t curves = 0;
   for (size_t p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1)) ++curves;
   EXPECT_EQ(curves, 2u);
+}
+
+// Every y label of a document, top to bottom (the text-anchor="end" labels left of the plot).
+std::vector<std::string> y_labels(const std::string& svg) {
+  std::vector<std::string> out;
+  const std::string key = "text-anchor=\"end\">";
+  for (size_t p = svg.find(key); p != std::string::npos; p = svg.find(key, p + 1)) {
+    const size_t b = p + key.size();
+    out.push_back(svg.substr(b, svg.find('<', b) - b));
+  }
+  return {out.rbegin(), out.rend()};
+}
+
+TEST(svg_plot, spectrum_y_axis_is_log_by_default_linear_on_request) {
+  // 10 us .. 50 ms: three and a half decades.
+  log_histogram h;
+  for (int i = 0; i < 10000; ++i) h.record(10'000 + i);
+  h.record(50'000'000);
+  const std::string log_svg = percentile_spectrum_svg("t", {{"run", &h}});
+  EXPECT_EQ(xml_problem(log_svg), "");
+  // Decades from the one holding the minimum up to the one above the maximum.
+  EXPECT_EQ(y_labels(log_svg), (std::vector<std::string>{"100 ms", "10 ms", "1 ms", "100 us", "10 us"}));
+  EXPECT_NE(log_svg.find(">latency (log scale)<"), std::string::npos);
+  // The median sits in the bottom half on the log axis (near 10 us), in the bottom 1% on the linear one.
+  const std::string lin_svg = percentile_spectrum_svg("t", {{"run", &h}}, y_scale::linear);
+  EXPECT_EQ(xml_problem(lin_svg), "");
+  EXPECT_EQ(lin_svg.find("log scale)"), std::string::npos);
+  const auto lin = y_labels(lin_svg);
+  ASSERT_GE(lin.size(), 2u);
+  EXPECT_EQ(lin.back(), "0 us");
+  EXPECT_EQ(lin.front(), "50 ms");
+  EXPECT_NE(lin_svg.find(">latency<"), std::string::npos);
+}
+
+TEST(svg_plot, spectrum_log_axis_survives_zero_and_one_decade_data) {
+  log_histogram zero, narrow;
+  zero.record(0);
+  narrow.record(2000);
+  narrow.record(3000);
+  for (const log_histogram* h : {&zero, &narrow}) {
+    const std::string svg = percentile_spectrum_svg("t", {{"r", h}});
+    EXPECT_EQ(xml_problem(svg), "");
+    EXPECT_GE(y_labels(svg).size(), 2u);
+    EXPECT_EQ(svg.find("nan"), std::string::npos);
+    EXPECT_EQ(svg.find("inf"), std::string::npos);
+  }
+  EXPECT_EQ(y_labels(percentile_spectrum_svg("t", {{"r", &narrow}})), (std::vector<std::string>{"10 us", "1 us"}));
 }
 
 TEST(svg_plot, latency_over_time_is_well_formed_with_axis_labels) {
