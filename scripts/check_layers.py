@@ -24,6 +24,7 @@ TIERS = [
     ["src/repl"],                              # replication: Raft groups (cowsql raft)
     ["src/js"],                                # JetStream
     ["src/main.cc"],                           # wiring: picks the concrete pieces
+    ["src/cli"],                               # the peregrine CLI: a libnats client, no server code
 ]
 
 # Same-tier includes that are allowed (includer -> included).
