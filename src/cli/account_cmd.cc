@@ -94,6 +94,7 @@ void add_account_commands(CLI::App& app, cli_context& ctx) {
   CLI::App* bench = app.add_subcommand("bench", "benchmarks: runs peregrine-bench with the remaining arguments "
                                                 "(see `peregrine bench --help`)");
   bench->prefix_command();
+  bench->fallthrough(false);  // --help and the rest belong to peregrine-bench
   bench->set_help_flag();
   bench->callback([bench, &ctx] {
     std::vector<std::string> args = bench->remaining();
