@@ -51,6 +51,66 @@ std::string stream_for_subject(client& cl, const std::string& subject) {
   return reply["streams"][0].get<std::string>();
 }
 
+// One direct-get reply printed as natscli does; false for a status reply (404, 204 EOB).
+bool show_direct(natsMsg* reply, int64_t n, const sub_args& a, uint64_t& next_seq) {
+  const char* status = nullptr;
+  if (natsMsgHeader_Get(reply, "Status", &status) == NATS_OK) return false;
+  const char *sseq = nullptr, *subj = nullptr, *ts = nullptr;
+  natsMsgHeader_Get(reply, "Nats-Sequence", &sseq);
+  natsMsgHeader_Get(reply, "Nats-Subject", &subj);
+  natsMsgHeader_Get(reply, "Nats-Time-Stamp", &ts);
+  if (sseq == nullptr) throw cli_error("direct get reply without Nats-Sequence");
+  next_seq = std::stoull(sseq) + 1;
+  if (a.raw) {
+    std::printf("%s\n", payload_of(reply).c_str());
+  } else {
+    std::printf("[#%lld] Received JetStream message (direct): stream: %s seq %s / subject: %s / time: %s\n",
+                static_cast<long long>(n), a.stream.c_str(), sseq, subj ? subj : "",
+                ts ? short_time(parse_rfc3339(ts).value_or(0)).c_str() : "");
+    const std::string hdrs = header_lines(reply);
+    if (!hdrs.empty()) std::printf("%s\n", hdrs.c_str());
+    std::printf("%s\n\n", payload_of(reply).c_str());
+  }
+  std::fflush(stdout);
+  return true;
+}
+
+// With --count: one batched direct get (2.11+; replies carry Nats-Num-Pending and end with a
+// 204 EOB). Returns how many were shown; a server without batches answers one plain message,
+// after which the caller goes on with single gets.
+int64_t direct_batch(client& cl, const sub_args& a, const std::string& filter, uint64_t& seq) {
+  natsInbox* inbox = nullptr;
+  if (natsInbox_Create(&inbox) != NATS_OK) throw cli_error("cannot create an inbox");
+  std::unique_ptr<natsInbox, void (*)(natsInbox*)> inbox_guard(inbox, natsInbox_Destroy);
+  natsSubscription* sub = nullptr;
+  natsStatus s = natsConnection_SubscribeSync(&sub, cl.nc(), inbox);
+  if (s != NATS_OK) throw cli_error(status_text(s));
+  std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> sub_guard(sub, natsSubscription_Destroy);
+  const std::string body = ordered_json{{"seq", seq}, {"batch", a.count}, {"next_by_subj", filter}}.dump();
+  const std::string subject = "$JS.API.DIRECT.GET." + a.stream;
+  s = natsConnection_PublishRequest(cl.nc(), subject.c_str(), inbox, body.data(), static_cast<int>(body.size()));
+  if (s != NATS_OK) throw cli_error(status_text(s));
+  int64_t n = 0;
+  while (n < a.count) {
+    natsMsg* m = nullptr;
+    s = natsSubscription_NextMsg(&m, sub, cl.timeout_ms());
+    if (s != NATS_OK) {
+      if (n == 0) throw cli_error(status_text(s));
+      break;
+    }
+    msg_ptr guard(m);
+    if (natsMsg_IsNoResponders(m)) throw cli_error(status_text(NATS_NO_RESPONDERS));
+    if (!show_direct(m, n + 1, a, seq)) {
+      seq = UINT64_MAX;  // EOB / not found: nothing more
+      break;
+    }
+    ++n;
+    const char* pending = nullptr;
+    if (natsMsgHeader_Get(m, "Nats-Num-Pending", &pending) != NATS_OK) break;  // no batch support
+  }
+  return n;
+}
+
 void direct_sub(client& cl, const sub_args& a) {
   const std::string filter = a.subject.empty() ? ">" : a.subject;
   uint64_t seq = a.start_seq > 0 ? a.start_seq : 1;
@@ -61,33 +121,16 @@ void direct_sub(client& cl, const sub_args& a) {
   if (!a.raw)
     std::printf("Subscribing to JetStream Stream (direct) holding messages with subject %s starting with sequence %llu\n",
                 subjects.c_str(), static_cast<unsigned long long>(seq));
+  int64_t n = a.count > 0 ? direct_batch(cl, a, filter, seq) : 0;
   const std::string subject = "$JS.API.DIRECT.GET." + a.stream;
-  for (int64_t n = 1; a.count == 0 || n <= a.count; ++n) {
+  for (++n; seq != UINT64_MAX && (a.count == 0 || n <= a.count); ++n) {
     const std::string body = ordered_json{{"seq", seq}, {"next_by_subj", filter}}.dump();
     natsMsg* reply = nullptr;
     const natsStatus s = natsConnection_Request(&reply, cl.nc(), subject.c_str(), body.data(), static_cast<int>(body.size()),
                                                 cl.timeout_ms());
     if (s != NATS_OK) throw cli_error(status_text(s));
     msg_ptr m(reply);
-    const char* status = nullptr;
-    if (natsMsgHeader_Get(reply, "Status", &status) == NATS_OK) break;  // 404: no more messages
-    const char *sseq = nullptr, *subj = nullptr, *ts = nullptr;
-    natsMsgHeader_Get(reply, "Nats-Sequence", &sseq);
-    natsMsgHeader_Get(reply, "Nats-Subject", &subj);
-    natsMsgHeader_Get(reply, "Nats-Time-Stamp", &ts);
-    if (sseq == nullptr) throw cli_error("direct get reply without Nats-Sequence");
-    seq = std::stoull(sseq) + 1;
-    if (a.raw) {
-      std::printf("%s\n", payload_of(reply).c_str());
-    } else {
-      std::printf("[#%lld] Received JetStream message (direct): stream: %s seq %s / subject: %s / time: %s\n",
-                  static_cast<long long>(n), a.stream.c_str(), sseq, subj ? subj : "",
-                  ts ? short_time(parse_rfc3339(ts).value_or(0)).c_str() : "");
-      const std::string hdrs = header_lines(reply);
-      if (!hdrs.empty()) std::printf("%s\n", hdrs.c_str());
-      std::printf("%s\n\n", payload_of(reply).c_str());
-    }
-    std::fflush(stdout);
+    if (!show_direct(reply, n, a, seq)) break;  // 404: no more messages
   }
 }
 
