@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "tests/integration/cli_runner.h"
@@ -520,6 +524,83 @@ TEST_F(cli_test, bad_input_gets_clear_errors) {
   r = nowhere.run({"stream", "ls"});
   EXPECT_EQ(r.rc, 1) << r.all();
   EXPECT_TRUE(contains(r.err, "peregrine: error: nats: no servers available for connection")) << r.err;
+}
+
+}  // namespace
+}  // namespace peregrine::test
+
+namespace peregrine::test {
+namespace {
+
+// --user/--password (and credentials in NATS_URL-style URLs) against a server with users.
+class cli_auth_test : public js_test {
+ protected:
+  std::string extra_conf() const override {
+    return js_test::extra_conf() + "authorization {\n  user: acme\n  password: s3cret\n}\n";
+  }
+  void SetUp() override {
+    if (cli_binary().empty()) GTEST_SKIP() << "PEREGRINE_CLI_BIN not set";
+    server_test::SetUp();  // no fixture connection: it would need the password
+  }
+};
+
+TEST_F(cli_auth_test, user_and_password_flags) {
+  cli_runner anonymous(server_->tmp_dir(), url());
+  cli_result r = anonymous.run({"stream", "ls"});
+  EXPECT_EQ(r.rc, 1) << r.all();
+  EXPECT_TRUE(contains(r.err, "peregrine: error: ")) << r.err;
+  EXPECT_TRUE(contains(r.err, "uthorization")) << r.err;  // libnats: "Authorization Violation"
+  r = anonymous.run({"--user", "acme", "--password", "wrong", "stream", "ls"});
+  EXPECT_EQ(r.rc, 1) << r.all();
+  r = anonymous.run({"--user", "acme", "--password", "s3cret", "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"});
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "Stream ORDERS was created")) << r.out;
+  cli_runner in_url(server_->tmp_dir(), "nats://acme:s3cret@127.0.0.1:" + std::to_string(port()));
+  r = in_url.run({"stream", "ls", "--names"});
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_EQ(r.out, "ORDERS\n");
+}
+
+// --tlsca/--tlscert/--tlskey: nats-server only until Peregrine has TLS.
+class cli_tls_test : public js_test {
+ protected:
+  std::string extra_conf() const override {
+    return js_test::extra_conf() + "tls {\n  cert_file: \"" + (certs_ / "server.pem").string() + "\"\n  key_file: \"" +
+           (certs_ / "server.key").string() + "\"\n}\n";
+  }
+  void SetUp() override {
+    if (cli_binary().empty()) GTEST_SKIP() << "PEREGRINE_CLI_BIN not set";
+    if (server_binary().find("nats-server") == std::string::npos) GTEST_SKIP() << "Peregrine has no TLS yet";
+    certs_ = std::filesystem::temp_directory_path() / dir_name_;
+    std::filesystem::create_directories(certs_);
+    const std::string d = certs_.string();
+    const std::string cmd =
+        "cd " + d + " && openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=test-ca -keyout ca.key -out ca.pem" +
+        " >/dev/null 2>&1 && openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout server.key -out server.csr" +
+        " >/dev/null 2>&1 && printf 'subjectAltName=IP:127.0.0.1\\n' > san.ext && openssl x509 -req -in server.csr" +
+        " -CA ca.pem -CAkey ca.key -CAcreateserial -days 1 -extfile san.ext -out server.pem >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "openssl could not make test certificates";
+    server_test::SetUp();
+  }
+  void TearDown() override {
+    server_test::TearDown();
+    std::error_code ec;
+    if (!certs_.empty()) std::filesystem::remove_all(certs_, ec);
+  }
+  std::string dir_name_ = "pg-cli-tls-" + std::to_string(::getpid());
+  std::filesystem::path certs_;
+};
+
+TEST_F(cli_tls_test, tls_ca_flag) {
+  const std::string tls_url = "tls://127.0.0.1:" + std::to_string(port());
+  cli_runner cli(server_->tmp_dir(), tls_url);
+  cli_result r = cli.run({"--tlsca", (certs_ / "ca.pem").string(), "stream", "add", "ORDERS", "--subjects", "orders.>", "--defaults"});
+  EXPECT_EQ(r.rc, 0) << r.all();
+  EXPECT_TRUE(contains(r.out, "Stream ORDERS was created")) << r.out;
+  // Without the CA the server's certificate is not trusted.
+  r = cli.run({"stream", "ls"});
+  EXPECT_EQ(r.rc, 1) << r.all();
+  EXPECT_TRUE(contains(r.err, "peregrine: error: ")) << r.err;
 }
 
 }  // namespace
