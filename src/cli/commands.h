@@ -30,6 +30,7 @@ void add_consumer_next_command(CLI::App& consumer, cli_context& ctx);
 void add_core_commands(CLI::App& app, cli_context& ctx);  // pub, sub, req, reply
 void add_sub_command(CLI::App& app, cli_context& ctx);
 void add_kv_commands(CLI::App& app, cli_context& ctx);
+void add_server_commands(CLI::App& app);  // server mappings
 
 // --- shared helpers ---
 // The server's JSON as natscli prints it with --json: indented, without the API "type" tag.

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add_consumer_commands(app, ctx);
   add_core_commands(app, ctx);
   add_kv_commands(app, ctx);
+  add_server_commands(app);
 
   if (nats_Open(-1) != NATS_OK) {
     std::fprintf(stderr, "peregrine: error: cannot initialise libnats\n");

@@ -77,7 +77,8 @@ TEST_F(cli_test, help_on_the_binary_and_every_subcommand) {
       {"stream", "view"}, {"stream", "subjects"}, {"consumer"}, {"consumer", "add"}, {"consumer", "edit"},
       {"consumer", "info"}, {"consumer", "ls"}, {"consumer", "rm"}, {"consumer", "next"}, {"consumer", "pause"},
       {"consumer", "resume"}, {"consumer", "unpin"}, {"pub"}, {"sub"}, {"req"}, {"reply"}, {"kv"}, {"kv", "add"},
-      {"kv", "put"}, {"kv", "get"}, {"kv", "del"}, {"kv", "ls"}, {"kv", "rm"}, {"kv", "info"}};
+      {"kv", "put"}, {"kv", "get"}, {"kv", "del"}, {"kv", "ls"}, {"kv", "rm"}, {"kv", "info"},
+      {"server"}, {"server", "mappings"}};
   for (auto args : paths) {
     args.push_back("--help");
     const cli_result r = ok(args);
@@ -495,6 +496,21 @@ TEST_F(cli_test, chapter_newer_features) {
   r = ok({"pub", "--atomic", "--send-on=newline", "--force-stdin", "batched.orders"}, "one\ntwo\nthree\n");
   EXPECT_TRUE(contains(r.out, "Wrote batch ID: ")) << r.out;
   EXPECT_TRUE(contains(r.out, " Messages: 3 Sequence: 3")) << r.out;
+}
+
+// 13.19: `server mappings` tries a transform locally (the server's transform code, no server).
+TEST_F(cli_test, server_mappings_like_the_chapter) {
+  EXPECT_EQ(ok({"server", "mappings", "orders.*", "orders.{{wildcard(1)}}.archived", "orders.created"}).out,
+            "orders.created.archived\n");
+  // The partitions the chapter's ORDERS-SHARDED stream shows for the same three subjects.
+  EXPECT_EQ(ok({"server", "mappings", "ingest.*", "orders.{{partition(3,1)}}.{{wildcard(1)}}", "ingest.acme",
+                "ingest.globex", "ingest.wayne"}).out,
+            "orders.1.acme\norders.1.globex\norders.2.wayne\n");
+  EXPECT_EQ(ok({"server", "mappings", "a.*", "b.{{wildcard(1)}}"}, "a.x\na.y\n").out, "b.x\nb.y\n");  // stdin
+  cli_result r = fails({"server", "mappings", "a.*", "b.{{wildcard(2)}}", "a.x"});
+  EXPECT_TRUE(contains(r.err, "invalid mapping destination")) << r.err;
+  r = fails({"server", "mappings", "a.*", "b.{{wildcard(1)}}", "c.x"});
+  EXPECT_TRUE(contains(r.err, "c.x does not match a.*")) << r.err;
 }
 
 // Bad input: a clear error and exit status, never a crash or a hang.
