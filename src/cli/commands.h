@@ -63,6 +63,6 @@ ack_meta parse_ack_subject(const std::string& reply);
 // Pulls up to `batch` messages from STREAM > CONSUMER, waiting at most expires_ms; returns them
 // in order (fewer on timeout, none when nothing is there).
 std::vector<msg_ptr> pull(client& cl, const std::string& stream, const std::string& consumer, int batch,
-                          int64_t expires_ms);
+                          int64_t expires_ms, const std::string& group = "");
 
 }  // namespace peregrine::cli

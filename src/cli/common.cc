@@ -79,7 +79,7 @@ ack_meta parse_ack_subject(const std::string& reply) {
 }
 
 std::vector<msg_ptr> pull(client& cl, const std::string& stream, const std::string& consumer, int batch,
-                          int64_t expires_ms) {
+                          int64_t expires_ms, const std::string& group) {
   natsInbox* inbox = nullptr;
   if (natsInbox_Create(&inbox) != NATS_OK) throw cli_error("cannot create an inbox");
   std::unique_ptr<natsInbox, void (*)(natsInbox*)> inbox_guard(inbox, natsInbox_Destroy);
@@ -88,6 +88,7 @@ std::vector<msg_ptr> pull(client& cl, const std::string& stream, const std::stri
   if (s != NATS_OK) throw cli_error(status_text(s));
   std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> sub_guard(sub, natsSubscription_Destroy);
   ordered_json req = {{"batch", batch}, {"expires", expires_ms * 1'000'000}};
+  if (!group.empty()) req["group"] = group;  // priority groups (overflow, pinned_client)
   const std::string body = req.dump();
   const std::string subject = "$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer;
   s = natsConnection_PublishRequest(cl.nc(), subject.c_str(), inbox, body.data(), static_cast<int>(body.size()));

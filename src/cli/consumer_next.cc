@@ -8,7 +8,7 @@ struct next_args {
   std::string stream, name;
   int count = 1;
   bool ack = true, nak = false, term = false, raw = false;
-  std::string wait, timeout;
+  std::string wait, timeout, group;
 };
 
 void respond(client& cl, natsMsg* m, const char* what) {
@@ -60,6 +60,7 @@ void add_consumer_next_command(CLI::App& consumer, cli_context& ctx) {
   next->add_flag("--raw", a->raw, "payload only");
   next->add_option("--wait", a->wait, "one pull of --count messages, waiting this long (e.g. 2s)");
   next->add_option("--timeout", a->timeout, "how long each pull waits for a message (default: the global --timeout)");
+  next->add_option("--group", a->group, "pull as a member of this priority group");
   next->callback([&ctx, a] {
     client& cl = ctx.connect();
     cl.js_api("CONSUMER.INFO." + a->stream + "." + a->name, nullptr,
@@ -74,13 +75,13 @@ void add_consumer_next_command(CLI::App& consumer, cli_context& ctx) {
     if (!a->wait.empty()) {
       auto d = parse_duration(a->wait);
       if (!d || *d <= 0) throw cli_error("invalid --wait: " + a->wait);
-      for (auto& m : pull(cl, a->stream, a->name, a->count, *d / 1'000'000)) {
+      for (auto& m : pull(cl, a->stream, a->name, a->count, *d / 1'000'000, a->group)) {
         show(cl, m.get(), *a);
         ++received;
       }
     } else {
       for (int i = 0; i < a->count; ++i) {
-        auto msgs = pull(cl, a->stream, a->name, 1, timeout_ms);
+        auto msgs = pull(cl, a->stream, a->name, 1, timeout_ms, a->group);
         if (msgs.empty()) break;
         show(cl, msgs[0].get(), *a);
         ++received;

@@ -461,6 +461,19 @@ TEST_F(cli_test, chapter_newer_features) {
   r = ok({"consumer", "add", "ORDERS", "dispatch", "--overflow-groups", "regions", "--pull", "--ack", "explicit", "--defaults"});
   EXPECT_TRUE(has_line(r.out, "Priority Policy", "Overflow")) << r.out;
   EXPECT_TRUE(has_line(r.out, "Priority Groups", "regions")) << r.out;
+  r = ok({"consumer", "add", "ORDERS", "sequencer", "--pinned-groups", "ordered", "--pinned-ttl", "90s", "--pull", "--ack",
+          "explicit", "--defaults"});
+  EXPECT_TRUE(has_line(r.out, "Priority Policy", "Pinned Client")) << r.out;
+  EXPECT_TRUE(has_line(r.out, "Pinned TTL", "1m30s")) << r.out;
+  ok({"consumer", "next", "ORDERS", "sequencer", "--group", "ordered"});  // this pull gets pinned
+  r = ok({"consumer", "info", "ORDERS", "sequencer"});
+  const size_t at = r.out.find("Pinned Client: ordered: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string pin_id = r.out.substr(at + 24, r.out.find('\n', at) - at - 24);
+  EXPECT_FALSE(pin_id.empty());
+  r = ok({"consumer", "unpin", "ORDERS", "sequencer", "ordered", "-f"});
+  EXPECT_EQ(r.out, "Unpinned client " + pin_id + " from Priority Group ORDERS > sequencer > ordered\n");
+  EXPECT_FALSE(contains(ok({"consumer", "info", "ORDERS", "sequencer"}).out, "Pinned Client: "));
 
   r = ok({"stream", "add", "ORDERS-SHARDED", "--subjects", "ingest.*", "--transform-source", "ingest.*",
           "--transform-destination", "orders.{{partition(3,1)}}.{{wildcard(1)}}", "--defaults"});
