@@ -155,12 +155,63 @@ std::string ephemeral_consumer(client& cl, const sub_args& a) {
   return reply.value("name", std::string());
 }
 
+// Prints one consumer delivery natscli's way and acks it with --ack; returns its pending count.
+uint64_t show_js(client& cl, natsMsg* m, int64_t n, const sub_args& a) {
+  const ack_meta meta = parse_ack_subject(natsMsg_GetReply(m) ? natsMsg_GetReply(m) : "");
+  if (a.raw) {
+    std::printf("%s\n", payload_of(m).c_str());
+  } else {
+    std::printf("[#%lld] Received JetStream message: stream: %s seq: %llu / pending: %llu / subject: %s / time: %s\n",
+                static_cast<long long>(n), a.stream.c_str(), static_cast<unsigned long long>(meta.stream_seq),
+                static_cast<unsigned long long>(meta.pending), natsMsg_GetSubject(m), short_time(meta.timestamp_ns).c_str());
+    const std::string hdrs = header_lines(m);
+    if (!hdrs.empty()) std::printf("%s\n", hdrs.c_str());
+    std::printf("%s\n\n", payload_of(m).c_str());
+  }
+  if (a.ack && natsMsg_GetReply(m) != nullptr) natsConnection_PublishString(cl.nc(), natsMsg_GetReply(m), "+ACK");
+  std::fflush(stdout);
+  return meta.pending;
+}
+
+// A durable push consumer: read its delivery subject (answering flow control), stop at the
+// end of the stream with --terminate-at-end (pending 0, or an idle second with nothing pending).
+void push_sub(client& cl, const sub_args& a, const ordered_json& cfg) {
+  const std::string deliver = cfg.value("deliver_subject", std::string()), group = cfg.value("deliver_group", std::string());
+  natsSubscription* sub = nullptr;
+  natsStatus s = group.empty() ? natsConnection_SubscribeSync(&sub, cl.nc(), deliver.c_str())
+                               : natsConnection_QueueSubscribeSync(&sub, cl.nc(), deliver.c_str(), group.c_str());
+  if (s != NATS_OK) throw cli_error("could not subscribe: " + status_text(s));
+  std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> guard(sub, natsSubscription_Destroy);
+  for (int64_t n = 1; a.count == 0 || n <= a.count;) {
+    natsMsg* m = nullptr;
+    s = natsSubscription_NextMsg(&m, sub, 1000);
+    if (s == NATS_TIMEOUT) {
+      if (a.terminate_at_end &&
+          cl.js_api("CONSUMER.INFO." + a.stream + "." + a.durable, nullptr).value("num_pending", int64_t{0}) == 0)
+        break;
+      continue;
+    }
+    if (s != NATS_OK) throw cli_error(status_text(s));
+    msg_ptr msg(m);
+    const char* status = nullptr;
+    if (natsMsgHeader_Get(m, "Status", &status) == NATS_OK) {  // 100 heartbeat / flow control
+      if (natsMsg_GetReply(m) != nullptr) natsConnection_PublishString(cl.nc(), natsMsg_GetReply(m), "");
+      continue;
+    }
+    if (show_js(cl, m, n++, a) == 0 && a.terminate_at_end) break;
+  }
+  natsConnection_FlushTimeout(cl.nc(), cl.timeout_ms());
+}
+
 void stream_sub(client& cl, const sub_args& a) {
   const bool ephemeral = a.durable.empty();
   const std::string consumer = ephemeral ? ephemeral_consumer(cl, a) : a.durable;
-  if (!ephemeral)
-    cl.js_api("CONSUMER.INFO." + a.stream + "." + consumer, nullptr,
-              "could not load Consumer " + a.stream + " > " + consumer + ": ");
+  if (!ephemeral) {
+    const ordered_json info = cl.js_api("CONSUMER.INFO." + a.stream + "." + consumer, nullptr,
+                                        "could not load Consumer " + a.stream + " > " + consumer + ": ");
+    const ordered_json cfg = info.value("config", ordered_json::object());
+    if (!cfg.value("deliver_subject", std::string()).empty()) return push_sub(cl, a, cfg);
+  }
   int64_t n = 1;
   bool done = false;
   while (!done && (a.count == 0 || n <= a.count)) {
@@ -173,22 +224,7 @@ void stream_sub(client& cl, const sub_args& a) {
       continue;
     }
     for (auto& m : msgs) {
-      const ack_meta meta = parse_ack_subject(natsMsg_GetReply(m.get()) ? natsMsg_GetReply(m.get()) : "");
-      if (a.raw) {
-        std::printf("%s\n", payload_of(m.get()).c_str());
-      } else {
-        std::printf("[#%lld] Received JetStream message: stream: %s seq: %llu / pending: %llu / subject: %s / time: %s\n",
-                    static_cast<long long>(n), a.stream.c_str(), static_cast<unsigned long long>(meta.stream_seq),
-                    static_cast<unsigned long long>(meta.pending), natsMsg_GetSubject(m.get()),
-                    short_time(meta.timestamp_ns).c_str());
-        const std::string hdrs = header_lines(m.get());
-        if (!hdrs.empty()) std::printf("%s\n", hdrs.c_str());
-        std::printf("%s\n\n", payload_of(m.get()).c_str());
-      }
-      if (a.ack && natsMsg_GetReply(m.get()) != nullptr) natsConnection_PublishString(cl.nc(), natsMsg_GetReply(m.get()), "+ACK");
-      std::fflush(stdout);
-      ++n;
-      if (a.terminate_at_end && meta.pending == 0) done = true;
+      if (show_js(cl, m.get(), n++, a) == 0 && a.terminate_at_end) done = true;
     }
     natsConnection_FlushTimeout(cl.nc(), cl.timeout_ms());
   }

@@ -360,6 +360,25 @@ TEST_F(cli_test, chapter_mirrors_and_direct_reads) {
   EXPECT_TRUE(contains(r.err, "(10060)")) << r.err;
 }
 
+// A durable push consumer read with sub --durable: its delivery subject, acked, to the end.
+TEST_F(cli_test, sub_reads_a_push_durable) {
+  orders_with_three();
+  cli_result r = ok({"consumer", "add", "ORDERS", "monitor", "--target", "deliver.monitor", "--deliver", "all", "--ack",
+                     "explicit", "--defaults"});
+  EXPECT_TRUE(has_line(r.out, "Delivery Subject", "deliver.monitor")) << r.out;
+  EXPECT_FALSE(contains(r.out, "Pull Mode")) << r.out;
+  r = ok({"sub", "--stream", "ORDERS", "--durable", "monitor", "--terminate-at-end", "--ack"});
+  EXPECT_EQ(occurrences(r.out, "Received JetStream message"), 3u) << r.out;
+  EXPECT_TRUE(contains(r.out, "stream: ORDERS seq: 3 / pending: 0 / subject: orders.shipped")) << r.out;
+  // Acks are flushed before the CLI exits; the server may apply them a moment later.
+  for (int i = 0; i < 50; ++i) {
+    r = ok({"consumer", "info", "ORDERS", "monitor"});
+    if (contains(r.out, "Acknowledgment Floor: Consumer sequence: 3 Stream sequence: 3")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(contains(r.out, "Acknowledgment Floor: Consumer sequence: 3 Stream sequence: 3")) << r.out;
+}
+
 // --json prints the server's own reply (its field order, without the API type tag).
 TEST_F(cli_test, json_output_is_the_servers_json) {
   orders_with_three();
