@@ -52,6 +52,9 @@ std::string render_lines(const std::vector<info_line>& lines);
 std::string stream_info_text(const ordered_json& info);
 // `now` (Unix ns) dates "Last delivery: 2.11s ago".
 std::string consumer_info_text(const ordered_json& info, int64_t now);
+// `edit`'s summary of a configuration change, natscli's "Differences (-old +new):" block with
+// one `-`/`+` line per changed top-level field; empty when nothing changed.
+std::string config_diff(const ordered_json& before, const ordered_json& after);
 // A box table (natscli's `ls`): title, header row and data rows.
 std::string box_table(const std::string& title, const std::vector<std::string>& header,
                       const std::vector<std::vector<std::string>>& rows);

@@ -148,6 +148,7 @@ void consumer_edit(cli_context& ctx, const consumer_flags& f) {
   }
   ordered_json req = {{"stream_name", f.stream}, {"config", cfg}};
   ordered_json reply = cl.js_api("CONSUMER.DURABLE.CREATE." + f.stream + "." + f.name, req, "could not edit Consumer: ");
+  if (!f.json) std::printf("%s\n", config_diff(before, cfg).c_str());
   show_info(reply, f.json);
 }
 

@@ -225,6 +225,19 @@ std::string consumer_info_text(const ordered_json& info, int64_t now) {
   return head + "\n" + render_lines(l);
 }
 
+std::string config_diff(const ordered_json& before, const ordered_json& after) {
+  std::string out;
+  for (auto it = before.begin(); it != before.end(); ++it) {
+    auto now = after.find(it.key());
+    if (now == after.end()) out += "-   \"" + it.key() + "\": " + it.value().dump() + "\n";
+    else if (*now != it.value())
+      out += "-   \"" + it.key() + "\": " + it.value().dump() + "\n+   \"" + it.key() + "\": " + now->dump() + "\n";
+  }
+  for (auto it = after.begin(); it != after.end(); ++it)
+    if (!before.contains(it.key())) out += "+   \"" + it.key() + "\": " + it.value().dump() + "\n";
+  return out.empty() ? out : "Differences (-old +new):\n" + out;
+}
+
 std::string box_table(const std::string& title, const std::vector<std::string>& header,
                       const std::vector<std::vector<std::string>>& rows) {
   // Widths in characters (UTF-8 continuation bytes do not count).

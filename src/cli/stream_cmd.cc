@@ -149,7 +149,7 @@ void stream_edit(cli_context& ctx, const std::string& name, const stream_flags& 
   }
   ordered_json reply = cl.js_api("STREAM.UPDATE." + name, cfg, "could not edit Stream " + name + ": ");
   if (f.json) return print_json(reply);
-  std::printf("Stream %s was updated\n\n", name.c_str());
+  std::printf("%s\nStream %s was updated\n\n", config_diff(before, cfg).c_str(), name.c_str());
   show_info(reply, false);
 }
 

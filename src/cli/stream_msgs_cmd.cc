@@ -68,8 +68,8 @@ void add_stream_message_commands(CLI::App& stream, cli_context& ctx) {
     if (!g->last_for.empty()) req["last_by_subj"] = g->last_for;
     else if (g->seq > 0) req["seq"] = g->seq;
     else throw cli_error("a message sequence or --last-for is required");
-    ordered_json reply = ctx.connect().js_api("STREAM.MSG.GET." + g->name, req, "could not retrieve " + g->name + "#" +
-                                                                                    std::to_string(g->seq) + ": ");
+    const std::string what = g->last_for.empty() ? g->name + "#" + std::to_string(g->seq) : "the last " + g->last_for;
+    ordered_json reply = ctx.connect().js_api("STREAM.MSG.GET." + g->name, req, "could not retrieve " + what + ": ");
     if (g->json) return print_json(reply["message"]);
     print_item(g->name, decode(reply["message"]));
   });

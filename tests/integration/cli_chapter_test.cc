@@ -158,6 +158,9 @@ TEST_F(cli_test, chapter_delivery_and_acknowledgment) {
 TEST_F(cli_test, chapter_shaping_the_stream) {
   orders_with_three();
   cli_result r = ok({"stream", "edit", "ORDERS", "--max-age=7d", "--max-bytes=1GiB"});
+  EXPECT_EQ(r.out.rfind("Differences (-old +new):\n", 0), 0u) << r.out;  // what changed, then the info
+  EXPECT_TRUE(contains(r.out, "+   \"max_age\": 604800000000000\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nStream ORDERS was updated\n")) << r.out;
   EXPECT_TRUE(has_line(r.out, "Maximum Bytes", "1.0 GiB")) << r.out;
   EXPECT_TRUE(has_line(r.out, "Maximum Age", "7d0h0m0s")) << r.out;
   EXPECT_TRUE(has_line(r.out, "Maximum Messages", "unlimited")) << r.out;

@@ -119,5 +119,17 @@ TEST(info_text, consumer_info_priority_backoff_and_pause) {
   EXPECT_TRUE(has_line(t, "Outstanding Acks", "0 out of maximum 1"));
 }
 
+TEST(info_text, config_diff_lists_changed_added_and_removed_fields) {
+  const auto before = ordered_json::parse(R"({"name":"ORDERS","max_age":0,"max_bytes":-1,"republish":{"src":">"}})");
+  const auto after = ordered_json::parse(R"({"name":"ORDERS","max_age":604800000000000,"max_bytes":1073741824,"allow_msg_ttl":true})");
+  EXPECT_EQ(config_diff(before, after),
+            "Differences (-old +new):\n"
+            "-   \"max_age\": 0\n+   \"max_age\": 604800000000000\n"
+            "-   \"max_bytes\": -1\n+   \"max_bytes\": 1073741824\n"
+            "-   \"republish\": {\"src\":\">\"}\n"
+            "+   \"allow_msg_ttl\": true\n");
+  EXPECT_EQ(config_diff(after, after), "");
+}
+
 }  // namespace
 }  // namespace peregrine::cli
