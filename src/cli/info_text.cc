@@ -145,7 +145,10 @@ namespace {
 std::string deliver_text(const ordered_json& c) {
   const std::string p = str(c, "deliver_policy");
   if (p == "by_start_sequence") return "From Sequence " + std::to_string(num(c, "opt_start_seq"));
-  if (p == "by_start_time") return "Since " + str(c, "opt_start_time");
+  if (p == "by_start_time") {
+    auto t = time_of(c, "opt_start_time");
+    return "Since " + (t ? short_time(*t) : str(c, "opt_start_time"));
+  }
   if (p == "last_per_subject") return "Last Per Subject";
   return title_case(p);
 }

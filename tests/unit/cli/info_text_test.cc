@@ -110,6 +110,10 @@ TEST(info_text, consumer_info_priority_backoff_and_pause) {
    "num_ack_pending":0,"num_redelivered":0,"num_waiting":0,"num_pending":0})");
   const std::string t = consumer_info_text(info, 0);
   EXPECT_TRUE(has_line(t, "Deliver Policy", "From Sequence 5")) << t;
+  ordered_json since = info;
+  since["config"]["deliver_policy"] = "by_start_time";
+  since["config"]["opt_start_time"] = "2026-05-22T09:14:22.84Z";
+  EXPECT_TRUE(has_line(consumer_info_text(since, 0), "Deliver Policy", "Since 2026-05-22 09:14:22"));
   EXPECT_TRUE(has_line(t, "Maximum Deliveries", "5"));
   EXPECT_TRUE(has_line(t, "Ack Wait", "10.00s"));
   EXPECT_TRUE(has_line(t, "Backoff", "1.00s, 30.00s"));
