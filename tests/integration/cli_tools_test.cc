@@ -221,7 +221,7 @@ TEST_F(cli_auth_test, user_and_password_flags) {
   EXPECT_EQ(r.out, "ORDERS\n");
 }
 
-// --tlsca/--tlscert/--tlskey: nats-server only until Peregrine has TLS.
+// --tlsca with a tls:// URL, against a server with TLS (an openssl-made CA and certificate).
 class cli_tls_test : public js_test {
  protected:
   std::string extra_conf() const override {
@@ -230,7 +230,6 @@ class cli_tls_test : public js_test {
   }
   void SetUp() override {
     if (cli_binary().empty()) GTEST_SKIP() << "PEREGRINE_CLI_BIN not set";
-    if (server_binary().find("nats-server") == std::string::npos) GTEST_SKIP() << "Peregrine has no TLS yet";
     certs_ = std::filesystem::temp_directory_path() / dir_name_;
     std::filesystem::create_directories(certs_);
     const std::string d = certs_.string();
