@@ -1,7 +1,6 @@
 #include "io/uring_backend.h"
 
 #include <fcntl.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,27 +20,24 @@ constexpr std::uint64_t kInternal = 1ull << 63;  // tokens of synchronous ops we
 
 }  // namespace
 
+uring_backend::uring_backend(bool direct, std::shared_ptr<uring_hub> hub)
+    : _direct(direct), _hub(std::move(hub)), _client(_hub->attach()) {}
+
+base::status uring_backend::init(unsigned entries) {
+  auto hub = std::make_shared<uring_hub>();
+  if (auto st = hub->init(entries); !st) return st;
+  _hub = std::move(hub);
+  _client = _hub->attach();
+  return {};
+}
+
 uring_backend::~uring_backend() {
-  if (_efd >= 0) ::close(_efd);
+  if (_hub) _hub->detach(_client);
 }
 
-int uring_backend::completion_fd() {
-  if (_efd < 0) {
-    int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (fd < 0) return -1;
-    if (!_ring.register_eventfd(fd)) {
-      ::close(fd);
-      return -1;
-    }
-    _efd = fd;
-  }
-  return _efd;
-}
+int uring_backend::completion_fd() { return _hub->completion_fd(); }
 
-bool uring_backend::signal_completions_to(int efd) {
-  if (_efd >= 0 || efd < 0) return false;  // a ring has one eventfd; ours is taken
-  return _ring.register_eventfd(efd).ok();
-}
+bool uring_backend::signal_completions_to(int efd) { return _hub->signal_completions_to(efd); }
 
 base::result<int> uring_backend::open(const std::string& path, bool create) {
   return open_file(path, create, _direct);
@@ -57,17 +53,11 @@ base::status uring_backend::zero_range(int fh, std::uint64_t off, std::uint64_t 
 
 base::result<std::uint64_t> uring_backend::file_size(int fh) { return size_of(fh); }
 
-std::int32_t uring_backend::wait_for(std::uint64_t token) {
-  if (auto st = _ring.submit(); !st) return -st.err().sys_errno;
-  while (true) {
-    io_uring_cqe* cqe = _ring.next_cqe(true);
-    if (!cqe) return -EIO;
-    completion c{cqe->user_data, cqe->res};
-    _ring.seen(cqe);
-    _ring.add_inflight(-1);
-    if (c.token == token) return c.res;
-    _parked.push_back(c);
-  }
+template <class Prep>
+std::int32_t uring_backend::run_sync(Prep&& prep) {
+  const std::uint64_t token = kInternal | _next_internal++;
+  if (auto st = _hub->queue(_client, token, prep); !st) return -EIO;
+  return _hub->wait_for(_client, token);
 }
 
 base::result<std::size_t> uring_backend::read_at(int fh, std::uint64_t off, void* buf,
@@ -75,13 +65,9 @@ base::result<std::size_t> uring_backend::read_at(int fh, std::uint64_t off, void
   if (_direct) assert_dio(off, buf, len);
   std::size_t done = 0;
   while (done < len) {
-    io_uring_sqe* sqe = _ring.get_sqe();
-    if (!sqe) return base::errc::io_error;
-    std::uint64_t token = kInternal | _next_internal++;
-    io_uring_prep_read(sqe, fh, static_cast<char*>(buf) + done, unsigned(len - done), off + done);
-    sqe->user_data = token;
-    _ring.add_inflight(1);
-    std::int32_t res = wait_for(token);
+    std::int32_t res = run_sync([&](io_uring_sqe* sqe) {
+      io_uring_prep_read(sqe, fh, static_cast<char*>(buf) + done, unsigned(len - done), off + done);
+    });
     if (res < 0) return sys_error(-res);
     if (res == 0) break;
     done += std::size_t(res);
@@ -90,13 +76,8 @@ base::result<std::size_t> uring_backend::read_at(int fh, std::uint64_t off, void
 }
 
 base::status uring_backend::datasync(int fh) {
-  io_uring_sqe* sqe = _ring.get_sqe();
-  if (!sqe) return base::errc::io_error;
-  std::uint64_t token = kInternal | _next_internal++;
-  io_uring_prep_fsync(sqe, fh, IORING_FSYNC_DATASYNC);
-  sqe->user_data = token;
-  _ring.add_inflight(1);
-  std::int32_t res = wait_for(token);
+  std::int32_t res =
+      run_sync([&](io_uring_sqe* sqe) { io_uring_prep_fsync(sqe, fh, IORING_FSYNC_DATASYNC); });
   if (res < 0) return sys_error(-res);
   return {};
 }
@@ -105,29 +86,16 @@ base::status uring_backend::submit_write(int fh, std::uint64_t off, const void* 
                                          std::size_t len, bool durable, std::uint64_t token) {
   PG_ASSERT((token & kInternal) == 0);
   if (_direct) assert_dio(off, buf, len);
-  io_uring_sqe* sqe = _ring.get_sqe();
-  if (!sqe) return base::errc::io_error;
-  io_uring_prep_write(sqe, fh, buf, unsigned(len), off);
-  if (durable) sqe->rw_flags = RWF_DSYNC;
-  sqe->user_data = token;
-  _ring.add_inflight(1);
-  return _ring.submit();
+  auto st = _hub->queue(_client, token, [&](io_uring_sqe* sqe) {
+    io_uring_prep_write(sqe, fh, buf, unsigned(len), off);
+    if (durable) sqe->rw_flags = RWF_DSYNC;
+  });
+  if (!st) return st;
+  return _hub->submit();
 }
 
 int uring_backend::reap(completion* out, int max, bool wait) {
-  int n = 0;
-  while (n < max && !_parked.empty()) {
-    out[n++] = _parked.front();
-    _parked.pop_front();
-  }
-  while (n < max) {
-    io_uring_cqe* cqe = _ring.next_cqe(wait && n == 0);
-    if (!cqe) break;
-    out[n++] = {cqe->user_data, cqe->res};
-    _ring.seen(cqe);
-    _ring.add_inflight(-1);
-  }
-  return n;
+  return _hub->reap(_client, out, max, wait);
 }
 
 namespace {
@@ -164,15 +132,14 @@ bool direct_supported(const std::string& dir) {
 std::unique_ptr<backend> make_backend(const std::string& dir, backend_kind kind) {
   bool direct = direct_supported(dir);
   if (kind != backend_kind::sync) {
-    auto u = std::make_unique<uring_backend>(direct);
-    auto st = u->init(64);
-    if (st) {
+    auto hub = uring_hub::for_this_thread();
+    if (hub) {
       if (!direct)
         PG_WARN("storage: O_DIRECT refused in {}, using buffered io_uring writes + RWF_DSYNC", dir);
-      return u;
+      return std::make_unique<uring_backend>(direct, std::move(*hub));
     }
     PG_WARN("storage: io_uring unavailable ({}), falling back to pwrite/fdatasync",
-            st.err().sys_errno);
+            hub.err().sys_errno);
   }
   if (kind == backend_kind::automatic && !direct)
     PG_WARN("storage: O_DIRECT refused in {}, using buffered pwrite/fdatasync", dir);

@@ -1,18 +1,23 @@
 #pragma once
 // io_uring + O_DIRECT backend. Durable writes carry RWF_DSYNC, so one SQE is one durable
-// write (measured as fast as write + linked fsync here, platform-notes §1.3).
-#include <deque>
+// write (measured as fast as write + linked fsync here, platform-notes §1.3). The ring is a
+// uring_hub shared with the thread's other backends (make_backend); this one's completions
+// are its own (io/uring_hub.h).
+#include <memory>
 
 #include "io/backend.h"
-#include "io/ring.h"
+#include "io/uring_hub.h"
 
 namespace io {
 
 class uring_backend final : public backend {
  public:
   // direct=false still uses io_uring but buffered (O_DIRECT refused by the filesystem).
-  uring_backend(bool direct) : _direct(direct) {}
-  base::status init(unsigned entries = 64) { return _ring.init(entries); }
+  explicit uring_backend(bool direct) : _direct(direct) {}
+  // A client of an existing hub (make_backend passes the thread's).
+  uring_backend(bool direct, std::shared_ptr<uring_hub> hub);
+  // A ring of its own (tests); not needed after the hub constructor.
+  base::status init(unsigned entries = 64);
 
   std::string_view name() const override { return _direct ? "io_uring+O_DIRECT" : "io_uring"; }
   bool direct() const override { return _direct; }
@@ -32,14 +37,14 @@ class uring_backend final : public backend {
   ~uring_backend() override;
 
  private:
-  // Waits for the completion tagged token, parking any others for reap().
-  std::int32_t wait_for(std::uint64_t token);
+  // Queues one synchronous operation and waits for it.
+  template <class Prep>
+  std::int32_t run_sync(Prep&& prep);
 
   bool _direct;
-  ring _ring;
-  std::deque<completion> _parked;
+  std::shared_ptr<uring_hub> _hub;
+  std::uint32_t _client = 0;
   std::uint64_t _next_internal = 1;
-  int _efd = -1;
 };
 
 }  // namespace io

@@ -36,13 +36,14 @@ base::result<std::uint64_t> file_store::compact(double max_live_ratio) {
   io::aligned_buf data, out;
   for (std::size_t bi = 0; bi + 1 < _blocks.size(); ++bi) {
     block_file& b = _blocks[bi];
-    bool busy = false;
-    for (const auto& s : _queue) busy |= s.fh == b.fh;
-    if (busy) continue;
-    auto size = _be->file_size(b.fh);
+    if (block_busy(b.id)) continue;
+    auto fd = pin_block(b);
+    if (!fd) return fd.err();
+    auto size = _be->file_size(fd->fd());
     if (!size) return size.err();
     data.resize_uninit(io::align_up(*size));
-    auto n = _be->read_at(b.fh, 0, data.data(), data.size());
+    auto n = _be->read_at(fd->fd(), 0, data.data(), data.size());
+    fd->reset();
     if (!n) return n.err();
     data.resize_uninit(*n);
     // Walk the records; stop at the end of data. A damaged block is left alone.
@@ -94,8 +95,8 @@ base::result<std::uint64_t> file_store::compact(double max_live_ratio) {
       ::fsync(dfd);
       ::close(dfd);
     }
-    _be->close(b.fh);
-    b.fh = *fh;
+    _fds->drop(b.fd_key);
+    b.fd_key = _fds->add(*fh);
     b.size = wlen;
     for (const auto& [seq, noff] : moved) set_loc(seq, make_loc(b.id, noff));
     reclaimed += *size > wlen ? *size - wlen : 0;

@@ -39,13 +39,14 @@ stored_msg to_msg(const record_view& r) {
 }  // namespace
 
 file_store::file_store(const file_store_config& cfg, std::unique_ptr<io::backend> be)
-    : indexed_store(cfg.acct), _cfg(cfg), _be(std::move(be)) {}
+    : indexed_store(cfg.acct), _cfg(cfg), _be(std::move(be)),
+      _fds(cfg.fds ? cfg.fds : &io::fd_cache::shared()) {}
 
 file_store::~file_store() {
   if (_first_sync.joinable()) _first_sync.join();
   if (!_closed) {
     drain();  // a dropped store loses what was never submitted, like a crash would
-    for (auto& b : _blocks) _be->close(b.fh);
+    for (auto& b : _blocks) _fds->drop(b.fd_key);
   }
 }
 
@@ -63,6 +64,16 @@ file_store::block_file* file_store::block_by_id(std::uint32_t id) {
   for (auto& b : _blocks)
     if (b.id == id) return &b;
   return nullptr;
+}
+
+base::result<io::fd_pin> file_store::pin_block(const block_file& b) {
+  return _fds->pin(b.fd_key, [this, id = b.id] { return _be->open(block_path(id), false); });
+}
+
+bool file_store::block_busy(std::uint32_t id) const {
+  for (const auto& s : _queue)
+    if (s.block == id) return true;
+  return false;
 }
 
 base::status file_store::prezero(int fh, std::uint64_t size, bool sync) {
@@ -172,7 +183,7 @@ base::status file_store::install_block(std::uint32_t id, int fh, std::uint64_t s
   cut();  // seal the old block's pending bytes before switching files
   block_file b;
   b.id = id;
-  b.fh = fh;
+  b.fd_key = _fds->add(fh);
   b.size = size;
   _blocks.push_back(b);
   _pend.clear();
@@ -295,7 +306,7 @@ void file_store::erase_record(std::uint64_t seq, const msg_entry& e) {
   };
   std::uint64_t frontier = _blocks.back().id == b->id ? _pend_off + _pend_head : b->size;
   for (auto& sg : _queue) {
-    if (sg.fh != b->fh) continue;
+    if (sg.block != b->id) continue;
     patch(sg.buf.data(), sg.off, sg.buf.size());
     frontier = std::min(frontier, sg.off);
   }
@@ -309,10 +320,12 @@ void file_store::erase_record(std::uint64_t seq, const msg_entry& e) {
   std::uint64_t p0 = io::align_down(off), p1 = io::align_up(hi);
   io::aligned_buf page;
   page.resize_uninit(p1 - p0);
-  auto n = _be->read_at(b->fh, p0, page.data(), p1 - p0);
+  auto fd = pin_block(*b);
+  if (!fd) return fail(fd.err());
+  auto n = _be->read_at(fd->fd(), p0, page.data(), p1 - p0);
   if (!n || *n != p1 - p0) return fail(n ? base::error{base::errc::short_write, 0} : n.err());
   patch(page.data(), p0, hi - p0);
-  if (auto st = _be->submit_write(b->fh, p0, page.data(), page.size(), true, kEraseToken); !st)
+  if (auto st = _be->submit_write(fd->fd(), p0, page.data(), page.size(), true, kEraseToken); !st)
     return fail(st.err());
   io::completion c{};
   while (_be->reap(&c, 1, true) == 0) {
@@ -338,10 +351,8 @@ void file_store::release_front_blocks() {
   if (!opening_written()) return;
   while (_blocks.size() > 1 && _blocks.front().live == 0) {
     const block_file& b = _blocks.front();
-    bool busy = false;
-    for (const auto& s : _queue) busy |= s.fh == b.fh;
-    if (busy) break;
-    _be->close(b.fh);
+    if (block_busy(b.id)) break;
+    _fds->drop(b.fd_key);
     ::unlink(block_path(b.id).c_str());
     _blocks.pop_front();
   }
@@ -383,7 +394,9 @@ base::result<stored_msg> file_store::fetch(std::uint64_t seq, const msg_entry& e
     const std::uint64_t wstart = io::align_down(off);
     const std::uint64_t wend = std::min(b->size, std::max(wstart + kReadAhead, io::align_up(off + e.rec_len)));
     _win.resize_uninit(std::size_t(wend - wstart));
-    auto n = _be->read_at(b->fh, wstart, _win.data(), std::size_t(wend - wstart));
+    auto fd = pin_block(*b);
+    if (!fd) return fd.err();
+    auto n = _be->read_at(fd->fd(), wstart, _win.data(), std::size_t(wend - wstart));
     if (!n) return n.err();
     ++_stats.disk_reads;
     _win_block = b->id;
@@ -394,7 +407,9 @@ base::result<stored_msg> file_store::fetch(std::uint64_t seq, const msg_entry& e
   }
   std::uint64_t start = io::align_down(off), end = io::align_up(off + e.rec_len);
   _read_buf.resize_uninit(end - start);
-  auto n = _be->read_at(b->fh, start, _read_buf.data(), end - start);
+  auto fd = pin_block(*b);
+  if (!fd) return fd.err();
+  auto n = _be->read_at(fd->fd(), start, _read_buf.data(), end - start);
   if (!n) return n.err();
   ++_stats.disk_reads;
   if (decode_record(_read_buf.data() + (off - start), *n - (off - start), &r) != decode_result::ok ||
@@ -405,9 +420,12 @@ base::result<stored_msg> file_store::fetch(std::uint64_t seq, const msg_entry& e
 
 void file_store::cut() {
   if (_pend.size() == _pend_head || _blocks.empty()) return;
+  auto fd = pin_block(_blocks.back());
+  if (!fd) return fail(fd.err());
   segment s;
   s.token = _next_token++;
-  s.fh = _blocks.back().fh;
+  s.block = _blocks.back().id;
+  s.fd = std::move(*fd);
   s.off = _pend_off;
   s.last_seq = last_seq();
   s.records = _pend_records;
@@ -426,7 +444,7 @@ void file_store::cut() {
 void file_store::submit_front() {
   if (_inflight || _queue.empty() || _failed.code != base::errc::ok) return;
   segment& s = _queue.front();
-  auto st = _be->submit_write(s.fh, s.off + s.done, s.buf.data() + s.done, s.len - s.done,
+  auto st = _be->submit_write(s.fd.fd(), s.off + s.done, s.buf.data() + s.done, s.len - s.done,
                               _cfg.dur == durability::sync, s.token);
   if (!st) {
     fail(st.err());
@@ -531,7 +549,8 @@ base::status file_store::close() {
   if (_closed) return {};
   auto st = flush();
   drain();
-  for (auto& b : _blocks) _be->close(b.fh);
+  _queue.clear();  // unpins the blocks
+  for (auto& b : _blocks) _fds->drop(b.fd_key);
   _spare.discard();
   _closed = true;
   return st;

@@ -14,6 +14,7 @@
 
 #include "io/aligned_buf.h"
 #include "io/backend.h"
+#include "io/fd_cache.h"
 #include "storage/index.h"
 #include "storage/record.h"
 #include "storage/spare_block.h"
@@ -36,6 +37,9 @@ struct file_store_config {
   // extents: a later O_DIRECT write then needs no journaled metadata change, so `write`
   // also survives an OS crash. Costs one sequential block write per rollover.
   bool prezero_blocks = true;
+  // Where block file descriptors are kept open (nullptr: io::fd_cache::shared()). Idle
+  // blocks are closed by the cache and reopened when read or written again.
+  io::fd_cache* fds = nullptr;
 };
 
 // What recovery found and dropped. lost_seqs are message sequences whose records were
@@ -120,13 +124,14 @@ class file_store final : public indexed_store {
  private:
   struct block_file {
     std::uint32_t id = 0;
-    int fh = -1;
+    std::uint64_t fd_key = 0;  // in _fds
     std::uint64_t size = 0;  // allocated bytes
     std::uint64_t live = 0;  // live messages in this block
   };
   struct segment {
     std::uint64_t token = 0;
-    int fh = -1;
+    std::uint32_t block = 0;
+    io::fd_pin fd;  // the block stays open while its bytes are queued or in flight
     std::uint64_t off = 0;  // file offset of buf[0], page aligned
     io::aligned_buf buf;
     std::size_t len = 0;   // padded length to write
@@ -149,6 +154,9 @@ class file_store final : public indexed_store {
   base::status install_block(std::uint32_t id, int fh, std::uint64_t size, bool sync_dir = true);
   base::status prezero(int fh, std::uint64_t size, bool sync = true);
   block_file* block_by_id(std::uint32_t id);
+  // The block's descriptor, reopened if the cache closed it; open while the pin lives.
+  base::result<io::fd_pin> pin_block(const block_file& b);
+  bool block_busy(std::uint32_t id) const;  // bytes of it queued or in flight
   base::status append_record(rec_kind kind, std::uint64_t seq, std::int64_t ts, std::int64_t ttl,
                              std::string_view subj, std::string_view hdr, std::string_view payload,
                              std::uint64_t* loc);
@@ -167,6 +175,7 @@ class file_store final : public indexed_store {
 
   file_store_config _cfg;
   std::unique_ptr<io::backend> _be;
+  io::fd_cache* _fds;
   std::deque<block_file> _blocks;
   io::aligned_buf _pend;
   std::uint64_t _pend_off = 0;   // file offset of _pend[0] in the active block

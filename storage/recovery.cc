@@ -234,12 +234,13 @@ base::status file_store::recover() {
     opened cur = *next;
     block_file b;
     b.id = cur.id;
-    b.fh = cur.fh;
     // The file's own size: blocks grow from first_block_size (a block cut short, e.g. by a
     // crash before its preallocation, is simply rolled over at the next append).
     b.size = io::align_down(cur.size);
+    auto read = ahead.get();  // the cache may close the fd once it has it: not before this
+    b.fd_key = _fds->add(cur.fh);
     _blocks.push_back(b);
-    if (auto st = ahead.get(); !st) return st;
+    if (!read) return read;
     if (i + 1 < ids.size()) {
       next = open_block(ids[i + 1]);
       if (!next) return next.err();
@@ -253,6 +254,9 @@ base::status file_store::recover() {
     if (auto st = new_block(0); !st) return st;
   } else {
     block_file& b = _blocks.back();
+    auto fd = pin_block(b);
+    if (!fd) return fd.err();
+    const int fh = fd->fd();
     _pend_off = io::align_down(end);
     _pend.clear();
     _pend.append(data.data() + _pend_off, end - _pend_off);
@@ -262,16 +266,16 @@ base::status file_store::recover() {
       io::aligned_buf page(io::kDioAlign);
       page.append(_pend.data(), _pend.size());
       std::size_t len = page.padded_size();
-      if (auto st = _be->zero_range(b.fh, _pend_off + len, b.size - std::min(b.size, _pend_off + len)); !st)
+      if (auto st = _be->zero_range(fh, _pend_off + len, b.size - std::min(b.size, _pend_off + len)); !st)
         PG_WARN("storage: zeroing torn tail failed: {}", base::errc_name(st.code()));
       if (len) {
-        if (auto st = _be->submit_write(b.fh, _pend_off, page.data(), len, true, 1); !st) return st;
+        if (auto st = _be->submit_write(fh, _pend_off, page.data(), len, true, 1); !st) return st;
         io::completion c;
         while (_be->reap(&c, 1, true) == 0) {
         }
         if (c.res < 0) return base::error{base::errc::io_error, -c.res};
       }
-      if (auto st = _be->datasync(b.fh); !st) return st;
+      if (auto st = _be->datasync(fh); !st) return st;
     }
   }
   // A crash between creating a block and writing its opening records leaves a last block

@@ -4,6 +4,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "io/aligned_buf.h"
 #include "io/fault_file.h"
@@ -172,6 +175,71 @@ TEST(fault_backend, injects_each_fault_once) {
   ASSERT_EQ(fb.reap(&c, 1, true), 1);
   EXPECT_EQ(c.res, -ECANCELED);
   fb.close(*fh);
+}
+
+}  // namespace
+}  // namespace io
+
+namespace io {
+namespace {
+
+// Backends of one thread share one ring; each reaps only its own completions, whichever of
+// them drains the ring.
+TEST(uring_hub, backends_share_one_ring_and_reap_their_own_completions) {
+  storage_test::temp_dir d;
+  auto hub = std::make_shared<uring_hub>();
+  if (!hub->init(16)) GTEST_SKIP() << "io_uring unavailable here";
+  uring_backend a(true, hub), b(true, hub);
+  EXPECT_EQ(hub->clients(), 2u);
+  auto fa = file::open(a, d.path() + "/a", true);
+  auto fb = file::open(b, d.path() + "/b", true);
+  ASSERT_TRUE(fa.ok() && fb.ok());
+  aligned_buf w(kDioAlign);
+  w.resize(kDioAlign);
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    ASSERT_TRUE(a.submit_write(fa->handle(), i * kDioAlign, w.data(), kDioAlign, false, 100 + i).ok());
+    ASSERT_TRUE(b.submit_write(fb->handle(), i * kDioAlign, w.data(), kDioAlign, false, 200 + i).ok());
+  }
+  // b waits for all of its own; a's completions it meets on the way are parked for a.
+  std::vector<std::uint64_t> got_b, got_a;
+  completion c[4];
+  while (got_b.size() < 8) {
+    int n = b.reap(c, 4, true);
+    ASSERT_GT(n, 0);
+    for (int i = 0; i < n; ++i) got_b.push_back(c[i].token);
+  }
+  while (got_a.size() < 8) {
+    int n = a.reap(c, 4, true);
+    ASSERT_GT(n, 0);
+    for (int i = 0; i < n; ++i) got_a.push_back(c[i].token);
+  }
+  std::sort(got_a.begin(), got_a.end());
+  std::sort(got_b.begin(), got_b.end());
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(got_a[i], 100 + i);
+    EXPECT_EQ(got_b[i], 200 + i);
+  }
+  EXPECT_EQ(a.reap(c, 4, true), 0) << "nothing of a's in flight: no block, nothing returned";
+  // A synchronous read of one client while the other has writes in flight.
+  ASSERT_TRUE(b.submit_write(fb->handle(), 0, w.data(), kDioAlign, false, 300).ok());
+  aligned_buf r(kDioAlign);
+  r.resize(kDioAlign);
+  EXPECT_EQ(*fa->read_at(0, r.data(), kDioAlign), kDioAlign);
+  ASSERT_EQ(b.reap(c, 4, true), 1);
+  EXPECT_EQ(c[0].token, 300u);
+}
+
+TEST(uring_hub, one_per_thread_shared_by_make_backend) {
+  storage_test::temp_dir d;
+  auto x = make_backend(d.path(), backend_kind::uring);
+  auto y = make_backend(d.path(), backend_kind::uring);
+  if (x->name().substr(0, 8) != "io_uring") GTEST_SKIP() << "io_uring unavailable here";
+  auto hub = uring_hub::for_this_thread();
+  ASSERT_TRUE(hub.ok());
+  EXPECT_EQ((*hub)->clients(), 2u);
+  std::shared_ptr<uring_hub> other;
+  std::thread([&] { other = *uring_hub::for_this_thread(); }).join();
+  EXPECT_NE(other.get(), hub->get());
 }
 
 }  // namespace
