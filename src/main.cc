@@ -14,6 +14,7 @@
 #include "net/tls/tls_transport.h"
 #include "net/uring_transport.h"
 #include "peregrine_config.h"
+#include "src/base/fd_limit.h"
 #include "src/base/log.h"
 #include "src/core/options.h"
 #include "src/core/process_files.h"
@@ -156,6 +157,14 @@ int main(int argc, char** argv) {
   PG_INFO("Starting peregrine-server");
   PG_INFO("  Version:  {} (NATS protocol level {})", PEREGRINE_VERSION, PEREGRINE_NATS_LEVEL);
   if (!opts.config_file.empty()) PG_INFO("Using configuration file: {}", opts.config_file);
+  // Before any store opens: the block-file cache sizes itself from the limit in force.
+  if (const base::fd_limit lim = base::raise_fd_limit(); lim.error != 0) {
+    PG_WARN("cannot raise the open files limit from {} to {}: {}", lim.before, lim.hard, std::strerror(lim.error));
+  } else if (lim.now != lim.before) {
+    PG_INFO("  Max open files: {} (raised from {})", lim.now, lim.before);
+  } else {
+    PG_INFO("  Max open files: {}", lim.now);
+  }
   if (!opts.pid_file.empty()) {
     std::string error;
     if (!core::write_pid_file(opts.pid_file, error)) {
