@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -160,6 +161,10 @@ bool server_process::start_once(std::chrono::milliseconds ready_timeout) {
       ::dup2(fd, STDOUT_FILENO);
       ::dup2(fd, STDERR_FILENO);
       ::close(fd);
+    }
+    if (nofile_ > 0) {
+      rlimit rl{nofile_, nofile_};
+      if (::setrlimit(RLIMIT_NOFILE, &rl) != 0) ::_exit(126);
     }
     const char* argv[] = {bin.c_str(), "-a", "127.0.0.1", "-p", port_str.c_str(),
                           "-c", conf_str.c_str(), nullptr};

@@ -38,6 +38,10 @@ class server_process {
   const std::filesystem::path& tmp_dir() const { return tmp_dir_; }
   std::string log() const;  // server stdout+stderr so far
   bool running();
+  pid_t pid() const { return pid_; }
+  // Runs the server with RLIMIT_NOFILE soft = hard = n (set in the child before exec, as
+  // prlimit would); 0 leaves the limit alone.
+  void set_open_files_limit(unsigned n) { nofile_ = n; }
 
  private:
   bool start_once(std::chrono::milliseconds ready_timeout);
@@ -47,6 +51,7 @@ class server_process {
   std::string error_;
   pid_t pid_ = -1;
   int port_ = 0;
+  unsigned nofile_ = 0;
 };
 
 }  // namespace peregrine::test
