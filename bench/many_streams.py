@@ -4,6 +4,7 @@ consumer and one 5-byte message, over one raw NATS connection (request, wait for
 next), and reports the mean create time per stream + consumer + first publish.
 
   many_streams.py create HOST:PORT N    -> "create_ms_per_stream <float>"
+      (or "create_failed_at <i> <error>" and exit status 2)
   many_streams.py ready HOST:PORT N T LAUNCH
       waits (at most T seconds) until $JS.API.INFO shows N streams; prints "ready_s <float>",
       seconds since LAUNCH (a Unix time taken just before the server was started)
@@ -79,12 +80,17 @@ def create(addr, n):
     t0 = time.monotonic()
     for i in range(n):
         name = "S%d" % i
-        check(c.request("$JS.API.STREAM.CREATE." + name,
-                        json.dumps({"name": name, "subjects": ["s%d.>" % i], "storage": "file"})), name)
-        check(c.request("$JS.API.CONSUMER.DURABLE.CREATE.%s.C" % name,
-                        json.dumps({"stream_name": name,
-                                    "config": {"durable_name": "C", "ack_policy": "explicit"}})), name + " C")
-        check(c.request("s%d.x" % i, "hello"), name + " publish")
+        try:
+            check(c.request("$JS.API.STREAM.CREATE." + name,
+                            json.dumps({"name": name, "subjects": ["s%d.>" % i], "storage": "file"})), name)
+            check(c.request("$JS.API.CONSUMER.DURABLE.CREATE.%s.C" % name,
+                            json.dumps({"stream_name": name,
+                                        "config": {"durable_name": "C", "ack_policy": "explicit"}})), name + " C")
+            check(c.request("s%d.x" % i, "hello"), name + " publish")
+        except (RuntimeError, OSError, ConnectionError) as e:
+            # e.g. out of descriptors: say how far it got (the stream may exist without its consumer)
+            print("create_failed_at %d %s" % (i, str(e).replace(" ", "_")[:200]))
+            sys.exit(2)
     dt = time.monotonic() - t0
     print("create_ms_per_stream %.3f" % (dt * 1000.0 / n))
 

@@ -31,7 +31,7 @@ fd_cache::~fd_cache() {
 std::size_t fd_cache::default_capacity() {
   rlimit rl{};
   std::uint64_t soft = ::getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : 1024;
-  return std::size_t(std::clamp<std::uint64_t>(soft / 4, 64, 8192));
+  return std::size_t(std::clamp<std::uint64_t>(soft / 4, 64, 1024));
 }
 
 fd_cache& fd_cache::shared() {
