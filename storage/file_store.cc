@@ -462,6 +462,9 @@ void file_store::fail(base::error e) {
 }
 
 int file_store::reap(bool wait) {
+  // Nothing of ours in flight (synchronous ops reap their own): an idle store, polled on the
+  // 1 ms sweep beside thousands of others, takes neither the shared ring's lock nor a look.
+  if (!_inflight) return 0;
   io::completion cs[16];
   int n = _be->reap(cs, 16, wait);
   for (int i = 0; i < n; ++i) {
