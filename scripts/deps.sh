@@ -7,7 +7,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 debs=(meson ninja-build pkg-config cmake g++
       liburing-dev libmimalloc-dev libfmt-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
       libgtest-dev libgmock-dev libbenchmark-dev libnats-dev libmicrohttpd-dev nats-server python3
-      libssl-dev openssl)
+      libssl-dev openssl
+      libsodium-dev libcrypt-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

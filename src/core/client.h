@@ -8,6 +8,7 @@
 
 #include "net/transport.h"
 #include "src/base/clock.h"
+#include "src/core/auth.h"
 #include "src/core/sublist.h"
 
 namespace core {
@@ -29,7 +30,11 @@ struct client {
   bool no_responders = false;
   int protocol = 0;
   std::string name, lang, version;
-  std::string auth_user, auth_pass, auth_token;  // as presented: re-checked when a reload changes auth
+  std::string auth_user, auth_pass, auth_token, auth_nkey, auth_sig;  // as presented: re-checked on reload
+  std::string nonce;  // sent in INFO when nkey users exist; CONNECT's sig signs it
+  std::shared_ptr<const user_entry> auth;  // the user it authenticated as (null: no users)
+  const permissions* perms = nullptr;      // auth->perms: checked on every PUB and SUB
+  response_grants replies;                 // allow_responses: reply subjects it may answer
   // monitoring (connz): plain counters, read only on this shard's thread
   std::uint64_t cid = 0;  // the id clients see (INFO client_id, connz cid); unique per server
   std::int64_t start_wall_ns = 0;

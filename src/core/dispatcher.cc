@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "src/base/log.h"
+#include "src/core/nkey.h"
 #include "src/proto/writer.h"
 
 namespace core {
@@ -340,7 +341,8 @@ void dispatcher::on_open(net::conn_handle h, std::string_view ip, int port) {
     close_client(c, proto::err_text::max_connections);
     return;
   }
-  _transport->outbuf(h).append(server_shared::info_line(_live->info, c.cid, c.peer_ip));
+  if (_live->auth->nkeys) c.nonce = make_nonce();
+  _transport->outbuf(h).append(server_shared::info_line(_live->info, c.cid, c.peer_ip, c.nonce));
   PG_DEBUG("{}:{} - cid:{} - Client connection created", c.peer_ip, c.peer_port, c.id);
 }
 

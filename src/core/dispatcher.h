@@ -9,6 +9,7 @@
 #include <memory>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "net/transport.h"
@@ -91,7 +92,12 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   bool inbox_blocked(std::uint32_t from);
   void cut_slow_consumer(client& c, std::string_view why, std::string_view reason);
   void refresh_live();
-  bool credentials_ok(const client& c) const;
+  // Who `c`'s CONNECT credentials are under the live auth table.
+  auth_outcome authenticate_client(const client& c);
+  bool password_ok(const std::string& stored, const std::string& given);
+  // A reload changed users or permissions: re-authenticate every client, apply its new
+  // permissions and drop the subscriptions they no longer allow.
+  void reauthorize_clients();
   std::size_t run_calls();
   std::size_t lame_duck(base::nanos now);
   conn_snapshot snap(const client& c, bool with_subs) const;
@@ -190,6 +196,9 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::vector<std::vector<delivery_target>> _remote_targets;  // scratch per route
   std::vector<std::pair<client*, std::string>> _expired;       // scratch: subs hitting max
   std::uint64_t _rr = 0;
+  // bcrypt is slow by design (~0.1 s at cost 11) and runs on the shard thread: digests of
+  // (hash, password) pairs it accepted, so reconnects and reload re-checks pay it once.
+  std::unordered_set<std::string> _bcrypt_ok;
   base::nanos _next_tick = 0;
   // services (one shard only) and their internal pseudo-client (id 0)
   std::vector<std::unique_ptr<service>> _services;

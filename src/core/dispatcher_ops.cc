@@ -16,11 +16,11 @@ void dispatcher::refresh_live() {
     auto l = std::make_shared<live_config>();
     l->opts = _srv.opts;
     l->info = _srv.info;
-    l->auth_required = _srv.auth_required;
+    l->auth = build_auth_table(_srv.opts);
+    l->auth_required = l->auth->required;
     next = std::move(l);
   }
-  const bool auth_changed = _live && (_live->opts.user != next->opts.user || _live->opts.pass != next->opts.pass ||
-                                      _live->opts.token != next->opts.token);
+  const bool auth_changed = _live && auth_options_changed(_live->opts, next->opts);
   _live = std::move(next);
   _limits.max_control_line = std::size_t(_live->opts.max_control_line);
   _limits.max_payload = _live->opts.max_payload;
@@ -36,27 +36,7 @@ void dispatcher::refresh_live() {
     }
     for (client* c : over) close_client(*c, proto::err_text::max_connections);
   }
-  if (!auth_changed || !_live->auth_required) return;
-  // New credentials: clients that no longer authenticate are closed, as nats-server does.
-  std::vector<client*> rejected;
-  for (auto& [h, c] : _clients)
-    if (c->connected && !c->closing && !credentials_ok(*c)) rejected.push_back(c.get());
-  for (client* c : rejected) {
-    PG_INFO("{}:{} - cid:{} - Authorization Violation after config reload", c->peer_ip, c->peer_port, c->cid);
-    close_client(*c, proto::err_text::auth_violation);
-  }
-}
-
-bool dispatcher::credentials_ok(const client& c) const {
-  const auto& o = _live->opts;
-  if (!_live->auth_required) return true;
-  // verify_and_map: a name of the verified client certificate is the user name; no password.
-  if (o.tls.verify_and_map) {
-    const auto names = _transport->tls_peer_names(c.handle);
-    return !o.user.empty() && std::find(names.begin(), names.end(), o.user) != names.end();
-  }
-  if (!o.token.empty() && c.auth_token == o.token) return true;
-  return !o.user.empty() && c.auth_user == o.user && c.auth_pass == o.pass;
+  if (auth_changed) reauthorize_clients();
 }
 
 void dispatcher::call_on_shard(std::function<void(dispatcher&)> fn) {

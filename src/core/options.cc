@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "peregrine_config.h"
+#include "src/core/auth_config.h"
 #include "src/core/config_file.h"
 
 namespace core {
@@ -203,6 +204,10 @@ class mapper {
       } else if (is(k, {"timeout"})) {
         ok = duration(e, k, _o.auth_timeout_ms);
         _o.auth_timeout_set = true;
+      } else if (is(k, {"users"})) {
+        ok = parse_users(e, _o.users, _error, _warnings);
+      } else if (is(k, {"default_permissions"})) {
+        ok = parse_permissions(e, _o.default_permissions.emplace(), _error, _warnings);
       } else {
         unknown(k, e, "authorization.");
       }
@@ -277,6 +282,7 @@ class mapper {
     if (is(k, {"authorization"})) return authorization(v, k);
     if (is(k, {"tls"})) return tls(v, k);
     if (is(k, {"allow_non_tls"})) return flag(v, k, _o.tls.allow_non_tls);
+    if (is(k, {"no_auth_user"})) return str(v, k, _o.no_auth_user);
     // Peregrine's own keys, named as the flags.
     if (is(k, {"shards"})) return num(v, k, _o.shards, 0, 4096);
     if (is(k, {"poll", "poll_mode"})) return choice(v, k, _o.poll_mode, {"adaptive", "busy"});
@@ -416,6 +422,10 @@ bool load_config_file(const std::string& path, server_options& out, std::string&
   if (!parse_config_file(path, root, error)) return false;
   mapper m(out, error, warnings);
   if (!m.apply(root)) return false;
+  if (!validate_auth(out, error)) {
+    error = path + ": " + error;
+    return false;
+  }
   out.config_file = path;
   return true;
 }

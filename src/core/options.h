@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "net/tls_options.h"
+#include "src/core/auth_types.h"
 
 namespace core {
 
@@ -36,6 +37,9 @@ struct server_options {
   std::string token;
   // TLS on the client listener: the tls block, allow_non_tls, --tls* flags
   net::tls_options tls;
+  std::vector<user_config> users;                 // authorization.users
+  std::optional<permissions> default_permissions;  // authorization.default_permissions
+  std::string no_auth_user;                        // a client without credentials is this user
   // monitoring (HTTP): http_port 0 = off, -1 = a free port
   int http_port = 0;
   std::string http_host;          // empty: the client listener's host

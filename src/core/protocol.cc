@@ -113,12 +113,17 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
   c.auth_user = get_str("user");
   c.auth_pass = get_str("pass");
   c.auth_token = get_str("auth_token");
+  c.auth_nkey = get_str("nkey");
+  c.auth_sig = get_str("sig");
   if (_live->auth_required) {
-    if (!credentials_ok(c)) {
+    const auth_outcome a = authenticate_client(c);
+    if (!a.ok) {
       PG_WARN("{}:{} - cid:{} - authentication error", c.peer_ip, c.peer_port, c.id);
       close_client(c, proto::err_text::auth_violation);
       return false;
     }
+    c.auth = a.user;
+    c.perms = a.user ? a.user->perms.get() : nullptr;
   }
   if (c.protocol < 0 || c.protocol > 1) {
     close_client(c, proto::err_text::bad_protocol);
@@ -149,6 +154,12 @@ void dispatcher::handle_ping(client& c) {
 }
 
 void dispatcher::handle_sub(client& c, const proto::client_op& op) {
+  if (c.perms && !subscribe_allowed(*c.perms, op.subject, op.queue)) {
+    PG_ERROR("{}:{} - cid:{} - Subscription Violation - User \"{}\", Subject \"{}\", SID {}", c.peer_ip, c.peer_port,
+             c.cid, c.auth ? c.auth->name : "N/A", op.subject, op.sid);
+    send_err(c, subscribe_violation(op.subject, op.queue));
+    return;
+  }
   if (!valid_subject(op.subject) || (!op.queue.empty() && !valid_queue_name(op.queue))) {
     send_err(c, proto::err_text::invalid_subject);
     return;
@@ -218,12 +229,19 @@ void dispatcher::remove_sub(client& c, const std::string& sid, bool broadcast) {
 
 void dispatcher::handle_pub(client& c, const proto::client_op& op) {
   if (c.pedantic && !valid_literal_subject(op.subject)) send_err(c, proto::err_text::invalid_publish_subject);
-  send_ok(c);
   _srv.in_msgs.fetch_add(1, std::memory_order_relaxed);
   ++c.in_msgs;
   c.in_bytes += op.headers.size() + op.payload.size();
   ++_counters.in_msgs;
   _counters.in_bytes += op.headers.size() + op.payload.size();
+  if (c.perms && c.perms->publish && !publish_allowed(*c.perms, op.subject) &&
+      !(c.perms->responses && c.replies.use(op.subject, _loop.clk().monotonic_ns() / base::kMilli, *c.perms->responses))) {
+    PG_ERROR("{}:{} - cid:{} - Publish Violation - User \"{}\", Subject \"{}\"", c.peer_ip, c.peer_port, c.cid,
+             c.auth ? c.auth->name : "N/A", op.subject);
+    send_err(c, publish_violation(op.subject));  // no +OK; the connection stays open
+    return;
+  }
+  send_ok(c);
   if (!valid_subject(op.subject)) return;  // e.g. "foo..bar": silently not delivered
   route(&c, op.subject, op.reply, op.headers, op.payload);
 }
@@ -237,6 +255,13 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
   client& c = *static_cast<client*>(s.conn);
   if (c.closing) return false;
   if (s.max_msgs && s.delivered >= s.max_msgs) return false;
+  if (c.perms) {
+    // A wildcard subscription may cover denied subjects: those messages are not delivered.
+    if (c.perms->subscribe && s.subject.find_first_of("*>") != std::string::npos && delivery_denied(*c.perms, subject))
+      return false;
+    if (c.perms->responses && !reply.empty() && !publish_allowed(*c.perms, reply))
+      c.replies.grant(reply, _loop.clk().monotonic_ns() / base::kMilli, *c.perms->responses);
+  }
   std::string& out = _transport->outbuf(c.handle);
   if (!headers.empty() && c.headers) {
     proto::append_hmsg(out, subject, s.sid, reply, headers, payload);

@@ -34,6 +34,9 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   live("authorization.user", &server_options::user, &p.auth_changed);
   live("authorization.password", &server_options::pass, &p.auth_changed);
   live("authorization.token", &server_options::token, &p.auth_changed);
+  live("authorization.users", &server_options::users, &p.auth_changed);
+  live("authorization.default_permissions", &server_options::default_permissions, &p.auth_changed);
+  live("no_auth_user", &server_options::no_auth_user, &p.auth_changed);
   live("authorization.timeout", &server_options::auth_timeout_ms);
   live("max_payload", &server_options::max_payload);
   live("max_control_line", &server_options::max_control_line);

@@ -35,10 +35,11 @@ std::vector<int> parse_cpus(const std::string& list) {
 }  // namespace
 
 std::string server_shared::info_line(const nlohmann::ordered_json& info, std::uint64_t client_id,
-                                     const std::string& client_ip) {
+                                     const std::string& client_ip, const std::string& nonce) {
   nlohmann::ordered_json j = info;
   j["client_id"] = client_id;
   if (!client_ip.empty()) j["client_ip"] = client_ip;
+  if (!nonce.empty()) j["nonce"] = nonce;
   return "INFO " + j.dump() + " \r\n";
 }
 
@@ -69,7 +70,7 @@ nlohmann::ordered_json server::build_info(const server_options& o, int bound_por
   j["port"] = bound_port;
   j["headers"] = true;
   // nats-server's Info order: auth_required, tls_required, tls_verify, tls_available, then max_payload.
-  if (!o.user.empty() || !o.token.empty()) j["auth_required"] = true;
+  if (auth_configured(o)) j["auth_required"] = true;
   if (o.tls.enabled) {
     if (!o.tls.allow_non_tls) j["tls_required"] = true;
     if (o.tls.verify || o.tls.verify_and_map) j["tls_verify"] = true;
@@ -86,7 +87,8 @@ void server::publish_live(const server_options& o) {
   l->opts = o;
   l->opts.port = _shared.opts.port;  // the bound port, as the rest of the server sees it
   l->info = build_info(o, _shared.opts.port);
-  l->auth_required = !o.user.empty() || !o.token.empty();
+  l->auth = build_auth_table(o);
+  l->auth_required = l->auth->required;
   _shared.publish_live(std::move(l));
 }
 
@@ -96,7 +98,7 @@ server::server(server_options opts, std::unique_ptr<transport_factory> transport
   const auto& o = _shared.opts;
   _shared.server_id = make_server_id();
   _shared.server_name = o.server_name.empty() ? _shared.server_id : o.server_name;
-  _shared.auth_required = !o.user.empty() || !o.token.empty();
+  _shared.auth_required = auth_configured(o);
   _shared.shard_count = std::uint32_t(o.shards > 0 ? o.shards : default_shard_count());
   _shared.info = build_info(o, o.port);
   _start_wall_ns = base::system_clock::instance().wall_ns();

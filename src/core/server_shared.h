@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/auth.h"
 #include "src/core/options.h"
 
 namespace core {
@@ -20,6 +21,7 @@ struct live_config {
   server_options opts;
   nlohmann::ordered_json info;  // INFO fields common to every client
   bool auth_required = false;
+  std::shared_ptr<const auth_table> auth;  // never null once published
 };
 
 struct server_shared {
@@ -50,11 +52,12 @@ struct server_shared {
   }
 
   // The INFO line for one client (adds client_id and client_ip, as nats-server does).
+  // `nonce` (nkey users exist) is for the client to sign in CONNECT.
   std::string info_line(std::uint64_t client_id, const std::string& client_ip) const {
     return info_line(info, client_id, client_ip);
   }
   static std::string info_line(const nlohmann::ordered_json& info, std::uint64_t client_id,
-                               const std::string& client_ip);
+                               const std::string& client_ip, const std::string& nonce = {});
 
  private:
   mutable std::mutex _live_mu;

@@ -1,0 +1,44 @@
+#pragma once
+// The `authorization` block's configuration as nats-server reads it: users (password, bcrypt
+// hash or nkey) and their publish/subscribe permissions. Plain values: compared on reload.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace core {
+
+// One direction of a user's permissions. No allow list allows everything (the deny list still
+// applies); an allow list, even an empty one, allows only what it names. Subscribe entries may
+// be "subject queue" to name a queue group.
+struct subject_permission {
+  std::optional<std::vector<std::string>> allow;
+  std::vector<std::string> deny;
+  bool operator==(const subject_permission&) const = default;
+};
+
+// allow_responses: a client may publish to the reply subject of a message it received, at most
+// `max_msgs` times within `expires_ms` of the delivery (<= 0: no bound), as nats-server's
+// defaults (1 message, 2 minutes).
+struct response_permission {
+  std::int64_t max_msgs = 1;
+  std::int64_t expires_ms = 120'000;
+  bool operator==(const response_permission&) const = default;
+};
+
+struct permissions {
+  std::optional<subject_permission> publish;
+  std::optional<subject_permission> subscribe;
+  std::optional<response_permission> responses;
+  bool operator==(const permissions&) const = default;
+};
+
+struct user_config {
+  std::string user;      // empty for an nkey user
+  std::string password;  // plain text or a bcrypt hash ($2a$/$2b$/$2y$)
+  std::string nkey;      // public user nkey ("U..."): authenticates by signing the INFO nonce
+  std::optional<permissions> perms;  // none: default_permissions
+  bool operator==(const user_config&) const = default;
+};
+
+}  // namespace core

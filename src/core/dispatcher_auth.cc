@@ -1,0 +1,69 @@
+// The dispatcher's authentication side: CONNECT credentials against the live auth table,
+// and re-authorization of connected clients when a reload changes users or permissions.
+#include <sodium.h>
+
+#include "src/base/log.h"
+#include "src/core/dispatcher.h"
+#include "src/core/nkey.h"
+#include "src/proto/writer.h"
+
+namespace core {
+
+auth_outcome dispatcher::authenticate_client(const client& c) {
+  connect_credentials cr{c.auth_user, c.auth_pass, c.auth_token, c.auth_nkey, c.auth_sig, {}};
+  if (_live->auth->verify_and_map) cr.tls_names = _transport->tls_peer_names(c.handle);
+  return authenticate(
+      *_live->auth, cr, [this](const std::string& stored, const std::string& given) { return password_ok(stored, given); },
+      [&c](const std::string& nkey, const std::string& sig) { return nkey_verify(nkey, c.nonce, sig); });
+}
+
+bool dispatcher::password_ok(const std::string& stored, const std::string& given) {
+  if (!is_bcrypt_hash(stored)) return password_matches(stored, given);
+  unsigned char digest[crypto_hash_sha256_BYTES];
+  crypto_hash_sha256_state st;
+  crypto_hash_sha256_init(&st);
+  crypto_hash_sha256_update(&st, reinterpret_cast<const unsigned char*>(stored.data()), stored.size() + 1);
+  crypto_hash_sha256_update(&st, reinterpret_cast<const unsigned char*>(given.data()), given.size());
+  crypto_hash_sha256_final(&st, digest);
+  std::string key(reinterpret_cast<const char*>(digest), sizeof digest);
+  if (_bcrypt_ok.count(key)) return true;
+  if (!password_matches(stored, given)) return false;
+  if (_bcrypt_ok.size() >= 4096) _bcrypt_ok.clear();
+  _bcrypt_ok.insert(std::move(key));
+  return true;
+}
+
+void dispatcher::reauthorize_clients() {
+  std::vector<client*> rejected;
+  for (auto& [h, cp] : _clients) {
+    client& c = *cp;
+    if (!c.connected || c.closing) continue;
+    if (!_live->auth_required) {
+      c.auth = nullptr;
+      c.perms = nullptr;
+      continue;
+    }
+    const auth_outcome a = authenticate_client(c);
+    if (!a.ok) {
+      rejected.push_back(&c);
+      continue;
+    }
+    c.auth = a.user;
+    c.perms = a.user ? a.user->perms.get() : nullptr;
+    if (!c.perms) continue;
+    std::vector<std::pair<std::string, std::string>> revoked;  // sid, subject
+    for (const auto& [sid, s] : c.subs)
+      if (!subscribe_allowed(*c.perms, s->subject, s->queue)) revoked.emplace_back(sid, s->subject);
+    for (const auto& [sid, subject] : revoked) {
+      remove_sub(c, sid, true);
+      send_err(c, subscribe_revoked(subject, sid));
+      PG_INFO("Removed sub \"{}\" (sid \"{}\") for User \"{}\" - not authorized", subject, sid, c.auth->name);
+    }
+  }
+  for (client* c : rejected) {
+    PG_INFO("{}:{} - cid:{} - Authorization Violation after config reload", c->peer_ip, c->peer_port, c->cid);
+    close_client(*c, proto::err_text::auth_violation);
+  }
+}
+
+}  // namespace core

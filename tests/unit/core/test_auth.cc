@@ -1,0 +1,270 @@
+// Users, permissions, bcrypt, nkeys and response grants (src/core/auth*.h, nkey.h): pure logic.
+#include "src/core/auth.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "src/core/auth_config.h"
+#include "src/core/nkey.h"
+
+namespace {
+
+using namespace core;
+
+// "b-cr7pt-pw" hashed at cost 6 (libxcrypt's crypt_gensalt("$2a$", 6)).
+constexpr const char* kHash = "$2a$06$aXatvg8ih.O04ETx0hByqOa7Ubkex/Czj0K0dETHYM47zHDC9F.4S";
+
+permissions perms_of(std::optional<std::vector<std::string>> pub_allow, std::vector<std::string> pub_deny,
+                     std::optional<std::vector<std::string>> sub_allow, std::vector<std::string> sub_deny) {
+  permissions p;
+  if (pub_allow || !pub_deny.empty()) p.publish = subject_permission{pub_allow, pub_deny};
+  if (sub_allow || !sub_deny.empty()) p.subscribe = subject_permission{sub_allow, sub_deny};
+  return p;
+}
+
+bool plain_check(const std::string& stored, const std::string& given) { return password_matches(stored, given); }
+bool no_nkey(const std::string&, const std::string&) { return false; }
+
+TEST(AuthPermissions, PublishAllowThenDeny) {
+  const permissions p = perms_of(std::vector<std::string>{"orders.>", "stats"}, {"orders.secret.*"}, std::nullopt, {});
+  EXPECT_TRUE(publish_allowed(p, "orders.new"));
+  EXPECT_TRUE(publish_allowed(p, "orders.a.b"));
+  EXPECT_TRUE(publish_allowed(p, "stats"));
+  EXPECT_FALSE(publish_allowed(p, "orders"));
+  EXPECT_FALSE(publish_allowed(p, "other"));
+  EXPECT_FALSE(publish_allowed(p, "orders.secret.x"));
+  EXPECT_TRUE(publish_allowed(p, "orders.secret.x.y"));  // '*' is one token
+}
+
+TEST(AuthPermissions, NoAllowListAllowsAllButDenied) {
+  const permissions p = perms_of(std::nullopt, {"admin.>"}, std::nullopt, {"admin.>"});
+  EXPECT_TRUE(publish_allowed(p, "anything"));
+  EXPECT_FALSE(publish_allowed(p, "admin.x"));
+  EXPECT_TRUE(subscribe_allowed(p, "anything.*", ""));
+  EXPECT_FALSE(subscribe_allowed(p, "admin.x", ""));
+  EXPECT_FALSE(subscribe_allowed(p, "admin.*", ""));
+  // Subscribing wider than the deny list is allowed; the denied messages are filtered.
+  EXPECT_TRUE(subscribe_allowed(p, ">", ""));
+  EXPECT_TRUE(delivery_denied(p, "admin.secret"));
+  EXPECT_FALSE(delivery_denied(p, "public"));
+}
+
+TEST(AuthPermissions, EmptyAllowListAllowsNothing) {
+  const permissions p = perms_of(std::vector<std::string>{}, {}, std::vector<std::string>{}, {});
+  EXPECT_FALSE(publish_allowed(p, "a"));
+  EXPECT_FALSE(subscribe_allowed(p, "a", ""));
+}
+
+TEST(AuthPermissions, SubscribeWildcardsAreMatchedAsTokens) {
+  const permissions p = perms_of(std::nullopt, {}, std::vector<std::string>{"foo.>", "bar.baz"}, {});
+  EXPECT_TRUE(subscribe_allowed(p, "foo.*", ""));
+  EXPECT_TRUE(subscribe_allowed(p, "foo.>", ""));
+  EXPECT_FALSE(subscribe_allowed(p, "bar.*", ""));  // a wider subscription than the rule
+  EXPECT_TRUE(subscribe_allowed(p, "bar.baz", ""));
+  EXPECT_FALSE(subscribe_allowed(p, ">", ""));
+}
+
+TEST(AuthPermissions, QueueRules) {
+  const permissions p = perms_of(std::nullopt, {}, std::vector<std::string>{"jobs workers", "pub.>"}, {"pub.x bad"});
+  EXPECT_TRUE(subscribe_allowed(p, "jobs", "workers"));
+  EXPECT_FALSE(subscribe_allowed(p, "jobs", "others"));
+  EXPECT_FALSE(subscribe_allowed(p, "jobs", ""));  // a queue rule allows only that queue
+  EXPECT_TRUE(subscribe_allowed(p, "pub.x", ""));
+  EXPECT_TRUE(subscribe_allowed(p, "pub.x", "good"));
+  EXPECT_FALSE(subscribe_allowed(p, "pub.x", "bad"));
+}
+
+TEST(AuthPermissions, ViolationTextsAreNatsServers) {
+  EXPECT_EQ(publish_violation("a.b"), "Permissions Violation for Publish to \"a.b\"");
+  EXPECT_EQ(subscribe_violation("a.*", ""), "Permissions Violation for Subscription to \"a.*\"");
+  EXPECT_EQ(subscribe_violation("a", "q"), "Permissions Violation for Subscription to \"a\" using queue \"q\"");
+  EXPECT_EQ(subscribe_revoked("a", "7"), "Permissions Violation for Subscription to \"a\" (sid \"7\")");
+  EXPECT_EQ(publish_violation("a\"b"), "Permissions Violation for Publish to \"a\\\"b\"");
+}
+
+TEST(AuthPasswords, PlainAndBcrypt) {
+  EXPECT_TRUE(password_matches("pw", "pw"));
+  EXPECT_FALSE(password_matches("pw", "pw2"));
+  EXPECT_FALSE(password_matches("pw", ""));
+  EXPECT_TRUE(is_bcrypt_hash(kHash));
+  EXPECT_TRUE(password_matches(kHash, "b-cr7pt-pw"));
+  EXPECT_FALSE(password_matches(kHash, "b-cr7pt-pW"));
+  EXPECT_FALSE(password_matches(kHash, ""));
+  EXPECT_FALSE(password_matches("$2a$06$broken", "x"));  // a malformed hash never matches
+  EXPECT_FALSE(password_matches(kHash, kHash));  // the hash itself is not the password
+}
+
+server_options users_conf() {
+  server_options o;
+  user_config alice{"alice", "pa", "", permissions{}};
+  alice.perms->publish = subject_permission{std::vector<std::string>{"a.>"}, {}};
+  user_config bob{"bob", kHash, "", std::nullopt};
+  user_config svc{"svc", "ps", "", permissions{}};
+  svc.perms->responses = response_permission{};
+  o.users = {alice, bob, svc};
+  o.default_permissions = permissions{};
+  o.default_permissions->subscribe = subject_permission{std::vector<std::string>{"_INBOX.>"}, {}};
+  return o;
+}
+
+TEST(AuthTable, UsersPasswordsAndDefaults) {
+  server_options o = users_conf();
+  auto t = build_auth_table(o);
+  ASSERT_TRUE(t->required);
+  auto a = authenticate(*t, {"alice", "pa", "", "", ""}, plain_check, no_nkey);
+  ASSERT_TRUE(a.ok);
+  ASSERT_TRUE(a.user && a.user->perms);
+  EXPECT_TRUE(publish_allowed(*a.user->perms, "a.b"));
+  EXPECT_FALSE(publish_allowed(*a.user->perms, "b"));
+  EXPECT_FALSE(authenticate(*t, {"alice", "pb", "", "", ""}, plain_check, no_nkey).ok);
+  EXPECT_FALSE(authenticate(*t, {"carol", "pa", "", "", ""}, plain_check, no_nkey).ok);
+  EXPECT_FALSE(authenticate(*t, {}, plain_check, no_nkey).ok);  // no no_auth_user
+  auto b = authenticate(*t, {"bob", "b-cr7pt-pw", "", "", ""}, plain_check, no_nkey);
+  ASSERT_TRUE(b.ok);
+  ASSERT_TRUE(b.user->perms);  // default_permissions
+  EXPECT_TRUE(subscribe_allowed(*b.user->perms, "_INBOX.x", ""));
+  EXPECT_FALSE(subscribe_allowed(*b.user->perms, "x", ""));
+  EXPECT_TRUE(publish_allowed(*b.user->perms, "x"));
+  // allow_responses alone: publish nothing but responses.
+  auto s = authenticate(*t, {"svc", "ps", "", "", ""}, plain_check, no_nkey);
+  ASSERT_TRUE(s.ok);
+  EXPECT_FALSE(publish_allowed(*s.user->perms, "x"));
+  EXPECT_TRUE(s.user->perms->responses.has_value());
+}
+
+TEST(AuthTable, NoAuthUserAndToken) {
+  server_options o = users_conf();
+  o.no_auth_user = "alice";
+  auto t = build_auth_table(o);
+  auto a = authenticate(*t, {}, plain_check, no_nkey);
+  ASSERT_TRUE(a.ok);
+  EXPECT_EQ(a.user->name, "alice");
+  // Credentials given are checked, not replaced by the no_auth_user.
+  EXPECT_FALSE(authenticate(*t, {"bob", "wrong", "", "", ""}, plain_check, no_nkey).ok);
+  server_options tok;
+  tok.token = "tk";
+  auto tt = build_auth_table(tok);
+  EXPECT_TRUE(authenticate(*tt, {"", "", "tk", "", ""}, plain_check, no_nkey).ok);
+  EXPECT_FALSE(authenticate(*tt, {"", "", "tx", "", ""}, plain_check, no_nkey).ok);
+  server_options none;
+  EXPECT_FALSE(build_auth_table(none)->required);
+  EXPECT_TRUE(authenticate(*build_auth_table(none), {}, plain_check, no_nkey).ok);
+}
+
+TEST(AuthResponses, GrantsCountAndExpire) {
+  response_grants g;
+  const response_permission one{};  // 1 message, 2 minutes
+  EXPECT_FALSE(g.use("_INBOX.1", 0, one));
+  g.grant("_INBOX.1", 1000, one);
+  EXPECT_TRUE(g.use("_INBOX.1", 1001, one));
+  EXPECT_FALSE(g.use("_INBOX.1", 1002, one));  // the one response is spent
+  const response_permission three{3, 500};
+  g.grant("_INBOX.2", 0, three);
+  EXPECT_TRUE(g.use("_INBOX.2", 100, three));
+  EXPECT_TRUE(g.use("_INBOX.2", 200, three));
+  EXPECT_TRUE(g.use("_INBOX.2", 300, three));
+  EXPECT_FALSE(g.use("_INBOX.2", 301, three));
+  g.grant("_INBOX.3", 0, three);
+  EXPECT_FALSE(g.use("_INBOX.3", 501, three));  // expired
+  const response_permission unlimited{-1, -1};
+  g.grant("_INBOX.4", 0, unlimited);
+  for (int i = 0; i < 10; ++i) EXPECT_TRUE(g.use("_INBOX.4", 1'000'000'000, unlimited));
+}
+
+TEST(AuthResponses, ManyGrantsArePruned) {
+  response_grants g;
+  const response_permission rp{1, 100};
+  for (int i = 0; i < 5000; ++i) g.grant("r." + std::to_string(i), i < 4000 ? 0 : 10'000, rp);
+  EXPECT_LT(g.size(), 2000u);  // the expired ones went when the map grew past 4096
+}
+
+TEST(Nkeys, SeedSignVerify) {
+  const std::string seed = nkey_new_user_seed();
+  ASSERT_EQ(seed.substr(0, 2), "SU");
+  const std::string pub = nkey_public_from_seed(seed);
+  ASSERT_EQ(pub.size(), 56u);
+  ASSERT_EQ(pub[0], 'U');
+  const std::string nonce = make_nonce();
+  EXPECT_EQ(nonce.size(), 15u);
+  const std::string sig = nkey_sign(seed, nonce);
+  EXPECT_TRUE(nkey_verify(pub, nonce, sig));
+  EXPECT_FALSE(nkey_verify(pub, nonce + "x", sig));
+  const std::string other = nkey_public_from_seed(nkey_new_user_seed());
+  EXPECT_FALSE(nkey_verify(other, nonce, sig));
+  std::string bad_crc = pub;
+  bad_crc[10] = bad_crc[10] == 'A' ? 'B' : 'A';
+  EXPECT_FALSE(nkey_verify(bad_crc, nonce, sig));
+  EXPECT_FALSE(nkey_verify(pub, nonce, "not base64!"));
+  EXPECT_FALSE(nkey_verify("", nonce, sig));
+  EXPECT_EQ(nkey_public_from_seed("SUBAD"), "");
+}
+
+std::filesystem::path write_conf(const std::string& text) {
+  auto p = std::filesystem::temp_directory_path() / ("pg_auth_" + std::to_string(::getpid()) + ".conf");
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(AuthConfig, UsersPermissionsAndResponses) {
+  const auto p = write_conf(R"(
+    RO = { publish: { deny: ">" }, subscribe: "public.>" }
+    authorization {
+      default_permissions: { publish: ["a", "b.*"], subscribe: { allow: ["x"], deny: "x.y" } }
+      users: [
+        { user: alice, password: "pa", permissions: $RO }
+        { user: bob, password: "pb" }
+        { user: svc, password: "ps", permissions: { subscribe: "jobs workers", allow_responses: { max: 3, expires: "1m" } } }
+        { user: svc2, password: "ps", permissions: { allow_responses: true } }
+        { nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4 }
+      ]
+    }
+    no_auth_user: bob
+  )");
+  server_options o;
+  std::string err;
+  std::vector<std::string> warns;
+  ASSERT_TRUE(load_config_file(p.string(), o, err, warns)) << err;
+  EXPECT_TRUE(warns.empty()) << warns[0];
+  ASSERT_EQ(o.users.size(), 5u);
+  EXPECT_EQ(o.no_auth_user, "bob");
+  ASSERT_TRUE(o.users[0].perms && o.users[0].perms->publish);
+  EXPECT_FALSE(o.users[0].perms->publish->allow.has_value());
+  EXPECT_EQ(o.users[0].perms->publish->deny, std::vector<std::string>{">"});
+  EXPECT_EQ(*o.users[0].perms->subscribe->allow, std::vector<std::string>{"public.>"});
+  EXPECT_FALSE(o.users[1].perms.has_value());
+  ASSERT_TRUE(o.default_permissions);
+  EXPECT_EQ(*o.default_permissions->publish->allow, (std::vector<std::string>{"a", "b.*"}));
+  EXPECT_EQ(o.default_permissions->subscribe->deny, std::vector<std::string>{"x.y"});
+  EXPECT_EQ(*o.users[2].perms->subscribe->allow, std::vector<std::string>{"jobs workers"});
+  EXPECT_EQ(o.users[2].perms->responses, (response_permission{3, 60'000}));
+  EXPECT_EQ(o.users[3].perms->responses, response_permission{});
+  EXPECT_EQ(o.users[4].nkey, "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4");
+  std::filesystem::remove(p);
+}
+
+TEST(AuthConfig, BadConfigsAreRejectedClearly) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"authorization { users: [ { password: x } ] }", "a user needs a user name or an nkey"},
+      {"authorization { users: [ {user: a}, {user: a} ] }", "duplicate user \"a\""},
+      {"authorization { token: t, users: [ {user: a} ] }", "can not have a token and a users array"},
+      {"authorization { users: [ {user: a} ] }\nno_auth_user: b", "no_auth_user: \"b\" not present"},
+      {"authorization { users: [ {user: a, permissions: { publish: \"a..b\" }} ] }", "\"a..b\" is not a valid subject"},
+      {"authorization { users: [ {user: a, permissions: { publish: \"a q\" }} ] }", "not a valid subject"},
+      {"authorization { users: [ {nkey: UABC} ] }", "not a valid public user nkey"},
+      {"authorization { users: {user: a} }", "expected a list of users"},
+      {"authorization { users: [ {user: a, permissions: { allow_responses: maybe }} ] }", "expected true, false"},
+  };
+  for (const auto& [text, want] : cases) {
+    const auto p = write_conf(text);
+    server_options o;
+    std::string err;
+    std::vector<std::string> warns;
+    EXPECT_FALSE(load_config_file(p.string(), o, err, warns)) << text;
+    EXPECT_NE(err.find(want), std::string::npos) << text << " -> " << err;
+    std::filesystem::remove(p);
+  }
+}
+
+}  // namespace
