@@ -61,6 +61,13 @@ void dispatcher::reauthorize_clients() {
     }
   }
   for (client* c : rejected) {
+    // As nats-server: a client whose user no longer exists is closed silently (it "moved
+    // account"); one whose credentials stopped matching gets an Authorization Violation.
+    if (c->auth && !_live->auth->by_user.count(c->auth->name) && !_live->auth->by_nkey.count(c->auth->name)) {
+      PG_INFO("{}:{} - cid:{} - user \"{}\" removed by config reload", c->peer_ip, c->peer_port, c->cid, c->auth->name);
+      close_client(*c, {});
+      continue;
+    }
     PG_INFO("{}:{} - cid:{} - Authorization Violation after config reload", c->peer_ip, c->peer_port, c->cid);
     close_client(*c, proto::err_text::auth_violation);
   }

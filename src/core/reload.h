@@ -14,7 +14,7 @@ struct reload_plan {
   server_options result;             // `current` with every live-changeable field from `next`
   std::vector<std::string> changed;  // config keys whose new value is applied
   std::vector<std::string> refused;  // "<key>: <old> -> <new>" that need a restart (kept old)
-  bool auth_changed = false;         // user/pass/token: connected clients are re-checked
+  bool auth_changed = false;         // users, permissions, token: connected clients are re-checked
   bool logging_changed = false;      // debug/trace/log_file
   bool tls_changed = false;          // certificates, CA, verify, ciphers: a new TLS context
 };

@@ -212,6 +212,51 @@ TEST_F(ops, sighup_new_token_closes_clients_that_used_the_old_one) {
   EXPECT_NE(refused->find("Authorization Violation"), std::string::npos);
 }
 
+TEST_F(ops, sighup_users_reload_revokes_subscriptions_closes_removed_users_and_admits_new_ones) {
+  const int port = pick_free_port();
+  srv_->write_config(conf_on(port, "authorization { users: [\n"
+                                   "  { user: alice, password: pa, permissions: { subscribe: [\"a.>\", \"b.>\"] } }\n"
+                                   "  { user: bob, password: pb }\n] }\n"));
+  ASSERT_TRUE(srv_->start());
+  auto login = [](const std::string& user, const std::string& pass) {
+    return "CONNECT {\"verbose\":false,\"pedantic\":false,\"user\":\"" + user + "\",\"pass\":\"" + pass + "\"}\r\n";
+  };
+  raw_client alice, bob;
+  ASSERT_TRUE(eventually([&] { return alice.open(port, login("alice", "pa")); }, 5s));
+  ASSERT_TRUE(alice.send("SUB a.x 1\r\nSUB b.x 2\r\n"));
+  ASSERT_TRUE(alice.ping_pong());
+  ASSERT_TRUE(bob.open(port, login("bob", "pb")));
+  ASSERT_TRUE(bob.ping_pong());
+  srv_->write_config(conf_on(port, "authorization { users: [\n"
+                                   "  { user: alice, password: pa, permissions: { subscribe: \"a.>\", publish: { deny: \"a.no\" } } }\n"
+                                   "  { user: carol, password: pc }\n] }\n"));
+  srv_->signal(SIGHUP);
+  // alice stays connected, loses the subscription her new permissions refuse...
+  EXPECT_EQ(alice.read_line(5s), "-ERR 'Permissions Violation for Subscription to \"b.x\" (sid \"2\")'\r\n");
+  ASSERT_TRUE(alice.ping_pong());
+  // ... and gets her new publish rules.
+  ASSERT_TRUE(alice.send("PUB a.no 0\r\n\r\n"));
+  EXPECT_EQ(alice.read_line(), "-ERR 'Permissions Violation for Publish to \"a.no\"'\r\n");
+  // bob is no longer a user: closed without an -ERR, as nats-server closes a client whose
+  // user (and so account) went away.
+  const auto rest = bob.read_until_closed(5s);
+  ASSERT_TRUE(rest.has_value()) << "the removed user is still connected";
+  EXPECT_EQ(*rest, "");
+  // carol is new; what she publishes reaches alice's remaining subscription only.
+  raw_client carol;
+  ASSERT_TRUE(carol.open(port, login("carol", "pc")));
+  ASSERT_TRUE(carol.send("PUB b.x 1\r\nb\r\nPUB a.x 1\r\na\r\n"));
+  ASSERT_TRUE(carol.ping_pong());
+  EXPECT_EQ(alice.read_line(), "MSG a.x 1 1\r\n");
+  raw_client stale;
+  ASSERT_TRUE(stale.connect(port));
+  stale.read_info();
+  stale.send(login("bob", "pb") + "PING\r\n");
+  const auto refused = stale.read_until_closed(5s);
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_NE(refused->find("Authorization Violation"), std::string::npos);
+}
+
 TEST_F(ops, sighup_lower_max_connections_closes_the_excess) {
   const int port = pick_free_port();
   srv_->write_config(conf_on(port, "max_connections: 10\n"));

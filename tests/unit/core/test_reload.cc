@@ -44,6 +44,28 @@ TEST(plan_reload, limits_auth_and_logging_apply_live) {
   EXPECT_TRUE(p.refused.empty());
 }
 
+TEST(plan_reload, users_permissions_and_no_auth_user_apply_live) {
+  server_options cur, next;
+  cur.users = {user_config{"a", "pa", "", std::nullopt}};
+  next.users = {user_config{"a", "pa", "", permissions{subject_permission{std::vector<std::string>{"x"}, {}}, {}, {}}},
+                user_config{"b", "pb", "", std::nullopt}};
+  next.default_permissions = permissions{};
+  next.no_auth_user = "b";
+  const reload_plan p = plan_reload(cur, next);
+  EXPECT_TRUE(p.auth_changed);
+  EXPECT_EQ(p.result.users, next.users);
+  EXPECT_EQ(p.result.default_permissions, next.default_permissions);
+  EXPECT_EQ(p.result.no_auth_user, "b");
+  EXPECT_TRUE(has(p.changed, "authorization.users"));
+  EXPECT_TRUE(has(p.changed, "authorization.default_permissions"));
+  EXPECT_TRUE(has(p.changed, "no_auth_user"));
+  EXPECT_TRUE(p.refused.empty());
+  // Only a permission inside a user changed: still an auth change.
+  server_options same_users = cur;
+  same_users.users[0].perms = permissions{};
+  EXPECT_TRUE(plan_reload(cur, same_users).auth_changed);
+}
+
 TEST(plan_reload, listener_threads_and_storage_are_refused_and_kept) {
   server_options cur, next;
   cur.port = -1;
