@@ -64,13 +64,16 @@ std::string go_quote(std::string_view s) {
 }  // namespace
 
 bool auth_configured(const server_options& o) {
-  return !o.user.empty() || !o.token.empty() || !o.users.empty();
+  if (!o.user.empty() || !o.token.empty() || !o.users.empty()) return true;
+  for (const auto& a : o.accounts)
+    if (!a.users.empty()) return true;
+  return false;
 }
 
 bool auth_options_changed(const server_options& a, const server_options& b) {
   return a.user != b.user || a.pass != b.pass || a.token != b.token || a.users != b.users ||
          a.default_permissions != b.default_permissions || a.no_auth_user != b.no_auth_user ||
-         a.tls.verify_and_map != b.tls.verify_and_map;
+         a.tls.verify_and_map != b.tls.verify_and_map || a.accounts != b.accounts;
 }
 
 std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
@@ -85,8 +88,32 @@ std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
     e->password = o.pass;
     t->by_user[o.user] = e;
   }
-  for (const auto& u : o.users) {
+  t->accounts.push_back(account_rules{"$G", {}, {}});
+  for (const auto& a : o.accounts) t->accounts.push_back(account_rules{a.name, {}, {}});
+  auto id_of = [&](const std::string& name) {
+    for (std::uint32_t i = 1; i < t->accounts.size(); ++i)
+      if (t->accounts[i].name == name) return i;
+    return kGlobalAccount;
+  };
+  for (std::uint32_t i = 1; i < t->accounts.size(); ++i) {
+    for (const auto& im : o.accounts[i - 1].imports) {
+      const std::uint32_t from = id_of(im.account);
+      if (from == kGlobalAccount) continue;  // validated at load; never import from $G
+      if (im.service) {
+        t->accounts[i].services_out.push_back(service_forward{im.to.empty() ? im.subject : im.to, im.subject, from});
+      } else {
+        t->accounts[from].streams_out.push_back(stream_forward{im.subject, i, im.prefix, im.to});
+      }
+    }
+  }
+  std::vector<std::pair<const user_config*, std::uint32_t>> all;
+  for (const auto& u : o.users) all.emplace_back(&u, kGlobalAccount);
+  for (std::uint32_t i = 1; i < t->accounts.size(); ++i)
+    for (const auto& u : o.accounts[i - 1].users) all.emplace_back(&u, i);
+  for (const auto& [up, account] : all) {
+    const user_config& u = *up;
     auto e = std::make_shared<user_entry>();
+    e->account = account;
     e->name = u.nkey.empty() ? u.user : u.nkey;
     e->password = u.password;
     e->nkey = u.nkey;

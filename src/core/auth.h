@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "src/core/account.h"
 #include "src/core/auth_types.h"
 #include "src/core/options.h"
 
@@ -26,6 +27,7 @@ struct user_entry {
   std::string password;
   std::string nkey;
   std::shared_ptr<const permissions> perms;  // null: everything allowed
+  std::uint32_t account = kGlobalAccount;
 };
 
 struct auth_table {
@@ -36,6 +38,7 @@ struct auth_table {
   std::unordered_map<std::string, std::shared_ptr<const user_entry>> by_user;
   std::unordered_map<std::string, std::shared_ptr<const user_entry>> by_nkey;
   std::string no_auth_user;
+  std::vector<account_rules> accounts;  // [0] is $G; more only with an accounts block
 };
 
 struct auth_outcome {

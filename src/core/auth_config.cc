@@ -149,9 +149,114 @@ struct reader {
     if (!out.user.empty() && !out.nkey.empty()) return bad(v, "users", "a user has a user name or an nkey, not both");
     return true;
   }
+  bool subject(const config_value& v, const std::string& key, std::string& out, bool wildcards_ok) {
+    if (!str(v, key, out)) return false;
+    if (!(wildcards_ok ? valid_subject(out) : valid_literal_subject(out)))
+      return bad(v, key, "\"" + out + "\" is not a valid subject");
+    return true;
+  }
+  bool exp(const config_value& v, account_export& out) {
+    if (!v.is_map()) return bad(v, "exports", "expected {stream: subject} or {service: subject}");
+    bool kind_seen = false;
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (key_is(k, {"stream", "service"})) {
+        out.service = key_is(k, {"service"});
+        kind_seen = true;
+        ok = subject(e, k, out.subject, true);
+      } else if (key_is(k, {"accounts"})) {
+        out.accounts.clear();
+        if (e.is_scalar()) {
+          out.accounts.push_back(e.text);
+        } else if (e.is_array()) {
+          for (const auto& a : e.items) {
+            if (!a.is_scalar()) return bad(a, k, "expected account names");
+            out.accounts.push_back(a.text);
+          }
+        } else {
+          return bad(e, k, "expected account names");
+        }
+      } else if (key_is(k, {"response_type", "response"})) {
+        ok = str(e, k, out.response_type);
+      } else {
+        unknown("exports.", k, e);
+      }
+      if (!ok) return false;
+    }
+    if (!kind_seen) return bad(v, "exports", "an export needs a stream or a service subject");
+    return true;
+  }
+  bool imp(const config_value& v, account_import& out) {
+    if (!v.is_map()) return bad(v, "imports", "expected {stream: {account, subject}} or {service: {account, subject}}");
+    bool kind_seen = false;
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (key_is(k, {"stream", "service"})) {
+        out.service = key_is(k, {"service"});
+        kind_seen = true;
+        if (!e.is_map()) return bad(e, k, "expected {account: NAME, subject: SUBJECT}");
+        for (const auto& [ik, ie] : e.entries) {
+          if (key_is(ik, {"account"})) ok = str(ie, ik, out.account);
+          else if (key_is(ik, {"subject"})) ok = subject(ie, ik, out.subject, true);
+          else unknown("imports." + k + ".", ik, ie);
+          if (!ok) return false;
+        }
+        if (out.account.empty() || out.subject.empty()) return bad(e, k, "an import needs an account and a subject");
+      } else if (key_is(k, {"to", "local_subject"})) {
+        ok = subject(e, k, out.to, true);
+      } else if (key_is(k, {"prefix"})) {
+        ok = subject(e, k, out.prefix, false);
+      } else {
+        unknown("imports.", k, e);
+      }
+      if (!ok) return false;
+    }
+    if (!kind_seen) return bad(v, "imports", "an import needs a stream or a service");
+    if (out.service && !out.prefix.empty()) return bad(v, "imports", "a service import takes `to`, not `prefix`");
+    return true;
+  }
+  bool account(const std::string& name, const config_value& v, account_config& out) {
+    out.name = name;
+    if (!v.is_map()) return bad(v, name, "expected a map of users, exports and imports");
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (key_is(k, {"users"})) {
+        if (!e.is_array()) return bad(e, k, "expected a list of users");
+        for (const auto& item : e.items)
+          if (!user(item, out.users.emplace_back())) return false;
+      } else if (key_is(k, {"exports"})) {
+        if (!e.is_array()) return bad(e, k, "expected a list of exports");
+        for (const auto& item : e.items)
+          if (!exp(item, out.exports.emplace_back())) return false;
+      } else if (key_is(k, {"imports"})) {
+        if (!e.is_array()) return bad(e, k, "expected a list of imports");
+        for (const auto& item : e.items)
+          if (!imp(item, out.imports.emplace_back())) return false;
+      } else if (key_is(k, {"jetstream"})) {
+        out.jetstream = !(e.is_scalar() && (e.text == "disabled" || e.text == "false" || e.text == "disable"));
+        if (out.jetstream)
+          warnings.push_back(e.key_where() + ": accounts." + name +
+                             ".jetstream: JetStream serves only the global account yet; ignored");
+      } else {
+        unknown("accounts." + name + ".", k, e);
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
 };
 
 }  // namespace
+
+bool parse_accounts(const config_value& v, std::vector<account_config>& out, std::string& error,
+                    std::vector<std::string>& warnings) {
+  reader r{error, warnings};
+  if (!v.is_map()) return r.bad(v, "accounts", "expected a map of account names");
+  out.clear();
+  for (const auto& [name, e] : v.entries)
+    if (!r.account(name, e, out.emplace_back())) return false;
+  return true;
+}
 
 bool parse_users(const config_value& v, std::vector<user_config>& out, std::string& error,
                  std::vector<std::string>& warnings) {
@@ -178,8 +283,53 @@ bool validate_auth(const server_options& o, std::string& error) {
     error = "authorization: a single user can not be used together with a users array";
     return false;
   }
-  std::set<std::string> seen;
-  for (const auto& u : o.users) {
+  std::set<std::string> seen, names;
+  std::vector<const user_config*> all;
+  for (const auto& u : o.users) all.push_back(&u);
+  for (const auto& a : o.accounts) {
+    if (a.name == "$G" || !names.insert(a.name).second) {
+      error = "accounts: duplicate or reserved account name \"" + a.name + "\"";
+      return false;
+    }
+    for (const auto& u : a.users) all.push_back(&u);
+  }
+  if (!o.token.empty() && !o.accounts.empty()) {
+    error = "authorization: can not have a token and accounts";
+    return false;
+  }
+  auto find_account = [&](const std::string& n) -> const account_config* {
+    for (const auto& a : o.accounts)
+      if (a.name == n) return &a;
+    return nullptr;
+  };
+  for (const auto& a : o.accounts) {
+    for (const auto& im : a.imports) {
+      const account_config* from = find_account(im.account);
+      const char* kind = im.service ? "service" : "stream";
+      if (from == nullptr || from == &a) {
+        error = "accounts." + a.name + ": " + kind + " import from unknown account \"" + im.account + "\"";
+        return false;
+      }
+      bool exported = false;
+      for (const auto& ex : from->exports)
+        exported = exported || (ex.service == im.service && subject_is_subset(im.subject, ex.subject) &&
+                                (ex.accounts.empty() || std::count(ex.accounts.begin(), ex.accounts.end(), a.name)));
+      if (!exported) {
+        error = "accounts." + a.name + ": " + kind + " import of \"" + im.subject + "\" is not exported by account \"" +
+                im.account + "\" to it";
+        return false;
+      }
+      if (!im.to.empty() && im.to != im.subject && (subject_token_count(im.to) == 0 ||
+                                                    im.to.find_first_of("*>") != std::string::npos ||
+                                                    im.subject.find_first_of("*>") != std::string::npos)) {
+        error = "accounts." + a.name + ": import `to` renames only a literal subject (\"" + im.subject + "\" -> \"" +
+                im.to + "\")";
+        return false;
+      }
+    }
+  }
+  for (const user_config* up : all) {
+    const user_config& u = *up;
     const std::string& id = u.nkey.empty() ? u.user : u.nkey;
     if (!seen.insert(id).second) {
       error = "authorization: duplicate user \"" + id + "\"";

@@ -18,6 +18,9 @@ bool parse_users(const config_value& v, std::vector<user_config>& out, std::stri
 // `{publish, subscribe, allow_responses}` (also default_permissions).
 bool parse_permissions(const config_value& v, permissions& out, std::string& error,
                        std::vector<std::string>& warnings);
+// `accounts { NAME { users, exports, imports, jetstream } }`.
+bool parse_accounts(const config_value& v, std::vector<account_config>& out, std::string& error,
+                    std::vector<std::string>& warnings);
 // Cross-checks: no token beside users, no duplicate users, no_auth_user names a user, valid
 // nkeys. `error` says what is wrong.
 bool validate_auth(const server_options& o, std::string& error);

@@ -41,4 +41,36 @@ struct user_config {
   bool operator==(const user_config&) const = default;
 };
 
+// accounts { NAME { users, exports, imports } }: subject namespaces of their own. An export
+// offers a stream (messages flow out to importers) or a service (requests flow in) on a
+// subject, to every account or to those listed.
+struct account_export {
+  bool service = false;
+  std::string subject;
+  std::vector<std::string> accounts;  // empty: any account may import
+  std::string response_type;          // service: Singleton (default), Stream, Chunked
+  bool operator==(const account_export&) const = default;
+};
+
+// stream: messages published in `account` on `subject` are delivered here, under `prefix`
+// ("prefix.subject") or renamed `to` (a literal subject). service: publishing here on `to`
+// (default: `subject`) sends the request to `account` on `subject`; its replies come back.
+struct account_import {
+  bool service = false;
+  std::string account;
+  std::string subject;
+  std::string to;
+  std::string prefix;
+  bool operator==(const account_import&) const = default;
+};
+
+struct account_config {
+  std::string name;
+  std::vector<user_config> users;
+  std::vector<account_export> exports;
+  std::vector<account_import> imports;
+  bool jetstream = false;  // accepted; JetStream still serves only the global account
+  bool operator==(const account_config&) const = default;
+};
+
 }  // namespace core

@@ -35,6 +35,7 @@ struct client {
   std::shared_ptr<const user_entry> auth;  // the user it authenticated as (null: no users)
   const permissions* perms = nullptr;      // auth->perms: checked on every PUB and SUB
   response_grants replies;                 // allow_responses: reply subjects it may answer
+  std::uint32_t account = kGlobalAccount;  // its subject namespace
   // monitoring (connz): plain counters, read only on this shard's thread
   std::uint64_t cid = 0;  // the id clients see (INFO client_id, connz cid); unique per server
   std::int64_t start_wall_ns = 0;

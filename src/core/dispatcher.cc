@@ -154,9 +154,10 @@ void dispatcher::apply(shard_msg& m) {
       s->sid = m.sid;
       s->shard = m.from;
       s->conn_id = m.conn_id;
+      s->account = m.account;
       auto& slot = _remote[m.conn_id][m.sid];
-      if (slot) _subs.remove(slot.get());
-      if (_subs.insert(s.get()).ok()) slot = std::move(s);
+      if (slot) subs_for(slot->account).remove(slot.get());
+      if (subs_for(s->account).insert(s.get()).ok()) slot = std::move(s);
       _applied[m.from] = m.seq;
       break;
     }
@@ -165,7 +166,7 @@ void dispatcher::apply(shard_msg& m) {
       if (it != _remote.end()) {
         auto sit = it->second.find(m.sid);
         if (sit != it->second.end()) {
-          _subs.remove(sit->second.get());
+          subs_for(sit->second->account).remove(sit->second.get());
           it->second.erase(sit);
         }
       }
@@ -175,7 +176,7 @@ void dispatcher::apply(shard_msg& m) {
     case k::conn_gone: {
       auto it = _remote.find(m.conn_id);
       if (it != _remote.end()) {
-        for (auto& [sid, s] : it->second) _subs.remove(s.get());
+        for (auto& [sid, s] : it->second) subs_for(s->account).remove(s.get());
         _remote.erase(it);
       }
       _applied[m.from] = m.seq;
@@ -456,12 +457,12 @@ void dispatcher::unsubscribe(std::uint64_t id) {
 
 void dispatcher::publish(std::string_view subject, std::string_view reply, std::string_view headers,
                          std::string_view payload) {
-  route(nullptr, subject, reply, headers, payload);
+  route(kGlobalAccount, nullptr, subject, reply, headers, payload);
 }
 
 void dispatcher::deliver(std::string_view to, std::string_view subject, std::string_view reply,
                          std::string_view headers, std::string_view payload) {
-  route(nullptr, to, reply, headers, payload, subject);
+  route(kGlobalAccount, nullptr, to, reply, headers, payload, subject);
 }
 
 bool dispatcher::has_interest(std::string_view subject) { return _subs.has_match(subject); }

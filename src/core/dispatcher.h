@@ -119,9 +119,15 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void send_ok(client& c);
 
   // routing
-  // `shown` (when set) is the subject the receivers see instead of the routed one.
-  void route(client* from, std::string_view subject, std::string_view reply,
-             std::string_view headers, std::string_view payload, std::string_view shown = {});
+  // A client's publish in its account: applies the account's stream exports and service
+  // imports (and service replies coming back), then routes it there.
+  void publish_in_account(client& from, std::string_view subject, std::string_view reply,
+                          std::string_view headers, std::string_view payload);
+  // Routes in one account's sublist; true when anyone matched. `shown` (when set) is the
+  // subject the receivers see instead of the routed one. `notify`: answer no-responders.
+  bool route(std::uint32_t account, client* from, std::string_view subject, std::string_view reply,
+             std::string_view headers, std::string_view payload, std::string_view shown = {}, bool notify = true);
+  sublist& subs_for(std::uint32_t account);
   bool deliver_local(subscription& s, std::string_view subject, std::string_view reply,
                      std::string_view headers, std::string_view payload);
   void remove_sub(client& c, const std::string& sid, bool broadcast);
@@ -148,7 +154,8 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::unique_ptr<net::transport> _transport;
   int _wake_fd = -2;  // -2 not created yet, -1 unsupported
   shard::loop _loop;
-  sublist _subs;
+  sublist _subs;  // the global account's
+  std::vector<std::unique_ptr<sublist>> _account_subs;  // [i]: account i's (i > 0), made on first use
   proto::parser_limits _limits;
   std::uint64_t _next_client = 1;
   std::unordered_map<net::conn_handle, std::unique_ptr<client>> _clients;

@@ -1,10 +1,12 @@
-// The dispatcher's authentication side: CONNECT credentials against the live auth table,
-// and re-authorization of connected clients when a reload changes users or permissions.
+// The dispatcher's authentication and account side: CONNECT credentials against the live
+// auth table, re-authorization of connected clients when a reload changes users or
+// permissions, and publishing across accounts (stream exports, service imports).
 #include <sodium.h>
 
 #include "src/base/log.h"
 #include "src/core/dispatcher.h"
 #include "src/core/nkey.h"
+#include "src/core/subject.h"
 #include "src/proto/writer.h"
 
 namespace core {
@@ -34,7 +36,7 @@ bool dispatcher::password_ok(const std::string& stored, const std::string& given
 }
 
 void dispatcher::reauthorize_clients() {
-  std::vector<client*> rejected;
+  std::vector<client*> rejected, moved;
   for (auto& [h, cp] : _clients) {
     client& c = *cp;
     if (!c.connected || c.closing) continue;
@@ -46,6 +48,10 @@ void dispatcher::reauthorize_clients() {
     const auth_outcome a = authenticate_client(c);
     if (!a.ok) {
       rejected.push_back(&c);
+      continue;
+    }
+    if ((a.user ? a.user->account : kGlobalAccount) != c.account) {
+      moved.push_back(&c);  // its user is in another account now: closed, as nats-server
       continue;
     }
     c.auth = a.user;
@@ -60,6 +66,10 @@ void dispatcher::reauthorize_clients() {
       PG_INFO("Removed sub \"{}\" (sid \"{}\") for User \"{}\" - not authorized", subject, sid, c.auth->name);
     }
   }
+  for (client* c : moved) {
+    PG_INFO("{}:{} - cid:{} - account changed by config reload", c->peer_ip, c->peer_port, c->cid);
+    close_client(*c, {});
+  }
   for (client* c : rejected) {
     // As nats-server: a client whose user no longer exists is closed silently (it "moved
     // account"); one whose credentials stopped matching gets an Authorization Violation.
@@ -71,6 +81,45 @@ void dispatcher::reauthorize_clients() {
     PG_INFO("{}:{} - cid:{} - Authorization Violation after config reload", c->peer_ip, c->peer_port, c->cid);
     close_client(*c, proto::err_text::auth_violation);
   }
+}
+
+sublist& dispatcher::subs_for(std::uint32_t account) {
+  if (account == kGlobalAccount) return _subs;
+  if (_account_subs.size() <= account) _account_subs.resize(account + 1);
+  auto& s = _account_subs[account];
+  if (!s) s = std::make_unique<sublist>();
+  return *s;
+}
+
+void dispatcher::publish_in_account(client& from, std::string_view subject, std::string_view reply,
+                                    std::string_view headers, std::string_view payload) {
+  const auto& accounts = _live->auth->accounts;
+  if (from.account >= accounts.size()) return;  // its account went away in a reload
+  // A response to an imported service travels back to the requester's account only.
+  if (is_service_reply(subject)) {
+    std::uint32_t to = 0;
+    std::string original;
+    if (parse_service_reply(subject, to, original) && to < accounts.size() && to != from.account) {
+      route(to, &from, original, reply, headers, payload, {}, false);
+      return;
+    }
+  }
+  // An import is interest of its own (nats-server subscribes internally for it): a request
+  // it carries gets no 503 even when the other account has no subscriber.
+  bool imported = false;
+  const account_rules& rules = accounts[from.account];
+  for (const auto& f : rules.streams_out) {
+    if (!subject_matches(f.subject, subject)) continue;
+    imported = true;
+    route(f.to_account, &from, stream_import_subject(f, subject), reply, headers, payload, {}, false);
+  }
+  for (const auto& f : rules.services_out) {
+    if (!subject_matches(f.local, subject)) continue;
+    imported = true;
+    const std::string r = reply.empty() ? std::string() : service_reply(from.account, reply);
+    route(f.to_account, &from, service_import_subject(f, subject), r, headers, payload, {}, false);
+  }
+  route(from.account, &from, subject, reply, headers, payload, {}, !imported);
 }
 
 }  // namespace core

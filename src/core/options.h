@@ -40,6 +40,7 @@ struct server_options {
   std::vector<user_config> users;                 // authorization.users
   std::optional<permissions> default_permissions;  // authorization.default_permissions
   std::string no_auth_user;                        // a client without credentials is this user
+  std::vector<account_config> accounts;            // accounts { }: users outside them are in $G
   // monitoring (HTTP): http_port 0 = off, -1 = a free port
   int http_port = 0;
   std::string http_host;          // empty: the client listener's host

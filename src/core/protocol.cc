@@ -124,6 +124,7 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
     }
     c.auth = a.user;
     c.perms = a.user ? a.user->perms.get() : nullptr;
+    c.account = a.user ? a.user->account : kGlobalAccount;
   }
   if (c.protocol < 0 || c.protocol > 1) {
     close_client(c, proto::err_text::bad_protocol);
@@ -176,7 +177,8 @@ void dispatcher::handle_sub(client& c, const proto::client_op& op) {
   s->shard = _index;
   s->conn_id = c.id;
   s->conn = &c;
-  if (!_subs.insert(s.get()).ok()) {
+  s->account = c.account;
+  if (!subs_for(s->account).insert(s.get()).ok()) {
     send_err(c, proto::err_text::invalid_subject);
     return;
   }
@@ -213,6 +215,7 @@ void dispatcher::broadcast_sub(shard_msg::kind k, client& c, const subscription&
     if (k == shard_msg::kind::sub_add) {
       m.subject = s.subject;
       m.queue = s.queue;
+      m.account = s.account;
     }
     post(to, std::move(m));
   }
@@ -221,7 +224,7 @@ void dispatcher::broadcast_sub(shard_msg::kind k, client& c, const subscription&
 void dispatcher::remove_sub(client& c, const std::string& sid, bool broadcast) {
   auto it = c.subs.find(sid);
   if (it == c.subs.end()) return;
-  _subs.remove(it->second.get());
+  subs_for(it->second->account).remove(it->second.get());
   ++_sub_stats.removes;
   if (broadcast) broadcast_sub(shard_msg::kind::sub_del, c, *it->second);
   c.subs.erase(it);
@@ -243,7 +246,11 @@ void dispatcher::handle_pub(client& c, const proto::client_op& op) {
   }
   send_ok(c);
   if (!valid_subject(op.subject)) return;  // e.g. "foo..bar": silently not delivered
-  route(&c, op.subject, op.reply, op.headers, op.payload);
+  if (c.account == kGlobalAccount && _live->auth->accounts.size() < 2) {
+    route(kGlobalAccount, &c, op.subject, op.reply, op.headers, op.payload);
+  } else {
+    publish_in_account(c, op.subject, op.reply, op.headers, op.payload);
+  }
 }
 
 bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::string_view reply,
@@ -291,9 +298,9 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
   return true;
 }
 
-void dispatcher::route(client* from, std::string_view subject, std::string_view reply,
-                       std::string_view headers, std::string_view payload, std::string_view shown) {
-  const match_result& r = _subs.match(subject);
+bool dispatcher::route(std::uint32_t account, client* from, std::string_view subject, std::string_view reply,
+                       std::string_view headers, std::string_view payload, std::string_view shown, bool notify) {
+  const match_result& r = subs_for(account).match(subject);
   if (!shown.empty()) subject = shown;
   const std::uint64_t fanout = r.plain.size() + r.queues.size();
   ++_sub_stats.matches;
@@ -359,7 +366,8 @@ void dispatcher::route(client* from, std::string_view subject, std::string_view 
     _publishing_client = saved;
     _publisher_no_responders = saved_nr;
   }
-  if (!any && from && !reply.empty() && from->no_responders && from->headers) send_no_responders(*from, reply);
+  if (notify && !any && from && !reply.empty() && from->no_responders && from->headers) send_no_responders(*from, reply);
+  return any;
 }
 
 void dispatcher::cut_slow_consumer(client& c, std::string_view why, std::string_view reason) {

@@ -37,6 +37,21 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   live("authorization.users", &server_options::users, &p.auth_changed);
   live("authorization.default_permissions", &server_options::default_permissions, &p.auth_changed);
   live("no_auth_user", &server_options::no_auth_user, &p.auth_changed);
+  // Accounts' users change live; the accounts themselves (their ids name every shard's
+  // sublists), exports and imports need a restart.
+  if (current.accounts != next.accounts) {
+    auto shape = [](std::vector<account_config> v) {
+      for (auto& a : v) a.users.clear();
+      return v;
+    };
+    if (shape(current.accounts) == shape(next.accounts)) {
+      p.result.accounts = next.accounts;
+      p.changed.emplace_back("accounts.users");
+      p.auth_changed = true;
+    } else {
+      p.refused.push_back("accounts: the accounts, their exports and imports (users change live)");
+    }
+  }
   live("authorization.timeout", &server_options::auth_timeout_ms);
   live("max_payload", &server_options::max_payload);
   live("max_control_line", &server_options::max_control_line);

@@ -31,6 +31,7 @@ struct shard_msg {
   std::string sid;
   std::string subject;
   std::string queue;
+  std::uint32_t account = 0;   // sub_add: the subscriber's account
   std::shared_ptr<const shared_msg> msg;  // deliver
   std::vector<delivery_target> targets;   // deliver
 };

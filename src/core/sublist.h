@@ -21,6 +21,7 @@ struct subscription {
   std::string sid;              // client's subscription id
   std::uint32_t shard = 0;      // shard that owns the connection
   std::uint64_t conn_id = 0;    // connection id (unique per server)
+  std::uint32_t account = 0;    // the account whose sublist holds it (0: $G)
   void* conn = nullptr;         // the connection object, meaningful only on its shard
   std::uint64_t max_msgs = 0;   // 0: unlimited (UNSUB with max)
   std::uint64_t delivered = 0;  // messages delivered so far

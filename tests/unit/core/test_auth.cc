@@ -207,6 +207,86 @@ std::filesystem::path write_conf(const std::string& text) {
   return p;
 }
 
+TEST(Accounts, ServiceRepliesAreAuthenticated) {
+  const std::string r = service_reply(3, "_INBOX.abc.def");
+  EXPECT_TRUE(is_service_reply(r));
+  std::uint32_t account = 0;
+  std::string reply;
+  ASSERT_TRUE(parse_service_reply(r, account, reply));
+  EXPECT_EQ(account, 3u);
+  EXPECT_EQ(reply, "_INBOX.abc.def");
+  // Another account or reply under the same mac is a forgery.
+  std::string forged = r;
+  forged.replace(4, 1, "2");
+  EXPECT_FALSE(parse_service_reply(forged, account, reply));
+  EXPECT_FALSE(parse_service_reply(r.substr(0, r.size() - 1) + "x", account, reply));
+  EXPECT_FALSE(parse_service_reply("_R_.3.0000000000000000.x", account, reply));
+  EXPECT_FALSE(parse_service_reply("_R_.x", account, reply));
+  EXPECT_FALSE(parse_service_reply("orders.x", account, reply));
+}
+
+TEST(Accounts, ImportSubjectMapping) {
+  EXPECT_EQ(stream_import_subject(stream_forward{"a.>", 1, "from_a", ""}, "a.b"), "from_a.a.b");
+  EXPECT_EQ(stream_import_subject(stream_forward{"a.b", 1, "", "local.b"}, "a.b"), "local.b");
+  EXPECT_EQ(stream_import_subject(stream_forward{"a.>", 1, "", ""}, "a.c"), "a.c");
+  EXPECT_EQ(service_import_subject(service_forward{"help", "help", 1}, "help"), "help");
+  EXPECT_EQ(service_import_subject(service_forward{"b.help", "help", 1}, "b.help"), "help");
+  EXPECT_EQ(service_import_subject(service_forward{"svc.>", "svc.>", 1}, "svc.x.y"), "svc.x.y");
+}
+
+TEST(Accounts, ConfigBuildsRulesPerAccount) {
+  const auto p = write_conf(R"(
+    accounts {
+      A { users: [ {user: a, password: pa} ], exports: [ {stream: "feed.>"}, {service: "help", accounts: [B]} ] }
+      B { users: [ {user: b, password: pb} ],
+          imports: [ {stream: {account: A, subject: "feed.>"}, prefix: "from_a"}, {service: {account: A, subject: help}, to: "a.help"} ] }
+    }
+    authorization { users: [ {user: g, password: pg} ] }
+  )");
+  server_options o;
+  std::string err;
+  std::vector<std::string> warns;
+  ASSERT_TRUE(load_config_file(p.string(), o, err, warns)) << err;
+  std::filesystem::remove(p);
+  ASSERT_EQ(o.accounts.size(), 2u);
+  auto t = build_auth_table(o);
+  ASSERT_EQ(t->accounts.size(), 3u);
+  EXPECT_EQ(t->accounts[1].name, "A");
+  ASSERT_EQ(t->accounts[1].streams_out.size(), 1u);
+  EXPECT_EQ(t->accounts[1].streams_out[0].to_account, 2u);
+  EXPECT_EQ(t->accounts[1].streams_out[0].prefix, "from_a");
+  ASSERT_EQ(t->accounts[2].services_out.size(), 1u);
+  EXPECT_EQ(t->accounts[2].services_out[0].local, "a.help");
+  EXPECT_EQ(t->accounts[2].services_out[0].remote, "help");
+  EXPECT_EQ(t->accounts[2].services_out[0].to_account, 1u);
+  auto b = authenticate(*t, {"b", "pb", "", "", ""}, plain_check, no_nkey);
+  ASSERT_TRUE(b.ok);
+  EXPECT_EQ(b.user->account, 2u);
+  EXPECT_EQ(authenticate(*t, {"g", "pg", "", "", ""}, plain_check, no_nkey).user->account, kGlobalAccount);
+}
+
+TEST(Accounts, BadImportsAreRejected) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"accounts { A {}, B { imports: [ {stream: {account: C, subject: x}} ] } }", "unknown account \"C\""},
+      {"accounts { A {}, B { imports: [ {stream: {account: A, subject: x}} ] } }", "is not exported"},
+      {"accounts { A { exports: [ {service: x, accounts: [C]} ] }, B { imports: [ {service: {account: A, subject: x}} ] } }",
+       "is not exported"},
+      {"accounts { A { exports: [ {stream: \"x.*\"} ] }, B { imports: [ {stream: {account: A, subject: \"x.>\"}} ] } }",
+       "is not exported"},
+      {"accounts { A { users: [ {user: u} ] }, B { users: [ {user: u} ] } }", "duplicate user"},
+  };
+  for (const auto& [text, want] : cases) {
+    const auto p = write_conf(text);
+    server_options o;
+    std::string err;
+    std::vector<std::string> warns;
+    EXPECT_FALSE(load_config_file(p.string(), o, err, warns)) << text;
+    EXPECT_NE(err.find(want), std::string::npos) << text << " -> " << err;
+    std::filesystem::remove(p);
+  }
+}
+
+
 TEST(AuthConfig, UsersPermissionsAndResponses) {
   const auto p = write_conf(R"(
     RO = { publish: { deny: ">" }, subscribe: "public.>" }

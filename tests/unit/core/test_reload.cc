@@ -66,6 +66,21 @@ TEST(plan_reload, users_permissions_and_no_auth_user_apply_live) {
   EXPECT_TRUE(plan_reload(cur, same_users).auth_changed);
 }
 
+TEST(plan_reload, account_users_change_live_but_accounts_need_a_restart) {
+  server_options cur, next;
+  cur.accounts = {account_config{"A", {user_config{"a", "pa", "", std::nullopt}}, {}, {}, false}};
+  next = cur;
+  next.accounts[0].users.push_back(user_config{"a2", "pa", "", std::nullopt});
+  reload_plan p = plan_reload(cur, next);
+  EXPECT_TRUE(p.auth_changed);
+  EXPECT_EQ(p.result.accounts, next.accounts);
+  EXPECT_TRUE(p.refused.empty());
+  next.accounts.push_back(account_config{"B", {}, {}, {}, false});
+  p = plan_reload(cur, next);
+  EXPECT_EQ(p.result.accounts, cur.accounts);
+  EXPECT_TRUE(has(p.refused, "accounts:"));
+}
+
 TEST(plan_reload, listener_threads_and_storage_are_refused_and_kept) {
   server_options cur, next;
   cur.port = -1;

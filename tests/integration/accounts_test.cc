@@ -1,0 +1,167 @@
+// Accounts for core NATS: subjects are isolated per account; stream exports/imports (with a
+// prefix) and service exports/imports (renamed, replies routed back). Runs against nats-server
+// 2.9.10 as well (accounts_nats_server).
+#include <string>
+#include <thread>
+
+#include "tests/integration/server_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class accounts : public server_test {
+ protected:
+  std::string extra_conf() const override {
+    return R"(
+accounts {
+  A: {
+    users: [ { user: a, password: pa }, { user: a2, password: pa } ]
+    exports: [ { stream: "feed.>" }, { service: "help.>" }, { service: "only.c", accounts: [C] } ]
+  }
+  B: {
+    users: [ { user: b, password: pb } ]
+    imports: [
+      { stream: { account: A, subject: "feed.>" }, prefix: "from_a" }
+      { service: { account: A, subject: "help.>" } }
+    ]
+  }
+  C: {
+    users: [ { user: c, password: pc } ]
+    imports: [ { service: { account: A, subject: "only.c" }, to: "ask.a" } ]
+  }
+}
+authorization { users: [ { user: g, password: pg } ] }
+)";
+  }
+  static std::string login(const std::string& user, const std::string& pass) {
+    return "CONNECT {\"verbose\":false,\"pedantic\":false,\"protocol\":1,\"headers\":true,\"user\":\"" + user +
+           "\",\"pass\":\"" + pass + "\"}\r\n";
+  }
+  bool open_as(raw_client& c, const std::string& user, const std::string& pass) {
+    return c.open(port(), login(user, pass)) && c.ping_pong();
+  }
+  // "MSG <subject> <sid> [reply] <n>": the subject, sid and reply fields; payload consumed.
+  static std::string msg_head(raw_client& c) {
+    auto line = c.read_line(3s);
+    if (!line) return "<nothing>";
+    if (line->rfind("MSG ", 0) == 0) c.read_line(3s);
+    return *line;
+  }
+};
+
+TEST_F(accounts, subjects_are_isolated_per_account) {
+  raw_client a, a2, b, g;
+  ASSERT_TRUE(open_as(a, "a", "pa"));
+  ASSERT_TRUE(open_as(a2, "a2", "pa"));
+  ASSERT_TRUE(open_as(b, "b", "pb"));
+  ASSERT_TRUE(open_as(g, "g", "pg"));
+  for (raw_client* c : {&a, &b, &g}) {
+    ASSERT_TRUE(c->send("SUB >  1\r\n"));
+    ASSERT_TRUE(c->ping_pong());
+  }
+  ASSERT_TRUE(a2.send("PUB private.x 2\r\nhi\r\n"));
+  ASSERT_TRUE(a2.ping_pong());
+  EXPECT_EQ(msg_head(a), "MSG private.x 1 2\r\n");  // same account: delivered
+  ASSERT_TRUE(g.send("PUB global.x 1\r\ng\r\nPING\r\n"));
+  EXPECT_EQ(msg_head(g), "MSG global.x 1 1\r\n");
+  EXPECT_EQ(g.read_line(), "PONG\r\n");
+  EXPECT_TRUE(b.ping_pong()) << "account B saw another account's message";
+  EXPECT_TRUE(a.ping_pong()) << "account A saw the global account's message";
+}
+
+TEST_F(accounts, stream_import_delivers_under_the_prefix) {
+  raw_client a, b;
+  ASSERT_TRUE(open_as(a, "a", "pa"));
+  ASSERT_TRUE(open_as(b, "b", "pb"));
+  ASSERT_TRUE(b.send("SUB from_a.feed.> 1\r\nSUB feed.> 2\r\n"));
+  ASSERT_TRUE(b.ping_pong());
+  ASSERT_TRUE(a.send("PUB feed.prices 3\r\n100\r\nPUB other 1\r\nx\r\n"));
+  ASSERT_TRUE(a.ping_pong());
+  EXPECT_EQ(msg_head(b), "MSG from_a.feed.prices 1 3\r\n");
+  EXPECT_TRUE(b.ping_pong());  // nothing on B's own feed.> and nothing unexported
+  // The import is one way: B publishing feed.x stays in B.
+  ASSERT_TRUE(a.send("SUB feed.> 1\r\n"));
+  ASSERT_TRUE(a.ping_pong());
+  ASSERT_TRUE(b.send("PUB feed.x 1\r\nb\r\nPING\r\n"));
+  EXPECT_EQ(msg_head(b), "MSG feed.x 2 1\r\n");
+  EXPECT_EQ(b.read_line(), "PONG\r\n");
+  EXPECT_TRUE(a.ping_pong());
+}
+
+TEST_F(accounts, service_import_routes_requests_and_replies_back) {
+  auto svc_opts = make_opts(url());
+  natsOptions_SetUserInfo(svc_opts.get(), "a", "pa");
+  std::string err;
+  auto svc = connect(svc_opts.get(), &err);
+  ASSERT_TRUE(svc) << err;
+  auto sub = subscribe_sync(svc.get(), "help.>");
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(natsConnection_Flush(svc.get()), NATS_OK);
+  auto req_opts = make_opts(url());
+  natsOptions_SetUserInfo(req_opts.get(), "b", "pb");
+  auto req = connect(req_opts.get(), &err);
+  ASSERT_TRUE(req) << err;
+  std::string seen_subject;
+  std::thread responder([&] {
+    for (int i = 0; i < 2; ++i) {
+      auto m = next_msg(sub.get(), 5s);
+      if (!m) return;
+      seen_subject = natsMsg_GetSubject(m.get());
+      natsConnection_PublishString(svc.get(), natsMsg_GetReply(m.get()), ("re:" + seen_subject).c_str());
+    }
+  });
+  for (const char* subject : {"help.me", "help.you"}) {
+    natsMsg* reply = nullptr;
+    const natsStatus s = natsConnection_RequestString(&reply, req.get(), subject, "?", 5000);
+    ASSERT_EQ(s, NATS_OK) << subject << ": " << status_text(s);
+    msg_ptr owned(reply);
+    EXPECT_EQ(std::string(natsMsg_GetData(reply), natsMsg_GetDataLength(reply)), std::string("re:") + subject);
+  }
+  responder.join();
+}
+
+TEST_F(accounts, renamed_service_import_and_export_restricted_to_an_account) {
+  raw_client a, c, b;
+  ASSERT_TRUE(open_as(a, "a", "pa"));
+  ASSERT_TRUE(a.send("SUB only.c 1\r\n"));
+  ASSERT_TRUE(a.ping_pong());
+  ASSERT_TRUE(open_as(c, "c", "pc"));
+  ASSERT_TRUE(c.send("SUB _INBOX.c1 7\r\nPUB ask.a _INBOX.c1 3\r\nq?c\r\n"));
+  ASSERT_TRUE(c.ping_pong());
+  auto line = a.read_line(3s);
+  ASSERT_TRUE(line.has_value());
+  // Under the exported name. (nats-server 2.9 adds a Nats-Request-Info header: HMSG.)
+  const bool hmsg = line->rfind("HMSG only.c 1 ", 0) == 0;
+  ASSERT_TRUE(hmsg || line->rfind("MSG only.c 1 ", 0) == 0) << *line;
+  const std::string rest = line->substr(line->find(" 1 ") + 3);
+  const std::string reply = rest.substr(0, rest.find(' '));
+  EXPECT_NE(reply, "_INBOX.c1") << "the requester's inbox must not leak into the exporter's namespace";
+  const std::size_t total = std::stoul(line->substr(line->rfind(' ') + 1));
+  ASSERT_TRUE(a.read_bytes(total + 2, 3s));
+  ASSERT_TRUE(a.send("PUB " + reply + " 2\r\nok\r\n"));
+  ASSERT_TRUE(a.ping_pong());
+  EXPECT_EQ(msg_head(c), "MSG _INBOX.c1 7 2\r\n");
+  // B did not import only.c: publishing it stays in B.
+  ASSERT_TRUE(open_as(b, "b", "pb"));
+  ASSERT_TRUE(b.send("PUB only.c 1\r\nx\r\nPUB ask.a 1\r\nx\r\n"));
+  ASSERT_TRUE(b.ping_pong());
+  EXPECT_TRUE(a.ping_pong()) << "a request from an account the export does not name arrived";
+}
+
+TEST_F(accounts, request_through_an_import_without_responder_times_out) {
+  auto opts = make_opts(url());
+  natsOptions_SetUserInfo(opts.get(), "b", "pb");
+  std::string err;
+  auto req = connect(opts.get(), &err);
+  ASSERT_TRUE(req) << err;
+  natsMsg* reply = nullptr;
+  const natsStatus s = natsConnection_RequestString(&reply, req.get(), "help.nobody", "?", 3000);
+  if (reply) natsMsg_Destroy(reply);
+  // The import is interest (as nats-server 2.9.10): the request times out instead of a 503.
+  EXPECT_EQ(s, NATS_TIMEOUT) << status_text(s);
+}
+
+}  // namespace
+}  // namespace peregrine::test
