@@ -389,7 +389,7 @@ void dispatcher::on_close(net::conn_handle h) {
   auto it = _clients.find(h);
   if (it == _clients.end()) return;
   client& c = *it->second;
-  for (auto& [sid, s] : c.subs) _subs.remove(s.get());
+  for (auto& [sid, s] : c.subs) subs_for(s->account).remove(s.get());
   _sub_stats.removes += c.subs.size();
   if (!c.subs.empty() && _peers.size() > 1) {
     ++_bcast_seq;

@@ -71,6 +71,27 @@ TEST_F(accounts, subjects_are_isolated_per_account) {
   EXPECT_TRUE(a.ping_pong()) << "account A saw the global account's message";
 }
 
+TEST_F(accounts, subscriptions_of_a_closed_client_leave_its_accounts_sublist) {
+  {
+    raw_client gone;
+    ASSERT_TRUE(open_as(gone, "a2", "pa"));
+    ASSERT_TRUE(gone.send("SUB x.> 1\r\nSUB feed.> 2\r\n"));
+    ASSERT_TRUE(gone.ping_pong());
+  }
+  raw_client probe;
+  ASSERT_TRUE(open_as(probe, "a2", "pa"));  // a PONG here means the close was processed...
+  std::this_thread::sleep_for(100ms);        // ... on its shard (with 2 shards, maybe another)
+  raw_client a, b;
+  ASSERT_TRUE(open_as(a, "a", "pa"));
+  ASSERT_TRUE(open_as(b, "b", "pb"));
+  ASSERT_TRUE(b.send("SUB from_a.> 1\r\n"));
+  ASSERT_TRUE(b.ping_pong());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(a.send("PUB x.y 1\r\nx\r\nPUB feed.y 1\r\nf\r\n"));
+  ASSERT_TRUE(a.ping_pong()) << "the server must survive publishes to a closed client's subjects";
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(msg_head(b), "MSG from_a.feed.y 1 1\r\n");
+  EXPECT_TRUE(b.ping_pong());
+}
+
 TEST_F(accounts, stream_import_delivers_under_the_prefix) {
   raw_client a, b;
   ASSERT_TRUE(open_as(a, "a", "pa"));
