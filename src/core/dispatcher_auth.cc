@@ -40,7 +40,11 @@ void dispatcher::reauthorize_clients() {
   for (auto& [h, cp] : _clients) {
     client& c = *cp;
     if (!c.connected || c.closing) continue;
-    if (!_live->auth_required) {
+    if (!_live->auth_required) {  // no users any more: everyone is in the global account
+      if (c.account != kGlobalAccount) {
+        moved.push_back(&c);
+        continue;
+      }
       c.auth = nullptr;
       c.perms = nullptr;
       continue;

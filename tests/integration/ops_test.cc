@@ -257,6 +257,36 @@ TEST_F(ops, sighup_users_reload_revokes_subscriptions_closes_removed_users_and_a
   EXPECT_NE(refused->find("Authorization Violation"), std::string::npos);
 }
 
+TEST_F(ops, sighup_moving_a_user_to_another_account_closes_its_connection) {
+  const int port = pick_free_port();
+  auto conf = [&](const char* a_users, const char* b_users) {
+    return conf_on(port, std::string("accounts {\n  A: { users: [") + a_users + "] }\n  B: { users: [" + b_users + "] }\n}\n");
+  };
+  srv_->write_config(conf("{user: u1, password: p}, {user: u2, password: p}", "{user: u3, password: p}"));
+  ASSERT_TRUE(srv_->start());
+  auto login = [](const std::string& user) {
+    return "CONNECT {\"verbose\":false,\"pedantic\":false,\"user\":\"" + user + "\",\"pass\":\"p\"}\r\n";
+  };
+  raw_client u1, u2;
+  ASSERT_TRUE(eventually([&] { return u1.open(port, login("u1")); }, 5s));
+  ASSERT_TRUE(u2.open(port, login("u2")));
+  ASSERT_TRUE(u1.send("SUB t 1\r\n"));
+  ASSERT_TRUE(u1.ping_pong());
+  ASSERT_TRUE(u2.ping_pong());
+  srv_->write_config(conf("{user: u1, password: p}", "{user: u2, password: p}, {user: u3, password: p}"));
+  srv_->signal(SIGHUP);
+  const auto rest = u2.read_until_closed(5s);
+  ASSERT_TRUE(rest.has_value()) << "the moved user is still connected";
+  EXPECT_EQ(*rest, "");
+  ASSERT_TRUE(u1.ping_pong());
+  // u2 comes back in B: it no longer reaches A's subscribers.
+  raw_client again;
+  ASSERT_TRUE(again.open(port, login("u2")));
+  ASSERT_TRUE(again.send("PUB t 1\r\nx\r\n"));
+  ASSERT_TRUE(again.ping_pong());
+  EXPECT_TRUE(u1.ping_pong());
+}
+
 TEST_F(ops, sighup_lower_max_connections_closes_the_excess) {
   const int port = pick_free_port();
   srv_->write_config(conf_on(port, "max_connections: 10\n"));
