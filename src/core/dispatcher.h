@@ -101,6 +101,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::size_t run_calls();
   std::size_t lame_duck(base::nanos now);
   conn_snapshot snap(const client& c, bool with_subs) const;
+  std::string account_name(std::uint32_t account) const;
 
   // protocol
   // Parses and handles every complete op; returns the bytes consumed.

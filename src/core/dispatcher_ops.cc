@@ -108,14 +108,21 @@ conn_snapshot dispatcher::snap(const client& c, bool with_subs) const {
   s.version = c.version;
   s.user = c.auth_user;
   _transport->tls_info(c.handle, s.tls_version, s.tls_cipher);
+  if (c.account != kGlobalAccount) s.account = account_name(c.account);
   if (with_subs) {
-    for (const auto& [sid, sub] : c.subs) s.subs.push_back({sub->subject, sub->queue, sid, sub->delivered, c.cid});
+    for (const auto& [sid, sub] : c.subs)
+      s.subs.push_back({sub->subject, sub->queue, sid, sub->delivered, c.cid, account_name(sub->account)});
     // In sid order (numeric sids as numbers): the order clients subscribed in, usually.
     std::sort(s.subs.begin(), s.subs.end(), [](const sub_snapshot& a, const sub_snapshot& b) {
       return a.sid.size() != b.sid.size() ? a.sid.size() < b.sid.size() : a.sid < b.sid;
     });
   }
   return s;
+}
+
+std::string dispatcher::account_name(std::uint32_t account) const {
+  const auto& accounts = _live->auth->accounts;
+  return account < accounts.size() ? accounts[account].name : "$G";
 }
 
 shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
@@ -136,7 +143,8 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
   if (q.all_subs) {
     for (const auto& [sid, s] : _internal.subs) out.subs.push_back({s->subject, s->queue, sid, s->delivered, 0});
     for (const auto& [h, c] : _clients)
-      for (const auto& [sid, s] : c->subs) out.subs.push_back({s->subject, s->queue, sid, s->delivered, c->cid});
+      for (const auto& [sid, s] : c->subs)
+        out.subs.push_back({s->subject, s->queue, sid, s->delivered, c->cid, account_name(s->account)});
   }
   out.has_jetstream = !_services.empty();
   out.shard = _index;

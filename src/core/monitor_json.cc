@@ -165,7 +165,7 @@ double cpu_percent(std::int64_t start_wall_ns) {
 
 ojson sub_json(const sub_snapshot& s, bool with_account) {
   ojson j;
-  if (with_account) j["account"] = "$G";
+  if (with_account) j["account"] = s.account;
   j["subject"] = s.subject;
   if (!s.queue.empty()) j["qgroup"] = s.queue;
   j["sid"] = s.sid;
@@ -381,6 +381,7 @@ http_reply monitor_connz(server& srv, const http_query& q) {
     if (!c.tls_version.empty()) e["tls_version"] = c.tls_version;
     if (!c.tls_cipher.empty()) e["tls_cipher_suite"] = c.tls_cipher;
     if (with_auth && !c.user.empty()) e["authorized_user"] = c.user;
+    if (with_auth && !c.account.empty()) e["account"] = c.account;
     if (with_subs && !c.subs.empty()) {
       ojson sl = ojson::array();
       for (const auto& s : c.subs) {
@@ -553,7 +554,10 @@ http_reply monitor_accountz(server& srv, const http_query&) {
   j["server_id"] = srv.shared().server_id;
   j["now"] = base::rfc3339_nano(wall_now());
   j["system_account"] = "";
-  j["accounts"] = ojson::array({"$G"});
+  ojson names = ojson::array({"$G"});
+  for (const auto& a : srv.shared().live()->auth->accounts)
+    if (a.name != "$G") names.push_back(a.name);
+  j["accounts"] = names;
   return json_reply(j);
 }
 

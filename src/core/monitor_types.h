@@ -13,6 +13,7 @@ struct sub_snapshot {
   std::string sid;
   std::uint64_t msgs = 0;
   std::uint64_t cid = 0;
+  std::string account = "$G";
 };
 
 struct conn_snapshot {
@@ -29,6 +30,7 @@ struct conn_snapshot {
   std::uint64_t subscriptions = 0;
   std::string name, lang, version, user;
   std::string tls_version, tls_cipher;  // TLS connections only
+  std::string account;  // empty: the global account (connz omits it, as nats-server)
   std::vector<sub_snapshot> subs;  // filled when asked for (subs=1 / detail)
 };
 

@@ -296,6 +296,52 @@ TEST_F(monitor_test, varz_counts_traffic_and_subsz_filters_by_test_subject) {
   EXPECT_EQ(s["subscriptions_list"][0]["subject"], "a.*");
 }
 
+TEST_F(monitor_test, accounts_show_in_connz_subsz_and_accountz) {
+  const std::string ref = reference_binary();
+  const std::string conf = "accounts { A: { users: [ {user: a, password: pa} ] } }\n"
+                           "authorization { users: [ {user: g, password: pg} ] }\n";
+  ASSERT_TRUE(launch(a_, base_ / "peregrine", server_binary(), conf));
+  if (!ref.empty()) {
+    ASSERT_TRUE(launch(b_, base_ / "nats", ref, conf));
+  }
+  for (monitored* m : {&a_, &b_}) {
+    if (!m->srv) continue;
+    raw_client ca, cg;
+    ASSERT_TRUE(ca.open(m->nats, "CONNECT {\"verbose\":false,\"user\":\"a\",\"pass\":\"pa\"}\r\n"));
+    ASSERT_TRUE(ca.send("SUB in.a 1\r\n"));
+    ASSERT_TRUE(ca.ping_pong());
+    ASSERT_TRUE(cg.open(m->nats, "CONNECT {\"verbose\":false,\"user\":\"g\",\"pass\":\"pg\"}\r\n"));
+    ASSERT_TRUE(cg.ping_pong());
+    const ojson connz = get(*m, "/connz?auth=1");
+    int seen = 0;
+    for (const auto& c : connz["connections"]) {
+      const std::string user = c.value("authorized_user", "");
+      if (user == "a") {
+        ++seen;
+        EXPECT_EQ(c.value("account", ""), "A");
+        // nats-server puts the account right after authorized_user.
+        std::vector<std::string> keys;
+        for (auto it = c.begin(); it != c.end(); ++it) keys.push_back(it.key());
+        EXPECT_EQ(keys.back(), "account");
+        EXPECT_EQ(keys[keys.size() - 2], "authorized_user");
+      } else if (user == "g") {
+        ++seen;
+        EXPECT_FALSE(c.contains("account")) << "the global account is not shown";
+      }
+    }
+    EXPECT_EQ(seen, 2);
+    const ojson accountz = get(*m, "/accountz");
+    std::set<std::string> names;
+    for (const auto& n : accountz["accounts"]) names.insert(n.get<std::string>());
+    EXPECT_TRUE(names.count("$G") && names.count("A")) << accountz.dump();
+    const ojson subsz = get(*m, "/subsz?subs=1&test=in.a");
+    bool found = false;
+    for (const auto& s : subsz["subscriptions_list"])
+      if (s.value("subject", "") == "in.a") found = s.value("account", "") == "A";
+    EXPECT_TRUE(found) << subsz.dump();
+  }
+}
+
 TEST_F(monitor_test, healthz_and_base_path) {
   ASSERT_TRUE(launch(a_, base_ / "s", server_binary(), "http_base_path: \"/mon\"\n"));
   EXPECT_EQ(http_get(a_.http, "/varz").status, 404);
