@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "src/core/nkey.h"
 #include "src/core/options.h"
 #include "src/core/subject.h"
 
@@ -335,7 +336,7 @@ bool validate_auth(const server_options& o, std::string& error) {
       error = "authorization: duplicate user \"" + id + "\"";
       return false;
     }
-    if (!u.nkey.empty() && (u.nkey.size() != 56 || u.nkey[0] != 'U')) {
+    if (!u.nkey.empty() && !nkey_is_user_public(u.nkey)) {
       error = "authorization: \"" + u.nkey + "\" is not a valid public user nkey";
       return false;
     }

@@ -127,6 +127,11 @@ bool nkey_verify(std::string_view public_key, std::string_view nonce, std::strin
                                      raw->data() + 1) == 0;
 }
 
+bool nkey_is_user_public(std::string_view public_key) {
+  auto raw = decode_checked(public_key);
+  return raw && raw->size() == 1 + crypto_sign_PUBLICKEYBYTES && (*raw)[0] == kPrefixUser;
+}
+
 std::string nkey_new_user_seed() {
   ensure_sodium();
   std::vector<std::uint8_t> raw(2 + crypto_sign_SEEDBYTES);

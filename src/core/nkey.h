@@ -11,6 +11,8 @@ std::string make_nonce();
 // True when `public_key` is a valid user nkey and `sig` (base64url or standard base64) is
 // its ed25519 signature of `nonce`.
 bool nkey_verify(std::string_view public_key, std::string_view nonce, std::string_view sig);
+// True when `public_key` decodes as a user nkey ("U...", 56 characters, a good CRC).
+bool nkey_is_user_public(std::string_view public_key);
 
 // For tests and tools: a new random user seed, the public key of a seed, and a signature
 // (base64url, as clients send it). Empty strings on a malformed seed.

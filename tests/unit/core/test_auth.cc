@@ -333,6 +333,9 @@ TEST(AuthConfig, BadConfigsAreRejectedClearly) {
       {"authorization { users: [ {user: a, permissions: { publish: \"a..b\" }} ] }", "\"a..b\" is not a valid subject"},
       {"authorization { users: [ {user: a, permissions: { publish: \"a q\" }} ] }", "not a valid subject"},
       {"authorization { users: [ {nkey: UABC} ] }", "not a valid public user nkey"},
+      // 56 characters, but the CRC does not match.
+      {"authorization { users: [ {nkey: UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF5} ] }",
+       "not a valid public user nkey"},
       {"authorization { users: {user: a} }", "expected a list of users"},
       {"authorization { users: [ {user: a, permissions: { allow_responses: maybe }} ] }", "expected true, false"},
   };
