@@ -19,8 +19,8 @@ const unsigned char* reply_key() {
   return key;
 }
 
-std::string mac_of(std::uint32_t account, std::string_view reply) {
-  const std::string data = std::to_string(account) + "." + std::string(reply);
+std::string mac_of(std::uint32_t account, std::int64_t issued_s, std::string_view reply) {
+  const std::string data = std::to_string(account) + "." + std::to_string(issued_s) + "." + std::string(reply);
   unsigned char out[crypto_shorthash_BYTES];
   crypto_shorthash(out, reinterpret_cast<const unsigned char*>(data.data()), data.size(), reply_key());
   static const char* hex = "0123456789abcdef";
@@ -46,23 +46,30 @@ std::string service_import_subject(const service_forward& f, std::string_view su
 
 bool is_service_reply(std::string_view subject) { return subject.substr(0, kReplyPrefix.size()) == kReplyPrefix; }
 
-std::string service_reply(std::uint32_t account, std::string_view reply) {
-  return std::string(kReplyPrefix) + std::to_string(account) + "." + mac_of(account, reply) + "." + std::string(reply);
+std::string service_reply(std::uint32_t account, std::string_view reply, std::int64_t now_s) {
+  return std::string(kReplyPrefix) + std::to_string(account) + "." + std::to_string(now_s) + "." +
+         mac_of(account, now_s, reply) + "." + std::string(reply);
 }
 
-bool parse_service_reply(std::string_view subject, std::uint32_t& account, std::string& reply) {
+bool parse_service_reply(std::string_view subject, std::int64_t now_s, std::uint32_t& account, std::string& reply) {
   if (!is_service_reply(subject)) return false;
   std::string_view rest = subject.substr(kReplyPrefix.size());
-  const auto dot1 = rest.find('.');
-  if (dot1 == std::string_view::npos) return false;
-  const auto [p, ec] = std::from_chars(rest.data(), rest.data() + dot1, account);
-  if (ec != std::errc() || p != rest.data() + dot1) return false;
-  rest.remove_prefix(dot1 + 1);
-  const auto dot2 = rest.find('.');
-  if (dot2 == std::string_view::npos || dot2 + 1 >= rest.size()) return false;
-  const std::string_view mac = rest.substr(0, dot2);
-  reply = std::string(rest.substr(dot2 + 1));
-  return mac.size() == 16 && sodium_memcmp(mac.data(), mac_of(account, reply).data(), 16) == 0;
+  auto number = [&rest](auto& out) {  // "<digits>." at the front of rest
+    const auto dot = rest.find('.');
+    if (dot == std::string_view::npos) return false;
+    const auto [p, ec] = std::from_chars(rest.data(), rest.data() + dot, out);
+    if (ec != std::errc() || p != rest.data() + dot) return false;
+    rest.remove_prefix(dot + 1);
+    return true;
+  };
+  std::int64_t issued = 0;
+  if (!number(account) || !number(issued)) return false;
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos || dot + 1 >= rest.size()) return false;
+  const std::string_view mac = rest.substr(0, dot);
+  reply = std::string(rest.substr(dot + 1));
+  if (mac.size() != 16 || sodium_memcmp(mac.data(), mac_of(account, issued, reply).data(), 16) != 0) return false;
+  return now_s >= issued - 5 && now_s - issued <= kServiceReplyTtlS;  // 5 s of clock steps forgiven
 }
 
 }  // namespace core

@@ -39,12 +39,14 @@ std::string stream_import_subject(const stream_forward& f, std::string_view subj
 // The subject a service import sends a request on `subject` to.
 std::string service_import_subject(const service_forward& f, std::string_view subject);
 
-// Replies of service imports: "_R_.<account>.<mac>.<reply>". The mac (keyed SipHash, a key
-// per process) means an exporter can answer requests but not forge messages into any subject
-// of the importing account.
+// Replies of service imports: "_R_.<account>.<issued s>.<mac>.<reply>". The mac (keyed
+// SipHash, a key per process) means an exporter can answer requests but not forge messages
+// into any subject of the importing account; a reply is good for kServiceReplyTtlS after the
+// request (nats-server's service response threshold), then answers are dropped.
+inline constexpr std::int64_t kServiceReplyTtlS = 120;
 bool is_service_reply(std::string_view subject);
-std::string service_reply(std::uint32_t account, std::string_view reply);
-// True with the requester's account and reply when `subject` is a genuine service reply.
-bool parse_service_reply(std::string_view subject, std::uint32_t& account, std::string& reply);
+std::string service_reply(std::uint32_t account, std::string_view reply, std::int64_t now_s);
+// True with the requester's account and reply when `subject` is a genuine, live service reply.
+bool parse_service_reply(std::string_view subject, std::int64_t now_s, std::uint32_t& account, std::string& reply);
 
 }  // namespace core

@@ -98,12 +98,13 @@ sublist& dispatcher::subs_for(std::uint32_t account) {
 void dispatcher::publish_in_account(client& from, std::string_view subject, std::string_view reply,
                                     std::string_view headers, std::string_view payload) {
   const auto& accounts = _live->auth->accounts;
-  if (from.account >= accounts.size()) return;  // its account went away in a reload
+  if (from.account >= accounts.size()) return;
+  const std::int64_t now_s = _loop.clk().wall_ns() / base::kSecond;  // its account went away in a reload
   // A response to an imported service travels back to the requester's account only.
   if (is_service_reply(subject)) {
     std::uint32_t to = 0;
     std::string original;
-    if (parse_service_reply(subject, to, original) && to < accounts.size() && to != from.account) {
+    if (parse_service_reply(subject, now_s, to, original) && to < accounts.size() && to != from.account) {
       route(to, &from, original, reply, headers, payload, {}, false);
       return;
     }
@@ -120,7 +121,7 @@ void dispatcher::publish_in_account(client& from, std::string_view subject, std:
   for (const auto& f : rules.services_out) {
     if (!subject_matches(f.local, subject)) continue;
     imported = true;
-    const std::string r = reply.empty() ? std::string() : service_reply(from.account, reply);
+    const std::string r = reply.empty() ? std::string() : service_reply(from.account, reply, now_s);
     route(f.to_account, &from, service_import_subject(f, subject), r, headers, payload, {}, false);
   }
   route(from.account, &from, subject, reply, headers, payload, {}, !imported);

@@ -208,21 +208,27 @@ std::filesystem::path write_conf(const std::string& text) {
 }
 
 TEST(Accounts, ServiceRepliesAreAuthenticated) {
-  const std::string r = service_reply(3, "_INBOX.abc.def");
+  const std::int64_t t = 1'700'000'000;
+  const std::string r = service_reply(3, "_INBOX.abc.def", t);
   EXPECT_TRUE(is_service_reply(r));
   std::uint32_t account = 0;
   std::string reply;
-  ASSERT_TRUE(parse_service_reply(r, account, reply));
+  ASSERT_TRUE(parse_service_reply(r, t + 1, account, reply));
   EXPECT_EQ(account, 3u);
   EXPECT_EQ(reply, "_INBOX.abc.def");
-  // Another account or reply under the same mac is a forgery.
+  EXPECT_TRUE(parse_service_reply(r, t + kServiceReplyTtlS, account, reply));
+  EXPECT_FALSE(parse_service_reply(r, t + kServiceReplyTtlS + 1, account, reply));  // expired
+  // Another account, issue time or reply under the same mac is a forgery.
   std::string forged = r;
   forged.replace(4, 1, "2");
-  EXPECT_FALSE(parse_service_reply(forged, account, reply));
-  EXPECT_FALSE(parse_service_reply(r.substr(0, r.size() - 1) + "x", account, reply));
-  EXPECT_FALSE(parse_service_reply("_R_.3.0000000000000000.x", account, reply));
-  EXPECT_FALSE(parse_service_reply("_R_.x", account, reply));
-  EXPECT_FALSE(parse_service_reply("orders.x", account, reply));
+  EXPECT_FALSE(parse_service_reply(forged, t, account, reply));
+  std::string later = r;
+  later.replace(later.find(std::to_string(t)), 10, std::to_string(t + 100));
+  EXPECT_FALSE(parse_service_reply(later, t + 100, account, reply));
+  EXPECT_FALSE(parse_service_reply(r.substr(0, r.size() - 1) + "x", t, account, reply));
+  EXPECT_FALSE(parse_service_reply("_R_.3.1700000000.0000000000000000.x", t, account, reply));
+  EXPECT_FALSE(parse_service_reply("_R_.x", t, account, reply));
+  EXPECT_FALSE(parse_service_reply("orders.x", t, account, reply));
 }
 
 TEST(Accounts, ImportSubjectMapping) {
