@@ -117,7 +117,11 @@ std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
     e->name = u.nkey.empty() ? u.user : u.nkey;
     e->password = u.password;
     e->nkey = u.nkey;
-    std::optional<permissions> p = u.perms ? u.perms : o.default_permissions;
+    // default_permissions are per block: the authorization block's for its users, an
+    // account's for its own (as nats-server).
+    const std::optional<permissions>& defaults =
+        account == kGlobalAccount ? o.default_permissions : o.accounts[account - 1].default_permissions;
+    std::optional<permissions> p = u.perms ? u.perms : defaults;
     if (p) {
       if (p->responses && !p->publish) p->publish = subject_permission{std::vector<std::string>{}, {}};
       e->perms = std::make_shared<const permissions>(*p);

@@ -233,6 +233,8 @@ struct reader {
         if (!e.is_array()) return bad(e, k, "expected a list of imports");
         for (const auto& item : e.items)
           if (!imp(item, out.imports.emplace_back())) return false;
+      } else if (key_is(k, {"default_permissions"})) {
+        ok = perms(e, k, out.default_permissions.emplace());
       } else if (key_is(k, {"jetstream"})) {
         out.jetstream = !(e.is_scalar() && (e.text == "disabled" || e.text == "false" || e.text == "disable"));
         if (out.jetstream)

@@ -37,7 +37,7 @@ struct user_config {
   std::string user;      // empty for an nkey user
   std::string password;  // plain text or a bcrypt hash ($2a$/$2b$/$2y$)
   std::string nkey;      // public user nkey ("U..."): authenticates by signing the INFO nonce
-  std::optional<permissions> perms;  // none: default_permissions
+  std::optional<permissions> perms;  // none: its block's default_permissions
   bool operator==(const user_config&) const = default;
 };
 
@@ -69,6 +69,7 @@ struct account_config {
   std::vector<user_config> users;
   std::vector<account_export> exports;
   std::vector<account_import> imports;
+  std::optional<permissions> default_permissions;  // for this account's users without their own
   bool jetstream = false;  // accepted; JetStream still serves only the global account
   bool operator==(const account_config&) const = default;
 };

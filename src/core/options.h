@@ -38,7 +38,7 @@ struct server_options {
   // TLS on the client listener: the tls block, allow_non_tls, --tls* flags
   net::tls_options tls;
   std::vector<user_config> users;                 // authorization.users
-  std::optional<permissions> default_permissions;  // authorization.default_permissions
+  std::optional<permissions> default_permissions;  // authorization.default_permissions ($G users only)
   std::string no_auth_user;                        // a client without credentials is this user
   std::vector<account_config> accounts;            // accounts { }: users outside them are in $G
   // monitoring (HTTP): http_port 0 = off, -1 = a free port

@@ -41,12 +41,15 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   // sublists), exports and imports need a restart.
   if (current.accounts != next.accounts) {
     auto shape = [](std::vector<account_config> v) {
-      for (auto& a : v) a.users.clear();
+      for (auto& a : v) {
+        a.users.clear();
+        a.default_permissions.reset();
+      }
       return v;
     };
     if (shape(current.accounts) == shape(next.accounts)) {
       p.result.accounts = next.accounts;
-      p.changed.emplace_back("accounts.users");
+      p.changed.emplace_back("accounts.users");  // and their default_permissions
       p.auth_changed = true;
     } else {
       p.refused.push_back("accounts: the accounts, their exports and imports (users change live)");

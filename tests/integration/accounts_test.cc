@@ -18,6 +18,7 @@ class accounts : public server_test {
 accounts {
   A: {
     users: [ { user: a, password: pa }, { user: a2, password: pa } ]
+    default_permissions: { publish: { deny: "a.denied" } }
     exports: [ { stream: "feed.>" }, { service: "help.>" }, { service: "only.c", accounts: [C] } ]
   }
   B: {
@@ -32,7 +33,10 @@ accounts {
     imports: [ { service: { account: A, subject: "only.c" }, to: "ask.a" } ]
   }
 }
-authorization { users: [ { user: g, password: pg } ] }
+authorization {
+  default_permissions: { publish: { deny: "g.denied" } }
+  users: [ { user: g, password: pg } ]
+}
 )";
   }
   static std::string login(const std::string& user, const std::string& pass) {
@@ -90,6 +94,19 @@ TEST_F(accounts, subscriptions_of_a_closed_client_leave_its_accounts_sublist) {
   ASSERT_TRUE(a.ping_pong()) << "the server must survive publishes to a closed client's subjects";
   for (int i = 0; i < 20; ++i) EXPECT_EQ(msg_head(b), "MSG from_a.feed.y 1 1\r\n");
   EXPECT_TRUE(b.ping_pong());
+}
+
+TEST_F(accounts, default_permissions_belong_to_their_block) {
+  raw_client a, g;
+  ASSERT_TRUE(open_as(a, "a", "pa"));
+  ASSERT_TRUE(open_as(g, "g", "pg"));
+  // The authorization block's defaults are for its own users, not the accounts' users.
+  ASSERT_TRUE(a.send("PUB g.denied 0\r\n\r\nPUB a.denied 0\r\n\r\n"));
+  EXPECT_EQ(a.read_line(), "-ERR 'Permissions Violation for Publish to \"a.denied\"'\r\n");
+  EXPECT_TRUE(a.ping_pong());
+  ASSERT_TRUE(g.send("PUB a.denied 0\r\n\r\nPUB g.denied 0\r\n\r\n"));
+  EXPECT_EQ(g.read_line(), "-ERR 'Permissions Violation for Publish to \"g.denied\"'\r\n");
+  EXPECT_TRUE(g.ping_pong());
 }
 
 TEST_F(accounts, stream_import_delivers_under_the_prefix) {

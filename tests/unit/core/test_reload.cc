@@ -68,14 +68,18 @@ TEST(plan_reload, users_permissions_and_no_auth_user_apply_live) {
 
 TEST(plan_reload, account_users_change_live_but_accounts_need_a_restart) {
   server_options cur, next;
-  cur.accounts = {account_config{"A", {user_config{"a", "pa", "", std::nullopt}}, {}, {}, false}};
+  cur.accounts = {account_config{"A", {user_config{"a", "pa", "", std::nullopt}}, {}, {}, std::nullopt, false}};
   next = cur;
   next.accounts[0].users.push_back(user_config{"a2", "pa", "", std::nullopt});
   reload_plan p = plan_reload(cur, next);
   EXPECT_TRUE(p.auth_changed);
   EXPECT_EQ(p.result.accounts, next.accounts);
   EXPECT_TRUE(p.refused.empty());
-  next.accounts.push_back(account_config{"B", {}, {}, {}, false});
+  server_options defaults = cur;  // an account's default_permissions are live too
+  defaults.accounts[0].default_permissions = permissions{};
+  EXPECT_TRUE(plan_reload(cur, defaults).refused.empty());
+  EXPECT_TRUE(plan_reload(cur, defaults).auth_changed);
+  next.accounts.push_back(account_config{"B", {}, {}, {}, std::nullopt, false});
   p = plan_reload(cur, next);
   EXPECT_EQ(p.result.accounts, cur.accounts);
   EXPECT_TRUE(has(p.refused, "accounts:"));
