@@ -274,8 +274,8 @@ TEST_F(tls_verify_server, certificate_of_another_ca_is_refused) {
   EXPECT_NE(server_->log().find("TLS handshake error"), std::string::npos) << server_->log();
 }
 
-// verify_and_map with the single user (a users list comes with the authorization work): the
-// certificate's subject or one of its e-mail / DNS names.
+// verify_and_map with the single user: the certificate's subject or one of its e-mail / DNS
+// names (a users list: tls_verify_and_map_users below).
 class tls_verify_and_map : public server_test {
  protected:
   std::string extra_conf() const override {
@@ -319,6 +319,30 @@ TEST_F(tls_verify_and_map_other_user, a_certificate_of_someone_else_is_an_author
   natsOptions_SetUserInfo(opts.get(), "CN=bob", "x");  // the password does not stand in for the certificate
   EXPECT_FALSE(connect(opts.get(), &err));
   EXPECT_NE(err.find("Authorization Violation"), std::string::npos) << err;
+}
+
+// verify_and_map with a users list: the certificate names the user, who has its permissions.
+class tls_verify_and_map_users : public server_test {
+ protected:
+  std::string extra_conf() const override {
+    return tls_block("  verify_and_map: true\n") +
+           "authorization {\n  users: [\n    { user: \"CN=bob\" }\n"
+           "    { user: \"CN=alice,O=Peregrine\", permissions: { publish: \"tls.rt\", subscribe: \"tls.rt\" } }\n  ]\n}\n";
+  }
+};
+
+TEST_F(tls_verify_and_map_users, the_mapped_user_gets_its_permissions) {
+  std::string err;
+  auto opts = secure_opts(url(), "ca.pem", "client.pem", "client-key.pem");
+  auto nc = connect(opts.get(), &err);
+  ASSERT_TRUE(nc) << err;
+  round_trip(nc.get(), 3, 10);
+  ASSERT_EQ(natsConnection_PublishString(nc.get(), "elsewhere", "x"), NATS_OK);
+  ASSERT_EQ(natsConnection_FlushTimeout(nc.get(), 5000), NATS_OK);
+  const char* text = nullptr;
+  EXPECT_EQ(natsConnection_GetLastError(nc.get(), &text), NATS_NOT_PERMITTED);
+  EXPECT_NE(std::string(text ? text : "").find("Permissions Violation for Publish to \"elsewhere\""), std::string::npos)
+      << (text ? text : "");
 }
 
 // handshake_first came with nats-server 2.10: 2.9.10 refuses the key (this fixture fails there).
