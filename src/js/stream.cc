@@ -8,6 +8,7 @@
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
 #include "src/js/source_link.h"
+#include "src/js/stream_counter.h"
 
 namespace js {
 
@@ -152,11 +153,12 @@ void stream::trim_after_append() {
   if (!removed.empty()) notify_removed(removed);
 }
 
-std::string stream::ack_body(std::uint64_t seq, bool duplicate) const {
+std::string stream::ack_body(std::uint64_t seq, bool duplicate, std::string_view val) const {
   std::string out = "{\"stream\":" + nlohmann::json(_cfg.name).dump() + ",";
   if (!_host.domain().empty()) out += "\"domain\":" + nlohmann::json(_host.domain()).dump() + ",";
   out += "\"seq\":" + std::to_string(seq);
   if (duplicate) out += ",\"duplicate\": true";
+  if (!val.empty()) out += ",\"val\":\"" + std::string(val) + "\"";  // decimal digits: no escaping
   out += "}";
   return out;
 }
@@ -303,6 +305,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   std::string transformed;
   const std::string_view subject = _rewrites.ingest(m.subject, transformed);
   const js_headers h = m.headers.empty() ? js_headers{} : parse_js_headers(m.headers);
+  if (auto e = check_incr_headers(h, _cfg.allow_msg_counter, m.payload.size(), _copy_error != nullptr)) return fail(*e);
   if (h.expected_stream && *h.expected_stream != _cfg.name) return fail(make_error(err::expected_stream));
   if (h.batch_id) return on_batch_msg(m, subject, h);
   const auto r = store_msg(subject, m.headers, h, m.payload);
@@ -310,7 +313,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   if (!want_ack) return;
   switch (r.what) {
     case publish_result::stored:
-      return queue_ack(std::string(m.reply), ack_body(r.seq, false), r.seq);
+      return queue_ack(std::string(m.reply), ack_body(r.seq, false, r.val), r.seq);
     case publish_result::duplicate:
       return queue_ack(std::string(m.reply), ack_body(r.seq, true), _store->last_seq());
     case publish_result::failed:
@@ -327,7 +330,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   std::optional<std::string_view> rollup;
   std::int64_t ttl = storage::ttl_none;
   if (!hdr.empty()) {
-    if (h.incr && !_cfg.allow_msg_counter) return fail(make_error(err::counters_disabled));
+    if (auto e = check_incr_headers(h, _cfg.allow_msg_counter, payload.size(), _copy_error != nullptr)) return fail(*e);
     if (const auto& v = h.ttl) {
       // A standalone server parses first: an invalid value is 10165 even where TTLs are off.
       const auto parsed = parse_msg_ttl(*v);
@@ -367,6 +370,23 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
         return fail(make_error(err::rollup_failed, "rollup value invalid: \"" + std::string(*rollup) + "\""));
     }
   }
+  // A counter stores its new total instead of the (empty) published payload.
+  std::optional<counter_update> counted;
+  if (_cfg.allow_msg_counter) {
+    auto last = _store->load_last(subject);
+    std::optional<std::string_view> last_payload;
+    std::string_view last_hdr;
+    if (last.ok()) {
+      last_payload = last->payload;
+      last_hdr = last->headers;
+    }
+    const auto source = _copy_error ? find_header(hdr, "Nats-Stream-Source") : std::nullopt;
+    auto c = apply_increment(subject, hdr, h, payload, last_payload, last_hdr, source);
+    if (!c.update) return fail(c.error);
+    counted = std::move(c.update);
+    hdr = counted->headers;
+    payload = counted->payload;
+  }
   if (_cfg.max_msg_size >= 0 && hdr.size() + payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
   if (_host.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
@@ -398,7 +418,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
       _host.publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : payload);
   }
   if (_events) _events->on_stored(*seq, subject);
-  return publish_result{publish_result::stored, *seq, {}};
+  return publish_result{publish_result::stored, *seq, {}, counted ? counted->total : std::string()};
 }
 
 ojson stream::state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const {

@@ -116,6 +116,7 @@ class stream final : public core::internal_handler {
     enum kind { stored, duplicate, failed } what;
     std::uint64_t seq;  // stored: its sequence; duplicate: the original's
     api_error error;
+    std::string val;  // a counter stream's new total (the PubAck's "val")
   };
   // A message that passed the stream-level checks: the header checks, dedup, the append.
   publish_result store_msg(std::string_view subject, std::string_view hdr, const js_headers& h,
@@ -143,7 +144,7 @@ class stream final : public core::internal_handler {
   bool idle() const { return _acks.empty() && _batches.empty() && _store->backlog_bytes() == 0; }
 
  private:
-  std::string ack_body(std::uint64_t seq, bool duplicate) const;
+  std::string ack_body(std::uint64_t seq, bool duplicate, std::string_view val = {}) const;
   std::optional<api_error> check_discard_new(std::string_view subject, std::uint64_t size, bool rollup);
   void apply_limits();
   void drop_torn_batch();

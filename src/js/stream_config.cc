@@ -236,10 +236,10 @@ std::optional<api_error> normalise(stream_config& c) {
   // Server-managed metadata: clients' version keys are dropped, the required level recomputed.
   c.metadata.erase("_nats.ver");
   c.metadata.erase("_nats.level");
-  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches, 4 for
+  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches and counters, 4 for
   // fast-ingest batches.
-  c.metadata["_nats.req.level"] = c.allow_batched  ? "4"
-                                  : c.allow_atomic ? "2"
+  c.metadata["_nats.req.level"] = c.allow_batched                          ? "4"
+                                  : c.allow_atomic || c.allow_msg_counter ? "2"
                                   : c.allow_msg_ttl || c.subject_delete_marker_ttl > 0 ? "1"
                                                                                        : "0";
   return std::nullopt;
@@ -312,7 +312,12 @@ std::optional<api_error> validate(const stream_config& c) {
   if (auto e = validate_mirror_and_sources(c)) return e;
   if (auto e = check_transforms(c)) return e;
   if (c.subject_delete_marker_ttl > 0) return later("subject delete marker TTL");
-  if (c.allow_msg_counter) return later("message counters");
+  if (c.allow_msg_counter) {  // a total is the sum of every increment: nothing may drop one
+    if (c.discard == discard_policy::new_msgs) return invalid("counter stream cannot use discard new");
+    if (c.allow_msg_ttl) return invalid("counter stream cannot use message TTLs");
+    if (c.allow_msg_schedules) return invalid("counter stream cannot use message schedules");
+    if (c.retention != retention_policy::limits) return invalid("counter stream can only use limits retention");
+  }
   if (c.allow_msg_schedules) return later("message schedules");
   if (c.persist_mode == "async") return later("async persist mode");
   return std::nullopt;
