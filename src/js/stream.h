@@ -134,6 +134,7 @@ class stream final : public core::internal_handler {
   void on_batch_msg(const core::inbound_msg& m, std::string_view subject, const js_headers& h);
   std::optional<api_error> check_batch(const std::vector<batch_msg>& msgs, const std::vector<js_headers>& hdrs,
                                        std::vector<std::int64_t>& ttls);
+  std::optional<api_error> count_batch(std::vector<batch_msg>& msgs, const std::vector<js_headers>& hdrs);
   void batch_abandoned(std::string_view id, std::string_view reason);
   void queue_ack(std::string reply, std::string body, std::uint64_t wait_seq);
   void flush_acks(std::uint64_t durable);

@@ -6,6 +6,7 @@
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
 #include "src/js/stream.h"
+#include "src/js/stream_counter.h"
 
 namespace js {
 void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, const js_headers& h) {
@@ -33,6 +34,8 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
   for (const auto& b : out.msgs) hdrs.push_back(b.headers.empty() ? js_headers{} : parse_js_headers(b.headers));
   std::vector<std::int64_t> ttls;
   if (auto e = check_batch(out.msgs, hdrs, ttls)) return fail(*e);
+  if (_cfg.allow_msg_counter)
+    if (auto e = count_batch(out.msgs, hdrs)) return fail(*e);
   if (out.eob && !out.msgs.empty()) {  // the last stored message shows the commit
     out.msgs.back().headers = append_header(out.msgs.back().headers, "Nats-Batch-Commit", "1");
     hdrs.back() = parse_js_headers(out.msgs.back().headers);
@@ -134,6 +137,31 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
 void stream::batch_abandoned(std::string_view id, std::string_view reason) {
   _host.publish_event("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED." + _cfg.name, "stream_batch_abandoned",
                     ojson{{"stream", _cfg.name}, {"batch", std::string(id)}, {"reason", std::string(reason)}});
+}
+
+// A counter stream's batch: each increment adds to the total before it, this batch's earlier
+// messages on the subject included; any failure refuses the whole batch before it is stored.
+std::optional<api_error> stream::count_batch(std::vector<batch_msg>& msgs, const std::vector<js_headers>& hdrs) {
+  std::unordered_map<std::string, std::pair<std::string, std::string>> running;  // subject -> payload, headers
+  for (std::size_t i = 0; i < msgs.size(); ++i) {
+    batch_msg& b = msgs[i];
+    std::optional<std::string_view> last_payload;
+    std::string_view last_hdr;
+    storage::stored_msg stored;
+    if (auto it = running.find(b.subject); it != running.end()) {
+      last_payload = it->second.first;
+      last_hdr = it->second.second;
+    } else if (auto l = _store->load_last(b.subject); l.ok()) {
+      stored = std::move(*l);
+      last_payload = stored.payload;
+      last_hdr = stored.headers;
+    }
+    auto c = apply_increment(b.subject, b.headers, hdrs[i], b.payload, last_payload, last_hdr, std::nullopt);
+    if (!c.update) return c.error;
+    b.payload = c.update->payload;  // the headers stay (hdrs views into them)
+    running[b.subject] = {std::move(c.update->payload), b.headers};
+  }
+  return std::nullopt;
 }
 
 }  // namespace js

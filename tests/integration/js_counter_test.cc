@@ -161,5 +161,28 @@ TEST_F(js_counter, sourced_counters_add_up_their_origins) {
   EXPECT_EQ(got["data"], "eyJ2YWwiOiIxOCJ9") << got;  // {"val":"18"}
 }
 
+TEST_F(js_counter, atomic_batch_adds_each_increment_in_order) {
+  ASSERT_FALSE(create({{"name", "C"}, {"subjects", {"c.>"}}, {"allow_msg_counter", true}, {"allow_atomic", true}})
+                   .contains("error"));
+  ASSERT_EQ(incr("c.a", "100"), R"({"stream":"C","seq":1,"val":"100"})");
+  EXPECT_EQ(publish("c.a", "", {{"Nats-Incr", "1"}, {"Nats-Batch-Id", "b1"}, {"Nats-Batch-Sequence", "1"}}), "");
+  EXPECT_EQ(publish("c.b", "", {{"Nats-Incr", "-2"}, {"Nats-Batch-Id", "b1"}, {"Nats-Batch-Sequence", "2"}}), "");
+  json ack = publish("c.a", "", {{"Nats-Incr", "+10"}, {"Nats-Batch-Id", "b1"}, {"Nats-Batch-Sequence", "3"},
+                                 {"Nats-Batch-Commit", "1"}});
+  EXPECT_EQ(ack["seq"], 4) << ack;
+  EXPECT_EQ(ack["count"], 3) << ack;
+  auto data_at = [&](int seq) {
+    return request("$JS.API.STREAM.MSG.GET.C", json{{"seq", seq}}.dump())["message"]["data"];
+  };
+  EXPECT_EQ(data_at(2), "eyJ2YWwiOiIxMDEifQ==");  // {"val":"101"}
+  EXPECT_EQ(data_at(3), "eyJ2YWwiOiItMiJ9");      // {"val":"-2"}
+  EXPECT_EQ(data_at(4), "eyJ2YWwiOiIxMTEifQ==");  // {"val":"111"}
+  // A batch message without an increment refuses the whole batch.
+  EXPECT_EQ(publish("c.a", "", {{"Nats-Incr", "1"}, {"Nats-Batch-Id", "b2"}, {"Nats-Batch-Sequence", "1"}}), "");
+  json e = publish("c.a", "", {{"Nats-Batch-Id", "b2"}, {"Nats-Batch-Sequence", "2"}, {"Nats-Batch-Commit", "1"}});
+  EXPECT_EQ(e["error"]["err_code"], 10169) << e;
+  EXPECT_EQ(state("C")["messages"], 4);
+}
+
 }  // namespace
 }  // namespace peregrine::test
