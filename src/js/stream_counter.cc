@@ -137,7 +137,7 @@ std::string counter_payload(const big_int& v) { return "{\"val\":\"" + v.str() +
 
 std::optional<api_error> check_incr_headers(const js_headers& h, bool counter_stream, std::size_t payload_size,
                                             bool sourced) {
-  if (!h.incr) return std::nullopt;
+  if (!h.incr || h.incr->empty()) return std::nullopt;  // an empty value counts as absent, as in Go
   if (!parse_big_int(*h.incr)) return make_error(err::counter_incr_invalid);
   if (sourced) return std::nullopt;
   if (!counter_stream) return make_error(err::counters_disabled);
@@ -152,7 +152,7 @@ std::optional<api_error> check_incr_headers(const js_headers& h, bool counter_st
 counter_result apply_increment(std::string_view subject, std::string_view hdr, const js_headers& h,
                                std::string_view payload, std::optional<std::string_view> last_payload,
                                std::string_view last_hdr, std::optional<std::string_view> source_header) {
-  if (!h.incr) return {std::nullopt, make_error(err::counter_incr_missing)};
+  if (!h.incr || h.incr->empty()) return {std::nullopt, make_error(err::counter_incr_missing)};
   auto incr = parse_big_int(*h.incr);
   if (!incr) return {std::nullopt, make_error(err::counter_incr_invalid)};
   big_int total;

@@ -76,6 +76,7 @@ TEST(stream_counter, incr_header_rules) {
   EXPECT_EQ(header_error(js_headers{}, true, 0), 0);  // missing is decided with the math (10169)
   EXPECT_EQ(header_error(js_headers{}, false, 5), 0);
   EXPECT_EQ(header_error(with_incr("+1"), true, 0), 0);
+  EXPECT_EQ(header_error(with_incr(""), false, 0), 0);  // an empty value is no increment
   EXPECT_EQ(header_error(with_incr("one"), true, 0), 10171);
   EXPECT_EQ(header_error(with_incr("one"), false, 0), 10171);  // parsed first
   EXPECT_EQ(header_error(with_incr("1"), false, 0), 10168);
@@ -117,6 +118,8 @@ TEST(stream_counter, increment_on_the_last_value) {
   EXPECT_EQ(r.update->total, "-2");
   r = apply_increment("c.a", "", js_headers{}, "", std::nullopt, "", std::nullopt);
   EXPECT_FALSE(r.update);
+  EXPECT_EQ(r.error.err_code, 10169);
+  r = apply_increment("c.a", "", with_incr(""), "", std::nullopt, "", std::nullopt);
   EXPECT_EQ(r.error.err_code, 10169);
   EXPECT_EQ(r.error.description, "message counter increment is missing");
   r = apply_increment("c.a", dec, parse_js_headers(dec), "", std::string_view("not a counter"), "", std::nullopt);
