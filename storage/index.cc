@@ -395,8 +395,23 @@ std::uint64_t indexed_store::enforce_limits(std::vector<std::uint64_t>* removed)
   return n;
 }
 
-std::uint64_t indexed_store::expire(std::int64_t now_ns, std::vector<std::uint64_t>* removed) {
+std::uint64_t indexed_store::expire(std::int64_t now_ns, std::vector<std::uint64_t>* removed,
+                                    const spare_fn& spare) {
   std::vector<std::uint64_t> victims;
+  std::set<std::uint64_t> spared;
+  std::unordered_map<std::uint32_t, std::uint64_t> going;  // subject id -> victims so far
+  // A message stays when it would be its subject's last and spare says so.
+  auto keep = [&](std::uint64_t seq, std::uint32_t subj) {
+    if (!spare) return false;
+    if (spared.count(seq)) return true;
+    const subject_rec& r = _subjects[subj];
+    if (r.count() - going[subj] == 1 && spare(seq, r.name)) {
+      spared.insert(seq);
+      return true;
+    }
+    ++going[subj];
+    return false;
+  };
   bool prefix = true;
   if (_limits.max_age_ns > 0) {
     std::int64_t cutoff = now_ns - _limits.max_age_ns;
@@ -404,7 +419,7 @@ std::uint64_t indexed_store::expire(std::int64_t now_ns, std::vector<std::uint64
       const msg_entry& e = _idx[i];
       if (e.subj == kDead) continue;
       if (e.ts > cutoff) break;
-      if (e.ttl == ttl_never) {
+      if (e.ttl == ttl_never || keep(_base + i, e.subj)) {
         prefix = false;
         continue;
       }
@@ -418,11 +433,13 @@ std::uint64_t indexed_store::expire(std::int64_t now_ns, std::vector<std::uint64
       for (std::uint64_t s : victims) remove_live(s, true, false);
     }
   }
-  while (!_ttl.empty() && _ttl.begin()->first <= now_ns) {
-    std::uint64_t s = _ttl.begin()->second;
-    remove_live(s, true, false);
-    victims.push_back(s);
-  }
+  going.clear();
+  std::vector<std::uint64_t> due;
+  for (auto it = _ttl.begin(); it != _ttl.end() && it->first <= now_ns; ++it) due.push_back(it->second);
+  std::size_t from = victims.size();
+  for (std::uint64_t s : due)  // decide all first: keep() counts against unchanged subjects
+    if (!keep(s, find(s)->subj)) victims.push_back(s);
+  for (std::size_t i = from; i < victims.size(); ++i) remove_live(victims[i], true, false);
   if (removed) removed->insert(removed->end(), victims.begin(), victims.end());
   return victims.size();
 }

@@ -50,8 +50,8 @@ class indexed_store : public stream_store {
   void set_limits(const stream_limits& l) override;
   const stream_limits& limits() const override { return _limits; }
   std::uint64_t enforce_limits(std::vector<std::uint64_t>* removed = nullptr) override;
-  std::uint64_t expire(std::int64_t now_ns,
-                       std::vector<std::uint64_t>* removed = nullptr) override;
+  std::uint64_t expire(std::int64_t now_ns, std::vector<std::uint64_t>* removed = nullptr,
+                       const spare_fn& spare = {}) override;
   std::int64_t next_expiry() const override;
 
  protected:

@@ -83,6 +83,10 @@ struct purge_request {
 };
 
 using durable_fn = std::function<void(std::uint64_t durable_seq)>;
+// Asked by expire() about an expiring message that is the last one of its subject: true
+// leaves it in place (subject delete markers: the stream writes a marker whose roll-up
+// removes it, streams.md §9.4).
+using spare_fn = std::function<bool(std::uint64_t seq, std::string_view subject)>;
 using error_fn = std::function<void(base::error e, std::uint64_t first_seq, std::uint64_t last_seq)>;
 
 class stream_store {
@@ -128,8 +132,10 @@ class stream_store {
   // Applies max_msgs, max_bytes and max_msgs_per_subject (discard old). Returns the count
   // removed; their sequences are appended to *removed when given.
   virtual std::uint64_t enforce_limits(std::vector<std::uint64_t>* removed = nullptr) = 0;
-  // Removes messages past max_age or their own TTL at now_ns (unix ns).
-  virtual std::uint64_t expire(std::int64_t now_ns, std::vector<std::uint64_t>* removed = nullptr) = 0;
+  // Removes messages past max_age or their own TTL at now_ns (unix ns), except those spare
+  // keeps (each is asked at most once per call, in sequence order within each pass).
+  virtual std::uint64_t expire(std::int64_t now_ns, std::vector<std::uint64_t>* removed = nullptr,
+                               const spare_fn& spare = {}) = 0;
   // Earliest time something expires (unix ns), 0 if nothing will.
   virtual std::int64_t next_expiry() const = 0;
 

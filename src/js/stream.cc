@@ -130,7 +130,7 @@ void stream::apply_limits() {
   _store->set_limits(l);
   std::vector<std::uint64_t> removed;
   _store->enforce_limits(&removed);
-  if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) _store->expire(_host.now(), &removed);
+  if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) expire_msgs(_host.now(), removed);
   if (!removed.empty()) notify_removed(removed);
 }
 
@@ -213,7 +213,7 @@ std::size_t stream::poll(std::int64_t now_wall) {
   if ((_cfg.max_age > 0 || _cfg.allow_msg_ttl) && now_wall >= _next_expiry_check) {
     _next_expiry_check = now_wall + kExpiryCheckNs;
     std::vector<std::uint64_t> removed;
-    work += _store->expire(now_wall, &removed);
+    work += expire_msgs(now_wall, removed);
     if (!removed.empty()) notify_removed(removed);
   }
   if (!_batches.empty())

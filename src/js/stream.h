@@ -40,6 +40,11 @@ class stream_events {
   virtual std::size_t consumer_count() const = 0;
 };
 
+// Subject delete markers (stream_markers.cc): whether a stored message counts as one (it has
+// Nats-Marker-Reason, or KV-Operation: PURGE), and the header block of a new one.
+bool is_delete_marker(std::string_view headers);
+std::string delete_marker_headers(std::int64_t marker_ttl_ns);
+
 class stream final : public core::internal_handler {
  public:
   stream(group_host& host, stream_config cfg, std::int64_t created_ns, std::string dir,
@@ -148,6 +153,8 @@ class stream final : public core::internal_handler {
   std::string ack_body(std::uint64_t seq, bool duplicate, std::string_view val = {}) const;
   std::optional<api_error> check_discard_new(std::string_view subject, std::uint64_t size, bool rollup);
   void apply_limits();
+  // max_age and TTL expiry, with subject delete markers when configured (stream_markers.cc).
+  std::uint64_t expire_msgs(std::int64_t now, std::vector<std::uint64_t>& removed);
   void drop_torn_batch();
   void roll_up(std::string_view value, std::string_view subject);
   void trim_after_append();

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "peregrine_config.h"
+#include "src/base/clock.h"
 #include "src/core/subject.h"
 #include "src/core/subject_overlap.h"
 #include "src/js/json_decode.h"
@@ -220,6 +221,19 @@ std::optional<api_error> normalise(stream_config& c) {
   if (auto e = fix_limit(c.max_msg_size, "max_msg_size")) return e;
   if (auto e = fix_limit(c.max_consumers, "max_consumers")) return e;
   if (c.num_replicas == 0) c.num_replicas = 1;
+  // Subject delete markers are TTL'd roll-ups: they need both features (streams.md §2.3 #5).
+  if (c.subject_delete_marker_ttl > 0) {
+    if (c.subject_delete_marker_ttl < base::kSecond) return invalid("subject delete marker TTL must be at least 1 second");
+    if (!c.allow_msg_ttl) {
+      if (c.pedantic) return invalid("subject delete marker cannot be set if message TTLs are disabled");
+      c.allow_msg_ttl = true;
+    }
+    if (!c.allow_rollup_hdrs) {
+      if (c.pedantic) return invalid("subject delete marker cannot be set if roll-ups are disabled");
+      c.allow_rollup_hdrs = true;
+      c.deny_purge = false;
+    }
+  }
   // Mirrors never de-duplicate; sourced streams do, with the default window (2.9 to 2.12).
   if (c.duplicate_window == 0 && !c.has_mirror()) {
     c.duplicate_window = kDefaultDuplicateWindow;
@@ -311,7 +325,6 @@ std::optional<api_error> validate(const stream_config& c) {
   auto later = [](std::string_view what) { return invalid(std::string(what) + " is not supported by this server yet"); };
   if (auto e = validate_mirror_and_sources(c)) return e;
   if (auto e = check_transforms(c)) return e;
-  if (c.subject_delete_marker_ttl > 0) return later("subject delete marker TTL");
   if (c.allow_msg_counter) {  // a total is the sum of every increment: nothing may drop one
     if (c.discard == discard_policy::new_msgs) return invalid("counter stream cannot use discard new");
     if (c.allow_msg_ttl) return invalid("counter stream cannot use message TTLs");

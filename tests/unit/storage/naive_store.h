@@ -5,6 +5,7 @@
 // independent model can.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "storage/store.h"
 #include "storage/subject_match.h"
@@ -133,17 +134,33 @@ class naive_store final : public stream_store {
     if (removed) removed->insert(removed->end(), out.begin(), out.end());
     return out.size();
   }
-  std::uint64_t expire(std::int64_t now, std::vector<std::uint64_t>* removed = nullptr) override {
+  std::uint64_t expire(std::int64_t now, std::vector<std::uint64_t>* removed = nullptr,
+                       const spare_fn& spare = {}) override {
     std::vector<std::uint64_t> out;
+    std::set<std::uint64_t> kept;
+    // The last message of a subject may stay when spare says so (subject delete markers).
+    auto keep = [&](std::uint64_t s, const std::vector<std::uint64_t>& going) {
+      if (!spare) return false;
+      if (kept.count(s)) return true;
+      const std::string& subj = _m.at(s).subject;
+      std::size_t left = 0;
+      for (const auto& [q, m] : _m)
+        if (m.subject == subj && std::find(going.begin(), going.end(), q) == going.end()) ++left;
+      if (left == 1 && spare(s, subj)) return kept.insert(s), true;
+      return false;
+    };
     if (_limits.max_age_ns > 0)
       for (const auto& [s, m] : _m)
-        if (m.ttl != ttl_never && m.ts <= now - _limits.max_age_ns) out.push_back(s);
+        if (m.ttl != ttl_never && m.ts <= now - _limits.max_age_ns && !keep(s, out)) out.push_back(s);
     for (auto s : out) _m.erase(s);
     std::vector<std::pair<std::int64_t, std::uint64_t>> ttl;
     for (const auto& [s, m] : _m)
       if (m.ttl > 0 && m.ts + m.ttl <= now) ttl.emplace_back(m.ts + m.ttl, s);
     std::sort(ttl.begin(), ttl.end());
-    for (auto& [d, s] : ttl) {
+    std::vector<std::uint64_t> due;
+    for (auto& [d, s] : ttl)
+      if (!keep(s, due)) due.push_back(s);
+    for (auto s : due) {
       out.push_back(s);
       _m.erase(s);
     }

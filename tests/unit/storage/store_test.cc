@@ -217,6 +217,40 @@ TYPED_TEST(store_test, enforce_limits) {
   EXPECT_EQ(s.state().msgs, 2u);
 }
 
+// Subject delete markers: expire() asks about a subject's last expiring message only (max_age
+// and TTL alike), leaves it when told to, and removes the rest.
+TYPED_TEST(store_test, expire_spares_the_last_of_a_subject_when_asked) {
+  auto& s = *this->s;
+  this->put("a", "x", kT0);                 // 1: a has a later message that also expires
+  this->put("b", "x", kT0);                 // 2: b's only message
+  this->put("a", "x", kT0 + 1 * kSec);      // 3: a's last
+  this->put("c", "x", kT0 + 1 * kSec, kSec);  // 4: c's only message, TTL 1 s
+  this->put("d", "x", kT0 + 1 * kSec);      // 5: spare says no
+  stream_limits l;
+  l.max_age_ns = 5 * kSec;
+  s.set_limits(l);
+  std::vector<std::pair<std::uint64_t, std::string>> asked;
+  auto spare = [&](std::uint64_t seq, std::string_view subj) {
+    asked.emplace_back(seq, std::string(subj));
+    return subj != "d";
+  };
+  std::vector<std::uint64_t> removed;
+  EXPECT_EQ(s.expire(kT0 + 2 * kSec, &removed, spare), 0u);  // only 4's TTL is due
+  EXPECT_EQ(asked, (std::vector<std::pair<std::uint64_t, std::string>>{{4, "c"}}));
+  EXPECT_TRUE(s.load(4).ok());
+  asked.clear();
+  EXPECT_EQ(s.expire(kT0 + 6 * kSec, &removed, spare), 2u);
+  EXPECT_EQ(removed, (std::vector<std::uint64_t>{1, 5}));
+  // Sequence order, each once (4 is due by age and TTL both).
+  EXPECT_EQ(asked, (std::vector<std::pair<std::uint64_t, std::string>>{{2, "b"}, {3, "a"}, {4, "c"}, {5, "d"}}));
+  EXPECT_EQ(s.state().msgs, 3u);
+  for (std::uint64_t q : {2, 3, 4}) EXPECT_TRUE(s.load(q).ok()) << q;
+  // Without spare everything due goes.
+  removed.clear();
+  EXPECT_EQ(s.expire(kT0 + 6 * kSec, &removed), 3u);
+  EXPECT_EQ(s.state().msgs, 0u);
+}
+
 TYPED_TEST(store_test, expire_age_and_ttl) {
   auto& s = *this->s;
   this->put("a", "x", kT0);

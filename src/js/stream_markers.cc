@@ -1,0 +1,51 @@
+// Subject delete markers (subject_delete_marker_ttl, ADR-43, streams.md §9.4): when max_age or a
+// per-message TTL takes the last message of a subject, the stream publishes a marker on that
+// subject instead (Nats-Marker-Reason: MaxAge, Nats-TTL: <marker TTL>, Nats-Rollup: sub, empty
+// payload). The marker goes through the normal publish path (consumers, republish), its
+// roll-up removes the expired message, and it expires by its own TTL without a new marker.
+// Purges and deletes never leave markers (as nats-server 2.11-2.14).
+#include "src/base/clock.h"
+#include "src/base/go_text.h"
+#include "src/js/json_util.h"
+#include "src/js/stream.h"
+
+namespace js {
+
+bool is_delete_marker(std::string_view headers) {
+  if (headers.empty()) return false;
+  if (find_header(headers, "Nats-Marker-Reason")) return true;
+  const auto op = find_header(headers, "KV-Operation");
+  return op && *op == "PURGE";
+}
+
+std::string delete_marker_headers(std::int64_t marker_ttl_ns) {
+  // Whole seconds, as nats-server formats time.Duration(seconds) * time.Second.
+  const std::int64_t ttl = marker_ttl_ns / base::kSecond * base::kSecond;
+  return "NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: " + base::go_duration(ttl) +
+         "\r\nNats-Rollup: sub\r\n\r\n";
+}
+
+std::uint64_t stream::expire_msgs(std::int64_t now, std::vector<std::uint64_t>& removed) {
+  if (_cfg.subject_delete_marker_ttl <= 0) return _store->expire(now, &removed);
+  std::vector<std::pair<std::uint64_t, std::string>> last;  // (seq, subject) to replace
+  auto spare = [&](std::uint64_t seq, std::string_view subject) {
+    auto m = _store->load(seq);
+    if (!m.ok() || is_delete_marker(m->headers)) return false;  // a marker just goes
+    last.emplace_back(seq, std::string(subject));
+    return true;
+  };
+  std::uint64_t n = _store->expire(now, &removed, spare);
+  if (last.empty()) return n;
+  const std::string hdr = delete_marker_headers(_cfg.subject_delete_marker_ttl);
+  const js_headers h = parse_js_headers(hdr);
+  for (const auto& [seq, subject] : last) {
+    store_msg(subject, hdr, h, "");
+    // The marker's roll-up removed the message; when no marker was stored (a limit refused
+    // it, interest retention without interest) the message still goes.
+    if (_store->remove(seq).ok()) removed.push_back(seq);
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace js
