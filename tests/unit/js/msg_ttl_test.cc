@@ -2,12 +2,27 @@
 #include <gtest/gtest.h>
 
 #include "src/js/msg_ttl.h"
+#include "src/js/stream.h"
 #include "storage/store.h"
 
 namespace js {
 namespace {
 
 constexpr std::int64_t kS = 1'000'000'000;
+
+// Subject delete markers (streams.md §9.4): the header block nats-server writes (whole seconds
+// as a Go duration) and what counts as a marker when it expires in turn.
+TEST(delete_marker, headers_and_recognition) {
+  EXPECT_EQ(delete_marker_headers(kS),
+            "NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 1s\r\nNats-Rollup: sub\r\n\r\n");
+  EXPECT_EQ(delete_marker_headers(15 * 60 * kS + kS / 2),
+            "NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: 15m0s\r\nNats-Rollup: sub\r\n\r\n");
+  EXPECT_TRUE(is_delete_marker(delete_marker_headers(kS)));
+  EXPECT_TRUE(is_delete_marker("NATS/1.0\r\nKV-Operation: PURGE\r\n\r\n"));
+  EXPECT_FALSE(is_delete_marker("NATS/1.0\r\nKV-Operation: DEL\r\n\r\n"));
+  EXPECT_FALSE(is_delete_marker("NATS/1.0\r\nNats-TTL: 1s\r\n\r\n"));
+  EXPECT_FALSE(is_delete_marker(""));
+}
 
 TEST(msg_ttl, absent_or_empty_is_no_ttl) { EXPECT_EQ(parse_msg_ttl(""), 0); }
 

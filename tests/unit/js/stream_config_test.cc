@@ -121,9 +121,27 @@ TEST(stream_config, validation_texts) {
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["a..b"]})"), "invalid subject");
   EXPECT_EQ(invalid_text(R"({"name":"S","num_replicas":6})"), "maximum replicas is 5");
   EXPECT_EQ(invalid_text(R"({"name":"S","allow_msg_ttl":true})"), "");
-  EXPECT_EQ(invalid_text(R"({"name":"S","subject_delete_marker_ttl":60000000000})"),
-            "subject delete marker TTL is not supported by this server yet");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subject_delete_marker_ttl":60000000000})"), "");
   EXPECT_EQ(invalid_text(R"({"name":"S","subjects":["$JS.EVENT.ADVISORY.>"]})"), "");
+}
+
+// Subject delete markers need TTLs and roll-ups: auto-set unless pedantic (streams.md §2.3 #5).
+TEST(stream_config, delete_marker_ttl_turns_on_ttls_and_rollups) {
+  auto c = parsed(R"({"name":"S","subject_delete_marker_ttl":1000000000,"deny_purge":true})");
+  EXPECT_TRUE(c.allow_msg_ttl);
+  EXPECT_TRUE(c.allow_rollup_hdrs);
+  EXPECT_FALSE(c.deny_purge);
+  EXPECT_EQ(c.metadata["_nats.req.level"], "1");
+  EXPECT_FALSE(validate(c));
+  EXPECT_EQ(invalid_text(R"({"name":"S","subject_delete_marker_ttl":999999999})"),
+            "subject delete marker TTL must be at least 1 second");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subject_delete_marker_ttl":1000000000,"pedantic":true})"),
+            "subject delete marker cannot be set if message TTLs are disabled");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subject_delete_marker_ttl":1000000000,"allow_msg_ttl":true,"pedantic":true})"),
+            "subject delete marker cannot be set if roll-ups are disabled");
+  EXPECT_EQ(invalid_text(R"({"name":"S","subject_delete_marker_ttl":1000000000,"allow_rollup_hdrs":true,)"
+                         R"("deny_purge":true})"),
+            "roll-ups require the purge permission");
 }
 
 TEST(stream_config, allow_batched_needs_level_4_and_no_mirror) {
