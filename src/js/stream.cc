@@ -329,6 +329,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   std::string_view msg_id;
   std::optional<std::string_view> rollup;
   std::int64_t ttl = storage::ttl_none;
+  std::string raised_ttl_hdr;  // hdr with a Nats-TTL raised to the marker TTL
   if (!hdr.empty()) {
     if (auto e = check_incr_headers(h, _cfg.allow_msg_counter, payload.size(), _copy_error != nullptr)) return fail(*e);
     if (const auto& v = h.ttl) {
@@ -337,6 +338,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
       if (!parsed) return fail(make_error(err::ttl_invalid));
       if (*parsed != 0 && !_cfg.allow_msg_ttl) return fail(make_error(err::ttl_disabled));
       ttl = *parsed;
+      if (auto r = raise_ttl_to_marker_ttl(_cfg, ttl, hdr)) hdr = raised_ttl_hdr = std::move(*r);
     }
     // De-duplication first (as 2.9.10 and clustered streams): a retried publish gets its
     // original sequence even when its expectations are now stale.

@@ -44,6 +44,10 @@ class stream_events {
 // Nats-Marker-Reason, or KV-Operation: PURGE), and the header block of a new one.
 bool is_delete_marker(std::string_view headers);
 std::string delete_marker_headers(std::int64_t marker_ttl_ns);
+// With markers on and max_msgs_per_subject != 1, a Nats-TTL below the marker TTL is raised to
+// it: ttl updated, and the header block with `Nats-TTL: <seconds>` moved to its end returned.
+std::optional<std::string> raise_ttl_to_marker_ttl(const stream_config& c, std::int64_t& ttl,
+                                                   std::string_view headers);
 
 class stream final : public core::internal_handler {
  public:

@@ -3,7 +3,8 @@
 // subject instead (Nats-Marker-Reason: MaxAge, Nats-TTL: <marker TTL>, Nats-Rollup: sub, empty
 // payload). The marker goes through the normal publish path (consumers, republish), its
 // roll-up removes the expired message, and it expires by its own TTL without a new marker.
-// Purges and deletes never leave markers (as nats-server 2.11-2.14).
+// Purges and deletes never leave markers (as nats-server 2.11-2.14). A shorter Nats-TTL is raised
+// to the marker TTL (unless max_msgs_per_subject is 1), so that a marker outlives what it replaces.
 #include "src/base/clock.h"
 #include "src/base/go_text.h"
 #include "src/js/json_util.h"
@@ -23,6 +24,15 @@ std::string delete_marker_headers(std::int64_t marker_ttl_ns) {
   const std::int64_t ttl = marker_ttl_ns / base::kSecond * base::kSecond;
   return "NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: " + base::go_duration(ttl) +
          "\r\nNats-Rollup: sub\r\n\r\n";
+}
+
+std::optional<std::string> raise_ttl_to_marker_ttl(const stream_config& c, std::int64_t& ttl,
+                                                   std::string_view headers) {
+  if (ttl <= 0 || c.subject_delete_marker_ttl <= 0 || c.max_msgs_per_subject == 1) return std::nullopt;
+  const std::int64_t secs = c.subject_delete_marker_ttl / base::kSecond;
+  if (ttl >= secs * base::kSecond) return std::nullopt;
+  ttl = secs * base::kSecond;
+  return append_header(remove_header(headers, "Nats-TTL"), "Nats-TTL", std::to_string(secs));
 }
 
 std::uint64_t stream::expire_msgs(std::int64_t now, std::vector<std::uint64_t>& removed) {

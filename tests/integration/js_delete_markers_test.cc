@@ -158,6 +158,16 @@ TEST_F(js_delete_markers, ttl_removal_leaves_a_marker_that_survives_a_restart) {
   EXPECT_EQ(base64_decode(m["message"].value("hdrs", "")), want) << m;
 }
 
+// streams.md §9.3: a Nats-TTL shorter than the marker TTL is raised to it, the stored header
+// rewritten to whole seconds.
+TEST_F(js_delete_markers, shorter_ttl_is_raised_to_the_marker_ttl) {
+  ASSERT_FALSE(create({{"name", "L"}, {"subjects", {"l.>"}}, {"subject_delete_marker_ttl", 60'000'000'000}})
+                   .contains("error"));
+  ASSERT_EQ(publish("l.a", "x", {{"Nats-TTL", "5s"}})["seq"], 1);
+  json m = last_on("L", "l.a");
+  EXPECT_EQ(base64_decode(m["message"].value("hdrs", "")), "NATS/1.0\r\nNats-TTL: 60\r\n\r\n") << m;
+}
+
 TEST_F(js_delete_markers, config_rules) {
   auto err = [&](json cfg) { return create(cfg)["error"]; };
   json e = err({{"name", "A"}, {"subject_delete_marker_ttl", 500'000'000}});

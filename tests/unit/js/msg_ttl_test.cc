@@ -24,6 +24,30 @@ TEST(delete_marker, headers_and_recognition) {
   EXPECT_FALSE(is_delete_marker(""));
 }
 
+// streams.md §9.3: with markers on, a shorter Nats-TTL is raised to the marker TTL and the
+// header rewritten to whole seconds at the block's end; not with max_msgs_per_subject 1.
+TEST(delete_marker, shorter_ttl_is_raised_to_the_marker_ttl) {
+  stream_config c;
+  c.subject_delete_marker_ttl = 60 * kS;
+  std::int64_t ttl = 5 * kS;
+  auto r = raise_ttl_to_marker_ttl(c, ttl, "NATS/1.0\r\nNats-TTL: 5s\r\nA: b\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "NATS/1.0\r\nA: b\r\nNats-TTL: 60\r\n\r\n");
+  EXPECT_EQ(ttl, 60 * kS);
+  ttl = 60 * kS;  // not shorter
+  EXPECT_FALSE(raise_ttl_to_marker_ttl(c, ttl, "NATS/1.0\r\nNats-TTL: 1m\r\n\r\n"));
+  ttl = storage::ttl_never;
+  EXPECT_FALSE(raise_ttl_to_marker_ttl(c, ttl, "NATS/1.0\r\nNats-TTL: never\r\n\r\n"));
+  EXPECT_EQ(ttl, storage::ttl_never);
+  c.max_msgs_per_subject = 1;
+  ttl = 5 * kS;
+  EXPECT_FALSE(raise_ttl_to_marker_ttl(c, ttl, "NATS/1.0\r\nNats-TTL: 5s\r\n\r\n"));
+  EXPECT_EQ(ttl, 5 * kS);
+  c.max_msgs_per_subject = -1;
+  c.subject_delete_marker_ttl = 0;
+  EXPECT_FALSE(raise_ttl_to_marker_ttl(c, ttl, "NATS/1.0\r\nNats-TTL: 5s\r\n\r\n"));
+}
+
 TEST(msg_ttl, absent_or_empty_is_no_ttl) { EXPECT_EQ(parse_msg_ttl(""), 0); }
 
 TEST(msg_ttl, never_in_any_case) {
