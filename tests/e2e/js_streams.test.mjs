@@ -154,3 +154,30 @@ test("atomic batch: gaps, disabled streams and failed checks store nothing", ato
     assert.equal((await jsm.streams.info("PLAIN")).state.messages, 0);
   });
 });
+
+// Subject delete markers (ADR-43, 2.11+): max_age removing a subject's last message leaves a
+// marker that a nats.js consumer sees with its headers; the marker then expires too.
+test("subject delete markers reach a nats.js consumer", { skip: isReference ? "nats-server 2.9.10 has no delete markers" : false }, async () => {
+  await withJs(async (nc, jsm, js) => {
+    const si = await jsm.streams.add({ name: "SDM", subjects: ["sdm.>"], max_age: 1_000_000_000,
+                                       subject_delete_marker_ttl: 1_000_000_000 });
+    assert.equal(si.config.allow_msg_ttl, true);
+    assert.equal(si.config.allow_rollup_hdrs, true);
+    await js.publish("sdm.key", new TextEncoder().encode("v1"));
+    const c = await js.consumers.get("SDM");  // ordered consumer
+    const iter = await c.consume();
+    const seen = [];
+    for await (const m of iter) {
+      seen.push({ subject: m.subject, seq: m.seq, reason: m.headers?.get("Nats-Marker-Reason") ?? "",
+                  ttl: m.headers?.get("Nats-TTL") ?? "", size: m.data.length });
+      if (seen.length === 2) break;
+    }
+    assert.deepEqual(seen, [{ subject: "sdm.key", seq: 1, reason: "", ttl: "", size: 2 },
+                            { subject: "sdm.key", seq: 2, reason: "MaxAge", ttl: "1s", size: 0 }]);
+    for (let i = 0; i < 80 && (await jsm.streams.info("SDM")).state.messages !== 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const st = (await jsm.streams.info("SDM")).state;
+    assert.equal(st.messages, 0);
+    assert.equal(st.last_seq, 2);
+  });
+});
