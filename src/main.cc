@@ -172,6 +172,18 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  if (opts.cluster) {
+    if (opts.server_name.empty()) {  // a cluster tells servers apart by name (routez, logs, JetStream later)
+      PG_ERROR("server_name is required in a cluster: set server_name (or -n) to a name unique in the cluster");
+      return 1;
+    }
+    if (opts.transport == "dpdk") {
+      PG_ERROR("cluster routes need kernel sockets: use --transport uring or socket");
+      return 1;
+    }
+    if (opts.jetstream)
+      PG_INFO("JetStream runs standalone on this server: streams are not replicated or shared with the cluster");
+  }
   core::server_options configured = opts;  // as configured (port -1 unresolved): reloads diff against it
   if (opts.jetstream) {
     if (opts.store_dir.empty()) opts.store_dir = core::default_store_dir();
@@ -225,6 +237,10 @@ int main(int argc, char** argv) {
       PG_ERROR("{}", error);
       ports_file.clear();
     }
+  }
+  if (srv.cluster_port() != 0) {
+    PG_INFO("Cluster name is {}", srv.shared().route_info.value("cluster", ""));
+    PG_INFO("Listening for route connections on {}:{}", opts.cluster_host, srv.cluster_port());
   }
   PG_INFO("Server is ready");
 

@@ -9,6 +9,7 @@
 #include "net/transport.h"
 #include "src/base/clock.h"
 #include "src/core/auth.h"
+#include "src/core/route.h"
 #include "src/core/sublist.h"
 
 namespace core {
@@ -58,7 +59,8 @@ struct client {
   std::uint64_t sub_seq = 0;
   int deferred_pongs = 0;
   bool pong_held = false;  // scratch while releasing: an earlier PONG of this client still waits
-  std::unordered_map<std::string, std::unique_ptr<subscription>> subs;  // by sid
+  std::unordered_map<std::string, std::unique_ptr<subscription>> subs;  // by sid (a route's: by "subject[ queue]")
+  std::unique_ptr<route_link> route;  // set: this connection is a route to another server
 };
 
 }  // namespace core

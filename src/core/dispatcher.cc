@@ -42,6 +42,8 @@ dispatcher::dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<
   _loop.set_end_of_turn([this](base::nanos) { return _transport->flush(); });
 }
 
+void dispatcher::init_cluster_info() { _cluster_info["cluster"] = _srv.route_info.value("cluster", ""); }
+
 dispatcher::~dispatcher() {
   if (_wake_fd >= 0) ::close(_wake_fd);
 }
@@ -155,9 +157,18 @@ void dispatcher::apply(shard_msg& m) {
       s->shard = m.from;
       s->conn_id = m.conn_id;
       s->account = m.account;
+      s->via_route = m.via_route;
+      s->weight = m.weight;
       auto& slot = _remote[m.conn_id][m.sid];
-      if (slot) subs_for(slot->account).remove(slot.get());
-      if (subs_for(s->account).insert(s.get()).ok()) slot = std::move(s);
+      if (slot) {
+        subs_for(slot->account).remove(slot.get());
+        interest_change(*slot, -1);
+        slot.reset();
+      }
+      if (subs_for(s->account).insert(s.get()).ok()) {
+        interest_change(*s, +1);
+        slot = std::move(s);
+      }
       _applied[m.from] = m.seq;
       break;
     }
@@ -167,6 +178,7 @@ void dispatcher::apply(shard_msg& m) {
         auto sit = it->second.find(m.sid);
         if (sit != it->second.end()) {
           subs_for(sit->second->account).remove(sit->second.get());
+          interest_change(*sit->second, -1);
           it->second.erase(sit);
         }
       }
@@ -176,7 +188,11 @@ void dispatcher::apply(shard_msg& m) {
     case k::conn_gone: {
       auto it = _remote.find(m.conn_id);
       if (it != _remote.end()) {
-        for (auto& [sid, s] : it->second) subs_for(s->account).remove(s.get());
+        for (auto& [sid, s] : it->second) {
+          if (!s) continue;
+          subs_for(s->account).remove(s.get());
+          interest_change(*s, -1);
+        }
         _remote.erase(it);
       }
       _applied[m.from] = m.seq;
@@ -192,6 +208,7 @@ void dispatcher::apply(shard_msg& m) {
         if (sit == cit->second->subs.end()) continue;
         deliver_local(*sit->second, msg.subject, msg.reply, msg.headers, msg.payload);
       }
+      if (!_route_batch.empty()) flush_route_batch(msg.subject, msg.reply, msg.headers, msg.payload);
       _publisher_no_responders = false;
       for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
       _expired.clear();
@@ -252,6 +269,9 @@ std::size_t dispatcher::release_pongs() {
 std::size_t dispatcher::poll(base::nanos now) {
   if (_srv.live_gen.load(std::memory_order_acquire) != _live_gen) refresh_live();
   if (_calls_pending.load(std::memory_order_relaxed)) run_calls();
+  std::size_t cluster_work = 0;
+  if (_srv.routes && _srv.cluster_gen.load(std::memory_order_acquire) != _cluster_gen)
+    cluster_work = refresh_cluster_info();
   if (!_services_started) {
     _services_started = true;
     for (auto& svc : _services) {
@@ -263,7 +283,7 @@ std::size_t dispatcher::poll(base::nanos now) {
     }
     _services_ready.store(true, std::memory_order_release);
   }
-  std::size_t work = _inbox.empty() ? 0 : drain_inbox();
+  std::size_t work = cluster_work + (_inbox.empty() ? 0 : drain_inbox());
   for (shard::poller* p : _service_pollers) work += p->poll(now);
   work += resume_stalled();
   if (!_pong_gates.empty()) work += release_pongs();
@@ -319,8 +339,9 @@ std::size_t dispatcher::tick(base::nanos now) {
 }
 
 void dispatcher::on_open(net::conn_handle h, std::string_view ip, int port) {
-  const int n = _srv.connections.fetch_add(1) + 1;
-  _srv.total_connections.fetch_add(1, std::memory_order_relaxed);
+  const bool is_route = _adopting_route != nullptr;  // routes are not client connections
+  const int n = is_route ? 0 : _srv.connections.fetch_add(1) + 1;
+  if (!is_route) _srv.total_connections.fetch_add(1, std::memory_order_relaxed);
   auto cp = std::make_unique<client>();
   client& c = *cp;
   c.handle = h;
@@ -338,12 +359,19 @@ void dispatcher::on_open(net::conn_handle h, std::string_view ip, int port) {
   c.next_ping_ns = now + std::min<base::nanos>(interval, 2 * base::kSecond);
   _clients.emplace(h, std::move(cp));
   _by_id.emplace(c.id, &c);
+  if (is_route) {
+    c.route = std::move(_adopting_route);
+    c.connected = true;
+    c.headers = true;
+    open_route(c);
+    return;
+  }
   if (n > _live->opts.max_connections) {
     close_client(c, proto::err_text::max_connections);
     return;
   }
   if (_live->auth->nkeys) c.nonce = make_nonce();
-  _transport->outbuf(h).append(server_shared::info_line(_live->info, c.cid, c.peer_ip, c.nonce));
+  _transport->outbuf(h).append(client_info(c));
   PG_DEBUG("{}:{} - cid:{} - Client connection created", c.peer_ip, c.peer_port, c.id);
 }
 
@@ -389,7 +417,11 @@ void dispatcher::on_close(net::conn_handle h) {
   auto it = _clients.find(h);
   if (it == _clients.end()) return;
   client& c = *it->second;
-  for (auto& [sid, s] : c.subs) subs_for(s->account).remove(s.get());
+  if (c.route) route_closed(c);
+  for (auto& [sid, s] : c.subs) {
+    subs_for(s->account).remove(s.get());
+    interest_change(*s, -1);
+  }
   _sub_stats.removes += c.subs.size();
   if (!c.subs.empty() && _peers.size() > 1) {
     ++_bcast_seq;
@@ -404,14 +436,14 @@ void dispatcher::on_close(net::conn_handle h) {
   }
   std::erase_if(_pong_gates, [&](const pong_gate& g) { return g.c == &c; });
   std::erase(_stalled, &c);
-  if (c.id != 0) {  // kept for connz?state=closed
+  if (c.id != 0 && !c.route) {  // kept for connz?state=closed
     _closed.push_back(snap(c, false));
     _closed.back().stop_ns = _loop.clk().wall_ns();
     _closed.back().reason = c.close_reason.empty() ? "Client Closed" : std::string(c.close_reason);
     while (_closed.size() > std::max<std::size_t>(1, kClosedKept / _srv.shard_count)) _closed.pop_front();
   }
   _by_id.erase(c.id);
-  _srv.connections.fetch_sub(1);
+  if (!c.route) _srv.connections.fetch_sub(1);
   PG_DEBUG("{}:{} - cid:{} - Client connection closed", c.peer_ip, c.peer_port, c.id);
   _clients.erase(it);
 }

@@ -16,6 +16,7 @@
 #include "src/base/spsc_ring.h"
 #include "src/core/client.h"
 #include "src/core/monitor_types.h"
+#include "src/core/route_parser.h"
 #include "src/core/server_shared.h"
 #include "src/core/service.h"
 #include "src/core/shard_msg.h"
@@ -47,6 +48,12 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void on_close(net::conn_handle h) override;
   // shard::poller: inbound rings, timers, deferred PONGs
   std::size_t poll(base::nanos now) override;
+
+  // Cluster (route_dispatch.cc), on shard 0: takes a route socket from the route manager
+  // (`url` empty: accepted; else dialed).
+  void adopt_route(int fd, const std::string& url, bool implicit);
+  // Before the shard runs: client INFOs carry "cluster" from now on.
+  void init_cluster_info();
 
   // Runs `fn` on this shard's thread at its next turn (thread-safe). The HTTP monitor uses it
   // to take snapshots; the loop pays one relaxed load per turn for it.
@@ -118,6 +125,45 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void close_client(client& c, std::string_view err_text);
   void send_err(client& c, std::string_view text);
   void send_ok(client& c);
+
+  // routes (route_dispatch.cc)
+  std::size_t process_route(client& c, std::string_view data);
+  bool handle_route_op(client& c, const route_op& op);
+  void open_route(client& c);
+  bool handle_route_info(client& c, std::string_view json);
+  bool handle_route_connect(client& c, std::string_view json);
+  bool register_route(client& c);
+  void route_closed(client& c);
+  void route_sub(client& c, const route_op& op);
+  void route_msg(client& c, const route_op& op);
+  // Local interest as the cluster sees it (shard 0 with a cluster): RS+/RS- on changes.
+  bool counts_as_interest(const subscription& s) const {
+    // routes carry the global account ($G) only
+    return _index == 0 && _srv.routes && s.conn_id != 0 && !s.via_route && !s.handler &&
+           s.account == kGlobalAccount;
+  }
+  void interest_change(const subscription& s, int delta);
+  void send_interest(client& r, std::string_view subject, std::string_view queue, int count);
+  void batch_for_route(client& c, const subscription& s);
+  void flush_route_batch(std::string_view subject, std::string_view reply, std::string_view headers,
+                         std::string_view payload);
+  void publish_cluster_urls();
+  std::size_t refresh_cluster_info();
+  std::string client_info(const client& c) const;
+  void send_route_err(client& c, std::string_view text);
+  std::unique_ptr<route_link> _adopting_route;          // adopt_route -> on_open
+  std::unordered_map<std::string, int> _interest;       // "subject[ queue]" -> local subscriptions
+  std::vector<client*> _routes;                         // registered routes
+  struct route_batch {
+    client* c;
+    bool plain;
+    std::string queues;
+  };
+  std::vector<route_batch> _route_batch;  // one RMSG per route for the message being routed
+  const route_op* _from_route = nullptr;  // the RMSG being delivered (no forwarding to routes)
+  std::uint64_t _cluster_gen = 0;
+  nlohmann::ordered_json _cluster_info;   // {"cluster", "connect_urls"} for client INFOs; null: none
+  std::uint64_t _next_rid = 1;
 
   // routing
   // A client's publish in its account: applies the account's stream exports and service

@@ -191,6 +191,42 @@ class mapper {
     return true;
   }
 
+  bool cluster(const config_value& v, const std::string& key) {
+    if (!v.is_map()) return bad(v, key, "expected a map");
+    _o.cluster = true;
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (is(k, {"name"})) {
+        ok = str(e, k, _o.cluster_name);
+      } else if (is(k, {"listen"})) {
+        ok = host_port(e, k, _o.cluster_host, _o.cluster_port);
+      } else if (is(k, {"host", "net"})) {
+        ok = str(e, k, _o.cluster_host);
+      } else if (is(k, {"port"})) {
+        ok = num(e, k, _o.cluster_port, -1, 65535);
+      } else if (is(k, {"routes"})) {
+        ok = string_list(e, k, _o.routes);
+        for (const auto& r : _o.routes) {
+          std::string h;
+          int p = 0;
+          if (ok && !parse_route_url(r, h, p)) ok = bad(e, k, "bad route URL '" + r + "'");
+        }
+      } else if (is(k, {"advertise", "cluster_advertise"})) {
+        ok = str(e, k, _o.cluster_advertise);
+      } else if (is(k, {"no_advertise"})) {
+        ok = flag(e, k, _o.cluster_no_advertise);
+      } else if (is(k, {"pool_size"})) {
+        ok = num(e, k, _o.cluster_pool_size, -1, 1024);
+      } else if (is(k, {"connect_retries", "authorization", "tls", "permissions", "compression"})) {
+        _warnings.push_back(e.key_where() + ": 'cluster." + k + "' is not supported by peregrine-server yet; ignored");
+      } else {
+        unknown(k, e, "cluster.");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
   bool authorization(const config_value& v, const std::string& key) {
     if (!v.is_map()) return bad(v, key, "expected a map");
     for (const auto& [k, e] : v.entries) {
@@ -269,7 +305,8 @@ class mapper {
     if (is(k, {"lame_duck_duration"})) return duration(v, k, _o.lame_duck_duration_ms);
     if (is(k, {"lame_duck_grace_period"})) return duration(v, k, _o.lame_duck_grace_period_ms);
     if (is(k, {"server_tags"})) return string_list(v, k, _o.server_tags);
-    if (is(k, {"websocket", "ws", "leafnodes", "leaf", "mqtt", "gateway", "cluster"})) {
+    if (is(k, {"cluster"})) return cluster(v, k);
+    if (is(k, {"websocket", "ws", "leafnodes", "leaf", "mqtt", "gateway"})) {
       // A nats-server config may carry these; they are not served yet, which is no reason
       // to refuse the rest of the file.
       _warnings.push_back(v.key_where() + ": '" + k + "' is not supported by peregrine-server yet; block ignored");
@@ -351,6 +388,9 @@ constexpr flag_spec kFlags[] = {
     {"tls", "tls", false},            {"tlscert", "tlscert", true},
     {"tlskey", "tlskey", true},       {"tlscacert", "tlscacert", true},
     {"tlsverify", "tlsverify", false},
+    {"cluster", "cluster", true},     {"cluster_listen", "cluster", true},
+    {"cluster_name", "cluster_name", true}, {"routes", "routes", true},
+    {"cluster_advertise", "cluster_advertise", true}, {"no_advertise", "no_advertise", false},
 };
 
 const flag_spec* find_flag(std::string_view name) {
@@ -414,6 +454,26 @@ normalised normalise(int argc, const char* const* argv) {
 
 }  // namespace
 
+bool parse_route_url(const std::string& url, std::string& host, int& port) {
+  std::string rest = url;
+  if (const auto scheme = rest.find("://"); scheme != std::string::npos) rest = rest.substr(scheme + 3);
+  if (const auto at = rest.rfind('@'); at != std::string::npos) rest = rest.substr(at + 1);  // user:pass
+  while (!rest.empty() && rest.back() == '/') rest.pop_back();
+  const auto colon = rest.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string h = rest.substr(0, colon);
+  const std::string p = rest.substr(colon + 1);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) {
+    if (p != "-1") return false;
+  }
+  const int n = std::stoi(p);
+  if (n > 65535) return false;
+  host = h;
+  port = n;
+  return true;
+}
+
 std::string default_store_dir() {
   std::string base = "/tmp";
   if (const char* t = std::getenv("TMPDIR"); t != nullptr && *t != '\0') base = t;
@@ -446,7 +506,8 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
              "Flags override the config file given with -c.");
 
   bool help = false, version = false, dv = false;
-  std::string max_payload;
+  std::string max_payload, cluster_url, routes_list;
+  bool no_advertise = false;
   app.add_option("-a,--addr,--net", out.host, "Address to listen on for clients");
   app.add_option("-p,--port", out.port, "Port for clients (-1: random)")->check(CLI::Range(-1, 65535));
   app.add_option("-n,--name,--server_name", out.server_name, "Server name (default: the server id)");
@@ -475,6 +536,11 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
   app.add_flag("--tlsverify", tlsverify_flag, "Enable TLS, verify client certificates");
   app.add_option("--tlscacert", out.tls.ca_file, "Client certificate CA for verification");
   app.add_option("--max_payload", max_payload, "Maximum message payload (bytes; 1MB, 512KB ...)");
+  app.add_option("--cluster,--cluster_listen", cluster_url, "Cluster URL for route connections (nats://host:port)");
+  app.add_option("--cluster_name", out.cluster_name, "Cluster name");
+  app.add_option("--routes", routes_list, "Routes to solicit, comma separated (nats://host:port,...)");
+  app.add_option("--cluster_advertise", out.cluster_advertise, "Cluster URL other servers should dial");
+  app.add_flag("--no_advertise", no_advertise, "Do not advertise the cluster's client URLs to clients");
   app.add_flag("-v,--version", version, "Print the version and exit");
   app.add_flag("-h,--help", help, "Print this help and exit");
   app.add_option("--shards", out.shards, "Shard (worker thread) count; 0 fits the machine")
@@ -542,6 +608,35 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
   if (tlsverify_flag) out.tls.verify = true;
   // nats-server's default auth timeout under TLS: the handshake's time plus a second.
   if (out.tls.enabled && !out.auth_timeout_set) out.auth_timeout_ms = out.tls.timeout_ms + 1000;
+  if (no_advertise) out.cluster_no_advertise = true;
+  if (!cluster_url.empty()) {
+    if (!parse_route_url(cluster_url, out.cluster_host, out.cluster_port)) {
+      res.outcome = cli_outcome::exit_error;
+      res.message = "peregrine-server: --cluster: expected nats://host:port, got '" + cluster_url + "'";
+      return res;
+    }
+    out.cluster = true;
+  }
+  if (!routes_list.empty()) {
+    out.routes.clear();
+    std::size_t i = 0;
+    while (i <= routes_list.size()) {
+      std::size_t j = routes_list.find(',', i);
+      if (j == std::string::npos) j = routes_list.size();
+      std::string r = routes_list.substr(i, j - i);
+      std::string h;
+      int p = 0;
+      if (!r.empty()) {
+        if (!parse_route_url(r, h, p)) {
+          res.outcome = cli_outcome::exit_error;
+          res.message = "peregrine-server: --routes: bad route URL '" + r + "'";
+          return res;
+        }
+        out.routes.push_back(r);
+      }
+      i = j + 1;
+    }
+  }
   if (!max_payload.empty()) {
     std::int64_t v = 0;
     if (!parse_size(max_payload, v) || v <= 0 || v > INT32_MAX) {

@@ -58,6 +58,15 @@ struct server_options {
   std::int64_t max_memory_store = -1;
   std::int64_t max_file_store = -1;
   std::string js_domain;
+  // cluster (routes between servers); off unless a cluster listener is configured
+  bool cluster = false;
+  std::string cluster_host = "0.0.0.0";
+  int cluster_port = 6222;               // -1: a free port
+  std::string cluster_name;              // empty: the server id, as nats-server does
+  std::vector<std::string> routes;       // nats-route://host:port URLs to solicit
+  std::string cluster_advertise;         // host:port other servers should dial (default: the listener)
+  bool cluster_no_advertise = false;     // keep the cluster's client URLs out of INFO connect_urls
+  int cluster_pool_size = 0;             // accepted for nats-server 2.10 configs; one route per pair here
   // Peregrine
   int shards = 0;                 // 0: fit the machine
   std::string poll_mode = "adaptive";  // adaptive | busy
@@ -76,6 +85,9 @@ struct server_options {
   std::string dpdk_gateway;
   int dpdk_queues = 0;  // rx/tx queue pairs; 0: one per shard. Fewer than shards: software steering
 };
+
+// "nats://host:port", "nats-route://user:pass@host:port" or "host:port" -> host, port.
+bool parse_route_url(const std::string& url, std::string& host, int& port);
 
 // The default store directory when JetStream is on and none was given.
 std::string default_store_dir();

@@ -12,6 +12,7 @@ constexpr std::size_t kEarlyFlushBytes = 256 * 1024;
 }  // namespace
 
 std::size_t dispatcher::process(client& c, std::string_view data) {
+  if (c.route) return process_route(c, data);
   std::size_t off = 0;
   while (off < data.size() && !c.closing) {
     const proto::parse_result r = proto::parse_client(data.substr(off), _limits);
@@ -183,6 +184,7 @@ void dispatcher::handle_sub(client& c, const proto::client_op& op) {
     return;
   }
   broadcast_sub(shard_msg::kind::sub_add, c, *s);
+  interest_change(*s, +1);
   c.subs.emplace(sid, std::move(s));
   ++_sub_stats.inserts;
   send_ok(c);
@@ -216,6 +218,8 @@ void dispatcher::broadcast_sub(shard_msg::kind k, client& c, const subscription&
       m.subject = s.subject;
       m.queue = s.queue;
       m.account = s.account;
+      m.via_route = s.via_route;
+      m.weight = s.weight;
     }
     post(to, std::move(m));
   }
@@ -225,6 +229,7 @@ void dispatcher::remove_sub(client& c, const std::string& sid, bool broadcast) {
   auto it = c.subs.find(sid);
   if (it == c.subs.end()) return;
   subs_for(it->second->account).remove(it->second.get());
+  interest_change(*it->second, -1);
   ++_sub_stats.removes;
   if (broadcast) broadcast_sub(shard_msg::kind::sub_del, c, *it->second);
   c.subs.erase(it);
@@ -261,6 +266,10 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
   }
   client& c = *static_cast<client*>(s.conn);
   if (c.closing) return false;
+  if (c.route) {  // one RMSG per route and message, after the match (flush_route_batch)
+    batch_for_route(c, s);
+    return true;
+  }
   if (s.max_msgs && s.delivered >= s.max_msgs) return false;
   if (c.perms) {
     // A wildcard subscription may cover denied subjects: those messages are not delivered.
@@ -307,12 +316,20 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
   _sub_stats.fanout_sum += fanout;
   if (fanout > _sub_stats.max_fanout) _sub_stats.max_fanout = fanout;
   const bool multi = _peers.size() > 1;
+  // Routed in (RMSG): local receivers only, no forwarding. Cleared here: what internal
+  // handlers publish in reaction is routed as this server's own.
+  const route_op* routed = _from_route;
+  _from_route = nullptr;
+  const bool from_route = routed != nullptr;
   bool any = false;
   // Internal handlers run after the match result is no longer used: they may subscribe or
   // publish, which changes the sublist.
   std::vector<std::string> internal_sids;
+  auto eligible = [&](const subscription* s) {
+    return !(from && !from->echo && s->conn_id == from->id) && !(from_route && s->via_route);
+  };
   auto take = [&](subscription* s) {
-    if (from && !from->echo && s->conn_id == from->id) return;
+    if (!eligible(s)) return;
     any = true;
     if (s->handler) {
       internal_sids.push_back(s->sid);
@@ -324,13 +341,24 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
   };
   for (subscription* s : r.plain) take(s);
   for (const auto& group : r.queues) {
-    const std::size_t n = group.size();
-    const std::size_t start = std::size_t(_rr++ % n);
-    for (std::size_t i = 0; i < n; ++i) {  // first eligible member from a rotating start
-      subscription* s = group[(start + i) % n];
-      if (from && !from->echo && s->conn_id == from->id) continue;
-      take(s);
-      break;
+    if (from_route) {  // only the groups the sending server chose this server for
+      bool listed = false;
+      for_each_queue(routed->queues, [&](std::string_view q) { listed = listed || q == group.front()->queue; });
+      if (!listed) continue;
+    }
+    // One member per group, rotating; a route's member counts as many as it has behind it.
+    std::uint64_t total = 0;
+    for (const subscription* s : group)
+      if (eligible(s)) total += s->weight;
+    if (total == 0) continue;
+    std::uint64_t pick = _rr++ % total;
+    for (subscription* s : group) {
+      if (!eligible(s)) continue;
+      if (pick < s->weight) {
+        take(s);
+        break;
+      }
+      pick -= s->weight;
     }
   }
   if (multi) {
@@ -351,6 +379,7 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
       if (!_overflow[to].empty() && from && !_stall_current) _stall_current = kRemoteStall;
     }
   }
+  if (!_route_batch.empty()) flush_route_batch(subject, reply, headers, payload);
   for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
   _expired.clear();
   if (!internal_sids.empty()) {

@@ -9,6 +9,7 @@
 
 #include "peregrine_config.h"
 #include "src/base/log.h"
+#include "src/core/process_files.h"
 
 namespace core {
 namespace {
@@ -35,11 +36,14 @@ std::vector<int> parse_cpus(const std::string& list) {
 }  // namespace
 
 std::string server_shared::info_line(const nlohmann::ordered_json& info, std::uint64_t client_id,
-                                     const std::string& client_ip, const std::string& nonce) {
+                                     const std::string& client_ip, const std::string& nonce,
+                                     const nlohmann::ordered_json* cluster) {
   nlohmann::ordered_json j = info;
   j["client_id"] = client_id;
   if (!client_ip.empty()) j["client_ip"] = client_ip;
   if (!nonce.empty()) j["nonce"] = nonce;
+  if (cluster)
+    for (const auto& [k, v] : cluster->items()) j[k] = v;
   return "INFO " + j.dump() + " \r\n";
 }
 
@@ -123,6 +127,47 @@ void server::enter_lame_duck() {
 
 server::~server() { shutdown(); }
 
+// The route listener and the INFO routes see; before the shards exist (they read both).
+base::status server::start_cluster() {
+  const auto& o = _shared.opts;
+  auto shard0 = std::make_shared<dispatcher*>(nullptr);  // set before the manager's thread starts
+  _routes = std::make_unique<route_manager>(o, [shard0](int fd, const std::string& url, bool implicit) {
+    (*shard0)->call_on_shard([fd, url, implicit](dispatcher& d) { d.adopt_route(fd, url, implicit); });
+  });
+  _route_shard0 = shard0;
+  if (auto st = _routes->listen(); !st) return st;
+  std::string host = o.cluster_host;
+  int port = _routes->bound_port();
+  if (!o.cluster_advertise.empty()) parse_route_url(o.cluster_advertise.find(':') == std::string::npos
+                                                        ? o.cluster_advertise + ":" + std::to_string(port)
+                                                        : o.cluster_advertise,
+                                                    host, port);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["server_id"] = _shared.server_id;
+  j["server_name"] = _shared.server_name;
+  j["version"] = PEREGRINE_NATS_LEVEL;
+  j["proto"] = 2;  // the route protocol level nats-server 2.9 speaks
+  j["go"] = std::string("peregrine ") + PEREGRINE_VERSION;
+  j["host"] = host;
+  j["port"] = port;
+  j["headers"] = true;
+  j["max_payload"] = o.max_payload;
+  j["cluster"] = o.cluster_name.empty() ? _shared.server_id : o.cluster_name;
+  if (o.cluster_name.empty()) j["cluster_dynamic"] = true;
+  // Our clients' URLs (a wildcard host: every interface but loopback, as nats-server lists them)
+  std::vector<std::string> urls;
+  for (auto u : listen_urls("nats", o.host, o.port)) urls.push_back(u.substr(7));
+  const bool any = o.host.empty() || o.host == "0.0.0.0" || o.host == "::";
+  if (any && urls.size() > 1)
+    std::erase_if(urls, [](const std::string& u) { return u.starts_with("127.") || u.starts_with("[::1]"); });
+  _shared.own_client_urls = urls;
+  j["connect_urls"] = o.cluster_no_advertise ? std::vector<std::string>{} : urls;
+  j["lnoc"] = true;
+  _shared.route_info = std::move(j);
+  _shared.routes = _routes.get();
+  return {};
+}
+
 base::status server::start() {
   const auto& o = _shared.opts;
   shard::loop_config lcfg;
@@ -155,6 +200,11 @@ base::status server::start() {
     _shared.opts.port = _shards[0]->transport().bound_port();
     _shared.info["port"] = _shared.opts.port;
     publish_live(_shared.live()->opts);
+  }
+  if (o.cluster) {
+    if (auto cst = start_cluster(); !cst) return cst;
+    *_route_shard0 = _shards[0].get();
+    for (auto& s : _shards) s->init_cluster_info();
   }
   if (client_shards > 1) {
     // Shard 0 accepts; connections are spread round-robin and handed over on the rings.
@@ -196,6 +246,7 @@ base::status server::start() {
                        (i < client_shards ? "pg-shard-" + std::to_string(i) : std::string("pg-jetstream")).c_str());
   }
   _started = true;
+  if (_routes) _routes->start();
   if (o.http_port != 0) {
     _monitor = std::make_unique<monitor>(*this);
     if (!_monitor->start(o.http_host.empty() ? o.host : o.http_host, o.http_port, o.http_base_path,
@@ -211,6 +262,7 @@ void server::shutdown() {
   if (_monitor) _monitor->stop();  // before the shards: a request in flight gives up on them
   if (!_started) return;
   _started = false;
+  if (_routes) _routes->stop();  // no more sockets handed to the shards
   for (auto& s : _shards) s->event_loop().stop();
   for (auto& t : _threads) t.join();
   _threads.clear();

@@ -7,6 +7,7 @@
 #include "src/base/result.h"
 #include "src/core/dispatcher.h"
 #include "src/core/monitor.h"
+#include "src/core/route_manager.h"
 #include "src/core/server_shared.h"
 #include "src/core/transport_factory.h"
 
@@ -44,11 +45,16 @@ class server {
   std::string transport_name() const { return _transports->name(); }
   // The HTTP monitor's bound port (0: monitoring off). Started by start() when http_port != 0.
   int monitor_port() const { return _monitor ? _monitor->port() : 0; }
+  // The cluster listener's bound port (0: no cluster).
+  int cluster_port() const { return _routes ? _routes->bound_port() : 0; }
   const std::string& monitor_error() const { return _monitor_error; }
 
  private:
   nlohmann::ordered_json build_info(const server_options& o, int bound_port) const;
   void publish_live(const server_options& o);
+  base::status start_cluster();
+  std::unique_ptr<route_manager> _routes;
+  std::shared_ptr<dispatcher*> _route_shard0;
   std::unique_ptr<monitor> _monitor;
   std::string _monitor_error;
   std::int64_t _start_wall_ns = 0;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,8 @@ struct live_config {
   std::shared_ptr<const auth_table> auth;  // never null once published
 };
 
+class route_manager;
+
 struct server_shared {
   server_options opts;  // as started; services read these
   std::string server_id;
@@ -37,6 +40,23 @@ struct server_shared {
   std::atomic<std::uint64_t> in_msgs{0};
   // Lame duck: the monotonic time it started (0: not in lame duck mode).
   std::atomic<std::int64_t> lame_duck_since_ns{0};
+
+  // Cluster: the route dialer/listener (null without a cluster), the INFO routes get, and the
+  // client URLs of the whole cluster for INFO connect_urls: shard 0 rewrites them when routes
+  // come and go and bumps cluster_gen; every shard then sends clients an async INFO.
+  route_manager* routes = nullptr;
+  nlohmann::ordered_json route_info;
+  std::vector<std::string> own_client_urls;
+  std::atomic<std::uint64_t> cluster_gen{0};
+  void set_cluster_urls(std::vector<std::string> urls) {
+    std::lock_guard lk(_live_mu);
+    _cluster_urls = std::move(urls);
+    cluster_gen.fetch_add(1, std::memory_order_release);
+  }
+  std::vector<std::string> cluster_urls() const {
+    std::lock_guard lk(_live_mu);
+    return _cluster_urls;
+  }
 
   // A reload lowered max_connections below the count: shards close this many (any of theirs).
   std::atomic<std::int64_t> conn_excess{0};
@@ -56,12 +76,15 @@ struct server_shared {
   std::string info_line(std::uint64_t client_id, const std::string& client_ip) const {
     return info_line(info, client_id, client_ip);
   }
+  // `cluster` (when not null) is added after client_ip: {"cluster": name, "connect_urls": [...]}
   static std::string info_line(const nlohmann::ordered_json& info, std::uint64_t client_id,
-                               const std::string& client_ip, const std::string& nonce = {});
+                               const std::string& client_ip, const std::string& nonce = {},
+                               const nlohmann::ordered_json* cluster = nullptr);
 
  private:
   mutable std::mutex _live_mu;
   std::shared_ptr<const live_config> _live;
+  std::vector<std::string> _cluster_urls;
 };
 
 }  // namespace core

@@ -26,6 +26,8 @@ struct subscription {
   std::uint64_t max_msgs = 0;   // 0: unlimited (UNSUB with max)
   std::uint64_t delivered = 0;  // messages delivered so far
   internal_handler* handler = nullptr;  // set for server-internal subscriptions (JetStream)
+  bool via_route = false;       // interest of another server, held by a route connection
+  std::uint32_t weight = 1;     // a route's queue interest: members behind it (RS+ weight)
 };
 
 struct match_result {

@@ -1,0 +1,412 @@
+// Routes on shard 0 (see route.h): the handshake (INFO/CONNECT both ways), interest
+// propagation (RS+/RS- with queue weights), routed messages (RMSG/HMSG), gossip of new
+// servers, and the cluster's client URLs for INFO connect_urls.
+#include <nlohmann/json.hpp>
+
+#include "src/base/log.h"
+#include "src/core/dispatcher.h"
+#include "src/core/route_manager.h"
+#include "src/core/subject.h"
+#include "src/proto/writer.h"
+
+namespace core {
+namespace {
+std::string interest_key(std::string_view subject, std::string_view queue) {
+  std::string k(subject);
+  if (!queue.empty()) {
+    k += ' ';
+    k += queue;
+  }
+  return k;
+}
+}  // namespace
+
+void dispatcher::adopt_route(int fd, const std::string& url, bool implicit) {
+  auto link = std::make_unique<route_link>();
+  link->solicited = !url.empty();
+  link->implicit = implicit;
+  link->url = url;
+  link->rid = _next_rid++;
+  _adopting_route = std::move(link);
+  _transport->adopt(fd);  // on_open takes the link
+  if (_adopting_route) {  // the transport could not take the socket
+    _adopting_route.reset();
+    if (!url.empty() && _srv.routes) _srv.routes->lost(url);
+  }
+}
+
+void dispatcher::open_route(client& c) {
+  std::string& out = _transport->outbuf(c.handle);
+  if (c.route->solicited) {
+    nlohmann::ordered_json j;
+    j["echo"] = true;
+    j["verbose"] = false;
+    j["pedantic"] = false;
+    j["tls_required"] = false;
+    j["headers"] = true;
+    j["name"] = _srv.server_id;
+    j["cluster"] = _srv.route_info.value("cluster", "");
+    j["lnoc"] = true;
+    out += "CONNECT " + j.dump() + "\r\n";
+  }
+  out += "INFO " + _srv.route_info.dump() + " \r\n";
+  PG_INFO("{}:{} - rid:{} - Route connection created", c.peer_ip, c.peer_port, c.route->rid);
+}
+
+std::size_t dispatcher::process_route(client& c, std::string_view data) {
+  std::size_t off = 0;
+  while (off < data.size() && !c.closing) {
+    const route_parse_result r = parse_route(data.substr(off), _limits);
+    if (r.status == proto::parse_status::need_more) {
+      c.need = r.needed;
+      return off;
+    }
+    if (r.status == proto::parse_status::error) {
+      PG_ERROR("{}:{} - rid:{} - route protocol error", c.peer_ip, c.peer_port, c.route->rid);
+      protocol_error(c, r.error);
+      return data.size();
+    }
+    off += r.consumed;
+    _stall_current = 0;
+    if (!handle_route_op(c, r.op)) return data.size();
+    if (_stall_current) {  // as for a client publisher: a local subscriber is nearly full
+      c.stalled_on = _stall_current;
+      _stall_current = 0;
+      if (off < data.size()) {
+        c.stalled = true;
+        _stalled.push_back(&c);
+        _transport->pause_reading(c.handle);
+        c.need = 0;
+        return off;
+      }
+    }
+  }
+  c.need = 0;
+  return off;
+}
+
+bool dispatcher::handle_route_op(client& c, const route_op& op) {
+  switch (op.kind) {
+    case route_op_kind::sub:
+    case route_op_kind::unsub: route_sub(c, op); return true;
+    case route_op_kind::msg: route_msg(c, op); return !c.closing;
+    case route_op_kind::err:
+      PG_ERROR("{}:{} - rid:{} - Router Error '{}'", c.peer_ip, c.peer_port, c.route->rid, op.err);
+      close_client(c, {});
+      return false;
+    case route_op_kind::client_op: break;
+  }
+  using k = proto::op_kind;
+  switch (op.op.kind) {
+    case k::info: return handle_route_info(c, op.op.json);
+    case k::connect: return handle_route_connect(c, op.op.json);
+    case k::ping: _transport->outbuf(c.handle).append(proto::kPong); return true;
+    case k::pong: c.pings_out = 0; return true;
+    default: return true;
+  }
+}
+
+void dispatcher::send_route_err(client& c, std::string_view text) {
+  proto::append_err(_transport->outbuf(c.handle), text);
+}
+
+bool dispatcher::handle_route_connect(client& c, std::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+  if (!j.is_object()) {
+    close_client(c, {});
+    return false;
+  }
+  if (j.value("name", "") == _srv.server_id) {  // we dialed ourselves; the other end drops it
+    close_client(c, {});
+    return false;
+  }
+  const std::string ours = _srv.route_info.value("cluster", "");
+  const std::string theirs = j.value("cluster", "");
+  if (!_srv.opts.cluster_name.empty() && !theirs.empty() && theirs != ours && !j.value("dynamic", false)) {
+    PG_ERROR("{}:{} - rid:{} - Rejecting connection, cluster name \"{}\" does not match \"{}\"", c.peer_ip,
+             c.peer_port, c.route->rid, theirs, ours);
+    send_route_err(c, "Cluster Name Conflict");
+    close_client(c, {});
+    return false;
+  }
+  return true;
+}
+
+bool dispatcher::handle_route_info(client& c, std::string_view json) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(json, nullptr, false);
+  if (!j.is_object() || !j.contains("server_id") || !j["server_id"].is_string()) {
+    close_client(c, {});
+    return false;
+  }
+  route_link& r = *c.route;
+  const std::string id = j["server_id"].get<std::string>();
+  auto urls_of = [&] {
+    std::vector<std::string> v;
+    if (auto it = j.find("connect_urls"); it != j.end() && it->is_array())
+      for (const auto& u : *it)
+        if (u.is_string()) v.push_back(u.get<std::string>());
+    return v;
+  };
+  if (r.registered) {
+    if (id == r.remote_id) {  // its client URLs changed
+      r.connect_urls = urls_of();
+      publish_cluster_urls();
+      return true;
+    }
+    // Gossip: a server that joined the cluster through this one. Dial it unless we know it.
+    if (id == _srv.server_id) return true;
+    for (client* o : _routes)
+      if (o->route->remote_id == id) return true;
+    if (auto it = j.find("ip"); it != j.end() && it->is_string() && _srv.routes) {
+      PG_DEBUG("{}:{} - rid:{} - gossiped route to {} at {}", c.peer_ip, c.peer_port, r.rid, id,
+               it->get<std::string>());
+      _srv.routes->want(it->get<std::string>(), true);
+    }
+    return true;
+  }
+  if (id == _srv.server_id) {
+    PG_DEBUG("{}:{} - rid:{} - Detected route to self, ignoring", c.peer_ip, c.peer_port, r.rid);
+    if (r.solicited && _srv.routes) _srv.routes->drop(r.url);
+    r.solicited = false;  // not redialed
+    close_client(c, {});
+    return false;
+  }
+  r.remote_id = id;
+  r.remote_name = j.value("server_name", "");
+  r.remote_cluster = j.value("cluster", "");
+  r.connect_urls = urls_of();
+  std::string host = j.value("host", "");
+  if (host.empty() || host == "0.0.0.0" || host == "::") host = c.peer_ip;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  r.remote_route_url = "nats-route://" + host + ":" + std::to_string(j.value("port", 0)) + "/";
+  r.remote_info = j;
+  if (r.solicited && _srv.routes) _srv.routes->remote_is(r.url, id);
+  return register_route(c);
+}
+
+bool dispatcher::register_route(client& c) {
+  route_link& r = *c.route;
+  if (r.remote_name == _srv.server_name) {
+    PG_ERROR("{}:{} - rid:{} - Remote server has a duplicate name: \"{}\"", c.peer_ip, c.peer_port, r.rid,
+             r.remote_name);
+    close_client(c, {});
+    return false;
+  }
+  for (client* o : _routes) {
+    if (o->route->remote_id != r.remote_id) {
+      if (!r.remote_name.empty() && o->route->remote_name == r.remote_name) {
+        PG_ERROR("{}:{} - rid:{} - Remote server has a duplicate name: \"{}\"", c.peer_ip, c.peer_port, r.rid,
+                 r.remote_name);
+        close_client(c, {});
+        return false;
+      }
+      continue;
+    }
+    // Two routes to one server (both dialed each other): both ends keep the one dialed by the
+    // server with the smaller id, so they agree without talking.
+    auto dialer = [&](const client& x) { return x.route->solicited ? _srv.server_id : x.route->remote_id; };
+    const bool keep_new = dialer(c) != dialer(*o) && dialer(c) < dialer(*o);
+    client& loser = keep_new ? *o : c;
+    PG_DEBUG("{}:{} - rid:{} - Duplicate route to {}, closing", loser.peer_ip, loser.peer_port, loser.route->rid,
+             r.remote_id);
+    if (!keep_new) {
+      close_client(c, {});
+      return false;
+    }
+    loser.route->registered = false;
+    std::erase(_routes, &loser);
+    close_client(loser, {});
+    break;
+  }
+  r.registered = true;
+  _routes.push_back(&c);
+  if (_srv.routes) _srv.routes->set_connected(r.remote_id, true);
+  PG_INFO("{}:{} - rid:{} - Route to server {} ({}) registered", c.peer_ip, c.peer_port, r.rid, r.remote_name,
+          r.remote_id);
+  std::string& out = _transport->outbuf(c.handle);
+  out += "PING\r\n";
+  for (const auto& [key, n] : _interest) {
+    const auto sp = key.find(' ');
+    if (sp == std::string::npos) {
+      send_interest(c, key, {}, n);
+    } else {
+      send_interest(c, std::string_view(key).substr(0, sp), std::string_view(key).substr(sp + 1), n);
+    }
+  }
+  if (!r.solicited) {  // tell the servers we know about the new one, so they dial it
+    nlohmann::ordered_json g = r.remote_info;
+    g["ip"] = r.remote_route_url;
+    const std::string line = "INFO " + g.dump() + " \r\n";
+    for (client* o : _routes)
+      if (o != &c) _transport->outbuf(o->handle).append(line);
+  }
+  publish_cluster_urls();
+  return true;
+}
+
+void dispatcher::route_closed(client& c) {
+  route_link& r = *c.route;
+  if (r.registered) {
+    r.registered = false;
+    std::erase(_routes, &c);
+    if (_srv.routes) _srv.routes->set_connected(r.remote_id, false);
+    PG_INFO("{}:{} - rid:{} - Router connection closed", c.peer_ip, c.peer_port, r.rid);
+    publish_cluster_urls();
+  }
+  if (r.solicited && _srv.routes) _srv.routes->lost(r.url);
+}
+
+void dispatcher::route_sub(client& c, const route_op& op) {
+  if (op.account != "$G") return;  // only the global account is served (nats-server's $SYS is not)
+  if (!valid_subject(op.subject) || (!op.queue.empty() && !valid_queue_name(op.queue))) return;
+  const std::string key = interest_key(op.subject, op.queue);
+  if (op.kind == route_op_kind::unsub) {
+    remove_sub(c, key, true);
+    return;
+  }
+  const std::uint32_t weight = std::uint32_t(std::max<std::int32_t>(1, op.weight));
+  if (auto it = c.subs.find(key); it != c.subs.end()) {  // a queue group's new weight
+    it->second->weight = weight;
+    broadcast_sub(shard_msg::kind::sub_add, c, *it->second);
+    return;
+  }
+  auto s = std::make_unique<subscription>();
+  s->subject = std::string(op.subject);
+  s->queue = std::string(op.queue);
+  s->sid = key;
+  s->shard = _index;
+  s->conn_id = c.id;
+  s->conn = &c;
+  s->via_route = true;
+  s->weight = weight;
+  if (!_subs.insert(s.get()).ok()) return;
+  broadcast_sub(shard_msg::kind::sub_add, c, *s);
+  c.subs.emplace(key, std::move(s));
+}
+
+void dispatcher::route_msg(client& c, const route_op& op) {
+  if (op.account != "$G") return;
+  ++c.in_msgs;
+  c.in_bytes += op.headers.size() + op.payload.size();
+  ++_counters.in_msgs;
+  _counters.in_bytes += op.headers.size() + op.payload.size();
+  _from_route = &op;
+  route(&c, op.subject, op.reply, op.headers, op.payload);
+  _from_route = nullptr;
+}
+
+void dispatcher::interest_change(const subscription& s, int delta) {
+  if (!counts_as_interest(s)) return;
+  const std::string key = interest_key(s.subject, s.queue);
+  auto it = _interest.try_emplace(key, 0).first;
+  const int before = it->second;
+  const int after = before + delta;
+  if (after <= 0) {
+    _interest.erase(it);
+  } else {
+    it->second = after;
+  }
+  // Plain interest is announced once per subject; a queue group's weight on every change.
+  if (s.queue.empty() && (before > 0) == (after > 0)) return;
+  for (client* r : _routes) send_interest(*r, s.subject, s.queue, after);
+}
+
+void dispatcher::send_interest(client& r, std::string_view subject, std::string_view queue, int count) {
+  std::string& out = _transport->outbuf(r.handle);
+  out += count > 0 ? "RS+ $G " : "RS- $G ";
+  out += subject;
+  if (!queue.empty()) {
+    out += ' ';
+    out += queue;
+    if (count > 0) out += " " + std::to_string(count);
+  }
+  out += "\r\n";
+}
+
+void dispatcher::batch_for_route(client& c, const subscription& s) {
+  route_batch* b = nullptr;
+  for (auto& e : _route_batch)
+    if (e.c == &c) b = &e;
+  if (!b) b = &_route_batch.emplace_back(route_batch{&c, false, {}});
+  if (s.queue.empty()) {
+    b->plain = true;
+  } else {
+    if (!b->queues.empty()) b->queues += ' ';
+    b->queues += s.queue;
+  }
+}
+
+void dispatcher::flush_route_batch(std::string_view subject, std::string_view reply, std::string_view headers,
+                                   std::string_view payload) {
+  for (const auto& b : _route_batch) {
+    client& c = *b.c;
+    if (c.closing) continue;
+    std::string& out = _transport->outbuf(c.handle);
+    out += headers.empty() ? "RMSG $G " : "HMSG $G ";
+    out += subject;
+    if (!b.queues.empty()) {
+      if (reply.empty()) {
+        out += " | ";
+      } else {
+        out += " + ";
+        out += reply;
+        out += ' ';
+      }
+      out += b.queues;
+    } else if (!reply.empty()) {
+      out += ' ';
+      out += reply;
+    }
+    if (!headers.empty()) out += " " + std::to_string(headers.size());
+    out += " " + std::to_string(headers.size() + payload.size()) + "\r\n";
+    out += headers;
+    out += payload;
+    out += "\r\n";
+    ++c.out_msgs;
+    c.out_bytes += headers.size() + payload.size();
+    ++_counters.out_msgs;
+    _counters.out_bytes += headers.size() + payload.size();
+    if (_transport->pending_bytes(c.handle) > std::size_t(_live->opts.max_pending))
+      cut_slow_consumer(c, "MaxPending exceeded on a route", "Slow Consumer (Pending Bytes)");
+  }
+  _route_batch.clear();
+}
+
+void dispatcher::publish_cluster_urls() {
+  std::vector<std::string> urls;
+  if (!_srv.opts.cluster_no_advertise) {
+    auto add = [&](const std::string& u) {
+      if (std::find(urls.begin(), urls.end(), u) == urls.end()) urls.push_back(u);
+    };
+    for (const auto& u : _srv.own_client_urls) add(u);
+    for (client* r : _routes)
+      for (const auto& u : r->route->connect_urls) add(u);
+  }
+  _srv.set_cluster_urls(std::move(urls));
+  for (dispatcher* d : _peers)
+    if (d != this) d->_loop.wake();
+}
+
+std::size_t dispatcher::refresh_cluster_info() {
+  _cluster_gen = _srv.cluster_gen.load(std::memory_order_acquire);
+  const std::vector<std::string> urls = _srv.cluster_urls();
+  nlohmann::ordered_json j;
+  j["cluster"] = _srv.route_info.value("cluster", "");
+  if (!urls.empty()) j["connect_urls"] = urls;
+  _cluster_info = std::move(j);
+  std::size_t sent = 0;
+  for (auto& [h, cp] : _clients) {  // async INFO to clients that take it (CONNECT protocol 1)
+    client& c = *cp;
+    if (c.route || c.closing || !c.connected || c.protocol < 1) continue;
+    _transport->outbuf(c.handle).append(client_info(c));
+    ++sent;
+  }
+  return sent;
+}
+
+std::string dispatcher::client_info(const client& c) const {
+  return server_shared::info_line(_live->info, c.cid, c.peer_ip, c.nonce,
+                                 _cluster_info.is_null() ? nullptr : &_cluster_info);
+}
+
+}  // namespace core
