@@ -97,12 +97,13 @@ bool server_process::running() {
 }
 
 bool server_process::start(std::chrono::milliseconds ready_timeout) {
-  if (server_binary().empty()) {
+  const std::string bin = binary_.empty() ? server_binary() : binary_;
+  if (bin.empty()) {
     error_ = "PEREGRINE_SERVER_BIN is not set";
     return false;
   }
-  if (::access(server_binary().c_str(), X_OK) != 0) {
-    error_ = "server binary is missing or not executable: " + server_binary();
+  if (::access(bin.c_str(), X_OK) != 0) {
+    error_ = "server binary is missing or not executable: " + bin;
     return false;
   }
   if (tmp_dir_.empty()) {
@@ -135,13 +136,14 @@ bool server_process::start_once(std::chrono::milliseconds ready_timeout) {
     conf << "port: " << port_ << "\n"
          << replace_all(extra_conf_, "@TMPDIR@", tmp_dir_.string()) << "\n";
     // Suite variants (e.g. `shards: 2`, `transport: socket`) come from the environment.
-    if (const char* variant = std::getenv("PEREGRINE_EXTRA_CONF")) conf << variant << "\n";
+    // (Not for a binary set per process: the reference server in a mixed cluster.)
+    if (const char* variant = std::getenv("PEREGRINE_EXTRA_CONF"); variant && binary_.empty()) conf << variant << "\n";
     if (!conf) {
       error_ = "cannot write " + conf_path.string();
       return false;
     }
   }
-  const std::string bin = server_binary();
+  const std::string bin = binary_.empty() ? server_binary() : binary_;
   const std::string port_str = std::to_string(port_);
   const std::string log_path = (tmp_dir_ / "server.log").string();
   const std::string conf_str = conf_path.string();

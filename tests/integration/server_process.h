@@ -32,6 +32,9 @@ class server_process {
   // SIGTERM, then SIGKILL after 2 s. Idempotent.
   void stop();
 
+  // Runs this binary instead of server_binary() (a mixed cluster with the reference server).
+  void set_binary(std::string bin) { binary_ = std::move(bin); }
+
   int port() const { return port_; }
   std::string url() const;  // nats://127.0.0.1:<port>
   const std::string& error() const { return error_; }
@@ -47,6 +50,7 @@ class server_process {
   bool start_once(std::chrono::milliseconds ready_timeout);
 
   std::string extra_conf_;
+  std::string binary_;
   std::filesystem::path tmp_dir_;
   std::string error_;
   pid_t pid_ = -1;
