@@ -131,10 +131,11 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
   out.sublist = _sub_stats;
   out.sublist.cache = _subs.cache_size();
   out.subscriptions = _internal.subs.size();
-  for (const auto& [h, c] : _clients) out.subscriptions += c->subs.size();
+  for (const auto& [h, c] : _clients)
+    if (!c->route) out.subscriptions += c->subs.size();
   if (q.conns) {
     for (const auto& [h, c] : _clients) {
-      if (c->closing) continue;
+      if (c->closing || c->route) continue;  // routes are on /routez, not /connz
       out.open.push_back(snap(*c, q.conn_subs));
       out.open.back().pending_bytes = _transport->pending_bytes(h);
     }
@@ -143,8 +144,31 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
   if (q.all_subs) {
     for (const auto& [sid, s] : _internal.subs) out.subs.push_back({s->subject, s->queue, sid, s->delivered, 0});
     for (const auto& [h, c] : _clients)
-      for (const auto& [sid, s] : c->subs)
-        out.subs.push_back({s->subject, s->queue, sid, s->delivered, c->cid, account_name(s->account)});
+      if (!c->route)
+        for (const auto& [sid, s] : c->subs)
+          out.subs.push_back({s->subject, s->queue, sid, s->delivered, c->cid, account_name(s->account)});
+  }
+  out.routes = _routes.size();
+  if (q.routes) {
+    for (const client* c : _routes) {
+      route_snapshot r;
+      r.rid = c->route->rid;
+      r.remote_id = c->route->remote_id;
+      r.did_solicit = c->route->solicited;
+      r.is_configured = c->route->solicited && !c->route->implicit;
+      r.ip = c->peer_ip;
+      r.port = c->peer_port;
+      r.start_ns = c->start_wall_ns;
+      r.last_ns = c->start_wall_ns + (c->last_in_ns - c->created_ns);
+      r.rtt_ns = c->rtt_ns;
+      r.pending_bytes = _transport->pending_bytes(c->handle);
+      r.in_msgs = c->in_msgs;
+      r.out_msgs = c->out_msgs;
+      r.in_bytes = c->in_bytes;
+      r.out_bytes = c->out_bytes;
+      for (const auto& [key, s] : c->subs) r.subs.push_back(key);
+      out.route_list.push_back(std::move(r));
+    }
   }
   out.has_jetstream = !_services.empty();
   out.shard = _index;

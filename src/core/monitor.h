@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 struct MHD_Daemon;
 
 namespace core {
@@ -61,6 +63,8 @@ http_reply monitor_accountz(server& srv, const http_query& q);
 http_reply monitor_accstatz(server& srv, const http_query& q);
 http_reply monitor_metrics(server& srv, const http_query& q);
 std::string monitor_index_html();
+// varz "cluster" (route_monitor.cc): {} without a cluster, as nats-server.
+nlohmann::ordered_json cluster_varz(server& srv);
 // Snapshots from every shard, taken on their threads (bounded wait); services' /metrics text.
 struct shard_snapshot;
 struct snapshot_request;

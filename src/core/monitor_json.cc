@@ -219,7 +219,7 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
   j["max_control_line"] = o.max_control_line;
   j["max_payload"] = o.max_payload;
   j["max_pending"] = o.max_pending;
-  j["cluster"] = ojson::object();
+  j["cluster"] = cluster_varz(srv);
   j["gateway"] = ojson::object();
   j["leaf"] = ojson::object();
   j["mqtt"] = ojson::object();
@@ -259,8 +259,10 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
   }
   j["connections"] = srv.shared().connections.load();
   j["total_connections"] = srv.shared().total_connections.load();
-  j["routes"] = 0;
-  j["remotes"] = 0;
+  std::uint64_t routes = 0;
+  for (const auto& s : snaps) routes += s.routes;
+  j["routes"] = routes;
+  j["remotes"] = routes;
   j["leafnodes"] = 0;
   j["in_msgs"] = total.in_msgs;
   j["out_msgs"] = total.out_msgs;
@@ -520,15 +522,6 @@ http_reply monitor_healthz(server& srv, const http_query& q) {
                                      consumer->second));
   }
   return {200, "application/json", "{\"status\":\"ok\"}"};
-}
-
-http_reply monitor_routez(server& srv, const http_query&) {
-  ojson j;
-  j["server_id"] = srv.shared().server_id;
-  j["now"] = base::rfc3339_nano(wall_now());
-  j["num_routes"] = 0;
-  j["routes"] = ojson::array();
-  return json_reply(j);
 }
 
 http_reply monitor_leafz(server& srv, const http_query&) {

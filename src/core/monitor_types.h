@@ -34,6 +34,20 @@ struct conn_snapshot {
   std::vector<sub_snapshot> subs;  // filled when asked for (subs=1 / detail)
 };
 
+// One route connection (/routez), as nats-server 2.9 reports it.
+struct route_snapshot {
+  std::uint64_t rid = 0;
+  std::string remote_id;
+  bool did_solicit = false;
+  bool is_configured = false;
+  std::string ip;
+  int port = 0;
+  std::int64_t start_ns = 0, last_ns = 0, rtt_ns = 0;  // wall clock; rtt 0: not measured
+  std::uint64_t pending_bytes = 0;
+  std::uint64_t in_msgs = 0, out_msgs = 0, in_bytes = 0, out_bytes = 0;
+  std::vector<std::string> subs;  // the interest it holds for the remote server
+};
+
 struct shard_counters {
   std::uint64_t in_msgs = 0, out_msgs = 0, in_bytes = 0, out_bytes = 0;
 };
@@ -51,6 +65,8 @@ struct shard_snapshot {
   std::vector<conn_snapshot> open;
   std::vector<conn_snapshot> closed;
   std::vector<sub_snapshot> subs;  // /subsz?subs=1
+  std::uint64_t routes = 0;              // registered routes (shard 0)
+  std::vector<route_snapshot> route_list;  // when asked for (/routez)
   bool has_jetstream = false;
   // loop and rings (/metrics)
   std::uint32_t shard = 0;
@@ -67,6 +83,7 @@ struct snapshot_request {
   bool closed = false;      // recently closed connections
   bool conn_subs = false;   // each connection's subscriptions
   bool all_subs = false;    // every subscription of the shard (/subsz)
+  bool routes = false;      // route connections (/routez)
 };
 
 }  // namespace core

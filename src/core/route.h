@@ -21,6 +21,7 @@ struct route_link {
   std::vector<std::string> connect_urls;  // the remote server's client URLs
   nlohmann::ordered_json remote_info;     // its INFO, forwarded (with "ip") when we accepted it
   std::uint64_t rid = 0;                  // routez rid
+  base::nanos ping_sent_ns = 0;           // the first PING after registering: routez rtt
 };
 
 }  // namespace core

@@ -101,7 +101,10 @@ bool dispatcher::handle_route_op(client& c, const route_op& op) {
     case k::info: return handle_route_info(c, op.op.json);
     case k::connect: return handle_route_connect(c, op.op.json);
     case k::ping: _transport->outbuf(c.handle).append(proto::kPong); return true;
-    case k::pong: c.pings_out = 0; return true;
+    case k::pong:
+      c.pings_out = 0;
+      if (c.route->ping_sent_ns && c.rtt_ns == 0) c.rtt_ns = std::max<base::nanos>(1, _loop.clk().monotonic_ns() - c.route->ping_sent_ns);
+      return true;
     default: return true;
   }
 }
@@ -225,6 +228,7 @@ bool dispatcher::register_route(client& c) {
           r.remote_id);
   std::string& out = _transport->outbuf(c.handle);
   out += "PING\r\n";
+  r.ping_sent_ns = _loop.clk().monotonic_ns();
   for (const auto& [key, n] : _interest) {
     const auto sp = key.find(' ');
     if (sp == std::string::npos) {

@@ -2,6 +2,9 @@
 // comes from gossip), libnats clients on different servers. Every wait is bounded and
 // event-driven: interest is known to have crossed a route when a probe subscribed after it
 // (on the same connection, so behind it on the same route) is delivered.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -70,13 +73,36 @@ bool wait_interest(natsConnection* sub_nc, natsConnection* pub_nc, std::chrono::
 
 std::string data_of(natsMsg* m) { return std::string(natsMsg_GetData(m), natsMsg_GetDataLength(m)); }
 
+// GET on the monitoring port; the body, or empty.
+std::string http_get(int port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(std::uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == ssize_t(req.size())) {
+      char buf[65536];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, std::size_t(n));
+    }
+  }
+  ::close(fd);
+  const auto body = out.find("\r\n\r\n");
+  return body == std::string::npos ? std::string() : out.substr(body + 4);
+}
+
 class cluster : public ::testing::Test {
  protected:
   void SetUp() override {
     if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set and no nats-server found";
     for (auto& p : cport_) p = pick_free_port();
     // A -> B and C -> B only: A and C find each other through B's gossip.
-    add("A", cport_[0], {cport_[1]});
+    http_port_ = pick_free_port();
+    add("A", cport_[0], {cport_[1]}, {}, "http_port: " + std::to_string(http_port_) + "\n");
     add("B", cport_[1], {});
     add("C", cport_[2], {cport_[1]});
     for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
@@ -88,8 +114,9 @@ class cluster : public ::testing::Test {
     servers_.clear();
   }
 
-  void add(const std::string& name, int cport, const std::vector<int>& routes, const std::string& bin = {}) {
-    servers_.push_back(std::make_unique<server_process>(cluster_conf(name, cport, routes)));
+  void add(const std::string& name, int cport, const std::vector<int>& routes, const std::string& bin = {},
+           const std::string& extra = {}) {
+    servers_.push_back(std::make_unique<server_process>(cluster_conf(name, cport, routes) + extra));
     if (!bin.empty()) servers_.back()->set_binary(bin);
   }
 
@@ -120,6 +147,7 @@ class cluster : public ::testing::Test {
   std::string url(int i) const { return servers_[std::size_t(i)]->url(); }
 
   std::array<int, 3> cport_{};
+  int http_port_ = 0;
   std::vector<std::unique_ptr<server_process>> servers_;
 };
 
@@ -348,6 +376,31 @@ TEST_F(cluster, route_comes_back_after_a_server_restarts) {
   }
   EXPECT_EQ(got_c, (std::multiset<std::string>{"from-a", "from-c"}));
   EXPECT_EQ(got_a, (std::multiset<std::string>{"from-a", "from-c"}));
+}
+
+TEST_F(cluster, routez_lists_the_routes_and_their_interest) {
+  auto b = connect(url(1));
+  auto c = connect(url(2));
+  auto a = connect(url(0));
+  ASSERT_TRUE(a && b && c);
+  auto s = subscribe_sync(c.get(), "seen.on.routez");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(wait_interest(c.get(), a.get()));
+  const std::string body = http_get(http_port_, "/routez?subs=1");
+  EXPECT_NE(body.find("\"num_routes\": 2"), std::string::npos) << body;
+  for (natsConnection* nc : {b.get(), c.get()}) {
+    char id[128] = {};
+    ASSERT_EQ(natsConnection_GetConnectedServerId(nc, id, sizeof id), NATS_OK);
+    EXPECT_NE(body.find(std::string("\"remote_id\": \"") + id + "\""), std::string::npos) << id << "\n" << body;
+  }
+  EXPECT_NE(body.find("\"seen.on.routez\""), std::string::npos) << body;
+  EXPECT_NE(body.find("\"did_solicit\": true"), std::string::npos) << body;  // A dialed B
+  const std::string varz = http_get(http_port_, "/varz");
+  EXPECT_NE(varz.find("\"cluster_port\": " + std::to_string(cport_[0])), std::string::npos) << varz;
+  EXPECT_NE(varz.find("\"routes\": 2"), std::string::npos) << varz;
+  // Routes are not client connections.
+  const std::string connz = http_get(http_port_, "/connz");
+  EXPECT_NE(connz.find("\"num_connections\": 1,"), std::string::npos) << connz;
 }
 
 // One server of each kind: the route protocol must be nats-server 2.9.10's.

@@ -561,4 +561,42 @@ TEST(tls_options, flags_turn_tls_on_and_override_the_file) {
     EXPECT_NE(help.res.message.find(f), std::string::npos) << f;
 }
 
+TEST(Cluster, ConfigBlock) {
+  TempDir d;
+  const auto conf = d.write("c.conf",
+                            "server_name: a\ncluster {\n  name: east\n  listen: 127.0.0.1:7244\n"
+                            "  routes: [nats-route://127.0.0.1:7245, \"nats://h2:7246\"]\n"
+                            "  pool_size: 3\n  no_advertise: true\n  advertise: \"10.1.1.1:7244\"\n}\n");
+  auto p = run({"-c", conf.c_str()});
+  ASSERT_EQ(p.res.outcome, cli_outcome::run) << p.res.message;
+  EXPECT_TRUE(p.res.warnings.empty());
+  EXPECT_TRUE(p.opts.cluster);
+  EXPECT_EQ(p.opts.cluster_name, "east");
+  EXPECT_EQ(p.opts.cluster_host, "127.0.0.1");
+  EXPECT_EQ(p.opts.cluster_port, 7244);
+  EXPECT_EQ(p.opts.routes, (std::vector<std::string>{"nats-route://127.0.0.1:7245", "nats://h2:7246"}));
+  EXPECT_EQ(p.opts.cluster_pool_size, 3);
+  EXPECT_TRUE(p.opts.cluster_no_advertise);
+  EXPECT_EQ(p.opts.cluster_advertise, "10.1.1.1:7244");
+  const auto bad = d.write("bad.conf", "cluster {\n  routes: [\"nats://nohost\"]\n}\n");
+  p = run({"-c", bad.c_str()});
+  EXPECT_EQ(p.res.outcome, cli_outcome::exit_error);
+  EXPECT_NE(p.res.message.find("bad route URL"), std::string::npos) << p.res.message;
+}
+
+TEST(Cluster, Flags) {
+  auto p = run({"--cluster", "nats://127.0.0.1:6333", "-cluster_name", "west", "--routes",
+                "nats://127.0.0.1:6334,nats-route://u:p@127.0.0.1:6335", "--no_advertise"});
+  ASSERT_EQ(p.res.outcome, cli_outcome::run) << p.res.message;
+  EXPECT_TRUE(p.opts.cluster);
+  EXPECT_EQ(p.opts.cluster_host, "127.0.0.1");
+  EXPECT_EQ(p.opts.cluster_port, 6333);
+  EXPECT_EQ(p.opts.cluster_name, "west");
+  EXPECT_EQ(p.opts.routes.size(), 2u);
+  EXPECT_TRUE(p.opts.cluster_no_advertise);
+  EXPECT_FALSE(run({}).opts.cluster);
+  EXPECT_EQ(run({"--cluster", "nonsense"}).res.outcome, cli_outcome::exit_error);
+  EXPECT_EQ(run({"--routes", "nats://a:1,bad"}).res.outcome, cli_outcome::exit_error);
+}
+
 }  // namespace
