@@ -403,6 +403,46 @@ TEST_F(cluster, routez_lists_the_routes_and_their_interest) {
   EXPECT_NE(connz.find("\"num_connections\": 1,"), std::string::npos) << connz;
 }
 
+// Every server lists every server, itself included (a common nats-server config): routes to
+// self are dropped, each pair keeps one of the two routes it dials, messages arrive once.
+class full_mesh_config : public cluster {
+ protected:
+  void SetUp() override {
+    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
+    for (auto& p : cport_) p = pick_free_port();
+    const std::vector<int> all(cport_.begin(), cport_.end());
+    add("A", cport_[0], all);
+    add("B", cport_[1], all);
+    add("C", cport_[2], all);
+    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
+    ASSERT_TRUE(wait_mesh()) << logs();
+  }
+};
+
+TEST_F(full_mesh_config, one_route_per_pair_and_each_message_once) {
+  std::vector<nc_ptr> nc;
+  std::vector<sub_ptr> sub;
+  for (int i = 0; i < 3; ++i) {
+    nc.push_back(connect(url(i)));
+    ASSERT_TRUE(nc.back());
+    sub.push_back(subscribe_sync(nc.back().get(), "mesh"));
+    ASSERT_TRUE(sub.back());
+  }
+  for (int s = 1; s < 3; ++s) ASSERT_TRUE(wait_interest(nc[s].get(), nc[0].get()));
+  std::this_thread::sleep_for(1500ms);  // duplicate routes found and closed meanwhile must not matter
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(natsConnection_PublishString(nc[0].get(), "mesh", std::to_string(i).c_str()), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(nc[0].get()), NATS_OK);
+  for (int s = 0; s < 3; ++s) {
+    for (int i = 0; i < 50; ++i) {
+      auto m = next_msg(sub[s].get(), 5s);
+      ASSERT_TRUE(m) << "server " << s << " message " << i;
+      EXPECT_EQ(data_of(m.get()), std::to_string(i));
+    }
+    EXPECT_FALSE(next_msg(sub[s].get(), 200ms)) << "server " << s << " got a message twice";
+  }
+  EXPECT_TRUE(wait_mesh());  // and every server still knows the two others
+}
+
 // One server of each kind: the route protocol must be nats-server 2.9.10's.
 class mixed_cluster : public cluster {
  protected:
