@@ -39,7 +39,7 @@ void dispatcher::reauthorize_clients() {
   std::vector<client*> rejected, moved;
   for (auto& [h, cp] : _clients) {
     client& c = *cp;
-    if (!c.connected || c.closing) continue;
+    if (!c.connected || c.closing || c.route) continue;  // routes are not users
     if (!_live->auth_required) {  // no users any more: everyone is in the global account
       if (c.account != kGlobalAccount) {
         moved.push_back(&c);

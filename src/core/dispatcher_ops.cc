@@ -27,7 +27,7 @@ void dispatcher::refresh_live() {
   if (_srv.conn_excess.load() > 0) {  // shards race for the budget: exactly that many close
     std::vector<client*> over;
     for (auto& [h, c] : _clients) {
-      if (c->closing) continue;
+      if (c->closing || c->route) continue;  // routes are not client connections
       if (_srv.conn_excess.fetch_sub(1) <= 0) {
         _srv.conn_excess.fetch_add(1);
         break;
@@ -69,8 +69,9 @@ std::size_t dispatcher::lame_duck(base::nanos now) {
     nlohmann::ordered_json info = _live->info;
     info["ldm"] = true;
     for (auto& [h, c] : _clients) {
-      if (c->closing || !c->connected) continue;
-      _transport->outbuf(h).append(server_shared::info_line(info, c->cid, c->peer_ip));
+      if (c->closing || !c->connected || c->route) continue;
+      _transport->outbuf(h).append(
+          server_shared::info_line(info, c->cid, c->peer_ip, _cluster_info.is_null() ? nullptr : &_cluster_info));
     }
     _ldm_initial = _clients.size();
   }
@@ -80,7 +81,7 @@ std::size_t dispatcher::lame_duck(base::nanos now) {
   std::vector<client*> victims;
   for (auto& [h, c] : _clients) {
     if (!all && _ldm_closed + victims.size() >= due) break;
-    if (!c->closing) victims.push_back(c.get());
+    if (!c->closing && (all || !c->route)) victims.push_back(c.get());  // routes last: clients move over them
   }
   for (client* c : victims) {
     c->close_reason = "Server Shutdown";
