@@ -443,6 +443,54 @@ TEST_F(full_mesh_config, one_route_per_pair_and_each_message_once) {
   EXPECT_TRUE(wait_mesh());  // and every server still knows the two others
 }
 
+bool is_peregrine() { return server_binary().find("peregrine") != std::string::npos; }
+
+TEST(cluster_config, server_name_is_required) {
+  if (server_binary().empty() || !is_peregrine()) GTEST_SKIP() << "peregrine-server only (nats-server does not require it)";
+  server_process p("cluster {\n  listen: 127.0.0.1:" + std::to_string(pick_free_port()) + "\n}\n");
+  ASSERT_FALSE(p.start(2s));
+  EXPECT_NE(p.error().find("server_name is required in a cluster"), std::string::npos) << p.error();
+}
+
+TEST(cluster_config, a_route_to_a_server_with_the_same_name_is_refused) {
+  if (server_binary().empty()) GTEST_SKIP();
+  const int c1 = pick_free_port(), c2 = pick_free_port();
+  server_process one(cluster_conf("twin", c1, {}));
+  server_process two(cluster_conf("twin", c2, {c1}));
+  ASSERT_TRUE(one.start()) << one.error();
+  ASSERT_TRUE(two.start()) << two.error();
+  const auto deadline = clock_type::now() + 10s;
+  auto both = [&] { return one.log() + two.log(); };  // either end may notice first
+  while (clock_type::now() < deadline && both().find("duplicate name") == std::string::npos)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_NE(both().find("duplicate name"), std::string::npos) << both();
+  auto nc = connect(two.url());
+  ASSERT_TRUE(nc);
+  EXPECT_EQ(discovered(nc.get()), 0);  // no route: the other server is not advertised
+}
+
+TEST(cluster_config, jetstream_beside_a_cluster_stays_per_server) {
+  if (server_binary().empty() || !is_peregrine()) GTEST_SKIP() << "nats-server clusters JetStream (needs 3 servers)";
+  const int c1 = pick_free_port(), c2 = pick_free_port();
+  server_process one(cluster_conf("js1", c1, {}) + "jetstream { store_dir: \"@TMPDIR@/js\" }\n");
+  server_process two(cluster_conf("js2", c2, {c1}));
+  ASSERT_TRUE(one.start()) << one.error();
+  ASSERT_TRUE(two.start()) << two.error();
+  EXPECT_NE(one.log().find("JetStream runs standalone on this server"), std::string::npos) << one.log();
+  auto on_one = connect(one.url());
+  auto on_two = connect(two.url());
+  ASSERT_TRUE(on_one && on_two);
+  natsMsg* reply = nullptr;
+  ASSERT_EQ(natsConnection_RequestString(&reply, on_one.get(), "$JS.API.INFO", "", 5000), NATS_OK);
+  msg_ptr r(reply);
+  EXPECT_NE(data_of(r.get()).find("io.nats.jetstream.api.v1.account_info_response"), std::string::npos);
+  // The other server has no JetStream, and one's is not reachable through the route.
+  auto s = subscribe_sync(on_one.get(), "js.probe");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(wait_interest(on_one.get(), on_two.get()));
+  EXPECT_EQ(natsConnection_RequestString(&reply, on_two.get(), "$JS.API.INFO", "", 2000), NATS_NO_RESPONDERS);
+}
+
 // One server of each kind: the route protocol must be nats-server 2.9.10's.
 class mixed_cluster : public cluster {
  protected:
