@@ -208,7 +208,8 @@ void dispatcher::apply(shard_msg& m) {
         if (sit == cit->second->subs.end()) continue;
         deliver_local(*sit->second, msg.subject, msg.reply, msg.headers, msg.payload);
       }
-      if (!_route_batch.empty()) flush_route_batch(msg.subject, msg.reply, msg.headers, msg.payload);
+      if (!_route_batch.empty())
+        flush_route_batch(msg.matched.empty() ? msg.subject : msg.matched, msg.reply, msg.headers, msg.payload);
       _publisher_no_responders = false;
       for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
       _expired.clear();

@@ -310,6 +310,9 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
 bool dispatcher::route(std::uint32_t account, client* from, std::string_view subject, std::string_view reply,
                        std::string_view headers, std::string_view payload, std::string_view shown, bool notify) {
   const match_result& r = subs_for(account).match(subject);
+  // Routes carry the matched subject (a JetStream delivery's inbox), so the remote server
+  // matches the same subscription; local receivers see `shown`.
+  const std::string_view matched = subject;
   if (!shown.empty()) subject = shown;
   const std::uint64_t fanout = r.plain.size() + r.queues.size();
   ++_sub_stats.matches;
@@ -369,7 +372,8 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
       if (!shared)
         shared = std::make_shared<shared_msg>(shared_msg{std::string(subject), std::string(reply),
                                                          std::string(headers), std::string(payload),
-                                                         from && from->no_responders && from->headers});
+                                                         from && from->no_responders && from->headers,
+                                                         shown.empty() ? std::string() : std::string(matched)});
       shard_msg m;
       m.k = shard_msg::kind::deliver;
       m.msg = shared;
@@ -379,7 +383,7 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
       if (!_overflow[to].empty() && from && !_stall_current) _stall_current = kRemoteStall;
     }
   }
-  if (!_route_batch.empty()) flush_route_batch(subject, reply, headers, payload);
+  if (!_route_batch.empty()) flush_route_batch(matched, reply, headers, payload);
   for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
   _expired.clear();
   if (!internal_sids.empty()) {

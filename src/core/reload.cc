@@ -7,6 +7,11 @@ namespace {
 
 std::string show(const std::string& s) { return "\"" + s + "\""; }
 std::string show(bool b) { return b ? "true" : "false"; }
+std::string show(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (const auto& s : v) out += (out.size() > 1 ? ", " : "") + s;
+  return out + "]";
+}
 template <typename T>
 std::string show(const T& v) {
   return fmt::format("{}", v);
@@ -122,6 +127,15 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   fixed("dpdk_netmask", &server_options::dpdk_netmask);
   fixed("dpdk_gateway", &server_options::dpdk_gateway);
   fixed("dpdk_queues", &server_options::dpdk_queues);
+  // Routes are dialed and advertised as started; a changed cluster block needs a restart.
+  fixed("cluster", &server_options::cluster);
+  fixed("cluster.name", &server_options::cluster_name);
+  fixed("cluster.host", &server_options::cluster_host);
+  fixed("cluster.port", &server_options::cluster_port);
+  fixed("cluster.routes", &server_options::routes);
+  fixed("cluster.advertise", &server_options::cluster_advertise);
+  fixed("cluster.no_advertise", &server_options::cluster_no_advertise);
+  fixed("cluster.pool_size", &server_options::cluster_pool_size);
   return p;
 }
 

@@ -14,6 +14,7 @@ struct shared_msg {
   std::string headers;
   std::string payload;
   bool no_responders = false;  // the publisher takes 503 statuses (for internal handlers)
+  std::string matched;         // set when receivers are shown another subject: what routes carry
 };
 
 struct delivery_target {

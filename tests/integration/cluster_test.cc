@@ -491,6 +491,38 @@ TEST(cluster_config, jetstream_beside_a_cluster_stays_per_server) {
   EXPECT_EQ(natsConnection_RequestString(&reply, on_two.get(), "$JS.API.INFO", "", 2000), NATS_NO_RESPONDERS);
 }
 
+TEST(cluster_config, a_push_consumer_delivers_to_a_subscriber_on_another_server) {
+  if (server_binary().empty() || !is_peregrine()) GTEST_SKIP() << "standalone JetStream beside a cluster: peregrine";
+  const int c1 = pick_free_port(), c2 = pick_free_port();
+  server_process one(cluster_conf("js1", c1, {}) + "jetstream { store_dir: \"@TMPDIR@/js\" }\n");
+  server_process two(cluster_conf("js2", c2, {c1}));
+  ASSERT_TRUE(one.start()) << one.error();
+  ASSERT_TRUE(two.start()) << two.error();
+  auto on_one = connect(one.url());
+  auto on_two = connect(two.url());
+  ASSERT_TRUE(on_one && on_two);
+  auto inbox = subscribe_sync(on_two.get(), "push.deliver");
+  ASSERT_TRUE(inbox);
+  ASSERT_TRUE(wait_interest(on_two.get(), on_one.get()));
+  auto request = [&](const char* subject, const char* body) {
+    natsMsg* reply = nullptr;
+    EXPECT_EQ(natsConnection_RequestString(&reply, on_one.get(), subject, body, 5000), NATS_OK) << subject;
+    msg_ptr r(reply);
+    return r ? data_of(r.get()) : std::string();
+  };
+  EXPECT_EQ(request("$JS.API.STREAM.CREATE.ORDERS", R"({"name":"ORDERS","subjects":["orders.*"]})").find("error"),
+            std::string::npos);
+  EXPECT_EQ(request("$JS.API.CONSUMER.CREATE.ORDERS.P",
+                    R"({"stream_name":"ORDERS","config":{"durable_name":"P","deliver_subject":"push.deliver","ack_policy":"none"}})")
+                .find("error"),
+            std::string::npos);
+  request("orders.1", "first");
+  // The delivery crosses the route on the inbox subject it matched, not the stream subject.
+  auto m = next_msg(inbox.get(), 5s);
+  ASSERT_TRUE(m) << one.log();
+  EXPECT_EQ(data_of(m.get()), "first");
+}
+
 // One server of each kind: the route protocol must be nats-server 2.9.10's.
 class mixed_cluster : public cluster {
  protected:

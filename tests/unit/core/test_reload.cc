@@ -106,6 +106,19 @@ TEST(plan_reload, listener_threads_and_storage_are_refused_and_kept) {
   EXPECT_EQ(p.refused.size(), 4u);
 }
 
+TEST(plan_reload, cluster_changes_need_a_restart) {
+  server_options cur, next;
+  cur.cluster = next.cluster = true;
+  cur.routes = {"nats://a:1"};
+  next.routes = {"nats://a:1", "nats://b:2"};
+  next.cluster_name = "other";
+  const reload_plan p = plan_reload(cur, next);
+  EXPECT_EQ(p.result.routes, cur.routes);
+  EXPECT_TRUE(has(p.refused, "cluster.routes: [nats://a:1] -> [nats://a:1, nats://b:2]"));
+  EXPECT_TRUE(has(p.refused, "cluster.name: \"\" -> \"other\""));
+  EXPECT_EQ(p.refused.size(), 2u);
+}
+
 TEST(lame_duck_due, nothing_during_grace_then_spread_then_all) {
   constexpr std::int64_t s = 1'000'000'000;
   EXPECT_EQ(lame_duck_due(10, 0, 1 * s, 11 * s), 0u);
