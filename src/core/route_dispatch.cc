@@ -394,6 +394,8 @@ void dispatcher::publish_cluster_urls() {
 std::size_t dispatcher::refresh_cluster_info() {
   _cluster_gen = _srv.cluster_gen.load(std::memory_order_acquire);
   const std::vector<std::string> urls = _srv.cluster_urls();
+  if (_cluster_info.contains("connect_urls") && _cluster_info["connect_urls"] == nlohmann::ordered_json(urls))
+    return 0;  // the same servers (a duplicate route replaced): no INFO to send
   nlohmann::ordered_json j;
   j["cluster"] = _srv.route_info.value("cluster", "");
   if (!urls.empty()) j["connect_urls"] = urls;

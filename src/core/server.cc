@@ -135,7 +135,10 @@ base::status server::start_cluster() {
     (*shard0)->call_on_shard([fd, url, implicit](dispatcher& d) { d.adopt_route(fd, url, implicit); });
   });
   _route_shard0 = shard0;
-  if (auto st = _routes->listen(); !st) return st;
+  if (auto st = _routes->listen(); !st) {
+    PG_ERROR("Error listening on cluster port: {}:{}", o.cluster_host, o.cluster_port);
+    return st;
+  }
   std::string host = o.cluster_host;
   int port = _routes->bound_port();
   if (!o.cluster_advertise.empty()) parse_route_url(o.cluster_advertise.find(':') == std::string::npos
