@@ -29,7 +29,7 @@ export const bin = process.env.PEREGRINE_E2E_REF === "1"
 export const isReference = !!bin && /(^|\/)nats-server$/.test(bin);
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once("error", reject);
