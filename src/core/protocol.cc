@@ -349,6 +349,17 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
       for_each_queue(routed->queues, [&](std::string_view q) { listed = listed || q == group.front()->queue; });
       if (!listed) continue;
     }
+    if (!_srv.routes) {  // standalone: the first eligible member from a rotating start, O(1) usually
+      const std::size_t n = group.size();
+      const std::size_t start = std::size_t(_rr++ % n);
+      for (std::size_t i = 0; i < n; ++i) {
+        subscription* s = group[(start + i) % n];
+        if (!eligible(s)) continue;
+        take(s);
+        break;
+      }
+      continue;
+    }
     // One member per group, rotating; a route's member counts as many as it has behind it.
     std::uint64_t total = 0;
     for (const subscription* s : group)
