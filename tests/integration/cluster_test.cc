@@ -115,6 +115,9 @@ TEST_F(cluster, queue_group_delivers_each_message_to_one_member_cluster_wide) {
   EXPECT_EQ(int(seen.size()), kMsgs);
   for (auto& [srv, s] : members) EXPECT_FALSE(next_msg(s.get(), 100ms)) << "extra message on server " << srv;
   for (int srv = 0; srv < 3; ++srv) EXPECT_GT(per_server[srv], 0) << "no member on server " << srv << " was chosen";
+  // Queue weights: A announced 2 members, C 1, so A is chosen about twice as often as C
+  // (nats-server picks at random: 400 messages make the inverse practically impossible).
+  EXPECT_GT(per_server[0], per_server[2] * 3 / 2) << per_server[0] << " vs " << per_server[2];
 }
 
 void echo_cb(natsConnection* nc, natsSubscription*, natsMsg* msg, void*) {
