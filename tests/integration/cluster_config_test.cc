@@ -1,6 +1,7 @@
 // Cluster configurations and neighbours: server_name rules, JetStream beside a cluster, a
 // config listing every server (itself too), and a mixed cluster with nats-server 2.9.10.
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/raw_client.h"
 
 namespace peregrine::test {
 namespace {
@@ -83,6 +84,22 @@ TEST(cluster_config, a_push_consumer_delivers_to_a_subscriber_on_another_server)
   auto m = next_msg(inbox.get(), 5s);
   ASSERT_TRUE(m) << one.log();
   EXPECT_EQ(data_of(m.get()), "first");
+}
+
+TEST(cluster_config, garbage_on_the_route_port_closes_that_connection_only) {
+  if (server_binary().empty()) GTEST_SKIP();
+  const int cport = pick_free_port();
+  server_process srv(cluster_conf("solo", cport, {}));
+  ASSERT_TRUE(srv.start()) << srv.error();
+  for (const char* junk : {"RMSG $G foo notasize\r\n", "RS+\r\n", "HMSG $G foo 99 3\r\nabc\r\n",
+                           "\x01\x02\x03 nonsense\r\n"}) {
+    raw_client r;
+    ASSERT_TRUE(r.connect(cport));
+    EXPECT_NE(r.read_info().find("\"server_id\""), std::string::npos);
+    ASSERT_TRUE(r.send(junk));
+    EXPECT_TRUE(r.read_until_closed(5s).has_value()) << "still open after " << junk;
+  }
+  EXPECT_TRUE(healthy_client_works(srv.url()));
 }
 
 // One server of each kind: the route protocol must be nats-server 2.9.10's.
