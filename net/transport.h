@@ -45,6 +45,9 @@ class transport : public shard::poller, public shard::waiter {
   virtual int bound_port() const = 0;
   // Takes ownership of an accepted kernel socket (kernel transports only).
   virtual void adopt(int fd) = 0;
+  // Takes a socket whose bytes stay plaintext under a TLS layer: cluster routes, which the
+  // client listener's TLS settings do not cover.
+  virtual void adopt_plain(int fd) { adopt(fd); }
   // The connection's outbound buffer: append protocol bytes, they leave on flush().
   virtual std::string& outbuf(conn_handle h) = 0;
   // Bytes appended but not yet acknowledged by the kernel/stack.

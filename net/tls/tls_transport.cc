@@ -23,6 +23,11 @@ tls_transport::~tls_transport() = default;
 void tls_transport::on_open(conn_handle h, std::string_view peer_ip, int peer_port) {
   conn& c = _conns[h];
   c.peer = std::string(peer_ip) + ":" + std::to_string(peer_port);
+  if (_adopting_plain) {
+    c.m = mode::plain;
+    if (_handler) _handler->on_open(h, peer_ip, peer_port);
+    return;
+  }
   c.deadline = base::read_clock(CLOCK_MONOTONIC) + _opts.timeout_ms * base::kMilli;
   if (_opts.allow_non_tls && !_opts.handshake_first) {
     c.m = mode::sniffing;

@@ -31,6 +31,11 @@ class tls_transport final : public transport, private transport_handler {
   void stop_listening() override { _inner->stop_listening(); }
   int bound_port() const override { return _inner->bound_port(); }
   void adopt(int fd) override { _inner->adopt(fd); }
+  void adopt_plain(int fd) override {
+    _adopting_plain = true;
+    _inner->adopt(fd);
+    _adopting_plain = false;
+  }
   std::string& outbuf(conn_handle h) override;
   std::size_t pending_bytes(conn_handle h) const override;
   void pause_reading(conn_handle h) override { _inner->pause_reading(h); }
@@ -77,6 +82,7 @@ class tls_transport final : public transport, private transport_handler {
   std::shared_ptr<tls_context> _ctx;
   const tls_options _opts;
   transport_handler* _handler = nullptr;
+  bool _adopting_plain = false;  // adopt_plain -> on_open: the connection passes through
   base::nanos _next_deadline = 0;  // earliest handshake deadline (0: none)
   std::unordered_map<conn_handle, conn> _conns;
   std::unordered_set<conn_handle> _dirty;        // plaintext waiting for flush()

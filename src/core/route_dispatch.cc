@@ -28,7 +28,7 @@ void dispatcher::adopt_route(int fd, const std::string& url, bool implicit) {
   link->url = url;
   link->rid = _next_rid++;
   _adopting_route = std::move(link);
-  _transport->adopt(fd);  // on_open takes the link
+  _transport->adopt_plain(fd);  // on_open takes the link; client TLS does not cover routes
   if (_adopting_route) {  // the transport could not take the socket
     _adopting_route.reset();
     if (!url.empty() && _srv.routes) _srv.routes->lost(url);

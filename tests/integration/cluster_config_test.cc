@@ -102,6 +102,40 @@ TEST(cluster_config, garbage_on_the_route_port_closes_that_connection_only) {
   EXPECT_TRUE(healthy_client_works(srv.url()));
 }
 
+// Client TLS covers the client listener only: routes stay plaintext (as in nats-server
+// without a cluster tls block), so a cluster of TLS-only servers still routes.
+TEST(cluster_config, routes_work_when_clients_must_use_tls) {
+  if (server_binary().empty()) GTEST_SKIP();
+  const std::string dir = PG_TLS_TEST_DIR;
+  const std::string tls = "tls {\n  cert_file: \"" + dir + "/server.pem\"\n  key_file: \"" + dir + "/server-key.pem\"\n}\n";
+  const int c1 = pick_free_port(), c2 = pick_free_port();
+  server_process one(cluster_conf("t1", c1, {}) + tls);
+  server_process two(cluster_conf("t2", c2, {c1}) + tls);
+  ASSERT_TRUE(one.start()) << one.error();
+  ASSERT_TRUE(two.start()) << two.error();
+  auto secure = [&](const server_process& s) {
+    auto o = make_opts(s.url());
+    natsOptions_SetSecure(o.get(), true);
+    natsOptions_LoadCATrustedCertificates(o.get(), (dir + "/ca.pem").c_str());
+    natsOptions_SetExpectedHostname(o.get(), "localhost");
+    std::string err;
+    auto nc = connect(o.get(), &err);
+    EXPECT_TRUE(nc) << err;
+    return nc;
+  };
+  auto on_one = secure(one);
+  auto on_two = secure(two);
+  ASSERT_TRUE(on_one && on_two);
+  auto s = subscribe_sync(on_two.get(), "over.tls");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(wait_interest(on_two.get(), on_one.get())) << one.log() << two.log();
+  ASSERT_EQ(natsConnection_PublishString(on_one.get(), "over.tls", "hi"), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(on_one.get()), NATS_OK);
+  auto m = next_msg(s.get(), 5s);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(data_of(m.get()), "hi");
+}
+
 // One server of each kind: the route protocol must be nats-server 2.9.10's.
 class mixed_cluster : public cluster {
  protected:
