@@ -71,7 +71,7 @@ std::size_t dispatcher::lame_duck(base::nanos now) {
     for (auto& [h, c] : _clients) {
       if (c->closing || !c->connected || c->route) continue;
       _transport->outbuf(h).append(
-          server_shared::info_line(info, c->cid, c->peer_ip, _cluster_info.is_null() ? nullptr : &_cluster_info));
+          server_shared::info_line(info, c->cid, c->peer_ip, {}, _cluster_info.is_null() ? nullptr : &_cluster_info));
     }
     _ldm_initial = _clients.size();
   }

@@ -295,7 +295,9 @@ void dispatcher::route_msg(client& c, const route_op& op) {
   ++_counters.in_msgs;
   _counters.in_bytes += op.headers.size() + op.payload.size();
   _from_route = &op;
-  route(&c, op.subject, op.reply, op.headers, op.payload);
+  // $G only, and not through the account forwards: _from_route is consumed by the first
+  // route() call, so a forward first would let the main delivery loop back out to routes.
+  route(kGlobalAccount, &c, op.subject, op.reply, op.headers, op.payload, {}, false);
   _from_route = nullptr;
 }
 
