@@ -143,7 +143,9 @@ bool password_matches(const std::string& stored, const std::string& given) {
   thread_local std::unique_ptr<crypt_data> data;
   if (!data) data = std::make_unique<crypt_data>();
   data->initialized = 0;
-  const char* h = crypt_r(given.c_str(), stored.c_str(), data.get());
+  // crypt_rn, not crypt_r: ASan intercepts crypt_r, and its interceptor satisfying the symbol
+  // let --as-needed drop libcrypt, so the call jumped to a null "real" crypt_r.
+  const char* h = crypt_rn(given.c_str(), stored.c_str(), data.get(), sizeof(crypt_data));
   if (h == nullptr || h[0] == '*') return false;
   return constant_time_equal(stored, h);
 }
