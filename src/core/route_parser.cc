@@ -1,35 +1,17 @@
 #include "src/core/route_parser.h"
 
+#include "src/proto/arg_split.h"
+
 #include <array>
 #include <charconv>
 
 namespace core {
 namespace {
 
-constexpr bool is_space(char c) { return c == ' ' || c == '\t'; }
+constexpr bool is_space(char c) { return proto::is_arg_space(c); }
 
-// Splits on runs of spaces/tabs; the count is capped at N+1 so callers detect excess.
-template <std::size_t N>
-std::size_t split_args(std::string_view s, std::array<std::string_view, N>& out) {
-  std::size_t n = 0, i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    if (i >= s.size()) break;
-    std::size_t j = i;
-    while (j < s.size() && !is_space(s[j])) ++j;
-    if (n == N) return N + 1;
-    out[n++] = s.substr(i, j - i);
-    i = j;
-  }
-  return n;
-}
-
-bool parse_num(std::string_view s, std::int64_t& out) {
-  if (s.empty() || s.size() > 18) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  return std::from_chars(s.data(), s.data() + s.size(), out).ec == std::errc{};
-}
+using proto::split_args;
+using proto::parse_size;
 
 route_parse_result fail(proto::parse_error e, std::size_t consumed) {
   route_parse_result r;
@@ -82,7 +64,7 @@ route_parse_result parse_route(std::string_view buf, const proto::parser_limits&
     if (n >= 3) r.op.queue = a[2];
     if (add && n == 4) {
       std::int64_t w = 0;
-      if (!parse_num(a[3], w) || w > INT32_MAX) return fail(proto::parse_error::bad_args, line_end);
+      if (!parse_size(a[3], w) || w > INT32_MAX) return fail(proto::parse_error::bad_args, line_end);
       r.op.weight = std::int32_t(w);
     }
     return r;
@@ -112,8 +94,8 @@ route_parse_result parse_route(std::string_view buf, const proto::parser_limits&
       }
     }
     std::int64_t h = 0, total = 0;
-    if (!parse_num(a[n - 1], total)) return fail(proto::parse_error::bad_args, line_end);
-    if (hdr && (!parse_num(a[n - 2], h) || h > total)) return fail(proto::parse_error::bad_args, line_end);
+    if (!parse_size(a[n - 1], total)) return fail(proto::parse_error::bad_args, line_end);
+    if (hdr && (!parse_size(a[n - 2], h) || h > total)) return fail(proto::parse_error::bad_args, line_end);
     if (total > limits.max_payload) return fail(proto::parse_error::max_payload, line_end);
     const std::size_t need = line_end + std::size_t(total) + 2;
     if (buf.size() < need) {

@@ -1,12 +1,14 @@
 #include "src/proto/parser.h"
 
+#include "src/proto/arg_split.h"
+
 #include <array>
 #include <charconv>
 
 namespace proto {
 namespace {
 
-constexpr bool is_space(char c) { return c == ' ' || c == '\t'; }
+constexpr bool is_space(char c) { return is_arg_space(c); }
 
 char upper(char c) { return (c >= 'a' && c <= 'z') ? char(c - 32) : c; }
 
@@ -15,30 +17,6 @@ bool equals_upper(std::string_view s, std::string_view upper_name) {
   for (std::size_t i = 0; i < s.size(); ++i)
     if (upper(s[i]) != upper_name[i]) return false;
   return true;
-}
-
-// Splits on runs of spaces/tabs; returns the count (capped at N+1 so callers detect excess).
-template <std::size_t N>
-std::size_t split_args(std::string_view s, std::array<std::string_view, N>& out) {
-  std::size_t n = 0, i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    if (i >= s.size()) break;
-    std::size_t j = i;
-    while (j < s.size() && !is_space(s[j])) ++j;
-    if (n == N) return N + 1;
-    out[n++] = s.substr(i, j - i);
-    i = j;
-  }
-  return n;
-}
-
-bool parse_size(std::string_view s, std::int64_t& out) {
-  if (s.empty() || s.size() > 18) return false;
-  for (char c : s)
-    if (c < '0' || c > '9') return false;
-  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-  return r.ec == std::errc{};
 }
 
 parse_result fail(parse_error e, std::size_t consumed) {
