@@ -60,6 +60,15 @@ struct ack_meta {
 };
 ack_meta parse_ack_subject(const std::string& reply);
 
+// A request answered by a stream of replies (MSG.NEXT batches, batched direct gets): a fresh
+// inbox with a synchronous subscription on it, the request published with that inbox as its
+// reply subject. Read the replies with natsSubscription_NextMsg(&m, sub.get(), ...).
+struct reply_stream {
+  std::unique_ptr<natsInbox, void (*)(natsInbox*)> inbox{nullptr, natsInbox_Destroy};
+  std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> sub{nullptr, natsSubscription_Destroy};
+};
+reply_stream send_for_replies(client& cl, const std::string& subject, const std::string& body);
+
 // Pulls up to `batch` messages from STREAM > CONSUMER, waiting at most expires_ms; returns them
 // in order (fewer on timeout, none when nothing is there).
 std::vector<msg_ptr> pull(client& cl, const std::string& stream, const std::string& consumer, int batch,

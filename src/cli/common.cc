@@ -78,21 +78,26 @@ ack_meta parse_ack_subject(const std::string& reply) {
   return m;
 }
 
-std::vector<msg_ptr> pull(client& cl, const std::string& stream, const std::string& consumer, int batch,
-                          int64_t expires_ms, const std::string& group) {
+reply_stream send_for_replies(client& cl, const std::string& subject, const std::string& body) {
+  reply_stream r;
   natsInbox* inbox = nullptr;
   if (natsInbox_Create(&inbox) != NATS_OK) throw cli_error("cannot create an inbox");
-  std::unique_ptr<natsInbox, void (*)(natsInbox*)> inbox_guard(inbox, natsInbox_Destroy);
+  r.inbox.reset(inbox);
   natsSubscription* sub = nullptr;
   natsStatus s = natsConnection_SubscribeSync(&sub, cl.nc(), inbox);
   if (s != NATS_OK) throw cli_error(status_text(s));
-  std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> sub_guard(sub, natsSubscription_Destroy);
-  ordered_json req = {{"batch", batch}, {"expires", expires_ms * 1'000'000}};
-  if (!group.empty()) req["group"] = group;  // priority groups (overflow, pinned_client)
-  const std::string body = req.dump();
-  const std::string subject = "$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer;
+  r.sub.reset(sub);
   s = natsConnection_PublishRequest(cl.nc(), subject.c_str(), inbox, body.data(), static_cast<int>(body.size()));
   if (s != NATS_OK) throw cli_error(status_text(s));
+  return r;
+}
+
+std::vector<msg_ptr> pull(client& cl, const std::string& stream, const std::string& consumer, int batch,
+                          int64_t expires_ms, const std::string& group) {
+  ordered_json req = {{"batch", batch}, {"expires", expires_ms * 1'000'000}};
+  if (!group.empty()) req["group"] = group;  // priority groups (overflow, pinned_client)
+  const reply_stream replies = send_for_replies(cl, "$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer, req.dump());
+  natsSubscription* sub = replies.sub.get();
   std::vector<msg_ptr> out;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(expires_ms + 500);
   while (static_cast<int>(out.size()) < batch) {

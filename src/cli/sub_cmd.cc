@@ -79,17 +79,10 @@ bool show_direct(natsMsg* reply, int64_t n, const sub_args& a, uint64_t& next_se
 // 204 EOB). Returns how many were shown; a server without batches answers one plain message,
 // after which the caller goes on with single gets.
 int64_t direct_batch(client& cl, const sub_args& a, const std::string& filter, uint64_t& seq) {
-  natsInbox* inbox = nullptr;
-  if (natsInbox_Create(&inbox) != NATS_OK) throw cli_error("cannot create an inbox");
-  std::unique_ptr<natsInbox, void (*)(natsInbox*)> inbox_guard(inbox, natsInbox_Destroy);
-  natsSubscription* sub = nullptr;
-  natsStatus s = natsConnection_SubscribeSync(&sub, cl.nc(), inbox);
-  if (s != NATS_OK) throw cli_error(status_text(s));
-  std::unique_ptr<natsSubscription, void (*)(natsSubscription*)> sub_guard(sub, natsSubscription_Destroy);
   const std::string body = ordered_json{{"seq", seq}, {"batch", a.count}, {"next_by_subj", filter}}.dump();
-  const std::string subject = "$JS.API.DIRECT.GET." + a.stream;
-  s = natsConnection_PublishRequest(cl.nc(), subject.c_str(), inbox, body.data(), static_cast<int>(body.size()));
-  if (s != NATS_OK) throw cli_error(status_text(s));
+  const reply_stream replies = send_for_replies(cl, "$JS.API.DIRECT.GET." + a.stream, body);
+  natsSubscription* sub = replies.sub.get();
+  natsStatus s = NATS_OK;
   int64_t n = 0;
   while (n < a.count) {
     natsMsg* m = nullptr;
