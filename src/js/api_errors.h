@@ -129,6 +129,15 @@ constexpr std::uint16_t fast_batch_id_invalid = 10207;
 constexpr std::uint16_t fast_batch_unknown = 10208;
 constexpr std::uint16_t fast_batch_inflight = 10211;
 constexpr std::uint16_t missing_subject_seq = 10193;
+constexpr std::uint16_t schedules_disabled = 10188;
+constexpr std::uint16_t schedule_pattern = 10189;
+constexpr std::uint16_t schedule_target = 10190;
+constexpr std::uint16_t schedule_ttl = 10191;
+constexpr std::uint16_t schedule_rollup = 10192;
+constexpr std::uint16_t schedule_source = 10203;
+constexpr std::uint16_t invalid_reset = 10204;
+constexpr std::uint16_t schedule_scheduler = 10212;
+constexpr std::uint16_t schedule_time_zone = 10223;
 }  // namespace err
 
 }  // namespace js

@@ -44,6 +44,8 @@ class atomic_batch_table {
   std::vector<std::string> expire(std::int64_t now);
   // Everything open is dropped (allow_atomic turned off, stream deleted).
   void clear() { _open.clear(); }
+  // One batch dropped (a message needing a higher API level); true if it was open.
+  bool drop(std::string_view id) { return _open.erase(std::string(id)) > 0; }
   bool empty() const { return _open.empty(); }
   const batch_limits& limits() const { return _limits; }
 

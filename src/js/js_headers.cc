@@ -28,18 +28,30 @@ void assign(js_headers& h, std::string_view name, std::string_view v) {
       break;
     case 8:
       if (name == "Batch-Id") set_first(h.batch_id, v);
+      if (name == "Schedule") set_first(h.schedule, v);
+      break;
+    case 9:
+      if (name == "Scheduler") set_first(h.scheduler, v);
       break;
     case 12:
       if (name == "Batch-Commit") set_first(h.batch_commit, v);
+      if (name == "Schedule-TTL") set_first(h.schedule_ttl, v);
+      break;
+    case 13:
+      if (name == "Schedule-Next") set_first(h.schedule_next, v);
       break;
     case 14:
       if (name == "Batch-Sequence") set_first(h.batch_seq, v);
       break;
     case 15:
       if (name == "Expected-Stream") set_first(h.expected_stream, v);
+      if (name == "Schedule-Target") set_first(h.schedule_target, v);
+      if (name == "Schedule-Source") set_first(h.schedule_source, v);
+      if (name == "Schedule-Rollup") set_first(h.schedule_rollup, v);
       break;
     case 18:
       if (name == "Required-Api-Level") set_first(h.required_api_level, v);
+      if (name == "Schedule-Time-Zone") set_first(h.schedule_time_zone, v);
       break;
     case 20:
       if (name == "Expected-Last-Msg-Id") set_first(h.expected_last_msg_id, v);

@@ -21,6 +21,14 @@ struct js_headers {
   std::optional<std::string_view> batch_seq;               // Nats-Batch-Sequence
   std::optional<std::string_view> batch_commit;            // Nats-Batch-Commit
   std::optional<std::string_view> required_api_level;      // Nats-Required-Api-Level
+  std::optional<std::string_view> schedule;                // Nats-Schedule
+  std::optional<std::string_view> schedule_target;         // Nats-Schedule-Target
+  std::optional<std::string_view> schedule_source;         // Nats-Schedule-Source
+  std::optional<std::string_view> schedule_ttl;            // Nats-Schedule-TTL
+  std::optional<std::string_view> schedule_time_zone;      // Nats-Schedule-Time-Zone
+  std::optional<std::string_view> schedule_rollup;         // Nats-Schedule-Rollup
+  std::optional<std::string_view> scheduler;               // Nats-Scheduler
+  std::optional<std::string_view> schedule_next;           // Nats-Schedule-Next
 };
 
 // Parses a raw "NATS/1.0..." block (empty -> nothing set). Names are case-sensitive, as in

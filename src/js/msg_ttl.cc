@@ -17,7 +17,8 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-// Go's time.ParseDuration: [-+]?(<decimal><unit>)+ with units ns us µs ms s m h, or "0".
+}  // namespace
+
 std::optional<double> parse_go_duration_ns(std::string_view s) {
   bool neg = false;
   if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
@@ -56,7 +57,6 @@ std::optional<double> parse_go_duration_ns(std::string_view s) {
   return neg ? -total : total;
 }
 
-}  // namespace
 
 std::optional<std::int64_t> parse_msg_ttl(std::string_view v) {
   if (v.empty()) return 0;

@@ -11,4 +11,8 @@ namespace js {
 // for "never". Otherwise the TTL in nanoseconds, a whole number of seconds.
 std::optional<std::int64_t> parse_msg_ttl(std::string_view v);
 
+// Go's time.ParseDuration: [-+]?(<decimal><unit>)+ with units ns us µs ms s m h, or "0";
+// nanoseconds, nullopt if malformed.
+std::optional<double> parse_go_duration_ns(std::string_view s);
+
 }  // namespace js

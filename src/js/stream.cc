@@ -42,6 +42,7 @@ stream::stream(group_host& host, stream_config cfg, std::int64_t created_ns, std
   drop_torn_batch();
   apply_limits();
   rebuild_dedup();
+  load_schedules(_host.now());
   configure_sources();
 }
 
@@ -173,7 +174,10 @@ void stream::reply_error(std::string_view reply, const api_error& e) {
 }
 
 void stream::queue_ack(std::string reply, std::string body, std::uint64_t wait_seq) {
-  if (wait_seq <= _store->durable_seq() && _acks.empty()) {
+  // persist_mode async (ADR-56): the PubAck leaves before the write; a crash may lose what
+  // it acknowledged (README, durability).
+  const bool async = _cfg.persist_mode == "async";
+  if ((async || wait_seq <= _store->durable_seq()) && _acks.empty()) {
     _host.publish(reply, "", "", body);
     _puback_latency.observe_ns(_host.clk().monotonic_ns() - _msg_start_ns);
     return;
@@ -202,7 +206,7 @@ std::int64_t stream::next_wakeup(std::int64_t now) const {
   if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) t = _next_expiry_check;
   // Fast-batch expiry and the mirror/source links' retries and heartbeats: every 1 ms.
   if (!_fast.empty() || !_links.empty()) t = std::min(t, now + kTimedWorkNs);
-  return t;
+  return std::min(t, _schedules.next_deadline());
 }
 
 std::size_t stream::poll(std::int64_t now_wall) {
@@ -219,6 +223,7 @@ std::size_t stream::poll(std::int64_t now_wall) {
   if (!_batches.empty())
     for (const auto& id : _batches.expire(now_wall)) batch_abandoned(id, "timeout");
   if (!_fast.empty()) _fast.expire(now_wall);
+  work += fire_schedules(now_wall);
   // While acks wait for the disk keep the loop turning for a typical O_DIRECT write (blocking
   // and being woken by the completion eventfd costs tens of µs of PubAck latency), then let it
   // block (an fdatasync can take milliseconds); without the eventfd, always keep turning.
@@ -330,6 +335,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   std::optional<std::string_view> rollup;
   std::int64_t ttl = storage::ttl_none;
   std::string raised_ttl_hdr;  // hdr with a Nats-TTL raised to the marker TTL
+  std::string schedule_hdr;    // hdr with the Nats-Rollup a schedule implies
   if (!hdr.empty()) {
     if (auto e = check_incr_headers(h, _cfg.allow_msg_counter, payload.size(), _copy_error != nullptr)) return fail(*e);
     if (const auto& v = h.ttl) {
@@ -363,9 +369,11 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
       if (!want || *want != _store->last_seq())
         return fail(make_error(err::wrong_last_seq, std::to_string(_store->last_seq())));
     }
+    if (auto e = check_schedule(subject, h, hdr, schedule_hdr, rollup)) return fail(*e);
     if (const auto& v = h.expected_last_msg_id; v && *v != _last_msg_id)
       return fail(make_error(err::wrong_last_msg_id, _last_msg_id));
-    if ((rollup = h.rollup)) {
+    if (h.rollup) rollup = h.rollup;
+    if (rollup) {
       if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge) return fail(make_error(err::rollup_failed, "rollup not permitted"));
       auto r = ascii_lower(*rollup);
       if (r != "sub" && r != "all")
@@ -420,6 +428,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
       _host.publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : payload);
   }
   if (_events) _events->on_stored(*seq, subject);
+  if (!hdr.empty()) on_schedule_stored(*seq, subject, h, now);
   return publish_result{publish_result::stored, *seq, {}, counted ? counted->total : std::string()};
 }
 

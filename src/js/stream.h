@@ -16,6 +16,7 @@
 #include "src/js/group_host.h"
 #include "src/js/fast_batch.h"
 #include "src/js/js_headers.h"
+#include "src/js/msg_schedule.h"
 #include "src/js/republish.h"
 #include "src/js/stream_config.h"
 #include "storage/store.h"
@@ -145,6 +146,14 @@ class stream final : public core::internal_handler {
                                        std::vector<std::int64_t>& ttls);
   std::optional<api_error> count_batch(std::vector<batch_msg>& msgs, const std::vector<js_headers>& hdrs);
   void batch_abandoned(std::string_view id, std::string_view reason);
+  // Message schedules (stream_schedule.cc): the Nats-Schedule* publish checks (a schedule gets
+  // `Nats-Rollup: sub` added: hdr then views `scratch`), the table after a store, firing due
+  // schedules through store_msg, and the table rebuilt from the store on start.
+  std::optional<api_error> check_schedule(std::string_view subject, const js_headers& h, std::string_view& hdr,
+                                          std::string& scratch, std::optional<std::string_view>& rollup);
+  void on_schedule_stored(std::uint64_t seq, std::string_view subject, const js_headers& h, std::int64_t now);
+  std::size_t fire_schedules(std::int64_t now);
+  void load_schedules(std::int64_t now);
   void queue_ack(std::string reply, std::string body, std::uint64_t wait_seq);
   void flush_acks(std::uint64_t durable);
 
@@ -194,6 +203,8 @@ class stream final : public core::internal_handler {
   std::vector<std::unique_ptr<source_link>> _links;
   ojson _links_cfg;  // the mirror/sources config the links were built from
   std::optional<api_error>* _copy_error = nullptr;  // set while on_msg stores a sourced message
+  schedule_table _schedules;
+  bool _firing_schedule = false;  // store_msg is storing what a schedule produced
   fast_batch_table _fast;
   std::vector<fi_send> _fast_out;  // replies the fast-batch table asked for, reused
 };

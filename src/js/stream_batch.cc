@@ -20,8 +20,18 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
   if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
   const std::int64_t now = _host.now();
+  // Nats-Required-Api-Level (streams.md §4.2 #5): above ours drops the batch; else stripped.
+  std::string hdr(m.headers);
+  if (h.required_api_level) {
+    const auto want = parse_u64(*h.required_api_level);
+    if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
+      if (_batches.drop(id)) batch_abandoned(id, "unsupported");
+      return fail(make_error(err::min_api_level));
+    }
+    hdr = remove_header(hdr, "Nats-Required-Api-Level");
+  }
   auto out = _batches.add(id, h.batch_seq, h.batch_commit,
-                          batch_msg{std::string(subject), std::string(m.headers), std::string(m.payload)}, now);
+                          batch_msg{std::string(subject), std::move(hdr), std::string(m.payload)}, now);
   if (!out.abandoned.empty()) batch_abandoned(id, out.abandoned);
   if (out.what == atomic_batch_table::outcome::failed) return fail(*out.error);
   if (out.what == atomic_batch_table::outcome::staged) {

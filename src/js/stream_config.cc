@@ -234,6 +234,13 @@ std::optional<api_error> normalise(stream_config& c) {
       c.deny_purge = false;
     }
   }
+  // Schedules replace themselves with Nats-Rollup: sub, and a fired one-shot purges its own
+  // subject: both need roll-ups and purges (streams.md §2.3 #6).
+  if (c.allow_msg_schedules && !c.allow_rollup_hdrs) {
+    if (c.pedantic) return invalid("message scheduling cannot be set if roll-ups are disabled");
+    c.allow_rollup_hdrs = true;
+    c.deny_purge = false;
+  }
   // Mirrors never de-duplicate; sourced streams do, with the default window (2.9 to 2.12).
   if (c.duplicate_window == 0 && !c.has_mirror()) {
     c.duplicate_window = kDefaultDuplicateWindow;
@@ -250,10 +257,11 @@ std::optional<api_error> normalise(stream_config& c) {
   // Server-managed metadata: clients' version keys are dropped, the required level recomputed.
   c.metadata.erase("_nats.ver");
   c.metadata.erase("_nats.level");
-  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches and counters, 4 for
-  // fast-ingest batches.
-  c.metadata["_nats.req.level"] = c.allow_batched                          ? "4"
-                                  : c.allow_atomic || c.allow_msg_counter ? "2"
+  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches, counters,
+  // schedules and async persistence, 4 for fast-ingest batches.
+  const bool level2 = c.allow_atomic || c.allow_msg_counter || c.allow_msg_schedules || c.persist_mode == "async";
+  c.metadata["_nats.req.level"] = c.allow_batched ? "4"
+                                  : level2        ? "2"
                                   : c.allow_msg_ttl || c.subject_delete_marker_ttl > 0 ? "1"
                                                                                        : "0";
   return std::nullopt;
@@ -296,8 +304,6 @@ std::optional<api_error> validate(const stream_config& c) {
   if (c.subject_delete_marker_ttl < 0) return invalid("subject delete marker TTL must not be negative");
   if (c.placement.is_object() && c.placement.contains("preferred"))
     return invalid("preferred server not permitted in placement");
-  if (c.persist_mode == "async" && c.storage != storage_type::file)
-    return invalid("async persist mode is only supported on file storage");
   // Hashing and a token trie, not pairwise loops: a config may list ~100,000 subjects.
   std::unordered_set<std::string_view> seen;
   seen.reserve(c.subjects.size());
@@ -321,8 +327,6 @@ std::optional<api_error> validate(const stream_config& c) {
     return invalid("subject \"" + c.subjects[p->first] + "\" overlaps with \"" + c.subjects[p->second] + "\"");
   if (c.subjects.empty() && !c.has_mirror() && !c.has_sources())
     return invalid("stream needs at least one configured subject or be a source/mirror");
-  // Features that arrive with later issues: accepted and echoed while off, refused when on.
-  auto later = [](std::string_view what) { return invalid(std::string(what) + " is not supported by this server yet"); };
   if (auto e = validate_mirror_and_sources(c)) return e;
   if (auto e = check_transforms(c)) return e;
   if (c.allow_msg_counter) {  // a total is the sum of every increment: nothing may drop one
@@ -331,8 +335,14 @@ std::optional<api_error> validate(const stream_config& c) {
     if (c.allow_msg_schedules) return invalid("counter stream cannot use message schedules");
     if (c.retention != retention_policy::limits) return invalid("counter stream can only use limits retention");
   }
-  if (c.allow_msg_schedules) return later("message schedules");
-  if (c.persist_mode == "async") return later("async persist mode");
+  if (c.allow_msg_schedules && c.discard == discard_policy::new_msgs)
+    return invalid("message scheduling cannot use discard new");
+  // PubAck before the write (ADR-56): one copy, on disk eventually, never with atomic batches.
+  if (c.persist_mode == "async") {
+    if (c.storage != storage_type::file) return invalid("async persist mode is only supported on file storage");
+    if (c.num_replicas > 1) return invalid("async persist mode is not supported on replicated streams");
+    if (c.allow_atomic) return invalid("async persist mode is not supported with atomic batch publish");
+  }
   return std::nullopt;
 }
 

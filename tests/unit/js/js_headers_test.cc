@@ -24,8 +24,33 @@ void expect_same_as_find_header(std::string_view block) {
       {&h.batch_seq, "Nats-Batch-Sequence"},
       {&h.batch_commit, "Nats-Batch-Commit"},
       {&h.required_api_level, "Nats-Required-Api-Level"},
+      {&h.schedule, "Nats-Schedule"},
+      {&h.schedule_target, "Nats-Schedule-Target"},
+      {&h.schedule_source, "Nats-Schedule-Source"},
+      {&h.schedule_ttl, "Nats-Schedule-TTL"},
+      {&h.schedule_time_zone, "Nats-Schedule-Time-Zone"},
+      {&h.schedule_rollup, "Nats-Schedule-Rollup"},
+      {&h.scheduler, "Nats-Scheduler"},
+      {&h.schedule_next, "Nats-Schedule-Next"},
   };
   for (const auto& [field, name] : fields) EXPECT_EQ(*field, find_header(block, name)) << name << " in " << block;
+}
+
+TEST(js_headers, schedule_headers) {
+  const std::string block =
+      "NATS/1.0\r\nNats-Schedule: @every 5s\r\nNats-Schedule-Target: t.1\r\nNats-Schedule-Source: src.1\r\n"
+      "Nats-Schedule-TTL: 5m\r\nNats-Schedule-Time-Zone: UTC\r\nNats-Schedule-Rollup: sub\r\n"
+      "Nats-Scheduler: s.1\r\nNats-Schedule-Next: purge\r\n\r\n";
+  const js_headers h = parse_js_headers(block);
+  EXPECT_EQ(h.schedule, "@every 5s");
+  EXPECT_EQ(h.schedule_target, "t.1");
+  EXPECT_EQ(h.schedule_source, "src.1");
+  EXPECT_EQ(h.schedule_ttl, "5m");
+  EXPECT_EQ(h.schedule_time_zone, "UTC");
+  EXPECT_EQ(h.schedule_rollup, "sub");
+  EXPECT_EQ(h.scheduler, "s.1");
+  EXPECT_EQ(h.schedule_next, "purge");
+  expect_same_as_find_header(block);
 }
 
 TEST(js_headers, one_pass_finds_every_jetstream_header) {

@@ -40,7 +40,7 @@ TEST(stream_config, normalisation_rules) {
   EXPECT_EQ(c.max_bytes, -1);
   EXPECT_EQ(c.duplicate_window, 1000000000);  // capped by max_age
   auto m = to_json(parsed(R"({"name":"S","metadata":{"_nats.ver":"x","k":"v"}})"), true)["metadata"];
-  EXPECT_EQ(m.dump(), R"({"_nats.level":"1","_nats.req.level":"0","_nats.ver":"2.11.0","k":"v"})");
+  EXPECT_EQ(m.dump(), R"({"_nats.level":"2","_nats.req.level":"0","_nats.ver":"2.11.0","k":"v"})");
   EXPECT_EQ(parsed(R"({"name":"S","discard":"NEW"})").discard, discard_policy::new_msgs);
   stream_config p;
   ASSERT_FALSE(parse_stream_config(R"({"name":"S","max_msgs":-5,"pedantic":true})", p));
@@ -156,6 +156,26 @@ TEST(stream_config, allow_batched_needs_level_4_and_no_mirror) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->err_code, 10209);
   EXPECT_EQ(e->description, "stream mirrors can not also use batch publishing");
+}
+
+TEST(stream_config, schedules_and_async_persist) {
+  auto c = parsed(R"({"name":"S","allow_msg_schedules":true,"deny_purge":true})");
+  EXPECT_TRUE(c.allow_rollup_hdrs);  // forced on, and purges allowed
+  EXPECT_FALSE(c.deny_purge);
+  EXPECT_EQ(c.metadata["_nats.req.level"], "2");
+  EXPECT_FALSE(validate(c));
+  EXPECT_EQ(invalid_text(R"({"name":"S","allow_msg_schedules":true,"pedantic":true})"),
+            "message scheduling cannot be set if roll-ups are disabled");
+  EXPECT_EQ(invalid_text(R"({"name":"S","allow_msg_schedules":true,"discard":"new"})"),
+            "message scheduling cannot use discard new");
+  EXPECT_EQ(invalid_text(R"({"name":"S","persist_mode":"async"})"), "");
+  EXPECT_EQ(parsed(R"({"name":"S","persist_mode":"async"})").metadata["_nats.req.level"], "2");
+  EXPECT_EQ(invalid_text(R"({"name":"S","persist_mode":"async","storage":"memory"})"),
+            "async persist mode is only supported on file storage");
+  EXPECT_EQ(invalid_text(R"({"name":"S","persist_mode":"async","num_replicas":3})"),
+            "async persist mode is not supported on replicated streams");
+  EXPECT_EQ(invalid_text(R"({"name":"S","persist_mode":"async","allow_atomic":true})"),
+            "async persist mode is not supported with atomic batch publish");
 }
 
 TEST(stream_config, update_rules) {
