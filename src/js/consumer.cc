@@ -468,6 +468,15 @@ consumer_snapshot consumer_state_machine::snapshot() const {
   return s;
 }
 
+void consumer_state_machine::reset(std::uint64_t floor, base::nanos now, actions& out) {
+  consumer_snapshot s;
+  s.delivered = s.ack_floor = sequence_pair{0, floor};
+  restore(s, now);
+  _replay_prev_ts = 0;
+  _replay_due = 0;
+  deliver(now, out);
+}
+
 void consumer_state_machine::restore(const consumer_snapshot& s, base::nanos now) {
   _dseq = s.delivered.consumer_seq + 1;
   _sseq = s.delivered.stream_seq + 1;

@@ -274,6 +274,10 @@ class consumer_state_machine {
   // requests, pins, push interest and flow control are not durable). Pending messages whose
   // deadline passed are redelivered from the next tick().
   void restore(const consumer_snapshot& s, base::nanos now);
+  // CONSUMER.RESET (ADR-57): pending, redeliveries and both consumer sequences start over, as
+  // a new consumer starting after stream sequence `floor` (the ack floor stays there); then
+  // delivers to the waiting requests. Acks of earlier deliveries find nothing pending.
+  void reset(std::uint64_t floor, base::nanos now, actions& out);
 
   // Interest retention: does this consumer still need `seq`? (It matched the filter.)
   bool needs(std::uint64_t seq) const;

@@ -71,6 +71,9 @@ class consumer_agent final : public message_source, public core::internal_handle
   // PAUSE API; nullopt or past = resume.
   void pause(std::optional<std::int64_t> until, std::int64_t now);
   bool unpin(const std::string& group, std::int64_t now);
+  // RESET API (consumer_reset.cc): nullopt = keep the ack floor; else start at `seq` if the
+  // deliver policy allows it (10204 otherwise). reset_seq = the first sequence to deliver.
+  std::optional<api_error> reset(std::optional<std::uint64_t> seq, std::int64_t now, std::uint64_t& reset_seq);
   bool push_bound() const { return _push_bound; }
   // Ack sync replies wait for a state write in flight (its completion wakes the loop).
   bool awaits_write() const;

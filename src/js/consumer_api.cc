@@ -101,6 +101,7 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
             {"INFO", "consumer_info_response"},     {"DELETE", "consumer_delete_response"},
             {"NAMES", "consumer_names_response"},   {"LIST", "consumer_list_response"},
             {"PAUSE", "consumer_pause_response"},   {"UNPIN", "consumer_unpin_response"},
+            {"RESET", "consumer_reset_response"},
             {"LEADER", "consumer_leader_stepdown_response"}};
         auto t = kTypes.find(op);
         if (t == kTypes.end()) return false;
@@ -142,6 +143,7 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
   else if (op == "DELETE") api_consumer_delete(toks[1], toks[2], m);
   else if (op == "PAUSE") api_consumer_pause(toks[1], toks[2], m);
   else if (op == "UNPIN") api_consumer_unpin(toks[1], toks[2], m);
+  else if (op == "RESET") api_consumer_reset(toks[1], toks[2], m);
   else respond_error(m.reply, "system_response", make_error(err::bad_request));
   return true;
 }

@@ -102,6 +102,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void api_consumer_names(std::string_view stream_name, const core::inbound_msg& m, bool list);
   void api_consumer_pause(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
   void api_consumer_unpin(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);
+  void api_consumer_reset(std::string_view stream_name, std::string_view name, const core::inbound_msg& m);  // consumer_reset.cc
   consumer_agent* find_consumer(std::string_view stream_name, std::string_view name);
   void delete_consumer(stream_group& g, const std::string& name, bool advise);
   bool save_consumer_meta(stream& s, const consumer_agent& c, std::string& error);
