@@ -48,6 +48,10 @@ class transport : public shard::poller, public shard::waiter {
   // Takes a socket whose bytes stay plaintext under a TLS layer: cluster routes, which the
   // client listener's TLS settings do not cover.
   virtual void adopt_plain(int fd) { adopt(fd); }
+  // Takes a route socket under the cluster's TLS (set up by the TLS layer): the handshake
+  // comes first, as the client side when `dialed` (verifying `server_name`), else the server
+  // side. False when this transport has no route TLS; the socket is then not taken.
+  virtual bool adopt_route_tls(int /*fd*/, bool /*dialed*/, const std::string& /*server_name*/) { return false; }
   // The connection's outbound buffer: append protocol bytes, they leave on flush().
   virtual std::string& outbuf(conn_handle h) = 0;
   // Bytes appended but not yet acknowledged by the kernel/stack.

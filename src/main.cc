@@ -30,6 +30,11 @@ class option_transports final : public core::transport_factory {
  public:
   option_transports(const core::server_options& o, std::shared_ptr<net::tls_context> tls)
       : _o(o), _tls(std::move(tls)) {}
+  // cluster.tls: shard 0 (which owns every route) gets a TLS layer for routes.
+  void set_route_tls(std::shared_ptr<net::tls_context> server, std::shared_ptr<net::tls_context> client) {
+    _route_server = std::move(server);
+    _route_client = std::move(client);
+  }
 
   base::result<std::vector<std::unique_ptr<net::transport>>> client_transports(std::uint32_t shards) override {
     std::vector<std::unique_ptr<net::transport>> out;
@@ -47,7 +52,12 @@ class option_transports final : public core::transport_factory {
     }
     for (std::uint32_t i = 0; i < shards; ++i) {
       auto t = socket_transport();
-      if (_tls) t = std::make_unique<net::tls_transport>(std::move(t), _tls, _o.tls);
+      const bool routes = i == 0 && _route_server;
+      if (_tls || routes) {
+        auto tls = std::make_unique<net::tls_transport>(std::move(t), _tls, _o.tls);
+        if (routes) tls->set_route_tls(_route_server, _route_client, _o.cluster_tls.timeout_ms);
+        t = std::move(tls);
+      }
       out.push_back(std::move(t));
     }
     return out;
@@ -82,6 +92,7 @@ class option_transports final : public core::transport_factory {
 
   const core::server_options _o;  // a copy: the factory may outlive the caller's options
   std::shared_ptr<net::tls_context> _tls;  // null: plaintext listener
+  std::shared_ptr<net::tls_context> _route_server, _route_client;  // null: plaintext routes
   std::string _name;
   bool _fallback_logged = false;
 };
@@ -211,7 +222,20 @@ int main(int argc, char** argv) {
     }
     PG_INFO("TLS required for client connections");
   }
-  core::server srv(opts, std::make_unique<option_transports>(opts, tls));
+  auto transports = std::make_unique<option_transports>(opts, tls);
+  if (opts.cluster && opts.cluster_tls.enabled) {
+    std::string error;
+    auto server = net::tls_context::create_server(opts.cluster_tls, error);
+    auto client = server ? net::tls_context::create_client(opts.cluster_tls.ca_file, opts.cluster_tls.cert_file,
+                                                           opts.cluster_tls.key_file, error)
+                         : nullptr;
+    if (!server || !client) {
+      PG_ERROR("error parsing cluster tls config: {}", error);
+      return 1;
+    }
+    transports->set_route_tls(std::move(server), std::move(client));
+  }
+  core::server srv(opts, std::move(transports));
   if (opts.jetstream) srv.add_service(js::make_jetstream_service());
   if (auto st = srv.start(); !st) {
     if (!srv.monitor_error().empty()) {

@@ -20,11 +20,39 @@ tls_transport::tls_transport(std::unique_ptr<transport> inner, std::shared_ptr<t
 
 tls_transport::~tls_transport() = default;
 
+void tls_transport::set_route_tls(std::shared_ptr<tls_context> server, std::shared_ptr<tls_context> client,
+                                  std::int64_t timeout_ms) {
+  _route_server = std::move(server);
+  _route_client = std::move(client);
+  _route_timeout_ms = timeout_ms;
+}
+
+bool tls_transport::adopt_route_tls(int fd, bool dialed, const std::string& server_name) {
+  if (!(dialed ? _route_client : _route_server)) return false;
+  _adopting_route = route_adoption{dialed, server_name};
+  _inner->adopt(fd);
+  _adopting_route.reset();
+  return true;
+}
+
 void tls_transport::on_open(conn_handle h, std::string_view peer_ip, int peer_port) {
   conn& c = _conns[h];
   c.peer = std::string(peer_ip) + ":" + std::to_string(peer_port);
-  if (_adopting_plain) {
+  if (_adopting_plain || (!_ctx && !_adopting_route)) {
     c.m = mode::plain;
+    if (_handler) _handler->on_open(h, peer_ip, peer_port);
+    return;
+  }
+  if (_adopting_route) {  // the handshake first; what the dispatcher writes waits for it
+    const bool dialed = _adopting_route->dialed;
+    c.deadline = base::read_clock(CLOCK_MONOTONIC) + _route_timeout_ms * base::kMilli;
+    c.m = mode::handshaking;
+    c.route = true;
+    c.session = std::make_unique<tls_session>(dialed ? _route_client : _route_server,
+                                              dialed ? _adopting_route->server_name : std::string());
+    if (dialed) c.session->start(_inner->outbuf(h));  // the ClientHello
+    _handshaking.insert(h);
+    if (_next_deadline == 0 || c.deadline < _next_deadline) _next_deadline = c.deadline;
     if (_handler) _handler->on_open(h, peer_ip, peer_port);
     return;
   }
@@ -72,7 +100,7 @@ void tls_transport::on_data(conn_handle h, std::string_view bytes) {
     case mode::handshaking:
       // Go's words for plaintext where a ClientHello belongs (OpenSSL's guess is "http request").
       if (!c.session_started && bytes.front() != kHandshakeRecord) {
-        fail(h, c, "TLS handshake error: tls: first record does not look like a TLS handshake");
+        fail(h, c, handshake_error(c) + "tls: first record does not look like a TLS handshake");
         return;
       }
       c.session_started = true;
@@ -89,7 +117,7 @@ void tls_transport::session_bytes(conn_handle h, conn& c, std::string_view bytes
   const bool was_established = c.m == mode::established;
   const auto st = c.session->feed(bytes, _plain_in, _inner->outbuf(h));
   if (st == tls_session::state::failed) {
-    fail(h, c, (was_established ? "TLS error: " : "TLS handshake error: ") + c.session->error());
+    fail(h, c, (was_established ? std::string("TLS error: ") : handshake_error(c)) + c.session->error());
     return;
   }
   if (!was_established && st != tls_session::state::handshaking) {
@@ -221,7 +249,7 @@ void tls_transport::expire_handshakes(base::nanos now) {
   }
   _next_deadline = next;
   for (conn_handle h : expired)
-    if (auto it = _conns.find(h); it != _conns.end()) fail(h, it->second, "TLS handshake error: i/o timeout");
+    if (auto it = _conns.find(h); it != _conns.end()) fail(h, it->second, handshake_error(it->second) + "i/o timeout");
 }
 
 std::size_t tls_transport::poll(base::nanos now) {

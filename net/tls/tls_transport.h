@@ -7,6 +7,7 @@
 // one batch at flush(), so a busy connection costs one SSL_write per turn, not one per
 // message. A connection still handshaking when `timeout_ms` passes is closed.
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -20,7 +21,10 @@ namespace net {
 
 class tls_transport final : public transport, private transport_handler {
  public:
+  // `ctx` null: client connections stay plaintext (the layer is there for route TLS only).
   tls_transport(std::unique_ptr<transport> inner, std::shared_ptr<tls_context> ctx, const tls_options& o);
+  // Route TLS (cluster tls): `server` for accepted routes, `client` for dialed ones.
+  void set_route_tls(std::shared_ptr<tls_context> server, std::shared_ptr<tls_context> client, std::int64_t timeout_ms);
   ~tls_transport() override;
 
   std::string_view name() const override { return _inner->name(); }
@@ -30,12 +34,19 @@ class tls_transport final : public transport, private transport_handler {
   void set_accept_sink(std::function<void(int)> sink) override { _inner->set_accept_sink(std::move(sink)); }
   void stop_listening() override { _inner->stop_listening(); }
   int bound_port() const override { return _inner->bound_port(); }
-  void adopt(int fd) override { _inner->adopt(fd); }
+  void adopt(int fd) override {
+    if (_ctx) {
+      _inner->adopt(fd);
+    } else {
+      adopt_plain(fd);
+    }
+  }
   void adopt_plain(int fd) override {
     _adopting_plain = true;
     _inner->adopt(fd);
     _adopting_plain = false;
   }
+  bool adopt_route_tls(int fd, bool dialed, const std::string& server_name) override;
   std::string& outbuf(conn_handle h) override;
   std::size_t pending_bytes(conn_handle h) const override;
   void pause_reading(conn_handle h) override { _inner->pause_reading(h); }
@@ -68,7 +79,11 @@ class tls_transport final : public transport, private transport_handler {
     std::string plain_out;  // written by the dispatcher this turn, encrypted at flush
     base::nanos deadline = 0;
     std::string peer;       // "ip:port" for the log
+    bool route = false;     // a cluster route (nats-server logs its errors as such)
   };
+  static std::string handshake_error(const conn& c) {
+    return c.route ? "TLS route handshake error: " : "TLS handshake error: ";
+  }
 
   void on_open(conn_handle h, std::string_view peer_ip, int peer_port) override;
   void on_data(conn_handle h, std::string_view bytes) override;
@@ -83,6 +98,13 @@ class tls_transport final : public transport, private transport_handler {
   const tls_options _opts;
   transport_handler* _handler = nullptr;
   bool _adopting_plain = false;  // adopt_plain -> on_open: the connection passes through
+  struct route_adoption {
+    bool dialed = false;
+    std::string server_name;
+  };
+  std::optional<route_adoption> _adopting_route;  // adopt_route_tls -> on_open
+  std::shared_ptr<tls_context> _route_server, _route_client;
+  std::int64_t _route_timeout_ms = 2000;
   base::nanos _next_deadline = 0;  // earliest handshake deadline (0: none)
   std::unordered_map<conn_handle, conn> _conns;
   std::unordered_set<conn_handle> _dirty;        // plaintext waiting for flush()

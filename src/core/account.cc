@@ -4,6 +4,8 @@
 
 #include <charconv>
 
+#include "src/core/subject.h"
+
 namespace core {
 namespace {
 
@@ -34,10 +36,41 @@ std::string mac_of(std::uint32_t account, std::int64_t issued_s, std::string_vie
 
 }  // namespace
 
+const std::string& service_reply_prefix() {
+  static const std::string prefix = [] {
+    static const char* digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    if (sodium_init() < 0) randombytes_stir();
+    std::string p(kReplyPrefix);
+    for (int i = 0; i < 6; ++i) p.push_back(digits[randombytes_uniform(62)]);
+    return p + ".";
+  }();
+  return prefix;
+}
+
 std::string stream_import_subject(const stream_forward& f, std::string_view subject) {
   if (!f.to.empty()) return f.to;
   if (!f.prefix.empty()) return f.prefix + "." + std::string(subject);
   return std::string(subject);
+}
+
+bool stream_import_interest(const stream_forward& f, std::string_view subscribed, std::string& exporter_subject) {
+  const std::string delivered = f.to.empty() && !f.prefix.empty() ? f.prefix + "." + f.subject
+                                : f.to.empty()                   ? f.subject
+                                                                 : f.to;
+  if (!subjects_overlap(subscribed, delivered)) return false;
+  if (f.to.empty() && subject_is_subset(subscribed, delivered)) {
+    if (f.prefix.empty()) {
+      exporter_subject = std::string(subscribed);
+      return true;
+    }
+    if (subscribed.size() > f.prefix.size() && subscribed.substr(0, f.prefix.size()) == f.prefix &&
+        subscribed[f.prefix.size()] == '.') {
+      exporter_subject = std::string(subscribed.substr(f.prefix.size() + 1));
+      return true;
+    }
+  }
+  exporter_subject = f.subject;
+  return true;
 }
 
 std::string service_import_subject(const service_forward& f, std::string_view subject) {
@@ -47,13 +80,14 @@ std::string service_import_subject(const service_forward& f, std::string_view su
 bool is_service_reply(std::string_view subject) { return subject.substr(0, kReplyPrefix.size()) == kReplyPrefix; }
 
 std::string service_reply(std::uint32_t account, std::string_view reply, std::int64_t now_s) {
-  return std::string(kReplyPrefix) + std::to_string(account) + "." + std::to_string(now_s) + "." +
+  return service_reply_prefix() + std::to_string(account) + "." + std::to_string(now_s) + "." +
          mac_of(account, now_s, reply) + "." + std::string(reply);
 }
 
 bool parse_service_reply(std::string_view subject, std::int64_t now_s, std::uint32_t& account, std::string& reply) {
-  if (!is_service_reply(subject)) return false;
-  std::string_view rest = subject.substr(kReplyPrefix.size());
+  const std::string& prefix = service_reply_prefix();
+  if (subject.substr(0, prefix.size()) != prefix) return false;  // another server's (or a fake)
+  std::string_view rest = subject.substr(prefix.size());
   auto number = [&rest](auto& out) {  // "<digits>." at the front of rest
     const auto dot = rest.find('.');
     if (dot == std::string_view::npos) return false;

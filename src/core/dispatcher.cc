@@ -269,6 +269,7 @@ std::size_t dispatcher::release_pongs() {
 
 std::size_t dispatcher::poll(base::nanos now) {
   if (_srv.live_gen.load(std::memory_order_acquire) != _live_gen) refresh_live();
+  if (_interest_stale && _index == 0 && _srv.routes) rebuild_interest();
   if (_calls_pending.load(std::memory_order_relaxed)) run_calls();
   std::size_t cluster_work = 0;
   if (_srv.routes && _srv.cluster_gen.load(std::memory_order_acquire) != _cluster_gen)
@@ -314,7 +315,9 @@ std::size_t dispatcher::tick(base::nanos now) {
     } else {
       c.pressure_since_ns = 0;
     }
-    if (_live->auth_required && !c.connected && now - c.created_ns > o.auth_timeout_ms * base::kMilli) {
+    const bool route_late =  // an accepted route that has not authenticated in cluster.authorization.timeout
+        c.route && c.route->awaiting_auth && now - c.created_ns > o.cluster_auth_timeout_ms * base::kMilli;
+    if (route_late || (_live->auth_required && !c.connected && now - c.created_ns > o.auth_timeout_ms * base::kMilli)) {
       auth_late.push_back(&c);
       continue;
     }

@@ -109,6 +109,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::size_t lame_duck(base::nanos now);
   conn_snapshot snap(const client& c, bool with_subs) const;
   std::string account_name(std::uint32_t account) const;
+  const std::string& account_ref(std::uint32_t account) const;  // the same, without a copy
 
   // protocol
   // Parses and handles every complete op; returns the bytes consumed.
@@ -129,6 +130,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   // routes (route_dispatch.cc)
   std::size_t process_route(client& c, std::string_view data);
   bool handle_route_op(client& c, const route_op& op);
+  void adopt_route_socket(int fd, const std::string& url);
   void open_route(client& c);
   bool handle_route_info(client& c, std::string_view json);
   bool handle_route_connect(client& c, std::string_view json);
@@ -138,12 +140,26 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void route_msg(client& c, const route_op& op);
   // Local interest as the cluster sees it (shard 0 with a cluster): RS+/RS- on changes.
   bool counts_as_interest(const subscription& s) const {
-    // routes carry the global account ($G) only
-    return _index == 0 && _srv.routes && s.conn_id != 0 && !s.via_route && !s.handler &&
-           s.account == kGlobalAccount;
+    return _index == 0 && _srv.routes && s.conn_id != 0 && !s.via_route && !s.handler;
   }
   void interest_change(const subscription& s, int delta);
-  void send_interest(client& r, std::string_view subject, std::string_view queue, int count);
+  // "account subject[ queue]": the RS+ arguments without the weight.
+  void send_interest(client& r, std::string_view key, int count);
+  // Accounts across routes (route_accounts.cc).
+  bool route_account_id(std::string_view name, std::uint32_t& id) const;
+  // The interest keys a local subscription gives the cluster: its own, and one in each
+  // account it imports a matching stream from (nats-server's shadow subscription).
+  void interest_keys(const subscription& s, std::vector<std::string>& out) const;
+  void bump_interest(const std::string& key, int delta);
+  // After a reload (or at start): the interest recomputed from every subscription, the
+  // difference sent to the routes; renamed or renumbered accounts make the routes resync.
+  void rebuild_interest();
+  // A routed message in `account` through this server's stream exports and service replies.
+  void route_forwards(client& c, const route_op& op, std::uint32_t account);
+  bool _interest_stale = true;
+  std::vector<std::string> _interest_accounts;  // account names _interest was built with
+  std::vector<std::string> _keys_scratch;
+  bool _local_only = false;  // the next route() skips route subscriptions (an import's copy)
   void batch_for_route(client& c, const subscription& s);
   void flush_route_batch(std::string_view subject, std::string_view reply, std::string_view headers,
                          std::string_view payload);
@@ -151,6 +167,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::size_t refresh_cluster_info();
   std::string client_info(const client& c) const;
   void send_route_err(client& c, std::string_view text);
+  void route_auth_failed(client& c);  // -ERR 'Authorization Violation', closed
   std::unique_ptr<route_link> _adopting_route;          // adopt_route -> on_open
   std::unordered_map<std::string, int> _interest;       // "subject[ queue]" -> local subscriptions
   std::vector<client*> _routes;                         // registered routes
@@ -158,6 +175,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
     client* c;
     bool plain;
     std::string queues;
+    std::uint32_t account;  // of the route subscriptions matched (one message: one account)
   };
   std::vector<route_batch> _route_batch;  // one RMSG per route for the message being routed
   const route_op* _from_route = nullptr;  // the RMSG being delivered (no forwarding to routes)

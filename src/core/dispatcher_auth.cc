@@ -116,6 +116,7 @@ void dispatcher::publish_in_account(client& from, std::string_view subject, std:
   for (const auto& f : rules.streams_out) {
     if (!subject_matches(f.subject, subject)) continue;
     imported = true;
+    _local_only = true;  // other servers import it from the RMSG in this account
     route(f.to_account, &from, stream_import_subject(f, subject), reply, headers, payload, {}, false);
   }
   for (const auto& f : rules.services_out) {

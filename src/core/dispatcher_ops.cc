@@ -22,6 +22,7 @@ void dispatcher::refresh_live() {
   }
   const bool auth_changed = _live && auth_options_changed(_live->opts, next->opts);
   _live = std::move(next);
+  _interest_stale = true;  // accounts or imports may have changed: shard 0 recomputes the cluster's view
   _limits.max_control_line = std::size_t(_live->opts.max_control_line);
   _limits.max_payload = _live->opts.max_payload;
   if (_srv.conn_excess.load() > 0) {  // shards race for the budget: exactly that many close
@@ -121,6 +122,12 @@ conn_snapshot dispatcher::snap(const client& c, bool with_subs) const {
   return s;
 }
 
+const std::string& dispatcher::account_ref(std::uint32_t account) const {
+  static const std::string global = "$G";
+  const auto& accounts = _live->auth->accounts;
+  return account < accounts.size() ? accounts[account].name : global;
+}
+
 std::string dispatcher::account_name(std::uint32_t account) const {
   const auto& accounts = _live->auth->accounts;
   return account < accounts.size() ? accounts[account].name : "$G";
@@ -167,7 +174,7 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
       r.out_msgs = c->out_msgs;
       r.in_bytes = c->in_bytes;
       r.out_bytes = c->out_bytes;
-      for (const auto& [key, s] : c->subs) r.subs.push_back(key);
+      for (const auto& [key, s] : c->subs) r.subs.push_back(s->subject);  // nats-server lists subjects
       out.route_list.push_back(std::move(r));
     }
   }

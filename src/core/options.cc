@@ -217,10 +217,41 @@ class mapper {
         ok = flag(e, k, _o.cluster_no_advertise);
       } else if (is(k, {"pool_size"})) {
         ok = num(e, k, _o.cluster_pool_size, -1, 1024);
-      } else if (is(k, {"connect_retries", "authorization", "tls", "permissions", "compression"})) {
+      } else if (is(k, {"authorization"})) {
+        ok = cluster_authorization(e, k);
+      } else if (is(k, {"tls"})) {
+        ok = tls(e, k, _o.cluster_tls);
+      } else if (is(k, {"permissions"})) {
+        ok = parse_permissions(e, _o.cluster_permissions.emplace(), _error, _warnings);
+      } else if (is(k, {"connect_retries", "compression"})) {
         _warnings.push_back(e.key_where() + ": 'cluster." + k + "' is not supported by peregrine-server yet; ignored");
       } else {
         unknown(k, e, "cluster.");
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // nats-server 2.9's errors for what a cluster's authorization cannot hold.
+  bool cluster_authorization(const config_value& v, const std::string& key) {
+    if (!v.is_map()) return bad(v, key, "expected a map");
+    for (const auto& [k, e] : v.entries) {
+      bool ok = true;
+      if (is(k, {"user", "username"})) {
+        ok = str(e, k, _o.cluster_user);
+      } else if (is(k, {"password", "pass"})) {
+        ok = str(e, k, _o.cluster_pass);
+      } else if (is(k, {"timeout"})) {
+        ok = duration(e, k, _o.cluster_auth_timeout_ms);
+      } else if (is(k, {"users"})) {
+        _error = v.key_where() + ": Cluster authorization does not allow multiple users";
+        return false;
+      } else if (is(k, {"token"})) {
+        _error = v.key_where() + ": Cluster authorization does not support tokens";
+        return false;
+      } else {
+        unknown(k, e, "cluster.authorization.");
       }
       if (!ok) return false;
     }
@@ -252,9 +283,9 @@ class mapper {
     return true;
   }
 
-  bool tls(const config_value& v, const std::string& key) {
+  bool tls(const config_value& v, const std::string& key) { return tls(v, key, _o.tls); }
+  bool tls(const config_value& v, const std::string& key, net::tls_options& t) {
     if (!v.is_map()) return bad(v, key, "expected a map");
-    net::tls_options& t = _o.tls;
     t.enabled = true;
     for (const auto& [k, e] : v.entries) {
       bool ok = true;
@@ -472,6 +503,31 @@ bool parse_route_url(const std::string& url, std::string& host, int& port) {
   host = h;
   port = n;
   return true;
+}
+
+void route_url_credentials(const std::string& url, std::string& user, std::string& pass) {
+  user.clear();
+  pass.clear();
+  std::string rest = url;
+  if (const auto scheme = rest.find("://"); scheme != std::string::npos) rest = rest.substr(scheme + 3);
+  const auto at = rest.rfind('@');
+  if (at == std::string::npos) return;
+  const std::string info = rest.substr(0, at);
+  auto decode = [](std::string_view in) {
+    std::string out;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      if (in[i] == '%' && i + 2 < in.size() && std::isxdigit((unsigned char)in[i + 1]) && std::isxdigit((unsigned char)in[i + 2])) {
+        out.push_back(char(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
+        i += 2;
+      } else {
+        out.push_back(in[i]);
+      }
+    }
+    return out;
+  };
+  const auto colon = info.find(':');
+  user = decode(std::string_view(info).substr(0, colon));
+  if (colon != std::string::npos) pass = decode(std::string_view(info).substr(colon + 1));
 }
 
 std::string default_store_dir() {

@@ -67,6 +67,18 @@ struct server_options {
   std::string cluster_advertise;         // host:port other servers should dial (default: the listener)
   bool cluster_no_advertise = false;     // keep the cluster's client URLs out of INFO connect_urls
   int cluster_pool_size = 0;             // accepted for nats-server 2.10 configs; one route per pair here
+  // cluster.authorization: the user and password routes must present in their CONNECT
+  // (nats-server 2.9 takes one user, no token); routes dial with the URL's user:pass.
+  std::string cluster_user;
+  std::string cluster_pass;
+  std::int64_t cluster_auth_timeout_ms = 2'000;
+  // cluster.tls: routes run TLS from their first byte (nats-server's order), server side when
+  // accepted, client side (the same certificate, verifying the peer against ca_file) when dialed.
+  net::tls_options cluster_tls;
+  // cluster.permissions: `import` (kept as publish) filters the interest we send a route,
+  // `export` (kept as subscribe) the interest we take from it. As in nats-server 2.9 they
+  // apply to dialed routes, and to accepted ones when cluster.authorization has a user.
+  std::optional<permissions> cluster_permissions;
   // Peregrine
   int shards = 0;                 // 0: fit the machine
   std::string poll_mode = "adaptive";  // adaptive | busy
@@ -88,6 +100,8 @@ struct server_options {
 
 // "nats://host:port", "nats-route://user:pass@host:port" or "host:port" -> host, port.
 bool parse_route_url(const std::string& url, std::string& host, int& port);
+// The URL's "user:pass@" part (percent-decoded, as Go's url.UserInfo gives it); empty without one.
+void route_url_credentials(const std::string& url, std::string& user, std::string& pass);
 
 // The default store directory when JetStream is on and none was given.
 std::string default_store_dir();

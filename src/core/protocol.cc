@@ -324,12 +324,16 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
   const route_op* routed = _from_route;
   _from_route = nullptr;
   const bool from_route = routed != nullptr;
+  // An import's copy (or a routed message) stays on this server: the other servers apply
+  // the import themselves to the message in its own account (nats-server's shadow subs).
+  const bool local_only = from_route || _local_only;
+  _local_only = false;
   bool any = false;
   // Internal handlers run after the match result is no longer used: they may subscribe or
   // publish, which changes the sublist.
   std::vector<std::string> internal_sids;
   auto eligible = [&](const subscription* s) {
-    return !(from && !from->echo && s->conn_id == from->id) && !(from_route && s->via_route);
+    return !(from && !from->echo && s->conn_id == from->id) && !(local_only && s->via_route);
   };
   auto take = [&](subscription* s) {
     if (!eligible(s)) return;

@@ -1,6 +1,8 @@
 // Routes on shard 0 (see route.h): the handshake (INFO/CONNECT both ways), interest
 // propagation (RS+/RS- with queue weights), routed messages (RMSG/HMSG), gossip of new
 // servers, and the cluster's client URLs for INFO connect_urls.
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "src/base/log.h"
@@ -10,39 +12,51 @@
 #include "src/proto/writer.h"
 
 namespace core {
-namespace {
-std::string interest_key(std::string_view subject, std::string_view queue) {
-  std::string k(subject);
-  if (!queue.empty()) {
-    k += ' ';
-    k += queue;
-  }
-  return k;
-}
-}  // namespace
 
 void dispatcher::adopt_route(int fd, const std::string& url, bool implicit) {
   auto link = std::make_unique<route_link>();
   link->solicited = !url.empty();
   link->implicit = implicit;
   link->url = url;
+  link->awaiting_auth = url.empty() && !_srv.opts.cluster_user.empty();
+  if (!url.empty() && _srv.opts.cluster_permissions) link->perms = &*_srv.opts.cluster_permissions;
   link->rid = _next_rid++;
   _adopting_route = std::move(link);
-  _transport->adopt_plain(fd);  // on_open takes the link; client TLS does not cover routes
+  adopt_route_socket(fd, url);
   if (_adopting_route) {  // the transport could not take the socket
     _adopting_route.reset();
     if (!url.empty() && _srv.routes) _srv.routes->lost(url);
   }
 }
 
+// The socket goes to the transport, which calls on_open (taking _adopting_route): under the
+// cluster's TLS (handshake first) when configured; the client listener's TLS never covers it.
+void dispatcher::adopt_route_socket(int fd, const std::string& url) {
+  if (!_srv.opts.cluster_tls.enabled) {
+    _transport->adopt_plain(fd);
+    return;
+  }
+  std::string host;
+  int port = 0;
+  if (!url.empty()) parse_route_url(url, host, port);
+  if (!_transport->adopt_route_tls(fd, !url.empty(), host)) {
+    PG_ERROR("route TLS is not available on this transport");
+    ::close(fd);
+  }
+}
+
 void dispatcher::open_route(client& c) {
   std::string& out = _transport->outbuf(c.handle);
   if (c.route->solicited) {
+    std::string user, pass;
+    route_url_credentials(c.route->url, user, pass);
     nlohmann::ordered_json j;
     j["echo"] = true;
     j["verbose"] = false;
     j["pedantic"] = false;
-    j["tls_required"] = false;
+    if (!user.empty()) j["user"] = user;
+    if (!pass.empty()) j["pass"] = pass;
+    j["tls_required"] = _srv.opts.cluster_tls.enabled;
     j["headers"] = true;
     j["name"] = _srv.server_id;
     j["cluster"] = _srv.route_info.value("cluster", "");
@@ -86,12 +100,17 @@ std::size_t dispatcher::process_route(client& c, std::string_view data) {
 }
 
 bool dispatcher::handle_route_op(client& c, const route_op& op) {
+  if (c.route->awaiting_auth && !(op.kind == route_op_kind::client_op && op.op.kind == proto::op_kind::connect)) {
+    route_auth_failed(c);  // as nats-server: nothing but CONNECT before the route authenticated
+    return false;
+  }
   switch (op.kind) {
     case route_op_kind::sub:
     case route_op_kind::unsub: route_sub(c, op); return true;
     case route_op_kind::msg: route_msg(c, op); return !c.closing;
     case route_op_kind::err:
-      PG_ERROR("{}:{} - rid:{} - Router Error '{}'", c.peer_ip, c.peer_port, c.route->rid, op.err);
+      PG_ERROR("{}:{} - rid:{} - Route Error '{}'", c.peer_ip, c.peer_port, c.route->rid, op.err);
+      c.close_reason = "Parse Error";  // nats-server's reason for a route closed by the peer's -ERR
       close_client(c, {});
       return false;
     case route_op_kind::client_op: break;
@@ -113,11 +132,28 @@ void dispatcher::send_route_err(client& c, std::string_view text) {
   proto::append_err(_transport->outbuf(c.handle), text);
 }
 
+void dispatcher::route_auth_failed(client& c) {
+  PG_ERROR("{}:{} - rid:{} - authentication error", c.peer_ip, c.peer_port, c.route->rid);
+  close_client(c, proto::err_text::auth_violation);
+}
+
 bool dispatcher::handle_route_connect(client& c, std::string_view json) {
   nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
   if (!j.is_object()) {
     close_client(c, {});
     return false;
+  }
+  if (c.route->awaiting_auth) {
+    auto text = [&](const char* k) {
+      auto it = j.find(k);
+      return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    if (text("user") != _srv.opts.cluster_user || !password_ok(_srv.opts.cluster_pass, text("pass"))) {
+      route_auth_failed(c);
+      return false;
+    }
+    c.route->awaiting_auth = false;
+    if (_srv.opts.cluster_permissions) c.route->perms = &*_srv.opts.cluster_permissions;
   }
   if (j.value("name", "") == _srv.server_id) {  // we dialed ourselves; the other end drops it
     close_client(c, {});
@@ -229,14 +265,8 @@ bool dispatcher::register_route(client& c) {
   std::string& out = _transport->outbuf(c.handle);
   out += "PING\r\n";
   r.ping_sent_ns = _loop.clk().monotonic_ns();
-  for (const auto& [key, n] : _interest) {
-    const auto sp = key.find(' ');
-    if (sp == std::string::npos) {
-      send_interest(c, key, {}, n);
-    } else {
-      send_interest(c, std::string_view(key).substr(0, sp), std::string_view(key).substr(sp + 1), n);
-    }
-  }
+  if (_interest_stale) rebuild_interest();
+  for (const auto& [key, n] : _interest) send_interest(c, key, n);
   if (!r.solicited) {  // tell the servers we know about the new one, so they dial it
     nlohmann::ordered_json g = r.remote_info;
     g["ip"] = r.remote_route_url;
@@ -256,14 +286,27 @@ void dispatcher::route_closed(client& c) {
     if (_srv.routes) _srv.routes->set_connected(r.remote_id, false);
     PG_INFO("{}:{} - rid:{} - Router connection closed", c.peer_ip, c.peer_port, r.rid);
     publish_cluster_urls();
+  } else if (!c.close_reason.empty()) {
+    PG_INFO("{}:{} - rid:{} - Router connection closed: {}", c.peer_ip, c.peer_port, r.rid, c.close_reason);
   }
   if (r.solicited && _srv.routes) _srv.routes->lost(r.url);
 }
 
 void dispatcher::route_sub(client& c, const route_op& op) {
-  if (op.account != "$G") return;  // only the global account is served (nats-server's $SYS is not)
+  std::uint32_t account = 0;
+  if (!route_account_id(op.account, account)) {  // e.g. nats-server's $SYS: not served here
+    PG_DEBUG("{}:{} - rid:{} - Unknown account \"{}\" for subject \"{}\"", c.peer_ip, c.peer_port, c.route->rid,
+             op.account, op.subject);
+    return;
+  }
   if (!valid_subject(op.subject) || (!op.queue.empty() && !valid_queue_name(op.queue))) return;
-  const std::string key = interest_key(op.subject, op.queue);
+  const permissions* perms = c.route->perms;
+  if (op.kind == route_op_kind::sub && perms && perms->subscribe && !subscribe_allowed(*perms, op.subject, {})) {
+    PG_DEBUG("{}:{} - rid:{} - Can not export \"{}\", ignoring remote subscription request", c.peer_ip, c.peer_port,
+             c.route->rid, op.subject);
+    return;
+  }
+  const std::string key = route_interest_key(op.account, op.subject, op.queue);
   if (op.kind == route_op_kind::unsub) {
     remove_sub(c, key, true);
     return;
@@ -281,29 +324,41 @@ void dispatcher::route_sub(client& c, const route_op& op) {
   s->shard = _index;
   s->conn_id = c.id;
   s->conn = &c;
+  s->account = account;
   s->via_route = true;
   s->weight = weight;
-  if (!_subs.insert(s.get()).ok()) return;
+  if (!subs_for(account).insert(s.get()).ok()) return;
   broadcast_sub(shard_msg::kind::sub_add, c, *s);
   c.subs.emplace(key, std::move(s));
 }
 
 void dispatcher::route_msg(client& c, const route_op& op) {
-  if (op.account != "$G") return;
+  std::uint32_t account = 0;
+  if (!route_account_id(op.account, account)) {
+    PG_DEBUG("{}:{} - rid:{} - Unknown account \"{}\" for routed message on subject: \"{}\"", c.peer_ip, c.peer_port,
+             c.route->rid, op.account, op.subject);
+    return;
+  }
   ++c.in_msgs;
   c.in_bytes += op.headers.size() + op.payload.size();
   ++_counters.in_msgs;
   _counters.in_bytes += op.headers.size() + op.payload.size();
-  _from_route = &op;
-  // $G only, and not through the account forwards: _from_route is consumed by the first
-  // route() call, so a forward first would let the main delivery loop back out to routes.
-  route(kGlobalAccount, &c, op.subject, op.reply, op.headers, op.payload, {}, false);
-  _from_route = nullptr;
+  if (_live->auth->accounts.size() > 1) {
+    route_forwards(c, op, account);
+    return;
+  }
+  _from_route = &op;  // consumed by route(): local receivers only, no forwarding
+  route(account, &c, op.subject, op.reply, op.headers, op.payload, {}, false);
 }
 
 void dispatcher::interest_change(const subscription& s, int delta) {
   if (!counts_as_interest(s)) return;
-  const std::string key = interest_key(s.subject, s.queue);
+  _keys_scratch.clear();
+  interest_keys(s, _keys_scratch);
+  for (const auto& key : _keys_scratch) bump_interest(key, delta);
+}
+
+void dispatcher::bump_interest(const std::string& key, int delta) {
   auto it = _interest.try_emplace(key, 0).first;
   const int before = it->second;
   const int after = before + delta;
@@ -313,19 +368,21 @@ void dispatcher::interest_change(const subscription& s, int delta) {
     it->second = after;
   }
   // Plain interest is announced once per subject; a queue group's weight on every change.
-  if (s.queue.empty() && (before > 0) == (after > 0)) return;
-  for (client* r : _routes) send_interest(*r, s.subject, s.queue, after);
+  const bool queue = is_queue_interest_key(key);
+  if (!queue && (before > 0) == (after > 0)) return;
+  for (client* r : _routes) send_interest(*r, key, after);
 }
 
-void dispatcher::send_interest(client& r, std::string_view subject, std::string_view queue, int count) {
-  std::string& out = _transport->outbuf(r.handle);
-  out += count > 0 ? "RS+ $G " : "RS- $G ";
-  out += subject;
-  if (!queue.empty()) {
-    out += ' ';
-    out += queue;
-    if (count > 0) out += " " + std::to_string(count);
+void dispatcher::send_interest(client& r, std::string_view key, int count) {
+  if (r.closing) return;
+  if (const permissions* perms = r.route->perms; perms && perms->publish) {  // cluster.permissions import
+    const std::string_view rest = key.substr(key.find(' ') + 1);
+    if (!publish_allowed(*perms, rest.substr(0, rest.find(' ')))) return;
   }
+  std::string& out = _transport->outbuf(r.handle);
+  out += count > 0 ? "RS+ " : "RS- ";
+  out += key;  // "account subject[ queue]"
+  if (count > 0 && is_queue_interest_key(key)) out += " " + std::to_string(count);
   out += "\r\n";
 }
 
@@ -333,7 +390,7 @@ void dispatcher::batch_for_route(client& c, const subscription& s) {
   route_batch* b = nullptr;
   for (auto& e : _route_batch)
     if (e.c == &c) b = &e;
-  if (!b) b = &_route_batch.emplace_back(route_batch{&c, false, {}});
+  if (!b) b = &_route_batch.emplace_back(route_batch{&c, false, {}, s.account});
   if (s.queue.empty()) {
     b->plain = true;
   } else {
@@ -348,7 +405,9 @@ void dispatcher::flush_route_batch(std::string_view subject, std::string_view re
     client& c = *b.c;
     if (c.closing) continue;
     std::string& out = _transport->outbuf(c.handle);
-    out += headers.empty() ? "RMSG $G " : "HMSG $G ";
+    out += headers.empty() ? "RMSG " : "HMSG ";
+    out += b.account == kGlobalAccount ? std::string_view("$G") : std::string_view(account_ref(b.account));
+    out += ' ';
     out += subject;
     if (!b.queues.empty()) {
       if (reply.empty()) {

@@ -17,9 +17,14 @@ ojson cluster_varz(server& srv) {
   j["name"] = srv.shared().route_info.value("cluster", "");
   j["addr"] = o.cluster_host;
   j["cluster_port"] = srv.cluster_port();
-  j["auth_timeout"] = 2;  // nats-server's defaults; route auth and TLS are not configurable here
-  j["tls_timeout"] = 2;
-  if (!o.routes.empty()) j["urls"] = o.routes;
+  auto seconds = [](std::int64_t ms) {  // Go prints the float64 2.0 as 2
+    return ms % 1000 == 0 ? ojson(ms / 1000) : ojson(double(ms) / 1000.0);
+  };
+  j["auth_timeout"] = seconds(o.cluster_auth_timeout_ms);
+  if (!o.routes.empty()) j["urls"] = o.routes;  // nats-server 2.9's ClusterOptsVarz order
+  j["tls_timeout"] = seconds(o.cluster_tls.timeout_ms);
+  if (o.cluster_tls.enabled) j["tls_required"] = true;
+  if (o.cluster_tls.enabled && o.cluster_tls.verify) j["tls_verify"] = true;
   return j;
 }
 

@@ -154,6 +154,11 @@ base::status server::start_cluster() {
   j["host"] = host;
   j["port"] = port;
   j["headers"] = true;
+  if (!o.cluster_user.empty()) j["auth_required"] = true;
+  if (o.cluster_tls.enabled) {
+    j["tls_required"] = true;
+    if (o.cluster_tls.verify) j["tls_verify"] = true;
+  }
   j["max_payload"] = o.max_payload;
   j["cluster"] = o.cluster_name.empty() ? _shared.server_id : o.cluster_name;
   if (o.cluster_name.empty()) j["cluster_dynamic"] = true;

@@ -14,6 +14,10 @@ q openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial 
 q openssl req -newkey rsa:2048 -nodes -keyout client-key.pem -out client.csr -subj "/O=Peregrine/CN=alice"
 q openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out client.pem -days 3650 \
   -extfile <(printf "extendedKeyUsage=clientAuth\nsubjectAltName=email:alice@example.com,DNS:alice.example.com\n")
+# Route certificates (cluster tls): one certificate serves both ends of a route, so both usages.
+q openssl req -newkey rsa:2048 -nodes -keyout route-key.pem -out route.csr -subj "/CN=localhost"
+q openssl x509 -req -in route.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out route.pem -days 3650 \
+  -extfile <(printf "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n")
 # A client certificate from the wrong CA: the server must refuse it.
 q openssl req -newkey rsa:2048 -nodes -keyout rogue-key.pem -out rogue.csr -subj "/CN=mallory"
 q openssl x509 -req -in rogue.csr -CA wrong-ca.pem -CAkey wrong-ca-key.pem -CAcreateserial -out rogue.pem -days 3650 \

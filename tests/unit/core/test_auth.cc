@@ -220,15 +220,45 @@ TEST(Accounts, ServiceRepliesAreAuthenticated) {
   EXPECT_FALSE(parse_service_reply(r, t + kServiceReplyTtlS + 1, account, reply));  // expired
   // Another account, issue time or reply under the same mac is a forgery.
   std::string forged = r;
-  forged.replace(4, 1, "2");
+  forged.replace(service_reply_prefix().size(), 1, "2");
   EXPECT_FALSE(parse_service_reply(forged, t, account, reply));
   std::string later = r;
   later.replace(later.find(std::to_string(t)), 10, std::to_string(t + 100));
   EXPECT_FALSE(parse_service_reply(later, t + 100, account, reply));
   EXPECT_FALSE(parse_service_reply(r.substr(0, r.size() - 1) + "x", t, account, reply));
   EXPECT_FALSE(parse_service_reply("_R_.3.1700000000.0000000000000000.x", t, account, reply));
+  // Another process's reply (another tag), even with this process's mac after it.
+  std::string foreign = r;
+  foreign.replace(4, 6, foreign.substr(4, 6) == "AAAAAA" ? "BBBBBB" : "AAAAAA");
+  EXPECT_FALSE(parse_service_reply(foreign, t, account, reply));
+  EXPECT_EQ(r.rfind(service_reply_prefix(), 0), 0u);
   EXPECT_FALSE(parse_service_reply("_R_.x", t, account, reply));
   EXPECT_FALSE(parse_service_reply("orders.x", t, account, reply));
+}
+
+// The exporter's subject a cluster announces for an importer's subscription (its shadow).
+TEST(Accounts, StreamImportInterest) {
+  std::string out;
+  const stream_forward prefixed{"feed.>", 1, "svc", ""};
+  ASSERT_TRUE(stream_import_interest(prefixed, "svc.feed.a", out));
+  EXPECT_EQ(out, "feed.a");  // inside the import: mapped back
+  ASSERT_TRUE(stream_import_interest(prefixed, "svc.feed.*", out));
+  EXPECT_EQ(out, "feed.*");
+  ASSERT_TRUE(stream_import_interest(prefixed, ">", out));
+  EXPECT_EQ(out, "feed.>");  // wider than the import: the export's filter
+  ASSERT_TRUE(stream_import_interest(prefixed, "*.feed.a", out));
+  EXPECT_EQ(out, "feed.>");  // overlapping: the export's filter (receivers are matched exactly)
+  EXPECT_FALSE(stream_import_interest(prefixed, "feed.a", out));  // without the prefix: not imported
+  EXPECT_FALSE(stream_import_interest(prefixed, "svc.other", out));
+  const stream_forward plain{"a.*", 1, "", ""};
+  ASSERT_TRUE(stream_import_interest(plain, "a.b", out));
+  EXPECT_EQ(out, "a.b");
+  ASSERT_TRUE(stream_import_interest(plain, "a.>", out));
+  EXPECT_EQ(out, "a.*");
+  const stream_forward renamed{"a.b", 1, "", "local.b"};
+  ASSERT_TRUE(stream_import_interest(renamed, "local.*", out));
+  EXPECT_EQ(out, "a.b");
+  EXPECT_FALSE(stream_import_interest(renamed, "a.b", out));
 }
 
 TEST(Accounts, ImportSubjectMapping) {

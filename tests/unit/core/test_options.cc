@@ -584,6 +584,52 @@ TEST(Cluster, ConfigBlock) {
   EXPECT_NE(p.res.message.find("bad route URL"), std::string::npos) << p.res.message;
 }
 
+TEST(Cluster, AuthorizationAndTls) {
+  TempDir d;
+  const auto conf = d.write("c.conf",
+                            "server_name: a\ncluster {\n  listen: 127.0.0.1:7244\n"
+                            "  authorization { user: ruser, password: rpw, timeout: 0.5 }\n"
+                            "  tls { cert_file: c.pem, key_file: k.pem, ca_file: ca.pem, verify: true, timeout: 3 }\n}\n");
+  auto p = run({"-c", conf.c_str()});
+  ASSERT_EQ(p.res.outcome, cli_outcome::run) << p.res.message;
+  EXPECT_TRUE(p.res.warnings.empty());
+  EXPECT_EQ(p.opts.cluster_user, "ruser");
+  EXPECT_EQ(p.opts.cluster_pass, "rpw");
+  EXPECT_EQ(p.opts.cluster_auth_timeout_ms, 500);
+  EXPECT_TRUE(p.opts.cluster_tls.enabled);
+  EXPECT_EQ(p.opts.cluster_tls.cert_file, "c.pem");
+  EXPECT_EQ(p.opts.cluster_tls.ca_file, "ca.pem");
+  EXPECT_TRUE(p.opts.cluster_tls.verify);
+  EXPECT_EQ(p.opts.cluster_tls.timeout_ms, 3000);
+  EXPECT_FALSE(p.opts.tls.enabled);  // the client listener's TLS is another block
+  // nats-server 2.9's refusals, at the authorization key.
+  for (const auto& [body, text] : std::vector<std::pair<std::string, std::string>>{
+           {"token: abc", "Cluster authorization does not support tokens"},
+           {"users: []", "Cluster authorization does not allow multiple users"}}) {
+    const auto bad = d.write("bad.conf", "cluster {\n  listen: 127.0.0.1:7244\n  authorization { " + body + " }\n}\n");
+    p = run({"-c", bad.c_str()});
+    EXPECT_EQ(p.res.outcome, cli_outcome::exit_error) << body;
+    EXPECT_NE(p.res.message.find("bad.conf:3:3: " + text), std::string::npos) << p.res.message;
+  }
+}
+
+TEST(Cluster, RouteUrlCredentials) {
+  std::string user, pass;
+  route_url_credentials("nats-route://ruser:p%40ss@127.0.0.1:6222", user, pass);
+  EXPECT_EQ(user, "ruser");
+  EXPECT_EQ(pass, "p@ss");
+  route_url_credentials("nats://only@h:1", user, pass);
+  EXPECT_EQ(user, "only");
+  EXPECT_EQ(pass, "");
+  route_url_credentials("nats-route://127.0.0.1:6222", user, pass);
+  EXPECT_TRUE(user.empty() && pass.empty());
+  std::string host;
+  int port = 0;
+  ASSERT_TRUE(parse_route_url("nats-route://ruser:p%40ss@127.0.0.1:6222", host, port));
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 6222);
+}
+
 TEST(Cluster, Flags) {
   auto p = run({"--cluster", "nats://127.0.0.1:6333", "-cluster_name", "west", "--routes",
                 "nats://127.0.0.1:6334,nats-route://u:p@127.0.0.1:6335", "--no_advertise"});
