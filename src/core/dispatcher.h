@@ -151,13 +151,12 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   // account it imports a matching stream from (nats-server's shadow subscription).
   void interest_keys(const subscription& s, std::vector<std::string>& out) const;
   void bump_interest(const std::string& key, int delta);
-  // After a reload (or at start): the interest recomputed from every subscription, the
-  // difference sent to the routes; renamed or renumbered accounts make the routes resync.
+  // At start (the service-reply prefixes) and after a reload: the interest recomputed from
+  // every subscription, the difference sent to the routes.
   void rebuild_interest();
   // A routed message in `account` through this server's stream exports and service replies.
   void route_forwards(client& c, const route_op& op, std::uint32_t account);
   bool _interest_stale = true;
-  std::vector<std::string> _interest_accounts;  // account names _interest was built with
   std::vector<std::string> _keys_scratch;
   bool _local_only = false;  // the next route() skips route subscriptions (an import's copy)
   void batch_for_route(client& c, const subscription& s);

@@ -516,7 +516,9 @@ void route_url_credentials(const std::string& url, std::string& user, std::strin
   auto decode = [](std::string_view in) {
     std::string out;
     for (std::size_t i = 0; i < in.size(); ++i) {
-      if (in[i] == '%' && i + 2 < in.size() && std::isxdigit((unsigned char)in[i + 1]) && std::isxdigit((unsigned char)in[i + 2])) {
+      const bool escape = in[i] == '%' && i + 2 < in.size() && std::isxdigit((unsigned char)in[i + 1]) &&
+                          std::isxdigit((unsigned char)in[i + 2]);
+      if (escape) {
         out.push_back(char(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
         i += 2;
       } else {

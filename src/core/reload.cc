@@ -136,6 +136,17 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   fixed("cluster.advertise", &server_options::cluster_advertise);
   fixed("cluster.no_advertise", &server_options::cluster_no_advertise);
   fixed("cluster.pool_size", &server_options::cluster_pool_size);
+  // Route authorization, TLS and permissions are read when a route opens; not reloaded yet.
+  auto fixed_quiet = [&](const char* key, bool same) {  // no values: they hold secrets or are blocks
+    if (!same) p.refused.push_back(std::string(key) + ": changed");
+  };
+  fixed("cluster.authorization.user", &server_options::cluster_user);
+  fixed_quiet("cluster.authorization.password", current.cluster_pass == next.cluster_pass);
+  fixed("cluster.authorization.timeout", &server_options::cluster_auth_timeout_ms);
+  const net::tls_options &rt = current.cluster_tls, &nrt = next.cluster_tls;
+  fixed_quiet("cluster.tls", rt.enabled == nrt.enabled && rt.cert_file == nrt.cert_file && rt.key_file == nrt.key_file &&
+                                 rt.ca_file == nrt.ca_file && rt.verify == nrt.verify && rt.timeout_ms == nrt.timeout_ms);
+  fixed_quiet("cluster.permissions", current.cluster_permissions == next.cluster_permissions);
   return p;
 }
 

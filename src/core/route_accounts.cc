@@ -39,20 +39,9 @@ void dispatcher::interest_keys(const subscription& s, std::vector<std::string>& 
 
 void dispatcher::rebuild_interest() {
   _interest_stale = false;
+  // A reload never renames, renumbers or re-imports accounts (plan_reload refuses it), so the
+  // route subscriptions' account ids stay right; the map is recomputed all the same.
   const auto& accounts = _live->auth->accounts;
-  std::vector<std::string> names;
-  for (const auto& a : accounts) names.push_back(a.name);
-  if (!_interest_accounts.empty() && names != _interest_accounts) {
-    // Route subscriptions sit in account ids that may now be another account's: the routes
-    // are closed, redialed and send their interest again.
-    std::vector<client*> routes(_routes);
-    for (client* r : routes) {
-      PG_INFO("{}:{} - rid:{} - accounts changed by config reload: route resyncs", r->peer_ip, r->peer_port,
-              r->route->rid);
-      close_client(*r, {});
-    }
-  }
-  _interest_accounts = std::move(names);
   std::unordered_map<std::string, int> fresh;
   std::vector<std::string> keys;
   auto add = [&](const subscription& s) {
@@ -68,8 +57,9 @@ void dispatcher::rebuild_interest() {
     for (const auto& [sid, s] : subs)
       if (s) add(*s);
   // Responses to service requests made here, answered on another server.
-  for (std::uint32_t i = 0; i < accounts.size(); ++i)
-    for (const auto& f : accounts[i].services_out) ++fresh[route_interest_key(account_ref(f.to_account), service_reply_prefix() + ">", {})];
+  const std::string replies = service_reply_prefix() + ">";
+  for (const auto& importer : accounts)
+    for (const auto& f : importer.services_out) ++fresh[route_interest_key(account_ref(f.to_account), replies, {})];
   for (const auto& [key, n] : _interest)
     if (!fresh.count(key))
       for (client* r : _routes) send_interest(*r, key, 0);

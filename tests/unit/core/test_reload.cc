@@ -119,6 +119,23 @@ TEST(plan_reload, cluster_changes_need_a_restart) {
   EXPECT_EQ(p.refused.size(), 2u);
 }
 
+TEST(plan_reload, route_security_changes_need_a_restart_and_hide_the_password) {
+  server_options cur, next;
+  cur.cluster = next.cluster = true;
+  next.cluster_user = "ruser";
+  next.cluster_pass = "secret";
+  next.cluster_tls.enabled = true;
+  next.cluster_permissions.emplace();
+  const reload_plan p = plan_reload(cur, next);
+  EXPECT_TRUE(has(p.refused, "cluster.authorization.user: \"\" -> \"ruser\""));
+  EXPECT_TRUE(has(p.refused, "cluster.authorization.password: changed"));
+  EXPECT_TRUE(has(p.refused, "cluster.tls: changed"));
+  EXPECT_TRUE(has(p.refused, "cluster.permissions: changed"));
+  EXPECT_EQ(p.refused.size(), 4u);
+  for (const auto& r : p.refused) EXPECT_EQ(r.find("secret"), std::string::npos) << r;
+  EXPECT_TRUE(plan_reload(next, next).refused.empty());
+}
+
 TEST(lame_duck_due, nothing_during_grace_then_spread_then_all) {
   constexpr std::int64_t s = 1'000'000'000;
   EXPECT_EQ(lame_duck_due(10, 0, 1 * s, 11 * s), 0u);
