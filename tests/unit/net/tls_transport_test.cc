@@ -22,7 +22,9 @@ class fake_inner final : public net::transport {
   void set_accept_sink(std::function<void(int)>) override {}
   void stop_listening() override {}
   int bound_port() const override { return 0; }
-  void adopt(int) override {}
+  void adopt(int fd) override {  // the fd is the handle; adopted sockets open at once
+    if (handler) handler->on_open(net::conn_handle(fd), "127.0.0.1", 6222);
+  }
   std::string& outbuf(net::conn_handle h) override { return out[h]; }
   std::size_t pending_bytes(net::conn_handle h) const override {
     auto it = out.find(h);
@@ -200,6 +202,74 @@ TEST(tls_transport, allow_non_tls_lets_a_plaintext_client_through_unchanged) {
   std::string client_plain;
   auto c = r.handshake(2, client_plain);  // and a TLS client on the same listener
   EXPECT_TRUE(c->established()) << c->error();
+}
+
+// Route TLS (cluster tls) on a layer without client TLS: one transport accepts, the other
+// dials, the handshake comes first and what the dispatchers wrote at open waits for it.
+struct route_end {
+  fake_inner* inner;
+  std::unique_ptr<net::tls_transport> tls;
+  recorder up;
+  route_end() {
+    net::tls_options o = server_opts();
+    o.cert_file = kDir + "/route.pem";
+    o.key_file = kDir + "/route-key.pem";
+    o.ca_file = kDir + "/ca.pem";
+    o.verify = true;
+    std::string err;
+    auto server = net::tls_context::create_server(o, err);
+    EXPECT_TRUE(server) << err;
+    auto client = net::tls_context::create_client(o.ca_file, o.cert_file, o.key_file, err);
+    EXPECT_TRUE(client) << err;
+    auto f = std::make_unique<fake_inner>();
+    inner = f.get();
+    tls = std::make_unique<net::tls_transport>(std::move(f), nullptr, net::tls_options{});
+    tls->set_route_tls(server, client, 2000);
+    tls->set_handler(&up);
+    up.t = tls.get();
+  }
+  std::string wire(net::conn_handle h) {
+    tls->flush();
+    std::string w;
+    w.swap(inner->out[h]);
+    return w;
+  }
+};
+
+TEST(tls_transport, a_route_handshakes_first_both_roles_then_carries_the_protocol) {
+  route_end acc, dial;
+  ASSERT_TRUE(acc.tls->adopt_route_tls(7, false, ""));
+  ASSERT_TRUE(dial.tls->adopt_route_tls(9, true, "127.0.0.1"));
+  EXPECT_EQ(acc.wire(7), "");  // the acceptor waits for the ClientHello, its INFO held back
+  std::string to_acc = dial.wire(9);
+  ASSERT_FALSE(to_acc.empty());
+  EXPECT_EQ(to_acc.find("INFO"), std::string::npos);
+  for (int i = 0; i < 10 && !to_acc.empty(); ++i) {
+    acc.inner->handler->on_data(7, to_acc);
+    const std::string to_dial = acc.wire(7);
+    if (!to_dial.empty()) dial.inner->handler->on_data(9, to_dial);
+    to_acc = dial.wire(9);
+  }
+  EXPECT_EQ(acc.up.got[7], "INFO {}\r\n");  // each side's open-time bytes, decrypted
+  EXPECT_EQ(dial.up.got[9], "INFO {}\r\n");
+  std::string version, cipher;
+  EXPECT_TRUE(acc.tls->tls_info(7, version, cipher));
+  EXPECT_FALSE(acc.inner->closed[7]);
+  // A client connection on this layer (no client TLS) passes through in plaintext.
+  acc.tls->adopt(3);
+  EXPECT_EQ(acc.wire(3), "INFO {}\r\n");
+  acc.inner->handler->on_data(3, "PING\r\n");
+  EXPECT_EQ(acc.up.got[3], "PING\r\n");
+}
+
+TEST(tls_transport, a_plaintext_route_is_refused_and_no_route_tls_takes_nothing) {
+  route_end acc;
+  ASSERT_TRUE(acc.tls->adopt_route_tls(7, false, ""));
+  acc.inner->handler->on_data(7, "CONNECT {}\r\nINFO {}\r\n");
+  EXPECT_TRUE(acc.inner->closed[7]);
+  EXPECT_TRUE(acc.up.got[7].empty());
+  EXPECT_FALSE(net::tls_transport(std::make_unique<fake_inner>(), nullptr, net::tls_options{})
+                   .adopt_route_tls(8, true, "h"));  // no route TLS set up: not taken
 }
 
 }  // namespace
