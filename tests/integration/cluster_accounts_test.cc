@@ -200,17 +200,7 @@ TEST_F(cluster_accounts, service_import_answers_from_another_server) {
 // RS+/RMSG and the importer's-side import processing must be nats-server's.
 class mixed_cluster_accounts : public cluster {
  protected:
-  void SetUp() override {
-    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
-    const std::string reference = "/usr/sbin/nats-server";
-    if (::access(reference.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << reference;
-    cport_[0] = pick_free_port();
-    cport_[1] = pick_free_port();
-    add("P", cport_[0], {}, {}, kAccounts);
-    add("N", cport_[1], {cport_[0]}, reference, kAccounts);
-    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
-    ASSERT_TRUE(wait_mesh()) << logs();
-  }
+  void SetUp() override { start_mixed_pair(kAccounts); }
 };
 
 TEST_F(mixed_cluster_accounts, accounts_imports_and_isolation_both_ways) {

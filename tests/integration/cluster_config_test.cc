@@ -139,17 +139,7 @@ TEST(cluster_config, routes_work_when_clients_must_use_tls) {
 // One server of each kind: the route protocol must be nats-server 2.9.10's.
 class mixed_cluster : public cluster {
  protected:
-  void SetUp() override {
-    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
-    const std::string reference = "/usr/sbin/nats-server";
-    if (::access(reference.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << reference;
-    cport_[0] = pick_free_port();
-    cport_[1] = pick_free_port();
-    add("P", cport_[0], {});
-    add("N", cport_[1], {cport_[0]}, reference);  // nats-server dials us
-    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
-    ASSERT_TRUE(wait_mesh()) << logs();
-  }
+  void SetUp() override { start_mixed_pair(); }
 };
 
 TEST_F(mixed_cluster, pub_sub_and_queue_groups_both_ways) {

@@ -147,6 +147,20 @@ class cluster : public ::testing::Test {
 
   std::string url(int i) const { return servers_[std::size_t(i)]->url(); }
 
+  // A peregrine-server (P, index 0) and nats-server 2.9.10 (N, index 1) dialing it, both with
+  // `extra` config; skipped without the reference binary.
+  void start_mixed_pair(const std::string& extra = {}) {
+    static const std::string reference = "/usr/sbin/nats-server";
+    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
+    if (::access(reference.c_str(), X_OK) != 0) GTEST_SKIP() << "no " << reference;
+    cport_[0] = pick_free_port();
+    cport_[1] = pick_free_port();
+    add("P", cport_[0], {}, {}, extra);
+    add("N", cport_[1], {cport_[0]}, reference, extra);  // nats-server dials us
+    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
+    ASSERT_TRUE(wait_mesh()) << logs();
+  }
+
   std::array<int, 3> cport_{};
   int http_port_ = 0;
   std::vector<std::unique_ptr<server_process>> servers_;
