@@ -21,7 +21,16 @@ ojson cluster_varz(server& srv) {
     return ms % 1000 == 0 ? ojson(ms / 1000) : ojson(double(ms) / 1000.0);
   };
   j["auth_timeout"] = seconds(o.cluster_auth_timeout_ms);
-  if (!o.routes.empty()) j["urls"] = o.routes;  // nats-server 2.9's ClusterOptsVarz order
+  if (!o.routes.empty()) {  // host:port only, as nats-server (no credentials on the page)
+    ojson urls = ojson::array();
+    for (const auto& r : o.routes) {
+      std::string host;
+      int port = 0;
+      if (!parse_route_url(r, host, port)) continue;
+      urls.push_back((host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port));
+    }
+    j["urls"] = std::move(urls);
+  }
   j["tls_timeout"] = seconds(o.cluster_tls.timeout_ms);
   if (o.cluster_tls.enabled) j["tls_required"] = true;
   if (o.cluster_tls.enabled && o.cluster_tls.verify) j["tls_verify"] = true;

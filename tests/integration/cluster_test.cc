@@ -256,6 +256,9 @@ TEST_F(cluster, routez_lists_the_routes_and_their_interest) {
   const std::string varz = http_get(http_port_, "/varz");
   EXPECT_NE(varz.find("\"cluster_port\": " + std::to_string(cport_[0])), std::string::npos) << varz;
   EXPECT_NE(varz.find("\"routes\": 2"), std::string::npos) << varz;
+  // cluster.urls as nats-server lists them: host:port, never the URL (it may hold credentials).
+  EXPECT_NE(varz.find("\"127.0.0.1:" + std::to_string(cport_[1]) + "\""), std::string::npos) << varz;
+  EXPECT_EQ(varz.find("nats-route://"), std::string::npos) << varz;
   // Routes are not client connections.
   const std::string connz = http_get(http_port_, "/connz");
   EXPECT_NE(connz.find("\"num_connections\": 1,"), std::string::npos) << connz;
