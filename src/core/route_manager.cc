@@ -19,6 +19,16 @@
 namespace core {
 namespace {
 std::int64_t now_ms() { return base::system_clock::instance().monotonic_ns() / base::kMilli; }
+// The URL for the log, its password as nats-server shows it ("user:xxxxx@").
+std::string redacted(const std::string& url) {
+  const auto scheme = url.find("://");
+  const std::size_t from = scheme == std::string::npos ? 0 : scheme + 3;
+  const auto at = url.rfind('@');
+  if (at == std::string::npos || at < from) return url;
+  const auto colon = url.find(':', from);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon + 1) + "xxxxx" + url.substr(at);
+}
 }  // namespace
 
 route_manager::route_manager(const server_options& o, handoff_fn handoff)
@@ -182,7 +192,7 @@ void route_manager::run() {
       }
     }
     for (const auto& [url, implicit] : due) {
-      PG_DEBUG("Trying to connect to route on {}", url);
+      PG_DEBUG("Trying to connect to route on {}", redacted(url));
       const int fd = dial(url);
       if (fd >= 0) {
         _handoff(fd, url, implicit);
@@ -194,7 +204,7 @@ void route_manager::run() {
       target& t = it->second;
       t.busy = false;
       ++t.failures;
-      PG_DEBUG("Error trying to connect to route {} (attempt {})", url, t.failures);
+      PG_DEBUG("Error trying to connect to route {} (attempt {})", redacted(url), t.failures);
       if (t.implicit && t.failures >= kImplicitAttempts) {
         _targets.erase(it);
         continue;
