@@ -16,6 +16,7 @@ struct entry {
 constexpr std::array kTable{
     entry{10002, 400, "resource limits exceeded for account"},
     entry{10003, 400, "bad request"},
+    entry{10005, 400, ""},
     entry{10008, 503, "JetStream system temporarily unavailable"},
     entry{10010, 503, "JetStream clustering support required"},
     entry{10012, 500, ""},

@@ -25,6 +25,8 @@ nlohmann::ordered_json to_json(const api_error& e);
 
 namespace err {
 constexpr std::uint16_t bad_request = 10003;
+constexpr std::uint16_t no_suitable_peers = 10005;
+constexpr std::uint16_t cluster_unavailable = 10008;
 constexpr std::uint16_t clustering_required = 10010;
 constexpr std::uint16_t consumer_create = 10012;
 constexpr std::uint16_t consumer_name_in_use = 10013;

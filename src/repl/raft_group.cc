@@ -272,6 +272,16 @@ propose_result raft_group::propose(std::uint64_t now_ms, std::span<const std::ui
   return {propose_status::ok, index};
 }
 
+bool raft_group::transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out) {
+  if (failed() || !_started || raft_state(_raft.get()) != RAFT_LEADER) return false;
+  if (to == _config.self || voter_index(to) < 0) return false;
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_TRANSFER;
+  ev.transfer.server_id = to;
+  return step(ev, out) == 0;  // busy or unknown: nothing changed, the group carries on
+}
+
 void raft_group::stage_entries(std::uint64_t first_index, const void* raft_entries, unsigned n,
                                actions& out) {
   const auto* batch = static_cast<const raft_entry*>(raft_entries);

@@ -84,6 +84,10 @@ class raft_group {
   propose_result propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
                          actions& out);
 
+  // Leadership transfer to voter `to` (LEADER.STEPDOWN): raft catches it up, then sends it
+  // TimeoutNow. False when this server does not lead or a transfer is already running.
+  bool transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out);
+
   role current_role() const;
   std::uint64_t term() const;
   std::uint64_t commit_index() const;

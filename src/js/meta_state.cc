@@ -1,0 +1,78 @@
+#include "src/js/meta_state.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace js {
+
+namespace re = repl_entries;
+
+bool meta_state::member(const std::vector<std::string>& peers) const {
+  return std::find(peers.begin(), peers.end(), _self) != peers.end();
+}
+
+const meta_state::stream_entry* meta_state::find(const std::string& account,
+                                                 const std::string& stream) const {
+  auto it = _streams.find({account, stream});
+  return it == _streams.end() ? nullptr : &it->second;
+}
+
+std::uint64_t meta_state::assets_on(const std::string& server) const {
+  std::uint64_t n = 0;
+  auto on = [&](const std::vector<std::string>& peers) {
+    return peers.size() > 1 && std::find(peers.begin(), peers.end(), server) != peers.end();
+  };
+  for (const auto& [k, s] : _streams) {
+    n += on(s.assignment.peers) ? 1 : 0;
+    for (const auto& [name, c] : s.consumers) n += on(c.peers) ? 1 : 0;
+  }
+  return n;
+}
+
+bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_change>& mine) {
+  auto op = re::decode_meta(data);
+  if (!op) return false;
+  std::visit(
+      [&](auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        using kind = meta_change::kind;
+        if constexpr (std::is_same_v<T, re::stream_assign>) {
+          // A repeated assignment (a retried create) changes nothing.
+          auto [it, fresh] = _streams.try_emplace({v.account, v.name});
+          if (!fresh) return;
+          it->second.assignment = v;
+          if (member(v.peers)) mine.push_back({kind::create_stream, v, {}});
+        } else if constexpr (std::is_same_v<T, re::stream_update>) {
+          auto it = _streams.find({v.account, v.name});
+          if (it == _streams.end()) return;
+          const bool was = member(it->second.assignment.peers), is = member(v.peers);
+          const re::stream_assign next = v;
+          it->second.assignment = next;
+          if (was && is) mine.push_back({kind::update_stream, next, {}});
+          if (!was && is) mine.push_back({kind::create_stream, next, {}});
+          if (was && !is) mine.push_back({kind::remove_stream, next, {}});
+        } else if constexpr (std::is_same_v<T, re::stream_remove>) {
+          auto it = _streams.find({v.account, v.name});
+          if (it == _streams.end()) return;
+          if (member(it->second.assignment.peers))
+            mine.push_back({kind::remove_stream, it->second.assignment, {}});
+          _streams.erase(it);
+        } else if constexpr (std::is_same_v<T, re::consumer_assign>) {
+          auto it = _streams.find({v.account, v.stream});
+          if (it == _streams.end()) return;  // its stream went first: nothing to place
+          auto [c, fresh] = it->second.consumers.try_emplace(v.name, v);
+          if (fresh && member(v.peers)) mine.push_back({kind::create_consumer, {}, v});
+        } else {
+          auto it = _streams.find({v.account, v.stream});
+          if (it == _streams.end()) return;
+          auto c = it->second.consumers.find(v.name);
+          if (c == it->second.consumers.end()) return;
+          if (member(c->second.peers)) mine.push_back({kind::remove_consumer, {}, c->second});
+          it->second.consumers.erase(c);
+        }
+      },
+      *op);
+  return true;
+}
+
+}  // namespace js

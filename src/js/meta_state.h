@@ -1,0 +1,52 @@
+#pragma once
+// The meta group's state machine (issue 11): the cluster-wide table of stream and consumer
+// assignments, identical on every server after the same committed entries. Applying an entry
+// also says what it means for this server: a replica group to create (it is among the
+// peers), to reconfigure, or to drop. Pure; the meta leader proposes the entries (placement
+// from placement.h) and every server applies them.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/js/repl_entries.h"
+
+namespace js {
+
+struct meta_change {
+  enum class kind : std::uint8_t { create_stream, update_stream, remove_stream, create_consumer,
+                                   remove_consumer };
+  kind what = kind::create_stream;
+  repl_entries::stream_assign stream;      // create/update/remove_stream (remove: account+name)
+  repl_entries::consumer_assign consumer;  // consumer changes (remove: account+stream+name)
+};
+
+class meta_state {
+ public:
+  explicit meta_state(std::string self) : _self(std::move(self)) {}
+
+  // A committed meta entry; changes for this server are appended to `mine`. False (and
+  // nothing changed) when the entry does not decode: the caller stops the group.
+  bool apply(std::span<const std::uint8_t> data, std::vector<meta_change>& mine);
+
+  using key = std::pair<std::string, std::string>;  // account, stream
+  struct stream_entry {
+    repl_entries::stream_assign assignment;
+    std::map<std::string, repl_entries::consumer_assign> consumers;
+  };
+  const std::map<key, stream_entry>& streams() const { return _streams; }
+  const stream_entry* find(const std::string& account, const std::string& stream) const;
+  // Replicated streams and consumers placed on `server` (placement prefers the fewest).
+  std::uint64_t assets_on(const std::string& server) const;
+
+ private:
+  bool member(const std::vector<std::string>& peers) const;
+
+  std::string _self;
+  std::map<key, stream_entry> _streams;
+};
+
+}  // namespace js

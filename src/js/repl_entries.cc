@@ -1,0 +1,337 @@
+#include "src/js/repl_entries.h"
+
+#include <type_traits>
+
+namespace js::repl_entries {
+namespace {
+
+class writer {
+ public:
+  explicit writer(op o) { _b = {kFormatVersion, static_cast<std::uint8_t>(o)}; }
+  void u(std::uint64_t v) {
+    while (v >= 0x80) {
+      _b.push_back(static_cast<std::uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    _b.push_back(static_cast<std::uint8_t>(v));
+  }
+  void i(std::int64_t v) {
+    const auto x = static_cast<std::uint64_t>(v);
+    u((x << 1) ^ (v < 0 ? ~std::uint64_t(0) : 0));
+  }
+  void s(const std::string& v) {
+    u(v.size());
+    _b.insert(_b.end(), v.begin(), v.end());
+  }
+  void strings(const std::vector<std::string>& v) {
+    u(v.size());
+    for (const auto& x : v) s(x);
+  }
+  std::vector<std::uint8_t> take() { return std::move(_b); }
+
+ private:
+  std::vector<std::uint8_t> _b;
+};
+
+class reader {
+ public:
+  explicit reader(std::span<const std::uint8_t> d) : _d(d) {}
+  bool ok() const { return _ok; }
+  bool at_end() const { return _ok && _pos == _d.size(); }
+  std::uint64_t u() {
+    std::uint64_t v = 0;
+    for (unsigned shift = 0; shift < 64; shift += 7) {
+      if (_pos >= _d.size()) return fail();
+      const std::uint8_t c = _d[_pos++];
+      if (shift == 63 && c > 1) return fail();  // more than 64 bits
+      v |= std::uint64_t(c & 0x7f) << shift;
+      if ((c & 0x80) == 0) return v;
+    }
+    return fail();
+  }
+  std::int64_t i() {
+    const std::uint64_t z = u();
+    return static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
+  }
+  bool flag() {
+    const std::uint64_t v = u();
+    if (v > 1) fail();
+    return v == 1;
+  }
+  std::string s() {
+    const std::uint64_t n = u();
+    if (!_ok || n > _d.size() - _pos) return fail(), std::string();
+    std::string out(reinterpret_cast<const char*>(_d.data() + _pos), n);
+    _pos += n;
+    return out;
+  }
+  // A count of items each at least `min_bytes` long: bounded by what is left, so a forged
+  // count cannot make the decoder reserve memory the entry does not hold.
+  std::uint64_t count(std::size_t min_bytes) {
+    const std::uint64_t n = u();
+    if (_ok && n > (_d.size() - _pos) / min_bytes) fail();
+    return _ok ? n : 0;
+  }
+  std::vector<std::string> strings() {
+    std::vector<std::string> out(count(1));
+    for (auto& x : out) x = s();
+    return out;
+  }
+
+ private:
+  std::uint64_t fail() {
+    _ok = false;
+    return 0;
+  }
+  std::span<const std::uint8_t> _d;
+  std::size_t _pos = 2;
+  bool _ok = true;
+};
+
+void put(writer& w, const msg& m) {
+  w.u(m.seq);
+  w.i(m.ts);
+  w.i(m.ttl);
+  w.s(m.subject);
+  w.s(m.headers);
+  w.s(m.payload);
+}
+
+msg get_msg(reader& r) {
+  msg m;
+  m.seq = r.u();
+  m.ts = r.i();
+  m.ttl = r.i();
+  m.subject = r.s();
+  m.headers = r.s();
+  m.payload = r.s();
+  return m;
+}
+
+void put_assign(writer& w, const stream_assign& a) {
+  w.s(a.account);
+  w.s(a.name);
+  w.s(a.config_json);
+  w.strings(a.peers);
+  w.i(a.created_ns);
+  w.u(a.group_id);
+}
+
+void get_assign(reader& r, stream_assign& a) {
+  a.account = r.s();
+  a.name = r.s();
+  a.config_json = r.s();
+  a.peers = r.strings();
+  a.created_ns = r.i();
+  a.group_id = r.u();
+}
+
+// The version and op bytes, or nullopt.
+std::optional<op> header(std::span<const std::uint8_t> d) {
+  if (d.size() < 2 || d[0] != kFormatVersion) return std::nullopt;
+  return static_cast<op>(d[1]);
+}
+
+template <class T>
+std::optional<T> finish(const reader& r, T v) {
+  if (!r.at_end()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode(const meta_op& o) {
+  return std::visit(
+      [](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, stream_assign> || std::is_same_v<T, stream_update>) {
+          writer w(std::is_same_v<T, stream_assign> ? op::stream_assign : op::stream_update);
+          put_assign(w, v);
+          return w.take();
+        } else if constexpr (std::is_same_v<T, stream_remove>) {
+          writer w(op::stream_remove);
+          w.s(v.account);
+          w.s(v.name);
+          return w.take();
+        } else if constexpr (std::is_same_v<T, consumer_assign>) {
+          writer w(op::consumer_assign);
+          w.s(v.account);
+          w.s(v.stream);
+          w.s(v.name);
+          w.s(v.config_json);
+          w.strings(v.peers);
+          w.i(v.created_ns);
+          w.u(v.group_id);
+          return w.take();
+        } else {
+          writer w(op::consumer_remove);
+          w.s(v.account);
+          w.s(v.stream);
+          w.s(v.name);
+          return w.take();
+        }
+      },
+      o);
+}
+
+std::vector<std::uint8_t> encode(const stream_op& o) {
+  return std::visit(
+      [](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, msg>) {
+          writer w(op::msg);
+          put(w, v);
+          return w.take();
+        } else if constexpr (std::is_same_v<T, purge>) {
+          writer w(op::purge);
+          w.s(v.filter);
+          w.u(v.seq);
+          w.u(v.keep);
+          return w.take();
+        } else if constexpr (std::is_same_v<T, msg_delete>) {
+          writer w(op::msg_delete);
+          w.u(v.seq);
+          w.u(v.erase ? 1 : 0);
+          return w.take();
+        } else if constexpr (std::is_same_v<T, batch>) {
+          writer w(op::batch);
+          w.u(v.msgs.size());
+          for (const auto& m : v.msgs) put(w, m);
+          return w.take();
+        } else {
+          writer w(op::leader_start);
+          w.u(v.term);
+          w.s(v.leader);
+          return w.take();
+        }
+      },
+      o);
+}
+
+std::vector<std::uint8_t> encode(const consumer_op& o) {
+  return std::visit(
+      [](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, consumer_delivered>) {
+          writer w(op::consumer_delivered);
+          w.u(v.dseq);
+          w.u(v.sseq);
+          w.u(v.deliveries);
+          w.i(v.ts);
+          return w.take();
+        } else {
+          writer w(op::consumer_acked);
+          w.u(v.sseq);
+          w.u(v.dseq);
+          return w.take();
+        }
+      },
+      o);
+}
+
+std::optional<meta_op> decode_meta(std::span<const std::uint8_t> data) {
+  const auto o = header(data);
+  if (!o) return std::nullopt;
+  reader r(data);
+  switch (*o) {
+    case op::stream_assign: {
+      stream_assign a;
+      get_assign(r, a);
+      return finish<meta_op>(r, std::move(a));
+    }
+    case op::stream_update: {
+      stream_update a;
+      get_assign(r, a);
+      return finish<meta_op>(r, std::move(a));
+    }
+    case op::stream_remove: {
+      stream_remove a;
+      a.account = r.s();
+      a.name = r.s();
+      return finish<meta_op>(r, std::move(a));
+    }
+    case op::consumer_assign: {
+      consumer_assign a;
+      a.account = r.s();
+      a.stream = r.s();
+      a.name = r.s();
+      a.config_json = r.s();
+      a.peers = r.strings();
+      a.created_ns = r.i();
+      a.group_id = r.u();
+      return finish<meta_op>(r, std::move(a));
+    }
+    case op::consumer_remove: {
+      consumer_remove a;
+      a.account = r.s();
+      a.stream = r.s();
+      a.name = r.s();
+      return finish<meta_op>(r, std::move(a));
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<stream_op> decode_stream(std::span<const std::uint8_t> data) {
+  const auto o = header(data);
+  if (!o) return std::nullopt;
+  reader r(data);
+  switch (*o) {
+    case op::msg:
+      return finish<stream_op>(r, get_msg(r));
+    case op::purge: {
+      purge p;
+      p.filter = r.s();
+      p.seq = r.u();
+      p.keep = r.u();
+      return finish<stream_op>(r, std::move(p));
+    }
+    case op::msg_delete: {
+      msg_delete d;
+      d.seq = r.u();
+      d.erase = r.flag();
+      return finish<stream_op>(r, d);
+    }
+    case op::batch: {
+      batch b;
+      b.msgs.resize(r.count(6));  // a message is at least six bytes
+      for (auto& m : b.msgs) m = get_msg(r);
+      return finish<stream_op>(r, std::move(b));
+    }
+    case op::leader_start: {
+      leader_start l;
+      l.term = r.u();
+      l.leader = r.s();
+      return finish<stream_op>(r, std::move(l));
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<consumer_op> decode_consumer(std::span<const std::uint8_t> data) {
+  const auto o = header(data);
+  if (!o) return std::nullopt;
+  reader r(data);
+  switch (*o) {
+    case op::consumer_delivered: {
+      consumer_delivered d;
+      d.dseq = r.u();
+      d.sseq = r.u();
+      d.deliveries = r.u();
+      d.ts = r.i();
+      return finish<consumer_op>(r, d);
+    }
+    case op::consumer_acked: {
+      consumer_acked a;
+      a.sseq = r.u();
+      a.dseq = r.u();
+      return finish<consumer_op>(r, a);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace js::repl_entries

@@ -1,0 +1,136 @@
+#pragma once
+// The entries replicated groups agree on (issue 11): what the meta group, a stream's group
+// and a consumer's group put in their Raft logs. Pure encode/decode; the log's records are
+// already checksummed, so an entry carries no checksum of its own.
+//
+//   u8 format version (1) | u8 op | fields
+// Unsigned integers are LEB128 varints, signed ones zigzag varints, strings and byte blocks a
+// varint length then the bytes. Decoding is strict: an unknown version or op, a length past
+// the end, an over-long varint or trailing bytes reject the whole entry (nullopt); a replica
+// that cannot decode a committed entry stops rather than guessing.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace js::repl_entries {
+
+constexpr std::uint8_t kFormatVersion = 1;
+
+enum class op : std::uint8_t {
+  // meta group
+  stream_assign = 1,
+  stream_update = 2,
+  stream_remove = 3,
+  consumer_assign = 4,
+  consumer_remove = 5,
+  // a stream's group
+  msg = 16,
+  purge = 17,
+  msg_delete = 18,
+  batch = 19,
+  leader_start = 20,
+  // a consumer's group
+  consumer_delivered = 32,
+  consumer_acked = 33,
+};
+
+// --- meta group
+struct stream_assign {
+  std::string account;
+  std::string name;
+  std::string config_json;         // the normalised StreamConfig, as the API echoes it
+  std::vector<std::string> peers;  // server names; the first is the preferred leader
+  std::int64_t created_ns = 0;
+  std::uint64_t group_id = 0;      // the stream's Raft group
+  bool operator==(const stream_assign&) const = default;
+};
+struct stream_update : stream_assign {
+  bool operator==(const stream_update&) const = default;
+};
+struct stream_remove {
+  std::string account;
+  std::string name;
+  bool operator==(const stream_remove&) const = default;
+};
+struct consumer_assign {
+  std::string account;
+  std::string stream;
+  std::string name;
+  std::string config_json;
+  std::vector<std::string> peers;
+  std::int64_t created_ns = 0;
+  std::uint64_t group_id = 0;
+  bool operator==(const consumer_assign&) const = default;
+};
+struct consumer_remove {
+  std::string account;
+  std::string stream;
+  std::string name;
+  bool operator==(const consumer_remove&) const = default;
+};
+using meta_op = std::variant<stream_assign, stream_update, stream_remove, consumer_assign,
+                             consumer_remove>;
+
+// --- a stream's group. The leader assigns sequence and timestamp; every replica stores the
+// message under exactly these.
+struct msg {
+  std::uint64_t seq = 0;
+  std::int64_t ts = 0;  // unix ns
+  std::int64_t ttl = 0;
+  std::string subject;
+  std::string headers;
+  std::string payload;
+  bool operator==(const msg&) const = default;
+};
+struct purge {
+  std::string filter;
+  std::uint64_t seq = 0;
+  std::uint64_t keep = 0;
+  bool operator==(const purge&) const = default;
+};
+struct msg_delete {
+  std::uint64_t seq = 0;
+  bool erase = false;
+  bool operator==(const msg_delete&) const = default;
+};
+// An atomic batch is one entry: every replica applies all of it or none.
+struct batch {
+  std::vector<msg> msgs;
+  bool operator==(const batch&) const = default;
+};
+// Proposed by a new leader before it takes publishes: once it is applied, everything
+// committed before it is applied too, so sequences resume from the applied state.
+struct leader_start {
+  std::uint64_t term = 0;
+  std::string leader;
+  bool operator==(const leader_start&) const = default;
+};
+using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start>;
+
+// --- a consumer's group: state deltas, applied in order.
+struct consumer_delivered {
+  std::uint64_t dseq = 0;
+  std::uint64_t sseq = 0;
+  std::uint64_t deliveries = 0;
+  std::int64_t ts = 0;
+  bool operator==(const consumer_delivered&) const = default;
+};
+struct consumer_acked {
+  std::uint64_t sseq = 0;
+  std::uint64_t dseq = 0;
+  bool operator==(const consumer_acked&) const = default;
+};
+using consumer_op = std::variant<consumer_delivered, consumer_acked>;
+
+std::vector<std::uint8_t> encode(const meta_op& o);
+std::vector<std::uint8_t> encode(const stream_op& o);
+std::vector<std::uint8_t> encode(const consumer_op& o);
+
+std::optional<meta_op> decode_meta(std::span<const std::uint8_t> data);
+std::optional<stream_op> decode_stream(std::span<const std::uint8_t> data);
+std::optional<consumer_op> decode_consumer(std::span<const std::uint8_t> data);
+
+}  // namespace js::repl_entries

@@ -1,0 +1,394 @@
+#include "src/js/stream_replica.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <type_traits>
+
+#include "src/core/subject.h"
+#include "src/js/js_headers.h"
+#include "src/js/json_util.h"
+
+namespace js {
+
+namespace re = repl_entries;
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+}  // namespace
+
+stream_replica::stream_replica(stream_config cfg, storage::stream_store& store,
+                               repl::replicated_log& log, std::string self)
+    : _cfg(std::move(cfg)),
+      _store(store),
+      _log(log),
+      _self(std::move(self)),
+      _acct(_cfg.storage == storage_type::memory ? storage::byte_accounting::memory
+                                                 : storage::byte_accounting::file) {
+  // As the standalone stream: discard new refuses rather than trims; per-subject limits roll
+  // under both policies. No max_age here: expiry by each replica's clock would diverge.
+  storage::stream_limits l;
+  if (_cfg.discard == discard_policy::old_msgs) {
+    l.max_msgs = _cfg.max_msgs;
+    l.max_bytes = _cfg.max_bytes;
+  }
+  l.max_msgs_per_subject = _cfg.max_msgs_per_subject;
+  _store.set_limits(l);
+}
+
+void stream_replica::fail(std::string what) {
+  if (_error.empty()) _error = std::move(what);
+  _ready = false;
+}
+
+void stream_replica::on_role(std::int64_t) {
+  if (failed()) return;
+  const bool leader = _log.is_leader();
+  const std::uint64_t term = _log.term();
+  if (leader && (!_leading || term != _lead_term)) {
+    _leading = true;
+    _lead_term = term;
+    _ready = false;
+    const auto bytes = re::encode(re::stream_op{re::leader_start{term, _self}});
+    if (_log.propose(bytes).status != repl::propose_status::ok) _leading = false;  // next event
+  } else if (!leader && _leading) {
+    _leading = false;
+    _ready = false;
+  }
+}
+
+std::uint64_t stream_replica::pending_on_subject(std::string_view subject) const {
+  std::uint64_t n = 0;
+  for (const auto& p : _pending)
+    n += std::uint64_t(std::count(p.subjects.begin(), p.subjects.end(), subject));
+  return n;
+}
+
+std::uint64_t stream_replica::shadow_subject_last(std::string_view filter) {
+  // The newest proposed message on the subject wins over the store's.
+  std::uint64_t seq = _next_seq;
+  for (auto p = _pending.rbegin(); p != _pending.rend(); ++p) {
+    for (auto s = p->subjects.rbegin(); s != p->subjects.rend(); ++s) {
+      --seq;
+      if (core::subject_matches(filter, *s)) return seq;
+    }
+  }
+  auto last = _store.load_last(filter);
+  return last.ok() ? last->seq : 0;
+}
+
+std::optional<api_error> stream_replica::check_msg(std::int64_t, std::string_view subject,
+                                                   std::string_view headers,
+                                                   std::string_view payload,
+                                                   std::uint64_t extra_msgs,
+                                                   std::uint64_t extra_bytes,
+                                                   std::uint64_t& size) {
+  const js_headers h = headers.empty() ? js_headers{} : parse_js_headers(headers);
+  const auto& subj_filter = h.expected_last_subj_seq_subject;
+  if (const auto& v = h.expected_last_subj_seq) {
+    const std::string_view filter = subj_filter && !subj_filter->empty() ? *subj_filter : subject;
+    const std::uint64_t actual = shadow_subject_last(filter);
+    const auto want = parse_u64(*v);
+    if (!want || *want != actual) return make_error(err::wrong_last_seq, std::to_string(actual));
+  } else if (subj_filter) {
+    return make_error(err::missing_subject_seq);
+  }
+  if (const auto& v = h.expected_last_seq) {
+    const std::uint64_t actual = shadow_last_seq() + extra_msgs;
+    const auto want = parse_u64(*v);
+    if (!want || *want != actual) return make_error(err::wrong_last_seq, std::to_string(actual));
+  }
+  if (const auto& v = h.expected_last_msg_id; v && *v != _shadow_last_msg_id)
+    return make_error(err::wrong_last_msg_id, _shadow_last_msg_id);
+  if (const auto& v = h.rollup) {
+    if (!_cfg.allow_rollup_hdrs || _cfg.deny_purge)
+      return make_error(err::rollup_failed, "rollup not permitted");
+    const auto r = lower(*v);
+    if (r != "sub" && r != "all")
+      return make_error(err::rollup_failed, "rollup value invalid: \"" + std::string(*v) + "\"");
+  }
+  if (_cfg.max_msg_size > 0 &&
+      headers.size() + payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
+    return make_error(err::message_too_large);
+  size = storage::msg_size(_acct, subject.size(), headers.size(), payload.size());
+  if (_cfg.discard == discard_policy::new_msgs) {
+    const auto st = _store.state(false);
+    const std::uint64_t msgs = st.msgs + _pending_msgs + extra_msgs;
+    const std::uint64_t bytes = st.bytes + _pending_bytes + extra_bytes;
+    if (_cfg.max_msgs > 0 && msgs >= static_cast<std::uint64_t>(_cfg.max_msgs))
+      return make_error(err::store_failed, "maximum messages exceeded");
+    if (_cfg.max_bytes > 0 && bytes + size > static_cast<std::uint64_t>(_cfg.max_bytes))
+      return make_error(err::store_failed, "maximum bytes exceeded");
+    if (_cfg.discard_new_per_subject && _cfg.max_msgs_per_subject > 0 &&
+        _store.subject_count(subject) + pending_on_subject(subject) >=
+            static_cast<std::uint64_t>(_cfg.max_msgs_per_subject))
+      return make_error(err::store_failed, "maximum messages per subject exceeded");
+  }
+  return std::nullopt;
+}
+
+submit_status stream_replica::propose(re::stream_op op, pending_entry p,
+                                      std::vector<replica_reply>&, std::uint64_t) {
+  const auto bytes = re::encode(op);
+  const auto r = _log.propose(bytes);
+  if (r.status == repl::propose_status::not_leader) {
+    _leading = _ready = false;
+    return submit_status::not_leader;
+  }
+  if (r.status != repl::propose_status::ok) return submit_status::not_ready;
+  p.index = r.index;
+  p.term = _lead_term;
+  _next_seq += p.msgs;
+  _pending_msgs += p.msgs;
+  _pending_bytes += p.bytes;
+  for (const auto& id : p.msg_ids)
+    if (!id.empty()) _pending_ids[id] = r.index;
+  if (!p.msg_ids.empty()) _shadow_last_msg_id = p.msg_ids.back();
+  _pending.push_back(std::move(p));
+  return submit_status::proposed;
+}
+
+submit_status stream_replica::publish(std::int64_t now_ns, std::string_view subject,
+                                      std::string_view headers, std::string_view payload,
+                                      std::uint64_t token, std::vector<replica_reply>& out) {
+  if (failed() || !_log.is_leader()) return submit_status::not_leader;
+  if (!_ready) return submit_status::not_ready;
+  auto answer = [&](api_error e) {
+    out.push_back({token, replica_reply::kind::error, 0, false, std::move(e)});
+    return submit_status::answered;
+  };
+  if (_cfg.sealed) return answer(make_error(err::sealed));
+  const js_headers h = headers.empty() ? js_headers{} : parse_js_headers(headers);
+  if (h.expected_stream && *h.expected_stream != _cfg.name)
+    return answer(make_error(err::expected_stream));
+  if (h.batch_id) return answer(make_error(err::atomic_disabled));  // batches: publish_batch
+  const std::string msg_id = h.msg_id ? std::string(*h.msg_id) : std::string();
+  if (!msg_id.empty() && _cfg.duplicate_window > 0) {
+    // De-duplication first: a retry gets the original sequence even when its expectations
+    // are stale by now (as the standalone path).
+    if (auto it = _dedup.find(msg_id);
+        it != _dedup.end() && it->second.ts >= now_ns - _cfg.duplicate_window) {
+      out.push_back({token, replica_reply::kind::pub_ack, it->second.seq, true, {}});
+      return submit_status::answered;
+    }
+    if (auto it = _pending_ids.find(msg_id); it != _pending_ids.end()) {
+      for (auto& p : _pending)
+        if (p.index == it->second) {
+          const auto pos = std::find(p.msg_ids.begin(), p.msg_ids.end(), msg_id) - p.msg_ids.begin();
+          p.dup_tokens.emplace_back(token, std::uint64_t(pos));
+          return submit_status::proposed;
+        }
+    }
+  }
+  std::uint64_t size = 0;
+  if (auto e = check_msg(now_ns, subject, headers, payload, 0, 0, size)) return answer(*e);
+  _last_ts = std::max(_last_ts, now_ns);
+  re::msg m{_next_seq, _last_ts, 0, std::string(subject), std::string(headers),
+            std::string(payload)};
+  pending_entry p;
+  p.token = token;
+  p.msgs = 1;
+  p.bytes = size;
+  p.subjects = {m.subject};
+  p.msg_ids = {msg_id};
+  return propose(re::stream_op{std::move(m)}, std::move(p), out, token);
+}
+
+submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vector<batch_msg>& msgs,
+                                            std::uint64_t token, std::vector<replica_reply>& out) {
+  if (failed() || !_log.is_leader()) return submit_status::not_leader;
+  if (!_ready) return submit_status::not_ready;
+  auto answer = [&](api_error e) {
+    out.push_back({token, replica_reply::kind::error, 0, false, std::move(e)});
+    return submit_status::answered;
+  };
+  if (_cfg.sealed) return answer(make_error(err::sealed));
+  if (msgs.empty()) return answer(make_error(err::bad_request));
+  _last_ts = std::max(_last_ts, now_ns);
+  re::batch b;
+  pending_entry p;
+  p.token = token;
+  const std::string saved_last_id = _shadow_last_msg_id;
+  for (const auto& bm : msgs) {
+    std::uint64_t size = 0;
+    if (auto e = check_msg(now_ns, bm.subject, bm.headers, bm.payload, p.msgs, p.bytes, size)) {
+      _shadow_last_msg_id = saved_last_id;
+      return answer(*e);
+    }
+    const js_headers h = bm.headers.empty() ? js_headers{} : parse_js_headers(bm.headers);
+    std::string id = h.msg_id ? std::string(*h.msg_id) : std::string();
+    b.msgs.push_back({_next_seq + p.msgs, _last_ts, 0, bm.subject, bm.headers, bm.payload});
+    p.subjects.push_back(bm.subject);
+    p.msg_ids.push_back(id);
+    _shadow_last_msg_id = id;  // the next message's Expected-Last-Msg-Id sees this one
+    ++p.msgs;
+    p.bytes += size;
+  }
+  _shadow_last_msg_id = saved_last_id;
+  return propose(re::stream_op{std::move(b)}, std::move(p), out, token);
+}
+
+submit_status stream_replica::purge(const storage::purge_request& req, std::uint64_t token,
+                                    std::vector<replica_reply>& out) {
+  if (failed() || !_log.is_leader()) return submit_status::not_leader;
+  if (!_ready) return submit_status::not_ready;
+  if (_cfg.sealed || _cfg.deny_purge) {
+    out.push_back({token, replica_reply::kind::error, 0, false,
+                   make_error(_cfg.sealed ? err::sealed : err::purge_failed, "purge not permitted")});
+    return submit_status::answered;
+  }
+  pending_entry p;
+  p.token = token;
+  return propose(re::stream_op{re::purge{req.filter, req.seq, req.keep}}, std::move(p), out, token);
+}
+
+submit_status stream_replica::remove(std::uint64_t seq, bool erase, std::uint64_t token,
+                                     std::vector<replica_reply>& out) {
+  if (failed() || !_log.is_leader()) return submit_status::not_leader;
+  if (!_ready) return submit_status::not_ready;
+  if (_cfg.sealed || _cfg.deny_delete || !_store.load(seq).ok()) {
+    out.push_back({token, replica_reply::kind::error, 0, false,
+                   _cfg.sealed ? make_error(err::sealed)
+                               : make_error(err::msg_delete_failed,
+                                            _cfg.deny_delete ? "message delete not permitted"
+                                                             : "no message found")});
+    return submit_status::answered;
+  }
+  pending_entry p;
+  p.token = token;
+  return propose(re::stream_op{re::msg_delete{seq, erase}}, std::move(p), out, token);
+}
+
+void stream_replica::resolve_pending(std::uint64_t index, std::uint64_t term,
+                                     std::uint64_t first_seq, std::uint64_t last_seq,
+                                     std::vector<replica_reply>& out, replica_reply::kind what,
+                                     std::uint64_t value, std::optional<api_error> error) {
+  auto drop = [&](bool answered) {
+    pending_entry& p = _pending.front();
+    _pending_msgs -= p.msgs;
+    _pending_bytes -= p.bytes;
+    for (const auto& id : p.msg_ids)
+      if (auto it = _pending_ids.find(id); it != _pending_ids.end() && it->second == p.index)
+        _pending_ids.erase(it);
+    if (!answered) ++_lost;
+    _pending.pop_front();
+  };
+  while (!_pending.empty() && _pending.front().index < index) drop(false);  // never matched
+  if (!_pending.empty() && _pending.front().index == index) {
+    pending_entry& p = _pending.front();
+    const bool ours = p.term == term;
+    if (ours) {
+      if (error) {
+        out.push_back({p.token, replica_reply::kind::error, 0, false, error});
+      } else {
+        out.push_back({p.token, what, what == replica_reply::kind::pub_ack ? last_seq : value,
+                       false, {}});
+        for (const auto& [tok, pos] : p.dup_tokens)
+          out.push_back({tok, replica_reply::kind::pub_ack, first_seq + pos, true, {}});
+      }
+    }
+    drop(ours);
+  }
+  // An entry of term T committed at this index: a proposal of an older term further on can
+  // never commit (terms never decrease along a log).
+  while (!_pending.empty() && _pending.front().term < term) drop(false);
+}
+
+void stream_replica::record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts) {
+  if (_cfg.duplicate_window <= 0) return;
+  // Pruned by the entries' own timestamps, so every replica holds the same window.
+  const std::int64_t floor = ts - _cfg.duplicate_window;
+  while (!_dedup_order.empty() && _dedup_order.front().first < floor) {
+    auto it = _dedup.find(_dedup_order.front().second);
+    if (it != _dedup.end() && it->second.ts == _dedup_order.front().first) _dedup.erase(it);
+    _dedup_order.pop_front();
+  }
+  if (id.empty()) return;
+  _dedup[std::string(id)] = {seq, ts};
+  _dedup_order.emplace_back(ts, std::string(id));
+}
+
+bool stream_replica::apply_msg(const re::msg& m) {
+  const std::uint64_t last = _store.last_seq();
+  if (m.seq != last + 1) {
+    fail(fmt::format("index {}: message sequence {} after the store's last {}", _applied_index,
+                     m.seq, last));
+    return false;
+  }
+  auto seq = _store.append(m.subject, m.headers, m.payload, m.ts, m.ttl);
+  if (!seq.ok() || *seq != m.seq) {
+    fail(fmt::format("index {}: store append of sequence {} failed", _applied_index, m.seq));
+    return false;
+  }
+  const js_headers h = m.headers.empty() ? js_headers{} : parse_js_headers(m.headers);
+  if (h.rollup && _cfg.allow_rollup_hdrs) {
+    const auto r = lower(*h.rollup);
+    if (r == "sub") (void)_store.purge({m.subject, 0, 1});
+    if (r == "all") (void)_store.purge({"", 0, 1});
+  }
+  _store.enforce_limits();
+  const std::string id = h.msg_id ? std::string(*h.msg_id) : std::string();
+  record_msg_id(id, m.seq, m.ts);
+  _last_msg_id = id;
+  return true;
+}
+
+void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_reply>& out) {
+  if (failed()) return;
+  if (e.index != _applied_index + 1) {
+    fail(fmt::format("applied index {} after {}", e.index, _applied_index));
+    return;
+  }
+  _applied_index = e.index;
+  const std::uint64_t term = e.value.term;
+  if (term > _lead_term && _leading) _leading = _ready = false;  // someone else led since
+  if (e.value.type != repl::entry_type::command) {
+    resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, std::nullopt);
+    return;
+  }
+  auto op = re::decode_stream(e.value.data);
+  if (!op) return fail(fmt::format("index {}: undecodable stream entry", e.index));
+  std::visit(
+      [&](auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, re::msg>) {
+          if (apply_msg(v))
+            resolve_pending(e.index, term, v.seq, v.seq, out, replica_reply::kind::pub_ack, 0, {});
+        } else if constexpr (std::is_same_v<T, re::batch>) {
+          for (const auto& m : v.msgs)
+            if (!apply_msg(m)) return;
+          const std::uint64_t first = v.msgs.empty() ? 0 : v.msgs.front().seq;
+          const std::uint64_t last = v.msgs.empty() ? 0 : v.msgs.back().seq;
+          resolve_pending(e.index, term, first, last, out, replica_reply::kind::pub_ack, 0, {});
+        } else if constexpr (std::is_same_v<T, re::purge>) {
+          auto n = _store.purge({v.filter, v.seq, v.keep});
+          std::optional<api_error> failure;
+          if (!n.ok()) failure = make_error(err::purge_failed, base::errc_name(n.code()));
+          resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::purged,
+                          n.ok() ? *n : 0, failure);
+        } else if constexpr (std::is_same_v<T, re::msg_delete>) {
+          const auto st = _store.remove(v.seq, v.erase);
+          std::optional<api_error> failure;
+          if (!st.ok()) failure = make_error(err::msg_delete_failed, "no message found");
+          resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::deleted, v.seq, failure);
+        } else {
+          resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
+          if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {
+            // Everything committed before this entry is applied: resume from here.
+            _ready = true;
+            _next_seq = _store.last_seq() + 1;
+            _last_ts = std::max(_last_ts, _store.state(false).last_ts);
+            _shadow_last_msg_id = _last_msg_id;
+          }
+        }
+      },
+      *op);
+}
+
+}  // namespace js

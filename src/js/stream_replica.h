@@ -1,0 +1,155 @@
+#pragma once
+// One replica of a replicated stream (num_replicas > 1): the pure state machine between a
+// stream's Raft group and its store (issue 11, streams.md §11.2). No threads, clocks or
+// sockets: publishes and committed entries come in with `now`, replies go out.
+//
+// - Only the leader takes writes, and only once the leader_start entry it proposed on
+//   election is applied: everything committed before it is then in the store, so the
+//   sequences it assigns continue the applied state (no duplicate, no gap).
+// - The leader checks a publish (Nats-Msg-Id window, Expected-* headers, max_msg_size,
+//   discard-new limits) against the applied state plus its proposed-but-uncommitted entries,
+//   assigns sequence and timestamp, proposes, and answers only when the entry comes back
+//   committed (a majority holds it durably) and is applied to its own store.
+// - Followers refuse writes (not_leader: they are not subscribed, the caller says nothing).
+// - Every replica applies committed entries in index order with the leader's sequence and
+//   timestamp; discard-old limits are applied after each append, the same everywhere.
+// - A proposal whose index comes back with another term was lost with its leader: no reply
+//   (the client times out and retries; a Msg-Id makes the retry a duplicate if the first
+//   one did commit).
+// - Catch-up is the Raft log: no group compacts it yet, so a lagging, restarted or new
+//   replica replays from index 1 into an empty store. With compaction, a snapshot will be the
+//   stream's state (storage::encode_state plus its messages) taken at an applied index.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/js/api_errors.h"
+#include "src/js/repl_entries.h"
+#include "src/js/stream_config.h"
+#include "src/repl/replicated_log.h"
+#include "storage/store.h"
+
+namespace js {
+
+struct replica_reply {
+  enum class kind : std::uint8_t { pub_ack, error, purged, deleted };
+  std::uint64_t token = 0;  // the caller's handle of the request (its reply subject)
+  kind what = kind::pub_ack;
+  std::uint64_t seq = 0;    // pub_ack: the message's (a batch's last) sequence; purged: count
+  bool duplicate = false;
+  std::optional<api_error> error;
+};
+
+enum class submit_status : std::uint8_t {
+  proposed,    // a reply follows once the entry is applied (or never, if it is lost)
+  answered,    // replied at once (an error, or a duplicate of an applied message)
+  not_leader,  // a follower: say nothing
+  not_ready,   // leads, but its leader_start is not applied yet (as during an election)
+};
+
+struct batch_msg {
+  std::string subject;
+  std::string headers;
+  std::string payload;
+};
+
+class stream_replica {
+ public:
+  stream_replica(stream_config cfg, storage::stream_store& store, repl::replicated_log& log,
+                 std::string self);
+
+  // After every event of the group: proposes leader_start on winning an election, forgets
+  // readiness on losing it.
+  void on_role(std::int64_t now_ns);
+
+  submit_status publish(std::int64_t now_ns, std::string_view subject, std::string_view headers,
+                        std::string_view payload, std::uint64_t token,
+                        std::vector<replica_reply>& out);
+  // An atomic batch: checked as a whole, one entry, one PubAck for its last sequence.
+  submit_status publish_batch(std::int64_t now_ns, const std::vector<batch_msg>& msgs,
+                              std::uint64_t token, std::vector<replica_reply>& out);
+  submit_status purge(const storage::purge_request& req, std::uint64_t token,
+                      std::vector<replica_reply>& out);
+  submit_status remove(std::uint64_t seq, bool erase, std::uint64_t token,
+                       std::vector<replica_reply>& out);
+
+  // A committed entry of the group, in index order (barrier and change entries included:
+  // they only advance the applied index).
+  void apply(const repl::committed_entry& e, std::vector<replica_reply>& out);
+
+  bool ready() const { return _ready; }
+  bool failed() const { return !_error.empty(); }
+  const std::string& error() const { return _error; }
+  std::uint64_t applied_index() const { return _applied_index; }
+  std::size_t pending() const { return _pending.size(); }
+  std::uint64_t lost_proposals() const { return _lost; }
+  const stream_config& config() const { return _cfg; }
+
+ private:
+  struct pending_entry {
+    std::uint64_t index = 0;
+    std::uint64_t term = 0;
+    std::uint64_t token = 0;
+    std::uint64_t msgs = 0;    // messages it adds
+    std::uint64_t bytes = 0;   // their accounted size
+    std::vector<std::string> subjects;
+    std::vector<std::string> msg_ids;     // "" for a message without one
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> dup_tokens;  // (token, position): retries
+                                                                     // of a Msg-Id in flight
+  };
+  struct dedup_entry {
+    std::uint64_t seq;
+    std::int64_t ts;
+  };
+
+  std::optional<api_error> check_msg(std::int64_t now_ns, std::string_view subject,
+                                     std::string_view headers, std::string_view payload,
+                                     std::uint64_t extra_msgs, std::uint64_t extra_bytes,
+                                     std::uint64_t& size);
+  std::uint64_t shadow_last_seq() const { return _next_seq - 1; }
+  std::uint64_t shadow_subject_last(std::string_view filter);
+  std::uint64_t pending_on_subject(std::string_view subject) const;
+  submit_status propose(repl_entries::stream_op op, pending_entry p,
+                        std::vector<replica_reply>& out, std::uint64_t token);
+  void resolve_pending(std::uint64_t index, std::uint64_t term, std::uint64_t first_seq,
+                       std::uint64_t last_seq, std::vector<replica_reply>& out,
+                       replica_reply::kind what, std::uint64_t value,
+                       std::optional<api_error> error);
+  bool apply_msg(const repl_entries::msg& m);
+  void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
+  void fail(std::string what);
+
+  stream_config _cfg;
+  storage::stream_store& _store;
+  repl::replicated_log& _log;
+  std::string _self;
+  storage::byte_accounting _acct;
+
+  bool _leading = false;
+  bool _ready = false;
+  std::uint64_t _lead_term = 0;
+  std::uint64_t _next_seq = 1;      // leader: the sequence the next proposal takes
+  std::int64_t _last_ts = 0;        // leader: timestamps never go backwards
+  std::string _shadow_last_msg_id;  // leader: Nats-Msg-Id of the newest proposed message
+  std::uint64_t _pending_msgs = 0;
+  std::uint64_t _pending_bytes = 0;
+  std::deque<pending_entry> _pending;
+  std::unordered_map<std::string, std::uint64_t> _pending_ids;  // Msg-Id -> proposal index
+
+  // Replicated state (identical on every replica after the same entries).
+  std::uint64_t _applied_index = 0;
+  std::unordered_map<std::string, dedup_entry> _dedup;
+  std::deque<std::pair<std::int64_t, std::string>> _dedup_order;
+  std::string _last_msg_id;
+  std::uint64_t _lost = 0;
+  std::string _error;
+};
+
+}  // namespace js

@@ -1,0 +1,154 @@
+// Placement of replicas, the meta group's assignment table and the `cluster` JSON.
+#include <gtest/gtest.h>
+
+#include "src/js/cluster_info.h"
+#include "src/js/meta_state.h"
+#include "src/js/placement.h"
+
+namespace {
+
+namespace re = js::repl_entries;
+
+std::vector<js::placement_candidate> servers() {
+  return {{"s1", "C1", {"az:1", "ssd"}, false, 2},
+          {"s2", "C1", {"az:2"}, false, 0},
+          {"s3", "C1", {"AZ:3", "ssd"}, false, 1},
+          {"s4", "C1", {"az:1"}, false, 0},
+          {"s5", "C2", {"ssd"}, false, 0}};
+}
+
+TEST(Placement, FewestAssetsFirstTiesByName) {
+  js::placement_request req;
+  req.replicas = 3;
+  req.default_cluster = "C1";
+  auto r = js::place_replicas(req, servers());
+  ASSERT_FALSE(r.error);
+  EXPECT_EQ(r.peers, (std::vector<std::string>{"s2", "s4", "s3"}));
+}
+
+TEST(Placement, ClusterAndTagsFilterCaseInsensitively) {
+  js::placement_request req;
+  req.replicas = 2;
+  req.default_cluster = "C1";
+  req.tags = {"SSD"};
+  auto r = js::place_replicas(req, servers());
+  ASSERT_FALSE(r.error);
+  EXPECT_EQ(r.peers, (std::vector<std::string>{"s3", "s1"}));
+  req.replicas = 1;
+  req.cluster = "C2";
+  r = js::place_replicas(req, servers());
+  ASSERT_FALSE(r.error);
+  EXPECT_EQ(r.peers, (std::vector<std::string>{"s5"}));
+}
+
+TEST(Placement, NotEnoughSuitablePeersIs10005WithTheReasons) {
+  auto all = servers();
+  all[1].offline = true;
+  js::placement_request req;
+  req.replicas = 3;
+  req.default_cluster = "C1";
+  req.tags = {"ssd"};
+  auto r = js::place_replicas(req, all);
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->code, 400);
+  EXPECT_EQ(r.error->err_code, 10005);
+  EXPECT_EQ(r.error->description,
+            "no suitable peers for placement, peer offline, tags not matched ['ssd']");
+  req.tags.clear();
+  req.replicas = 5;
+  r = js::place_replicas(req, servers());
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->description, "no suitable peers for placement");
+}
+
+TEST(Placement, ExcludedServersAreSkipped) {
+  js::placement_request req;
+  req.replicas = 3;
+  req.default_cluster = "C1";
+  req.exclude = {"s2"};
+  auto r = js::place_replicas(req, servers());
+  ASSERT_FALSE(r.error);
+  EXPECT_EQ(r.peers, (std::vector<std::string>{"s4", "s3", "s1"}));
+}
+
+re::stream_assign assign(std::vector<std::string> peers) {
+  re::stream_assign a;
+  a.account = "$G";
+  a.name = "ORDERS";
+  a.config_json = "{}";
+  a.peers = std::move(peers);
+  a.group_id = 9;
+  return a;
+}
+
+TEST(MetaState, AssignmentCreatesTheGroupOnItsPeersOnly) {
+  js::meta_state on_s1("s1"), on_s4("s4");
+  const auto bytes = re::encode(re::meta_op{assign({"s1", "s2", "s3"})});
+  std::vector<js::meta_change> mine1, mine4;
+  ASSERT_TRUE(on_s1.apply(bytes, mine1));
+  ASSERT_TRUE(on_s4.apply(bytes, mine4));
+  ASSERT_EQ(mine1.size(), 1u);
+  EXPECT_EQ(mine1[0].what, js::meta_change::kind::create_stream);
+  EXPECT_EQ(mine1[0].stream.group_id, 9u);
+  EXPECT_TRUE(mine4.empty());
+  ASSERT_NE(on_s4.find("$G", "ORDERS"), nullptr);  // every server knows the table
+  EXPECT_EQ(on_s4.assets_on("s2"), 1u);
+  EXPECT_EQ(on_s4.assets_on("s4"), 0u);
+  // A repeated assignment changes nothing.
+  mine1.clear();
+  ASSERT_TRUE(on_s1.apply(bytes, mine1));
+  EXPECT_TRUE(mine1.empty());
+}
+
+TEST(MetaState, UpdateMovesPeersAndRemoveDropsConsumers) {
+  js::meta_state s("s3");
+  std::vector<js::meta_change> mine;
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{assign({"s1", "s2", "s3"})}), mine));
+  re::consumer_assign c{"$G", "ORDERS", "C1", "{}", {"s1", "s2", "s3"}, 1, 10};
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{c}), mine));
+  re::stream_update u;
+  static_cast<re::stream_assign&>(u) = assign({"s1", "s2", "s4"});
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{u}), mine));
+  ASSERT_EQ(mine.size(), 3u);
+  EXPECT_EQ(mine[1].what, js::meta_change::kind::create_consumer);
+  EXPECT_EQ(mine[2].what, js::meta_change::kind::remove_stream);
+  mine.clear();
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::stream_remove{"$G", "ORDERS"}}), mine));
+  EXPECT_TRUE(mine.empty());  // no longer a peer
+  EXPECT_EQ(s.find("$G", "ORDERS"), nullptr);
+  EXPECT_EQ(s.assets_on("s1"), 0u);
+  EXPECT_FALSE(s.apply(std::vector<std::uint8_t>{1, 77}, mine));
+}
+
+TEST(ClusterInfo, FieldsInNatsServerOrder) {
+  js::replica_group_state g;
+  g.cluster = "C1";
+  g.leader = "s1";
+  g.commit_index = 10;
+  const std::int64_t now = 100'000'000'000;
+  g.peers = {{"s3", "cnrtt3eg", false, 7, now - 2'000'000},
+             {"s1", "yrzKKRBu", false, 10, now},
+             {"s2", "b3YUzrLY", false, 10, now - 1'000'000}};
+  EXPECT_EQ(js::cluster_json(g, now).dump(),
+            R"({"name":"C1","leader":"s1","replicas":[)"
+            R"({"name":"s2","current":true,"active":1000000,"peer":"b3YUzrLY"},)"
+            R"({"name":"s3","current":false,"active":2000000,"lag":3,"peer":"cnrtt3eg"}]})");
+}
+
+TEST(ClusterInfo, OfflineSilentAndLeaderless) {
+  js::replica_group_state g;
+  g.cluster = "C1";
+  g.commit_index = 4;
+  const std::int64_t now = 100'000'000'000;
+  g.peers = {{"s1", "p1", true, 4, now - 20'000'000'000}, {"s2", "p2", false, 4, now - 11'000'000'000}};
+  EXPECT_EQ(js::cluster_json(g, now).dump(),
+            R"({"name":"C1","replicas":[)"
+            R"({"name":"s1","current":false,"offline":true,"active":20000000000,"peer":"p1"},)"
+            R"({"name":"s2","current":false,"active":11000000000,"peer":"p2"}]})");
+  js::replica_group_state alone;
+  alone.leader = "s1";
+  alone.peers = {{"s1", "p1", false, 0, now}};
+  EXPECT_EQ(js::cluster_json(alone, now).dump(), R"({"leader":"s1"})");
+}
+
+}  // namespace

@@ -1,0 +1,291 @@
+// stream_replica over a fake replicated log: what the leader checks against proposed state,
+// when PubAcks leave, what followers and deposed leaders do.
+#include "src/js/stream_replica.h"
+
+#include <gtest/gtest.h>
+
+#include "storage/memory_store.h"
+
+namespace {
+
+using js::replica_reply;
+using js::submit_status;
+
+// The log a test commits by hand: proposals collect until commit() hands them back.
+class fake_log final : public repl::replicated_log {
+ public:
+  bool leader = true;
+  std::uint64_t current_term = 1;
+  std::uint64_t next_index = 1;
+  std::vector<repl::committed_entry> proposed;  // not yet committed by the test
+  std::vector<repl::committed_entry> history;   // every proposal
+
+  repl::propose_result propose(std::span<const std::uint8_t> d) override {
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    repl::committed_entry e;
+    e.index = next_index++;
+    e.value.term = current_term;
+    e.value.data.assign(d.begin(), d.end());
+    proposed.push_back(e);
+    history.push_back(e);
+    return {repl::propose_status::ok, e.index};
+  }
+  bool is_leader() const override { return leader; }
+  std::uint64_t term() const override { return current_term; }
+};
+
+js::stream_config config() {
+  js::stream_config c;
+  c.name = "ORDERS";
+  c.subjects = {"orders.>"};
+  c.storage = js::storage_type::memory;
+  c.duplicate_window = js::kDefaultDuplicateWindow;
+  c.max_msg_size = -1;
+  c.max_msgs = -1;
+  c.max_bytes = -1;
+  c.max_msgs_per_subject = -1;
+  return c;
+}
+
+constexpr std::int64_t kNow = 1'700'000'000'000'000'000;
+
+struct rig {
+  explicit rig(js::stream_config c = config()) : replica(std::move(c), store, log, "s1") {}
+  // Applies every proposal so far, in order.
+  std::vector<replica_reply> commit_all() {
+    std::vector<replica_reply> out;
+    for (auto& e : log.proposed) replica.apply(e, out);
+    log.proposed.clear();
+    return out;
+  }
+  void become_ready() {
+    replica.on_role(kNow);
+    commit_all();
+  }
+  submit_status pub(std::string subject, std::string hdr = "", std::uint64_t token = 1) {
+    return replica.publish(kNow, subject, hdr, "data", token, replies);
+  }
+  storage::memory_store store;
+  fake_log log;
+  js::stream_replica replica;
+  std::vector<replica_reply> replies;
+};
+
+TEST(StreamReplica, FollowerRefusesWithoutAnswer) {
+  rig r;
+  r.log.leader = false;
+  r.replica.on_role(kNow);
+  EXPECT_EQ(r.pub("orders.1"), submit_status::not_leader);
+  EXPECT_TRUE(r.replies.empty());
+  EXPECT_TRUE(r.log.proposed.empty());
+}
+
+TEST(StreamReplica, LeaderTakesWritesOnlyOnceItsLeaderStartIsApplied) {
+  rig r;
+  r.replica.on_role(kNow);
+  ASSERT_EQ(r.log.proposed.size(), 1u);  // leader_start
+  EXPECT_EQ(r.pub("orders.1"), submit_status::not_ready);
+  r.commit_all();
+  EXPECT_TRUE(r.replica.ready());
+  EXPECT_EQ(r.pub("orders.1"), submit_status::proposed);
+}
+
+TEST(StreamReplica, PubAckOnlyAfterCommitAndApply) {
+  rig r;
+  r.become_ready();
+  EXPECT_EQ(r.pub("orders.1", "", 11), submit_status::proposed);
+  EXPECT_EQ(r.pub("orders.2", "", 12), submit_status::proposed);
+  EXPECT_TRUE(r.replies.empty());
+  EXPECT_EQ(r.store.last_seq(), 0u);
+  auto acks = r.commit_all();
+  ASSERT_EQ(acks.size(), 2u);
+  EXPECT_EQ(acks[0].token, 11u);
+  EXPECT_EQ(acks[0].seq, 1u);
+  EXPECT_EQ(acks[1].token, 12u);
+  EXPECT_EQ(acks[1].seq, 2u);
+  EXPECT_FALSE(acks[1].duplicate);
+  EXPECT_EQ(r.store.last_seq(), 2u);
+  EXPECT_EQ(r.replica.pending(), 0u);
+}
+
+TEST(StreamReplica, ExpectedLastSequenceSeesProposedMessages) {
+  rig r;
+  r.become_ready();
+  ASSERT_EQ(r.pub("orders.1"), submit_status::proposed);
+  EXPECT_EQ(r.pub("orders.2", "NATS/1.0\r\nNats-Expected-Last-Sequence: 1\r\n\r\n"),
+            submit_status::proposed);
+  EXPECT_EQ(r.pub("orders.3", "NATS/1.0\r\nNats-Expected-Last-Sequence: 1\r\n\r\n"),
+            submit_status::answered);
+  ASSERT_EQ(r.replies.size(), 1u);
+  ASSERT_TRUE(r.replies[0].error);
+  EXPECT_EQ(r.replies[0].error->err_code, 10071);
+  EXPECT_EQ(r.replies[0].error->description, "wrong last sequence: 2");
+}
+
+TEST(StreamReplica, ExpectedLastSubjectSequenceSeesProposedMessages) {
+  rig r;
+  r.become_ready();
+  ASSERT_EQ(r.pub("orders.a"), submit_status::proposed);
+  ASSERT_EQ(r.pub("orders.b"), submit_status::proposed);
+  EXPECT_EQ(r.pub("orders.a", "NATS/1.0\r\nNats-Expected-Last-Subject-Sequence: 1\r\n\r\n"),
+            submit_status::proposed);
+  EXPECT_EQ(r.pub("orders.a", "NATS/1.0\r\nNats-Expected-Last-Subject-Sequence: 1\r\n\r\n"),
+            submit_status::answered);
+  ASSERT_EQ(r.replies.size(), 1u);
+  EXPECT_EQ(r.replies[0].error->description, "wrong last sequence: 3");
+}
+
+TEST(StreamReplica, MsgIdRetryWhileInFlightGetsTheOriginalSequence) {
+  rig r;
+  r.become_ready();
+  const std::string id = "NATS/1.0\r\nNats-Msg-Id: m1\r\n\r\n";
+  ASSERT_EQ(r.pub("orders.1", id, 1), submit_status::proposed);
+  ASSERT_EQ(r.pub("orders.1", id, 2), submit_status::proposed);  // retried before the ack
+  EXPECT_EQ(r.log.proposed.size(), 1u);  // not proposed twice
+  auto acks = r.commit_all();
+  ASSERT_EQ(acks.size(), 2u);
+  EXPECT_EQ(acks[0].seq, 1u);
+  EXPECT_FALSE(acks[0].duplicate);
+  EXPECT_EQ(acks[1].token, 2u);
+  EXPECT_EQ(acks[1].seq, 1u);
+  EXPECT_TRUE(acks[1].duplicate);
+  // After the commit a retry is answered at once.
+  EXPECT_EQ(r.pub("orders.1", id, 3), submit_status::answered);
+  ASSERT_EQ(r.replies.size(), 1u);
+  EXPECT_TRUE(r.replies[0].duplicate);
+  EXPECT_EQ(r.replies[0].seq, 1u);
+}
+
+TEST(StreamReplica, DiscardNewCountsProposedMessages) {
+  auto c = config();
+  c.max_msgs = 2;
+  c.discard = js::discard_policy::new_msgs;
+  rig r(c);
+  r.become_ready();
+  ASSERT_EQ(r.pub("orders.1"), submit_status::proposed);
+  ASSERT_EQ(r.pub("orders.2"), submit_status::proposed);
+  EXPECT_EQ(r.pub("orders.3"), submit_status::answered);
+  ASSERT_EQ(r.replies.size(), 1u);
+  EXPECT_EQ(r.replies[0].error->err_code, 10077);
+  EXPECT_EQ(r.replies[0].error->description, "maximum messages exceeded");
+}
+
+TEST(StreamReplica, DiscardOldLimitsApplyTheSameEverywhere) {
+  auto c = config();
+  c.max_msgs = 2;
+  rig leader(c), follower(c);
+  follower.log.leader = false;
+  leader.become_ready();
+  for (int i = 0; i < 4; ++i) leader.pub("orders." + std::to_string(i));
+  std::vector<replica_reply> ignored;
+  for (auto& e : leader.log.history) follower.replica.apply(e, ignored);
+  leader.commit_all();
+  EXPECT_EQ(leader.store.state(), follower.store.state());
+  EXPECT_EQ(follower.store.state().msgs, 2u);
+  EXPECT_EQ(follower.store.first_seq(), 3u);
+}
+
+TEST(StreamReplica, ProposalOverwrittenByAnotherTermIsNeverAcked) {
+  rig r;
+  r.become_ready();  // leader_start at index 1
+  ASSERT_EQ(r.pub("orders.1", "", 7), submit_status::proposed);  // index 2, term 1
+  r.log.proposed.clear();  // lost with the partition
+  // The new leader's (term 2) leader_start took index 2.
+  fake_log other;
+  other.current_term = 2;
+  other.next_index = 2;
+  storage::memory_store other_store;
+  js::stream_replica other_replica(config(), other_store, other, "s2");
+  other_replica.on_role(kNow);
+  r.log.leader = false;
+  r.replica.on_role(kNow);
+  std::vector<replica_reply> out;
+  r.replica.apply(other.proposed.at(0), out);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(r.replica.pending(), 0u);
+  EXPECT_EQ(r.replica.lost_proposals(), 1u);
+  EXPECT_EQ(r.store.last_seq(), 0u);
+}
+
+TEST(StreamReplica, NewLeaderResumesAfterTheAppliedSequence) {
+  rig a, b;
+  b.log.leader = false;
+  a.become_ready();
+  a.pub("orders.1");
+  a.pub("orders.2");
+  std::vector<replica_reply> ignored;
+  for (auto& e : a.log.history) b.replica.apply(e, ignored);
+  // b wins term 2; its log continues after a's entries.
+  b.log.leader = true;
+  b.log.current_term = 2;
+  b.log.next_index = a.log.next_index;
+  b.become_ready();
+  ASSERT_TRUE(b.replica.ready());
+  ASSERT_EQ(b.pub("orders.3", "", 9), submit_status::proposed);
+  auto acks = b.commit_all();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].seq, 3u);
+  EXPECT_EQ(b.store.last_seq(), 3u);
+}
+
+TEST(StreamReplica, SequenceGapStopsTheReplica) {
+  rig r;
+  r.log.leader = false;
+  std::vector<replica_reply> out;
+  repl::committed_entry e;
+  e.index = 1;
+  e.value.term = 1;
+  e.value.data = js::repl_entries::encode(js::repl_entries::stream_op{
+      js::repl_entries::msg{5, kNow, 0, "orders.1", "", "x"}});
+  r.replica.apply(e, out);
+  EXPECT_TRUE(r.replica.failed());
+  EXPECT_NE(r.replica.error().find("sequence 5"), std::string::npos);
+}
+
+TEST(StreamReplica, BatchIsOneEntryAndOneAck) {
+  rig r;
+  r.become_ready();
+  std::vector<js::batch_msg> msgs{{"orders.1", "", "a"}, {"orders.2", "", "b"}, {"orders.3", "", "c"}};
+  ASSERT_EQ(r.replica.publish_batch(kNow, msgs, 4, r.replies), submit_status::proposed);
+  EXPECT_EQ(r.log.proposed.size(), 1u);
+  auto acks = r.commit_all();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].seq, 3u);
+  EXPECT_EQ(r.store.state().msgs, 3u);
+}
+
+TEST(StreamReplica, PurgeAndDeleteGoThroughTheLog) {
+  rig r;
+  r.become_ready();
+  for (int i = 0; i < 3; ++i) r.pub("orders." + std::to_string(i));
+  r.commit_all();
+  ASSERT_EQ(r.replica.remove(2, false, 5, r.replies), submit_status::proposed);
+  EXPECT_TRUE(r.store.load(2).ok());  // not before the commit
+  auto out = r.commit_all();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].what, replica_reply::kind::deleted);
+  EXPECT_FALSE(r.store.load(2).ok());
+  EXPECT_EQ(r.replica.remove(2, false, 6, r.replies), submit_status::answered);
+  EXPECT_EQ(r.replies.back().error->err_code, 10057);
+  ASSERT_EQ(r.replica.purge({"", 0, 0}, 7, r.replies), submit_status::proposed);
+  out = r.commit_all();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].what, replica_reply::kind::purged);
+  EXPECT_EQ(out[0].seq, 2u);
+  EXPECT_EQ(r.store.state().msgs, 0u);
+}
+
+TEST(StreamReplica, RollupAppliesOnEveryReplica) {
+  auto c = config();
+  c.allow_rollup_hdrs = true;
+  rig r(c);
+  r.become_ready();
+  r.pub("orders.a");
+  r.pub("orders.a");
+  r.pub("orders.a", "NATS/1.0\r\nNats-Rollup: sub\r\n\r\n");
+  r.commit_all();
+  EXPECT_EQ(r.store.state().msgs, 1u);
+  EXPECT_EQ(r.store.first_seq(), 3u);
+}
+
+}  // namespace
