@@ -24,13 +24,15 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 stream_replica::stream_replica(stream_config cfg, storage::stream_store& store,
-                               repl::replicated_log& log, std::string self)
+                               repl::replicated_log& log, std::string self,
+                               bool await_leader_start)
     : _cfg(std::move(cfg)),
       _store(store),
       _log(log),
       _self(std::move(self)),
       _acct(_cfg.storage == storage_type::memory ? storage::byte_accounting::memory
-                                                 : storage::byte_accounting::file) {
+                                                 : storage::byte_accounting::file),
+      _await_leader_start(await_leader_start) {
   // As the standalone stream: discard new refuses rather than trims; per-subject limits roll
   // under both policies. No max_age here: expiry by each replica's clock would diverge.
   storage::stream_limits l;
@@ -47,6 +49,13 @@ void stream_replica::fail(std::string what) {
   _ready = false;
 }
 
+void stream_replica::resume_from_applied() {
+  _ready = true;
+  _next_seq = _store.last_seq() + 1;
+  _last_ts = std::max(_last_ts, _store.state(false).last_ts);
+  _shadow_last_msg_id = _last_msg_id;
+}
+
 void stream_replica::on_role(std::int64_t) {
   if (failed()) return;
   const bool leader = _log.is_leader();
@@ -57,6 +66,7 @@ void stream_replica::on_role(std::int64_t) {
     _ready = false;
     const auto bytes = re::encode(re::stream_op{re::leader_start{term, _self}});
     if (_log.propose(bytes).status != repl::propose_status::ok) _leading = false;  // next event
+    if (_leading && !_await_leader_start) resume_from_applied();
   } else if (!leader && _leading) {
     _leading = false;
     _ready = false;
@@ -380,11 +390,7 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
         } else {
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
           if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {
-            // Everything committed before this entry is applied: resume from here.
-            _ready = true;
-            _next_seq = _store.last_seq() + 1;
-            _last_ts = std::max(_last_ts, _store.state(false).last_ts);
-            _shadow_last_msg_id = _last_msg_id;
+            resume_from_applied();  // everything committed before this entry is applied
           }
         }
       },

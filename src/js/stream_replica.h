@@ -62,8 +62,10 @@ struct batch_msg {
 
 class stream_replica {
  public:
+  // await_leader_start off only in the simulation's test that shows why it is needed (a new
+  // leader then numbers from whatever it has applied so far).
   stream_replica(stream_config cfg, storage::stream_store& store, repl::replicated_log& log,
-                 std::string self);
+                 std::string self, bool await_leader_start = true);
 
   // After every event of the group: proposes leader_start on winning an election, forgets
   // readiness on losing it.
@@ -125,6 +127,7 @@ class stream_replica {
   bool apply_msg(const repl_entries::msg& m);
   void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
   void fail(std::string what);
+  void resume_from_applied();
 
   stream_config _cfg;
   storage::stream_store& _store;
@@ -132,6 +135,7 @@ class stream_replica {
   std::string _self;
   storage::byte_accounting _acct;
 
+  bool _await_leader_start = true;
   bool _leading = false;
   bool _ready = false;
   std::uint64_t _lead_term = 0;

@@ -163,7 +163,8 @@ class simulation {
     g.log = std::make_unique<repl::group_log>(*g.raft);
     if (cfg != nullptr) {
       g.store = std::make_unique<storage::memory_store>();
-      g.replica = std::make_unique<stream_replica>(*cfg, *g.store, *g.log, s.name);
+      g.replica = std::make_unique<stream_replica>(*cfg, *g.store, *g.log, s.name,
+                                                   !_o.skip_leader_start);
     }
     drive(s, g, [&](actions& out) {
       if (!g.raft->start(_now, out))

@@ -40,6 +40,9 @@ struct replica_sim_options {
   // Checker self-test: PubAcks leave as soon as the leader proposes (before a majority
   // holds the entry), so a crash or partition loses acknowledged messages.
   bool ack_before_commit = false;
+  // Checker self-test: a new leader takes writes before its leader_start entry is applied
+  // (stream_replica's await_leader_start off), numbering from a possibly stale store.
+  bool skip_leader_start = false;
 };
 
 struct replica_sim_report {

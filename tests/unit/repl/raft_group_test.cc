@@ -189,3 +189,22 @@ TEST(raft_group, a_server_outside_the_voters_cannot_start) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(raft_group, leadership_transfer_needs_a_leader_and_another_voter) {
+  memory_log_store solo_log;
+  raft_group solo(config(1, {1}), solo_log);
+  actions out;
+  ASSERT_TRUE(solo.start(0, out));
+  ASSERT_EQ(solo.current_role(), role::leader);
+  EXPECT_FALSE(solo.transfer_leadership(1, 1, out));  // to itself
+  EXPECT_FALSE(solo.transfer_leadership(1, 7, out));  // not a voter
+  memory_log_store log;
+  raft_group follower(config(1, {1, 2, 3}), log);
+  ASSERT_TRUE(follower.start(0, out));
+  EXPECT_FALSE(follower.transfer_leadership(1, 2, out));
+  EXPECT_FALSE(follower.failed());
+}
+
+}  // namespace
