@@ -1,7 +1,7 @@
 // The seeded replicated-JetStream simulation (tests/unit/js/replica_sim.h) over many seeds.
 // A failure prints the seed and the command that replays it. Environment:
 //   PEREGRINE_REPLICA_SIM_SEEDS=n       seeds per cluster size (default 150 for 3 servers and
-//                                       75 for 5; 20 and 10 under ASan)
+//                                       75 for 5; 10 and 5 under ASan)
 //   PEREGRINE_REPLICA_SIM_FIRST_SEED=s  first seed (default 1)
 //   PEREGRINE_REPLICA_SIM_SEED=s        run only this seed (with PEREGRINE_REPLICA_SIM_SERVERS=n)
 //   PEREGRINE_REPLICA_SIM_VERBOSE=1     one line per seed
@@ -98,9 +98,9 @@ constexpr bool kSanitized = true;
 constexpr bool kSanitized = false;
 #endif
 
-TEST(replica_sim, three_servers_many_seeds) { run_seeds(3, kSanitized ? 20 : 150); }
+TEST(replica_sim, three_servers_many_seeds) { run_seeds(3, kSanitized ? 10 : 150); }
 
-TEST(replica_sim, five_servers_many_seeds) { run_seeds(5, kSanitized ? 10 : 75); }
+TEST(replica_sim, five_servers_many_seeds) { run_seeds(5, kSanitized ? 5 : 75); }
 
 TEST(replica_sim, single_seed) {
   const std::uint64_t seed = env_or("PEREGRINE_REPLICA_SIM_SEED", 0);
