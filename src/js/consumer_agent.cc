@@ -235,11 +235,14 @@ void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int
       if (seq < first || !st.load(seq).ok()) gone.push_back(seq);
     _m->on_purged(first, gone, now, out);
   }
+  // Forget every removed message before the machine runs: terminating a pending one can
+  // deliver the next at once, and its num_pending must not count the rest of the batch.
   for (auto seq : seqs) {
     if (seq >= _cnt_from) _cnt_valid = false;
     _cache.erase(seq);
-    if (_m->pending().count(seq)) _m->on_removed(seq, now, out);
   }
+  for (auto seq : seqs)
+    if (_m->pending().count(seq)) _m->on_removed(seq, now, out);
   run(out, now);
 }
 

@@ -278,6 +278,37 @@ TEST(stream_group, publishes_its_stored_bytes_to_the_server_wide_counter) {
   EXPECT_EQ(host.used[0], 0);  // a deleted stream takes its bytes with it
 }
 
+// Found by the group simulation (seed 20): several messages removed at once (expiry, limits)
+// where the first frees an ack-pending slot. The consumer delivers the next message while it
+// is still being told of the removals, so every removal must invalidate its num_pending count
+// before the machine runs, or the count keeps the removed messages.
+TEST(stream_group, num_pending_after_a_batch_of_removals_that_frees_a_slot) {
+  group_fixture f(R"({"name":"R","subjects":["r"],"storage":"memory"})");
+  create_request r;
+  ASSERT_FALSE(parse_create_request(
+      R"({"stream_name":"R","config":{"durable_name":"C","ack_policy":"explicit","max_ack_pending":1}})", r));
+  ASSERT_FALSE(normalise(r.config, f.cfg, false));
+  consumer_agent& c = f.group.add_consumer(r.config, f.host.now(), "", f.host.now());
+  c.start(nullptr, f.host.now());
+  for (const char* p : {"one", "two", "three", "four"}) f.publish("r", p);
+  auto got = f.pull(c, 2);  // the second waits: one message may be unacked at a time
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].payload, "one");
+  EXPECT_EQ(c.info_json(f.host.now())["num_pending"], 3);
+  // As a limit or max_age trim reports them: removed from the store, then one notification.
+  auto& st = f.group.get_stream().store();
+  for (std::uint64_t seq : {1, 2, 3}) ASSERT_TRUE(st.remove(seq).ok());
+  f.group.get_stream().notify_removed({1, 2, 3});
+  f.group.poll(f.host.now());
+  got.clear();
+  for (auto& s : f.host.take())
+    if (s.to == "_INBOX.pull" && s.headers.empty()) got.push_back(std::move(s));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].payload, "four");
+  EXPECT_EQ(c.info_json(f.host.now())["num_pending"], 0);
+  EXPECT_EQ(c.info_json(f.host.now())["num_ack_pending"], 1);
+}
+
 TEST(stream_group, max_age_expiry_is_a_deadline) {
   group_fixture f(R"({"name":"T","subjects":["t"],"storage":"memory","max_age":1000000000})");
   f.publish("t", "old");
