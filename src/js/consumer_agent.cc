@@ -212,6 +212,7 @@ std::uint64_t consumer_agent::count_matching(std::uint64_t from) {
   }
   _cnt = recount(from);
   _cnt_from = from;
+  _cnt_upto = _stream.store().last_seq();
   _cnt_valid = true;
   return _cnt;
 }
@@ -220,7 +221,11 @@ std::uint64_t consumer_agent::count_matching(std::uint64_t from) {
 
 void consumer_agent::on_stored(std::uint64_t seq, std::string_view subject) {
   _advanced_to = std::max(_advanced_to, seq);
-  if (_cnt_valid && seq >= _cnt_from && filter_matches(subject)) ++_cnt;
+  // A recount may already have seen it (a trim that ran before this report delivered).
+  if (_cnt_valid && seq >= _cnt_from && seq > _cnt_upto && filter_matches(subject)) {
+    ++_cnt;
+    _cnt_upto = seq;
+  }
 }
 
 void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now) {

@@ -142,6 +142,7 @@ class consumer_agent final : public message_source, public core::internal_handle
   bool _cnt_valid = false;
   std::uint64_t _cnt_from = 0;
   std::uint64_t _cnt = 0;
+  std::uint64_t _cnt_upto = 0;  // the highest stored seq the count includes
   std::uint64_t _last_next_from = 0, _last_next_seq = 0;
 
   std::uint64_t _advanced_to = 0;  // highest stored seq seen

@@ -309,6 +309,30 @@ TEST(stream_group, num_pending_after_a_batch_of_removals_that_frees_a_slot) {
   EXPECT_EQ(c.info_json(f.host.now())["num_ack_pending"], 1);
 }
 
+// Found by the group simulation (seed 99): a publish whose discard-old trim removes a pending
+// message lets the consumer deliver the next one, counting num_pending from the store, which
+// already holds the new message, before the stream reports that message stored; the report
+// must not count it a second time.
+TEST(stream_group, num_pending_when_a_publish_trims_a_pending_message) {
+  // Each 10-byte message counts 27 bytes (memory accounting: 16 + subject + payload).
+  group_fixture f(R"({"name":"T","subjects":["t"],"storage":"memory","max_bytes":108})");
+  create_request r;
+  ASSERT_FALSE(parse_create_request(
+      R"({"stream_name":"T","config":{"durable_name":"C","ack_policy":"explicit","max_ack_pending":1}})", r));
+  ASSERT_FALSE(normalise(r.config, f.cfg, false));
+  consumer_agent& c = f.group.add_consumer(r.config, f.host.now(), "", f.host.now());
+  c.start(nullptr, f.host.now());
+  for (const char* p : {"0123456781", "0123456782", "0123456783", "0123456784"}) f.publish("t", p);
+  auto got = f.pull(c, 2);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(c.info_json(f.host.now())["num_pending"], 3);
+  // 54 bytes: messages 1 (pending) and 2 go; message 3 is delivered at once.
+  f.publish("t", std::string(37, 'x'));
+  EXPECT_EQ(f.msgs(), 3u);
+  EXPECT_EQ(c.info_json(f.host.now())["num_pending"], 2);  // 4 and 5
+  EXPECT_EQ(c.info_json(f.host.now())["num_ack_pending"], 1);
+}
+
 TEST(stream_group, max_age_expiry_is_a_deadline) {
   group_fixture f(R"({"name":"T","subjects":["t"],"storage":"memory","max_age":1000000000})");
   f.publish("t", "old");
