@@ -152,8 +152,11 @@ void simulation::on_delivery(const trace_entry& e) {
   // for redelivery ahead of this delivery (its queue runs in sequence order after a restart).
   std::vector<std::uint64_t> orphans;
   for (const auto& [p_seq, p] : c.pending)
-    if (!s.msgs.count(p_seq) && (p.due || p.at + c.ack_wait <= now()) && (a->delivered == 1 || p_seq < seq))
-      orphans.push_back(p_seq);
+    if (!s.msgs.count(p_seq) && (a->delivered == 1 || p_seq < seq)) {
+      const bool expired = p.at + c.ack_wait <= now();
+      const bool to_max = !p.due && c.max_deliver > 0 && p.dc >= std::uint64_t(c.max_deliver);
+      if (p.due || (expired && !to_max)) orphans.push_back(p_seq);  // at max_deliver it is kept instead
+    }
   for (auto o : orphans) {
     c.leave(o);
     c.rdc.erase(o);
@@ -400,7 +403,8 @@ void simulation::check_consumer(model_stream& s, model_consumer& c) {
       info["num_redelivered"] != num_redelivered) {
     fail(who + "num_pending/num_ack_pending/num_redelivered " + info["num_pending"].dump() + "/" +
          info["num_ack_pending"].dump() + "/" + info["num_redelivered"].dump() + ", model " +
-         std::to_string(num_pending) + "/" + std::to_string(c.pending.size()) + "/" + std::to_string(num_redelivered));
+         std::to_string(num_pending) + "/" + std::to_string(c.pending.size()) + "/" + std::to_string(num_redelivered) +
+         " (next " + std::to_string(c.next) + ", stream " + std::to_string(s.first()) + ".." + std::to_string(s.last) + ")");
     return;
   }
   // Liveness: a waiting request (or a bound push consumer) gets what is deliverable.
