@@ -233,7 +233,7 @@ void simulation::ack(model_stream& s, model_consumer& c) {
       } else {
         it->second.at = now() - c.ack_wait;
         if (c.max_deliver > 0 && it->second.dc >= std::uint64_t(c.max_deliver)) c.to_maxed(seq);
-        else it->second.due = true;
+        else c.make_due(seq);
       }
       break;
     }

@@ -149,15 +149,25 @@ void simulation::on_delivery(const trace_entry& e) {
     return;
   }
   // Restored pending messages the stream no longer holds: the agent terminates those queued
-  // for redelivery ahead of this delivery (its queue runs in sequence order after a restart).
+  // for redelivery ahead of this delivery. The queue's order: when entries became due (naks,
+  // then this step's timer expiries by sequence); a first delivery waits for an empty queue.
+  auto queue_rank = [&](std::uint64_t p_seq, const model_pending& p) -> std::uint64_t {
+    if (p.due) return p.rank;
+    const bool to_max = c.max_deliver > 0 && p.dc >= std::uint64_t(c.max_deliver);  // kept, not queued
+    return p.at + c.ack_wait <= now() && !to_max ? (1ull << 62) + p_seq : 0;
+  };
+  std::uint64_t my_rank = ~0ull;
+  if (a->delivered > 1)
+    if (auto p = c.pending.find(seq); p != c.pending.end()) my_rank = queue_rank(seq, p->second);
   std::vector<std::uint64_t> orphans;
-  for (const auto& [p_seq, p] : c.pending)
-    if (!s.msgs.count(p_seq) && (a->delivered == 1 || p_seq < seq)) {
-      const bool expired = p.at + c.ack_wait <= now();
-      const bool to_max = !p.due && c.max_deliver > 0 && p.dc >= std::uint64_t(c.max_deliver);
-      if (p.due || (expired && !to_max)) orphans.push_back(p_seq);  // at max_deliver it is kept instead
-    }
+  for (const auto& [p_seq, p] : c.pending) {
+    const std::uint64_t r = queue_rank(p_seq, p);
+    if (!s.msgs.count(p_seq) && r != 0 && r < my_rank) orphans.push_back(p_seq);
+  }
   for (auto o : orphans) {
+    if (_o.trace)
+      std::printf("    (model: %s > %s drops orphan %llu, delivered at %lld, due %d)\n", s.name.c_str(), c.name.c_str(),
+                  (unsigned long long)o, (long long)(c.pending.at(o).at / base::kMilli % 1000000), int(c.pending.at(o).due));
     c.leave(o);
     c.rdc.erase(o);
   }

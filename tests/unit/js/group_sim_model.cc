@@ -43,8 +43,15 @@ void model_consumer::expire(std::int64_t now) {
     if (!p.due && p.at + ack_wait <= now) expired.push_back(seq);
   for (auto seq : expired) {
     if (max_deliver > 0 && pending.at(seq).dc >= std::uint64_t(max_deliver)) to_maxed(seq);
-    else pending.at(seq).due = true;
+    else make_due(seq);
   }
+}
+
+void model_consumer::make_due(std::uint64_t seq) {
+  auto& p = pending.at(seq);
+  if (p.due) return;
+  p.due = true;
+  p.rank = ++due_counter;
 }
 
 void model_stream::erase(std::uint64_t seq) {

@@ -31,6 +31,7 @@ struct model_pending {
   std::uint64_t dc = 1;      // delivery count
   std::int64_t at = 0;       // last delivery (or progress) time; deadline = at + ack_wait
   bool due = false;          // queued for redelivery (ack wait expired or nak)
+  std::uint64_t rank = 0;    // place in the redelivery queue (the order entries became due)
 };
 
 struct model_request {
@@ -58,6 +59,7 @@ struct model_consumer {
   std::map<std::uint64_t, model_pending> pending;
   std::map<std::uint64_t, std::uint64_t> rdc;  // sseq -> redeliveries (num_redelivered)
   std::set<std::uint64_t> maxed;               // reached max_deliver, kept
+  std::uint64_t due_counter = 0;
   std::uint64_t floor_c = 0, floor_s = 0;      // ack floor (consumer, stream)
   std::uint64_t seen_floor_c = 0, seen_floor_s = 0;  // the agent's floor last step
   std::set<std::uint64_t> done;       // acked or termed, ever (across restarts)
@@ -74,6 +76,7 @@ struct model_consumer {
   void to_maxed(std::uint64_t seq);
   // Ack wait expiries up to `now`: queued for redelivery, or kept at max_deliver.
   void expire(std::int64_t now);
+  void make_due(std::uint64_t seq);
 };
 
 struct model_stream {
