@@ -119,11 +119,23 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
   // deliver policies such as "new" against a grown stream.
   if (restore == nullptr && _store) _dirty = true;
   if (restore) {
+    // A crash can keep a consumer snapshot that delivered messages the stream's log lost (they
+    // were not durable yet): the sequences past the stream's end will be reused by the next
+    // publishes, so the state is cut back to the stream, or those would never be delivered
+    // (nats-server 2.14 resets such a state at startup too).
+    const std::uint64_t last = _stream.store().last_seq();
+    const bool ahead = restore->delivered.stream > last;
+    if (ahead)
+      PG_WARN("JetStream consumer '{} > {}': state delivered up to seq {} but the stream ends at {}; resuming from there",
+              sname, _cfg.name, restore->delivered.stream, last);
     consumer_snapshot snap;
-    snap.delivered = {restore->delivered.consumer, restore->delivered.stream};
-    snap.ack_floor = {restore->ack_floor.consumer, restore->ack_floor.stream};
-    for (const auto& [seq, p] : restore->pending) snap.pending.push_back({seq, {p.consumer_seq, p.ts}});
-    for (const auto& [seq, n] : restore->redelivered) snap.redelivered.push_back({seq, n});
+    snap.delivered = {restore->delivered.consumer, std::min(restore->delivered.stream, last)};
+    snap.ack_floor = {restore->ack_floor.consumer, std::min(restore->ack_floor.stream, last)};
+    for (const auto& [seq, p] : restore->pending)
+      if (seq <= last) snap.pending.push_back({seq, {p.consumer_seq, p.ts}});
+    for (const auto& [seq, n] : restore->redelivered)
+      if (seq <= last) snap.redelivered.push_back({seq, n});
+    if (ahead && snap.pending.empty()) snap.ack_floor = snap.delivered;
     _m->restore(snap, now);
     _lps.clear();
   }

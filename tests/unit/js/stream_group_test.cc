@@ -5,12 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <deque>
+#include <filesystem>
 #include <set>
 
 #include "src/core/subject.h"
 #include "src/js/consumer_config.h"
+#include "storage/consumer_state.h"
 #include "storage/memory_store.h"
 
 namespace js {
@@ -331,6 +335,62 @@ TEST(stream_group, num_pending_when_a_publish_trims_a_pending_message) {
   EXPECT_EQ(f.msgs(), 3u);
   EXPECT_EQ(c.info_json(f.host.now())["num_pending"], 2);  // 4 and 5
   EXPECT_EQ(c.info_json(f.host.now())["num_ack_pending"], 1);
+}
+
+// Found by the group simulation (seeds 7, 25, 74): a crash kept a consumer snapshot that had
+// delivered messages the stream's log lost (not durable yet). The next publishes reuse those
+// sequences, so the restored consumer must resume from the stream's end, or it never
+// delivers them.
+TEST(stream_group, restored_consumer_ahead_of_the_stream_resumes_at_its_end) {
+  char tmpl[] = "/tmp/peregrine-group-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  fake_host host;
+  {
+    auto cs = storage::file_consumer_store::open(dir, "state");
+    ASSERT_TRUE(cs.ok());
+    storage::consumer_state st;
+    st.delivered = {5, 5};
+    st.ack_floor = {2, 2};
+    st.pending[3] = {3, host.now()};  // within its ack wait
+    st.pending[5] = {5, host.now()};
+    st.redelivered[5] = 1;
+    ASSERT_TRUE((*cs)->update(st).ok());
+    ASSERT_TRUE((*cs)->flush().ok());
+  }
+  const stream_config cfg = stream_cfg(R"({"name":"A","subjects":["a"],"storage":"file"})");
+  auto store = std::make_unique<storage::memory_store>(storage::byte_accounting::file);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(store->append("a", "", "old", host.now()).ok());  // 4 and 5 were lost
+  {
+    stream_group g(host, cfg, host.now(), dir, std::move(store));
+    g.get_stream().subscribe();
+    consumer_agent& c = g.add_consumer(pull_cfg(cfg, "C"), host.now(), dir, host.now());
+    c.start(nullptr, host.now());
+    auto info = c.info_json(host.now());
+    EXPECT_EQ(info["delivered"]["stream_seq"], 3);
+    EXPECT_EQ(info["ack_floor"]["stream_seq"], 2);
+    EXPECT_EQ(info["num_ack_pending"], 1);  // 3 is still unacked; 5 is gone
+    EXPECT_EQ(info["num_redelivered"], 0);
+    host.inject("a", "_INBOX.pub", "new");  // takes sequence 4 again
+    g.poll(host.now());
+    host.take();
+    host.listeners.insert("_INBOX.pull");
+    core::inbound_msg m;
+    m.subject = "$JS.API.CONSUMER.MSG.NEXT.A.C";
+    m.reply = "_INBOX.pull";
+    m.payload = R"({"batch":1})";
+    c.on_pull_request(m, host.now());
+    g.poll(host.now());
+    std::vector<sent> got;
+    for (auto& s : host.take())
+      if (s.to == "_INBOX.pull" && s.headers.empty()) got.push_back(std::move(s));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].payload, "new");
+    EXPECT_TRUE(got[0].reply.starts_with("$JS.ACK.A.C.1.4.6.")) << got[0].reply;
+    c.wait_state_written();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 TEST(stream_group, max_age_expiry_is_a_deadline) {
