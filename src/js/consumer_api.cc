@@ -401,6 +401,7 @@ void jetstream::load_consumers(stream_group& g) {
       if (auto ct = parse_time(j["created"].get<std::string>())) created = *ct;
     g.add_consumer(*cfg, created, dir, t).start(nullptr, t);
   }
+  g.consumers_restored();
 }
 
 void jetstream::consumer_advisory(std::string_view action, const std::string& stream, const std::string& consumer) {

@@ -155,13 +155,24 @@ void stream_group::drop_unneeded() {
   for (std::uint64_t seq = st.first_seq();;) {
     auto msg = st.load_next("", seq);
     if (!msg.ok()) break;
-    bool needed = false;
-    for (auto& [n, c] : _consumers) needed = needed || (c->filter_matches(msg->subject) && c->needs(msg->seq));
-    if (!needed) drop.push_back(msg->seq);
+    bool matched = false, needed = false;
+    for (auto& [n, c] : _consumers) {
+      if (!c->filter_matches(msg->subject)) continue;
+      matched = true;
+      needed = needed || c->needs(msg->seq);
+    }
+    // A work queue keeps what no consumer matches (it waits for one); interest does not.
+    const bool wq = _stream->config().retention == retention_policy::workqueue;
+    if (!needed && (matched || !wq)) drop.push_back(msg->seq);
     seq = msg->seq + 1;
   }
   for (auto seq : drop) (void)st.remove(seq);
   account();
+}
+
+void stream_group::consumers_restored() {
+  if (_stream->config().retention == retention_policy::limits || _consumers.empty()) return;
+  drop_unneeded();
 }
 
 // ---- polling

@@ -56,8 +56,13 @@ class stream_group final : public group_host, public stream_events, public relea
   // Work-queue rules for a consumer `self` is creating or updating (10099 / 10100 / 10101 / 10098).
   std::optional<api_error> check_workqueue(const consumer_config& c, const std::string& self) const;
   // Interest retention: removes every stored message no consumer still needs (after a
-  // consumer is deleted, or when an update switches the stream from limits to interest).
+  // consumer is deleted, or when an update switches the stream from limits to interest);
+  // work queue: every message a matching consumer no longer needs.
   void drop_unneeded();
+  // The owner restored every consumer (startup): interest and work-queue retention drop what
+  // the restored states no longer need. A crash can bring back a removal that was not yet
+  // durable while a consumer's snapshot kept the ack that caused it.
+  void consumers_restored();
 
   // ---- the owner's side
   // Store completions, PubAcks, expiry, consumer timers and persistence; returns work done.

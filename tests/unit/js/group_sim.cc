@@ -429,6 +429,24 @@ void simulation::restart(model_stream& s, bool crash) {
   replay_trace();
   _reopening = false;
   for (const auto& c : s.consumers) s.group->add_consumer(c.cfg, s.created, c.state_dir, now()).start(nullptr, now());
+  // As jetstream::load_consumers: retention drops what the restored consumers no longer need.
+  std::vector<std::uint64_t> unneeded;
+  for (const auto& [seq, m] : s.msgs) {
+    if (s.cfg.retention == retention_policy::limits || s.consumers.empty()) break;
+    bool matched = false, needed = false;
+    for (const auto& c : s.consumers) {
+      if (!c.matches(m.subject)) continue;
+      matched = true;
+      needed = needed || c.needs(seq);
+    }
+    if (!needed && (matched || s.cfg.retention == retention_policy::interest)) unneeded.push_back(seq);
+  }
+  replay_trace();  // what the starts delivered, before the model removes anything
+  for (auto seq : unneeded) {
+    s.erase(seq);
+    s.expect_removed[seq] = removal_cause::remove;
+  }
+  s.group->consumers_restored();
 }
 
 void simulation::reconcile_stream(model_stream& s, sim_store& recovered, bool crash) {

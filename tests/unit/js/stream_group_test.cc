@@ -393,6 +393,48 @@ TEST(stream_group, restored_consumer_ahead_of_the_stream_resumes_at_its_end) {
   std::filesystem::remove_all(dir, ec);
 }
 
+// Found by the group simulation (seed 74): a crash brought back a work-queue (or interest)
+// message whose removal was not yet durable while the consumer's snapshot kept the ack; no
+// consumer would ever deliver it again, so it stayed forever. Once the owner restored the
+// consumers, the group drops what none of them needs (a work queue keeps unmatched ones).
+TEST(stream_group, restored_work_queue_drops_what_restored_consumers_acked) {
+  char tmpl[] = "/tmp/peregrine-group-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  fake_host host;
+  {
+    auto cs = storage::file_consumer_store::open(dir, "state");
+    ASSERT_TRUE(cs.ok());
+    storage::consumer_state st;
+    st.delivered = {2, 2};
+    st.ack_floor = {1, 1};  // message 1 acked, 2 pending
+    st.pending[2] = {2, host.now()};
+    ASSERT_TRUE((*cs)->update(st).ok());
+    ASSERT_TRUE((*cs)->flush().ok());
+  }
+  const stream_config cfg = stream_cfg(R"({"name":"W","subjects":["w.*"],"storage":"file","retention":"workqueue"})");
+  auto store = std::make_unique<storage::memory_store>(storage::byte_accounting::file);
+  for (const char* subj : {"w.a", "w.a", "w.b"}) ASSERT_TRUE(store->append(subj, "", "x", host.now()).ok());
+  {
+    stream_group g(host, cfg, host.now(), dir, std::move(store));
+    g.get_stream().subscribe();
+    create_request r;
+    ASSERT_FALSE(parse_create_request(
+        R"({"stream_name":"W","config":{"durable_name":"C","ack_policy":"explicit","filter_subject":"w.a"}})", r));
+    ASSERT_FALSE(normalise(r.config, cfg, false));
+    consumer_agent& c = g.add_consumer(r.config, host.now(), dir, host.now());
+    c.start(nullptr, host.now());
+    g.consumers_restored();  // as jetstream::load_consumers after the last consumer
+    auto& st = g.get_stream().store();
+    EXPECT_FALSE(st.load(1).ok());  // acked before the crash
+    EXPECT_TRUE(st.load(2).ok());   // still pending
+    EXPECT_TRUE(st.load(3).ok());   // no consumer matches it: it waits for one
+    c.wait_state_written();
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
 TEST(stream_group, max_age_expiry_is_a_deadline) {
   group_fixture f(R"({"name":"T","subjects":["t"],"storage":"memory","max_age":1000000000})");
   f.publish("t", "old");
