@@ -1,6 +1,6 @@
 // The seeded stream-group simulation (tests/unit/js/group_sim.h) over many seeds. A failure
 // prints the seed and the command that replays it. Environment (for longer runs by hand):
-//   PEREGRINE_GROUP_SIM_SEEDS=n       seeds (default 300; 40 under ASan)
+//   PEREGRINE_GROUP_SIM_SEEDS=n       seeds (default 200; 40 under ASan)
 //   PEREGRINE_GROUP_SIM_FIRST_SEED=s  first seed (default 1)
 //   PEREGRINE_GROUP_SIM_STEPS=n       chaos steps per seed (default 300)
 //   PEREGRINE_GROUP_SIM_SEED=s        run only this seed (the single_seed test)
@@ -47,7 +47,7 @@ std::string replay_hint(const sim_options& o) {
 #if defined(__SANITIZE_ADDRESS__)
 constexpr std::uint64_t kDefaultSeeds = 40;  // the ASan pass is a debug build, many times slower
 #else
-constexpr std::uint64_t kDefaultSeeds = 300;
+constexpr std::uint64_t kDefaultSeeds = 200;
 #endif
 
 TEST(group_sim, many_seeds) {
