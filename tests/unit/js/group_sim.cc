@@ -428,6 +428,14 @@ void simulation::restart(model_stream& s, bool crash) {
   _reopening = true;  // limits and age applied at open: no consumer is there to hear of it
   replay_trace();
   _reopening = false;
+  // A consumer that had delivered nothing starts afresh at the first message left after that.
+  for (std::size_t i = 0; i < s.consumers.size(); ++i) {
+    if (saved[i].delivered.stream != 0) continue;
+    auto& c = s.consumers[i];
+    c.next = std::max<std::uint64_t>(1, s.first());
+    c.floor_c = c.seen_floor_c = 0;
+    c.floor_s = c.seen_floor_s = c.next - 1;
+  }
   for (const auto& c : s.consumers) s.group->add_consumer(c.cfg, s.created, c.state_dir, now()).start(nullptr, now());
   // As jetstream::load_consumers: retention drops what the restored consumers no longer need.
   std::vector<std::uint64_t> unneeded;
@@ -525,7 +533,7 @@ void simulation::reconcile_consumer(model_stream& s, model_consumer& c, const st
   c.pending.clear();
   c.maxed.clear();
   c.rdc.clear();
-  if (st.delivered.stream == 0) {
+  if (saved.delivered.stream == 0) {  // as consumer_agent::start: nothing to restore
     c.next = std::max<std::uint64_t>(1, s.first());
     c.dseq = 1;
     c.floor_c = 0;
