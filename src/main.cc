@@ -236,7 +236,9 @@ int main(int argc, char** argv) {
     transports->set_route_tls(std::move(server), std::move(client));
   }
   core::server srv(opts, std::move(transports));
-  if (opts.jetstream) srv.add_service(js::make_jetstream_service());
+  if (opts.jetstream)  // one instance per owner thread (service k runs on owner k)
+    for (auto& svc : js::make_jetstream_owners(std::size_t(std::max(1, core::js_owner_threads(opts)))))
+      srv.add_service(std::move(svc));
   if (auto st = srv.start(); !st) {
     if (!srv.monitor_error().empty()) {
       PG_ERROR("{}", srv.monitor_error());
@@ -247,9 +249,12 @@ int main(int argc, char** argv) {
   }
   const std::string http_host = opts.http_host.empty() ? opts.host : opts.http_host;
   if (srv.monitor_port() != 0) PG_INFO("Starting http monitor on {}:{}", http_host, srv.monitor_port());
+  const int js_owners = opts.jetstream ? core::js_owner_threads(opts) : 0;
   PG_INFO("Listening for client connections on {}:{} ({} shard{}{}, {} transport)", opts.host,
           srv.shared().opts.port, srv.shared().shard_count, srv.shared().shard_count == 1 ? "" : "s",
-          opts.jetstream && opts.js_thread ? " + a JetStream thread" : "", srv.transport_name());
+          js_owners == 0 ? std::string()
+                         : fmt::format(" + {} JetStream thread{}", js_owners, js_owners == 1 ? "" : "s"),
+          srv.transport_name());
   std::string ports_file;
   if (!opts.ports_file_dir.empty()) {
     ports_file = core::ports_file_path(opts.ports_file_dir, argv[0]);

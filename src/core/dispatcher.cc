@@ -475,7 +475,7 @@ std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view q
   const std::uint64_t id = _next_internal_sid++;
   s->subject = std::string(subject);
   s->queue = std::string(queue);
-  s->sid = "$I" + std::to_string(id);
+  s->sid = internal_sid(id);
   s->shard = _index;
   s->conn_id = 0;
   s->conn = &_internal;
@@ -488,7 +488,7 @@ std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view q
 }
 
 void dispatcher::unsubscribe(std::uint64_t id) {
-  remove_sub(_internal, "$I" + std::to_string(id), true);
+  remove_sub(_internal, internal_sid(id), true);
 }
 
 void dispatcher::publish(std::string_view subject, std::string_view reply, std::string_view headers,

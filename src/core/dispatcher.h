@@ -86,6 +86,9 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   }
   int wake_eventfd() override;
   const base::clock& clk() const override { return _loop.clk(); }
+  void call(std::function<void()> fn) override {
+    call_on_shard([fn = std::move(fn)](dispatcher&) { fn(); });
+  }
   const server_options& options() const override { return _srv.opts; }
   const std::string& server_id() const override { return _srv.server_id; }
   const std::string& server_name() const override { return _srv.server_name; }
@@ -278,6 +281,9 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::atomic<bool> _services_ready{false};
   client _internal;
   std::uint64_t _next_internal_sid = 1;
+  // Every service shard's internal subscriptions are connection 0 on the other shards, so
+  // the sid names the shard too ("$I<shard>.<id>"): two owner threads' sids never collide.
+  std::string internal_sid(std::uint64_t id) const { return "$I" + std::to_string(_index) + "." + std::to_string(id); }
   std::uint64_t _publishing_client = 0;  // client id whose PUB is being routed
   bool _publisher_no_responders = false;  // ... and whether it takes 503 statuses
 };

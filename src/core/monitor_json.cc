@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -68,7 +69,8 @@ std::vector<shard_snapshot> snapshots(server& srv, snapshot_request q) {
   return ask_shards<shard_snapshot>(srv, [q](dispatcher& d) { return d.snapshot(q); });
 }
 
-// JetStream's /jsz body from the service's thread; empty when JetStream is off.
+// JetStream's /jsz body from the service's threads (each owner thread gives its part, the
+// service adds them up); empty when JetStream is off.
 std::optional<ojson> jetstream_json(server& srv, const http_query& q) {
   auto r = ask_shards<std::optional<ojson>>(
       srv,
@@ -80,9 +82,47 @@ std::optional<ojson> jetstream_json(server& srv, const http_query& q) {
         return std::nullopt;
       },
       true);
+  std::vector<ojson> parts;
   for (auto& o : r)
-    if (o) return o;
-  return std::nullopt;
+    if (o) parts.push_back(std::move(*o));
+  if (parts.empty()) return std::nullopt;
+  const service* merger = nullptr;
+  for (dispatcher* d : srv.shards())
+    if (!d->services().empty()) merger = d->services().front().get();
+  ojson out;
+  merger->merge_jsz(std::move(parts), out);
+  return out;
+}
+
+// Prometheus text from several services: one "# HELP/# TYPE" header per family, followed by
+// every part's samples of it, families in order of first appearance.
+std::string merge_metric_families(const std::vector<std::string>& parts) {
+  std::vector<std::string> order;
+  std::map<std::string, std::pair<std::string, std::string>> families;  // name -> header, samples
+  for (const auto& text : parts) {
+    std::string current;
+    std::size_t at = 0;
+    while (at < text.size()) {
+      std::size_t end = text.find('\n', at);
+      if (end == std::string::npos) end = text.size();
+      const std::string line = text.substr(at, end - at + 1);
+      at = end + 1;
+      if (line.starts_with("# HELP ")) {
+        current = line.substr(7, line.find(' ', 7) - 7);
+        auto [it, fresh] = families.try_emplace(current);
+        if (fresh) order.push_back(current);
+        if (fresh) it->second.first += line;
+      } else if (line.starts_with("# TYPE ")) {
+        auto& f = families[current];
+        if (f.first.find("# TYPE ") == std::string::npos) f.first += line;
+      } else {
+        families[current].second += line;
+      }
+    }
+  }
+  std::string out;
+  for (const auto& name : order) out += families[name].first + families[name].second;
+  return out;
 }
 
 }  // namespace
@@ -98,9 +138,7 @@ std::string collect_service_metrics(server& srv) {
         return out;
       },
       true);
-  std::string all;
-  for (auto& s : r) all += s;
-  return all;
+  return merge_metric_families(r);
 }
 
 namespace {

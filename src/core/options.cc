@@ -15,6 +15,9 @@ namespace core {
 
 namespace {
 
+// Owner threads past the cores of any host we target; each is a loop and its rings.
+constexpr int kMaxJsThreads = 256;
+
 // "0,1" or "0-3" or "0-3,6": comma-separated cpu numbers and ascending ranges.
 bool valid_cpu_list(std::string_view s) {
   if (s.empty()) return false;
@@ -183,6 +186,8 @@ class mapper {
         ok = num(e, k, _o.max_file_store, -1, INT64_MAX);
       } else if (is(k, {"domain"})) {
         ok = str(e, k, _o.js_domain);
+      } else if (is(k, {"threads"})) {  // Peregrine's own (js_threads): owner threads
+        ok = num(e, k, _o.js_threads, 0, kMaxJsThreads);
       } else {
         unknown(k, e, "jetstream.");
       }
@@ -363,6 +368,7 @@ class mapper {
     if (is(k, {"transport"})) return choice(v, k, _o.transport, {"uring", "socket", "dpdk"});
     if (is(k, {"durability"})) return choice(v, k, _o.durability, {"write", "sync"});
     if (is(k, {"js_thread"})) return flag(v, k, _o.js_thread);
+    if (is(k, {"js_threads"})) return num(v, k, _o.js_threads, 0, kMaxJsThreads);
     if (is(k, {"dpdk_eal"})) return str(v, k, _o.dpdk_eal);
     if (is(k, {"dpdk_port"})) return num(v, k, _o.dpdk_port, 0, 65535);
     if (is(k, {"dpdk_ip"})) return str(v, k, _o.dpdk_ip);
@@ -409,7 +415,7 @@ constexpr flag_spec kFlags[] = {
     {"shards", "shards", true},   {"poll", "poll", true},
     {"spin_us", "spin_us", true}, {"cpus", "cpus", true},
     {"transport", "transport", true}, {"durability", "durability", true},
-    {"js_thread", "js_thread", false},
+    {"js_thread", "js_thread", false}, {"js_threads", "js_threads", true},
     {"dpdk_eal", "dpdk_eal", true},   {"dpdk_port", "dpdk_port", true},
     {"dpdk_ip", "dpdk_ip", true},     {"dpdk_netmask", "dpdk_netmask", true},
     {"dpdk_gateway", "dpdk_gateway", true}, {"dpdk_queues", "dpdk_queues", true},
@@ -617,7 +623,11 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
       ->check(CLI::IsMember({"write", "sync"}));
   app.add_flag("--js_thread", out.js_thread,
                "Run JetStream (streams and their consumers) on a thread of its own, not on shard 0's "
-               "(pinned to the cpu after the shards' in --cpus)");
+               "(pinned to the cpu after the shards' in --cpus); the same as --js_threads 1");
+  app.add_option("--js_threads", out.js_threads,
+                 "JetStream owner threads (pg-js-<i>), streams placed on them by a hash of the name; "
+                 "owner 0 also serves $JS.API (pinned to the cpus after the shards' in --cpus); 0: on shard 0")
+      ->check(CLI::Range(0, kMaxJsThreads));
   app.add_option("--dpdk_eal", out.dpdk_eal,
                  "DPDK EAL arguments as one value, e.g. --dpdk_eal=\"-l 0 --no-huge -m 128 --no-pci "
                  "--vdev=net_tap0,iface=pg0\" (--transport dpdk)");

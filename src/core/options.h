@@ -89,6 +89,10 @@ struct server_options {
   // JetStream (streams and their consumers) on a thread of its own instead of shard 0's;
   // clients reach it over the rings from every shard.
   bool js_thread = false;
+  // JetStream owner threads (--js_threads N, `jetstream { threads: N }`): streams are placed
+  // on them by a stable hash of the name; owner 0 also runs the control plane ($JS.API).
+  // 0: js_thread decides (one thread, or shard 0's loop).
+  int js_threads = 0;
   // DPDK transport (--transport dpdk): EAL arguments, port id, and our IPv4 on that port
   std::string dpdk_eal;
   int dpdk_port = 0;
@@ -97,6 +101,9 @@ struct server_options {
   std::string dpdk_gateway;
   int dpdk_queues = 0;  // rx/tx queue pairs; 0: one per shard. Fewer than shards: software steering
 };
+
+// How many JetStream owner threads the options ask for: 0 = JetStream on shard 0's loop.
+inline int js_owner_threads(const server_options& o) { return o.js_threads > 0 ? o.js_threads : o.js_thread ? 1 : 0; }
 
 // "nats://host:port", "nats-route://user:pass@host:port" or "host:port" -> host, port.
 bool parse_route_url(const std::string& url, std::string& host, int& port);

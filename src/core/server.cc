@@ -186,20 +186,20 @@ base::status server::start() {
   _shared.shard_count = std::uint32_t(transports->size());
   for (std::uint32_t i = 0; i < _shared.shard_count; ++i)
     _shards.push_back(std::make_unique<dispatcher>(i, _shared, std::move((*transports)[i]), lcfg));
-  // --js_thread: the services get a dispatcher of their own that never listens. It is a
-  // shard without clients: its internal subscriptions are copied to every client shard, so
-  // acks and requests arrive over the rings, and what it publishes leaves over them.
-  dispatcher* service_shard = _shards[0].get();
+  // --js_threads N (or --js_thread, N = 1): the services get N dispatchers of their own
+  // (owner threads) that never listen. Each is a shard without clients: its internal
+  // subscriptions are copied to every client shard, so acks and requests arrive over the
+  // rings, and what it publishes leaves over them. Service k runs on owner k % N.
   const std::size_t client_shards = _shards.size();
-  if (o.js_thread && !_pending_services.empty()) {
-    _shards.push_back(std::make_unique<dispatcher>(std::uint32_t(client_shards), _shared,
+  const std::size_t owners = _pending_services.empty() ? 0 : std::size_t(js_owner_threads(o));
+  for (std::size_t i = 0; i < owners; ++i)
+    _shards.push_back(std::make_unique<dispatcher>(std::uint32_t(client_shards + i), _shared,
                                                    _transports->idle_transport(), lcfg));
-    service_shard = _shards.back().get();
-  }
   std::vector<dispatcher*> all;
   for (auto& s : _shards) all.push_back(s.get());
   for (auto& s : _shards) s->connect(all);
-  for (auto& svc : _pending_services) service_shard->add_service(std::move(svc));
+  for (std::size_t k = 0; k < _pending_services.size(); ++k)
+    (owners ? _shards[client_shards + k % owners] : _shards[0])->add_service(std::move(_pending_services[k]));
   _pending_services.clear();
   // -1 asks for a random port, as in nats-server.
   auto st = _shards[0]->transport().listen(o.host, o.port < 0 ? 0 : o.port);
@@ -228,15 +228,16 @@ base::status server::start() {
     });
   }
   const std::vector<int> cpus = parse_cpus(o.cpus);
-  // The JetStream thread starts first and the client shards only once its services have
+  // The owner threads start first and the client shards only once their services have
   // started (streams recovered, subscriptions on the rings): a client shard drains its rings
   // before it accepts, so no client sees the API without responders.
   std::vector<std::size_t> order;
-  if (service_shard != _shards[0].get()) order.push_back(_shards.size() - 1);
+  for (std::size_t i = client_shards; i < _shards.size(); ++i) order.push_back(i);
   for (std::size_t i = 0; i < client_shards; ++i) order.push_back(i);
   for (std::size_t i : order) {
-    if (i == 0 && service_shard != _shards[0].get())
-      while (!service_shard->services_started()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (i == 0)
+      for (std::size_t k = client_shards; k < _shards.size(); ++k)
+        while (!_shards[k]->services_started()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     dispatcher* d = _shards[i].get();
     _threads.emplace_back([d] {
       d->event_loop().run();
@@ -250,8 +251,9 @@ base::status server::start() {
       CPU_SET(cpus[i % cpus.size()], &set);
       pthread_setaffinity_np(_threads.back().native_handle(), sizeof set, &set);
     }
-    pthread_setname_np(_threads.back().native_handle(),
-                       (i < client_shards ? "pg-shard-" + std::to_string(i) : std::string("pg-jetstream")).c_str());
+    const std::string name =
+        i < client_shards ? "pg-shard-" + std::to_string(i) : "pg-js-" + std::to_string(i - client_shards);
+    pthread_setname_np(_threads.back().native_handle(), name.c_str());
   }
   _started = true;
   if (_routes) _routes->start();

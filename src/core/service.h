@@ -1,13 +1,15 @@
 #pragma once
 // Server-side services (JetStream) plug into the core through this interface. A service
-// runs on shard 0's thread: its internal subscriptions receive messages there (from any
+// runs on shard 0's thread (or on an owner thread of its own, --js_threads): its internal subscriptions receive messages there (from any
 // shard, over the rings), and what it publishes is routed from there. It never touches
 // sockets or other shards' state.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -62,6 +64,9 @@ class service_host {
   // transport cannot watch fds, and then pollers must keep reporting work while they wait.
   virtual int wake_eventfd() = 0;
   virtual const base::clock& clk() const = 0;
+  // Runs `fn` on this host's thread at its next turn; callable from any thread (the
+  // several owner threads of one service talk through it).
+  virtual void call(std::function<void()> fn) = 0;
   virtual const server_options& options() const = 0;
   virtual const std::string& server_id() const = 0;
   virtual const std::string& server_name() const = 0;
@@ -80,6 +85,11 @@ class service {
     (void)query;
     (void)out;
     return false;
+  }
+  // With a service on several threads, /jsz asks each (monitor_jsz) and this adds the parts
+  // up; pure (runs on the monitor's thread, reads nothing of the service).
+  virtual void merge_jsz(std::vector<nlohmann::ordered_json> parts, nlohmann::ordered_json& out) const {
+    if (!parts.empty()) out = std::move(parts.front());
   }
   // HTTP /metrics, on the service's thread: appends Prometheus text (per stream/consumer).
   virtual void monitor_metrics(std::string& out) { (void)out; }

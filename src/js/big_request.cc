@@ -23,22 +23,6 @@ namespace {
 constexpr std::string_view kCreateType = "stream_create_response";
 constexpr std::string_view kUpdateType = "stream_update_response";
 
-// The stream a $JS.API request (the subject after "$JS.API.") is about, or empty:
-// STREAM.<op>.<stream>, STREAM.MSG.<op>.<stream>, CONSUMER.<op>.<stream>...,
-// CONSUMER.DURABLE.CREATE.<stream>..., CONSUMER.MSG.NEXT.<stream>...
-std::string_view stream_of(std::string_view rest) {
-  std::vector<std::string_view> t;
-  while (t.size() < 5) {
-    const auto dot = rest.find('.');
-    t.push_back(rest.substr(0, dot));
-    if (dot == std::string_view::npos) break;
-    rest.remove_prefix(dot + 1);
-  }
-  if (t.size() < 3 || (t[0] != "STREAM" && t[0] != "CONSUMER")) return {};
-  const std::size_t at = (t[1] == "MSG" || t[1] == "DURABLE") ? 3 : 2;
-  return at < t.size() ? t[at] : std::string_view();
-}
-
 // The reply text: the info object serialised with "config": null, the worker's config
 // serialisation put in its place ("type" comes first and holds no such text).
 std::string splice_config(const ojson& j, const std::string& config_dump) {
@@ -50,6 +34,19 @@ std::string splice_config(const ojson& j, const std::string& config_dump) {
 }
 
 }  // namespace
+
+std::string_view api_stream_of(std::string_view rest) {
+  std::vector<std::string_view> t;
+  while (t.size() < 5) {
+    const auto dot = rest.find('.');
+    t.push_back(rest.substr(0, dot));
+    if (dot == std::string_view::npos) break;
+    rest.remove_prefix(dot + 1);
+  }
+  if (t.size() < 3 || (t[0] != "STREAM" && t[0] != "CONSUMER")) return {};
+  const std::size_t at = (t[1] == "MSG" || t[1] == "DURABLE") ? 3 : 2;
+  return at < t.size() ? t[at] : std::string_view();
+}
 
 void decode_big_request(jetstream::big_request& job) {
   stream_config& cfg = job.cfg;
@@ -88,10 +85,15 @@ void decode_big_request(jetstream::big_request& job) {
 
 bool jetstream::must_wait(std::string_view rest) const {
   if (!_replaying && !_deferred.empty()) return true;  // keep arrival order behind them
+  const bool changes =
+      rest.starts_with("STREAM.CREATE.") || rest.starts_with("STREAM.UPDATE.") || rest.starts_with("STREAM.DELETE.");
+  // A create/update/delete forwarded to an owner: its stream may change owner or vanish,
+  // and the owner reads the table for its checks until it reports back.
+  if (_inflight && (changes || api_stream_of(rest) == *_inflight)) return true;
   if (!_big) return false;
   if (rest.starts_with("STREAM.CREATE.") || rest.starts_with("STREAM.UPDATE.") || rest.starts_with("STREAM.DELETE."))
     return true;  // subject overlaps, and the worker reads the other streams' configs
-  return stream_of(rest) == _big->token;
+  return api_stream_of(rest) == _big->token;
 }
 
 void jetstream::start_big_request(std::string_view token, const core::inbound_msg& m, bool update) {
@@ -107,30 +109,21 @@ void jetstream::start_big_request(std::string_view token, const core::inbound_ms
     job.existing = &s->config();
     if (update) job.created = s->created();
   }
-  for (const auto& [name, g] : _streams)
-    if (name != token) {
-      const auto& subjects = g->get_stream().config().subjects;
-      job.others.insert(job.others.end(), subjects.begin(), subjects.end());
-    }
+  for (const auto& [name, p] : table())  // every owner's streams (the worker reads them meanwhile)
+    if (name != token) job.others.insert(job.others.end(), p.cfg.subjects.begin(), p.cfg.subjects.end());
   job.ticket = _worker->submit([&job] { decode_big_request(job); });
 }
 
 std::size_t jetstream::poll_big() {
   std::size_t work = 0;
   if (_big) work += apply_big_request();
-  if (_big || _deferred.empty()) return work;
-  _replaying = true;  // the deferred requests, in order, until one starts a big request
-  while (!_big && !_deferred.empty()) {
+  if (!_big) maybe_report();  // a finished big create/update is in the table before what waited behind it
+  if (_big || _inflight || !_all_loaded || _deferred.empty()) return work;
+  _replaying = true;  // the deferred requests, in order, until one starts a big request or a forwarded change
+  while (!_big && !_inflight && !_deferred.empty()) {
     const deferred_msg d = std::move(_deferred.front());
     _deferred.pop_front();
-    core::inbound_msg m;
-    m.subject = d.subject;
-    m.reply = d.reply;
-    m.headers = d.headers;
-    m.payload = d.payload;
-    m.client_id = d.client_id;
-    m.no_responders = d.no_responders;
-    on_msg(m);
+    on_msg(d.view());
     ++work;
   }
   _replaying = false;

@@ -17,7 +17,7 @@ constexpr std::int64_t kInterestCheck = 10 * base::kMilli;
 
 // Pin ids (NUID-like, 22 chars) and flow-control tokens (4 chars), from [0-9A-Za-z].
 base::rng& agent_rng() {
-  static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x9e3779b97f4a7c15ull);
+  static thread_local base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x9e3779b97f4a7c15ull);  // one per owner thread
   return rng;
 }
 

@@ -80,8 +80,8 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
     return true;
   }
   struct count_after {
-    std::uint64_t& n;
-    ~count_after() { ++n; }
+    std::atomic<std::uint64_t>& n;
+    ~count_after() { n.fetch_add(1, std::memory_order_relaxed); }
   };
   // Whatever the call changed (config, pause, a new consumer), the group polls next turn.
   struct wake_after {
@@ -229,6 +229,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     return respond_error(m.reply, type, make_error(err::consumer_store_failed, error));
   }
   ref.start(nullptr, t);
+  count_consumers(1);  // before the reply: an INFO after it counts this one
   respond(m.reply, typed(type, ref.info_json(t)));
   consumer_advisory("create", s->config().name, cfg.name);
 }
@@ -331,6 +332,7 @@ void jetstream::api_consumer_unpin(std::string_view stream_name, std::string_vie
 void jetstream::delete_consumer(stream_group& g, const std::string& name, bool advise) {
   std::unique_ptr<consumer_agent> c = g.take_consumer(name);
   if (!c) return;
+  count_consumers(-1);
   stream& s = g.get_stream();
   if (!c->state_dir().empty()) {
     std::error_code ec;

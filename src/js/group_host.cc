@@ -6,7 +6,7 @@
 namespace js {
 
 std::string random_name(std::size_t n) {
-  static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x5bd1e995u);
+  static thread_local base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)) ^ 0x5bd1e995u);  // one per owner thread
   static constexpr char kAlpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   std::string s;
   for (std::size_t i = 0; i < n; ++i) s += kAlpha[rng.below(62)];

@@ -15,6 +15,7 @@
 #include "src/js/json_util.h"
 #include "src/js/stream_source.h"
 #include "src/js/jetstream_service.h"
+#include "src/js/jetstream_owners.h"
 #include "storage/file_store.h"
 #include "storage/memory_store.h"
 
@@ -22,28 +23,65 @@ namespace js {
 
 namespace fs = std::filesystem;
 
-std::unique_ptr<core::service> make_jetstream_service() { return std::make_unique<jetstream>(); }
+std::unique_ptr<core::service> make_jetstream_service() {
+  return std::make_unique<jetstream>(std::make_shared<owner_set>(1), 0);
+}
+
+std::vector<std::unique_ptr<core::service>> make_jetstream_owners(std::size_t n) {
+  auto owners = std::make_shared<owner_set>(std::max<std::size_t>(n, 1));
+  std::vector<std::unique_ptr<core::service>> out;
+  for (std::size_t i = 0; i < owners->size(); ++i) out.push_back(std::make_unique<jetstream>(owners, i));
+  return out;
+}
+
+jetstream::jetstream(std::shared_ptr<owner_set> owners, std::size_t index)
+    : _owners(std::move(owners)), _index(index), _all_loaded(index != 0) {  // only the hub waits for the others
+  _owners->slots[_index]->js = this;
+}
 
 // The worker goes first: a job it runs refers to _big.
 jetstream::~jetstream() { _worker.reset(); }
 
+core::inbound_msg jetstream::deferred_msg::view() const {
+  core::inbound_msg m;
+  m.subject = subject;
+  m.reply = reply;
+  m.headers = headers;
+  m.payload = payload;
+  m.client_id = client_id;
+  m.no_responders = no_responders;
+  return m;
+}
+
 bool jetstream::start(core::service_host& host, std::string& error) {
+  _thread.claim();
   _host = &host;
   _domain = host.options().js_domain;
+  owner_slot& slot = *_owners->slots[_index];
+  slot.host = &host;
   std::error_code ec;
   fs::create_directories(streams_dir(), ec);
   if (ec) {
     error = "cannot create " + streams_dir() + ": " + ec.message();
     return false;
   }
-  _api_sub = host.subscribe("$JS.API.>", "", this);
-  if (!_domain.empty()) _domain_sub = host.subscribe("$JS." + _domain + ".API.>", "", this);
-  if (_api_sub == 0) {
-    error = "cannot subscribe $JS.API.>";
-    return false;
+  if (is_hub()) {  // the control plane: only owner 0 serves $JS.API
+    _api_sub = host.subscribe("$JS.API.>", "", this);
+    if (!_domain.empty()) _domain_sub = host.subscribe("$JS." + _domain + ".API.>", "", this);
+    if (_api_sub == 0) {
+      error = "cannot subscribe $JS.API.>";
+      return false;
+    }
   }
   host.add_poller(this);
   load_streams();
+  // What this owner restored joins the hub's table (the hub's own streams directly).
+  for (const auto& [name, g] : _streams) {
+    if (is_hub()) _owners->table[name] = placed_stream{_index, g->get_stream().config()};
+    else slot.recovered.push_back(g->get_stream().config());
+  }
+  slot.loaded.store(true, std::memory_order_release);
+  if (is_hub()) all_loaded();
   return true;
 }
 
@@ -60,9 +98,14 @@ void jetstream::stop() {
 }
 
 std::size_t jetstream::poll(base::nanos) {
+  PG_ASSERT_OWNER(_thread);
   _retired_streams.clear();
-  std::size_t work = poll_groups(now());
+  std::size_t work = _tasks.size();
+  for (auto& task : std::exchange(_tasks, {})) task();
+  work += poll_groups(now());
+  if (!_all_loaded && is_hub() && all_loaded()) ++work;  // what waited for the owners goes now
   work += poll_big();
+  maybe_report();
   return work;
 }
 
@@ -86,15 +129,117 @@ void jetstream::wake(stream_group& g) { _active.wake(g); }
 void jetstream::place(std::unique_ptr<stream_group> g) {
   _active.add(*g);
   const std::string name = g->name();
+  if (!is_hub()) {
+    // Pulls go straight to the owner thread: routing carries them to its ring (the hub's
+    // $JS.API.> sees them too and leaves them to this subscription).
+    auto& ids = _next_subs[name];
+    for (const std::string& api : {std::string("$JS.API"), _domain.empty() ? std::string() : "$JS." + _domain + ".API"})
+      if (!api.empty())
+        if (auto id = _host->subscribe(api + ".CONSUMER.MSG.NEXT." + name + ".*", "", this); id != 0) ids.push_back(id);
+  }
   _streams.emplace(name, std::move(g));
 }
 
 void jetstream::retire(const std::string& name) {
+  if (auto subs = _next_subs.find(name); subs != _next_subs.end()) {
+    for (auto id : subs->second) _host->unsubscribe(id);
+    _next_subs.erase(subs);
+  }
   auto it = _streams.find(name);
   if (it == _streams.end()) return;
   _active.remove(*it->second);
   _retired_streams.push_back(std::move(it->second));
   _streams.erase(it);
+}
+
+// ---- several owners
+
+bool jetstream::all_loaded() {
+  if (_all_loaded) return true;
+  for (const auto& slot : _owners->slots)
+    if (!slot->loaded.load(std::memory_order_acquire)) return false;
+  for (std::size_t i = 1; i < _owners->size(); ++i)
+    for (auto& cfg : _owners->slots[i]->recovered) {
+      const std::string name = cfg.name;
+      _owners->table[name] = placed_stream{i, std::move(cfg)};
+    }
+  _all_loaded = true;
+  return true;
+}
+
+namespace {
+bool changes_stream(std::string_view rest) {
+  return rest.starts_with("STREAM.CREATE.") || rest.starts_with("STREAM.UPDATE.") ||
+         rest.starts_with("STREAM.DELETE.");
+}
+}  // namespace
+
+bool jetstream::forward(std::string_view rest, const core::inbound_msg& m) {
+  if (!is_hub()) return false;
+  const std::string_view name = api_stream_of(rest);
+  if (name.empty()) return false;  // account-wide (INFO, NAMES, LIST) or malformed: here
+  std::size_t to = _index;
+  if (auto it = table().find(name); it != table().end()) to = it->second.owner;
+  else if (rest.starts_with("STREAM.CREATE.")) to = owner_of(name, _owners->size());
+  // (no such stream: answered here, as by an owner)
+  const bool changes = changes_stream(rest);
+  if (to == _index) {
+    if (changes) report_later(name);
+    return false;
+  }
+  if (rest.starts_with("CONSUMER.MSG.NEXT.")) return true;  // its owner subscribes the subject itself
+  // Counted here, where INFO is answered (as dispatch counts it).
+  _api_total.fetch_add(1, std::memory_order_relaxed);
+  if (changes) _inflight = std::string(name);
+  jetstream* owner = _owners->slots[to]->js;
+  post_task(to, [owner, d = deferred_msg(m), changes] { owner->on_forwarded(d, changes); });
+  return true;
+}
+
+void jetstream::on_forwarded(const deferred_msg& d, bool changes) {
+  PG_ASSERT_OWNER(_thread);
+  const core::inbound_msg m = d.view();
+  if (changes) {
+    std::string_view rest = m.subject;
+    rest.remove_prefix(8);  // "$JS.API."
+    report_later(api_stream_of(rest));
+  }
+  on_msg(m);
+  maybe_report();
+}
+
+// Through the closure queue into the target's task list, which its poll runs after the
+// dispatcher drained its rings that turn: a client's SUB broadcast before the request the
+// hub forwards (its reply inbox, just after a reconnect) is in the owner's sublist by then.
+void jetstream::post_task(std::size_t to, std::function<void()> fn) {
+  jetstream* target = _owners->slots[to]->js;
+  _owners->post(to, [target, fn = std::move(fn)]() mutable { target->_tasks.push_back(std::move(fn)); });
+}
+
+void jetstream::report_later(std::string_view name) { _report.emplace_back(name); }
+
+void jetstream::maybe_report() {
+  if (_report.empty() || _big) return;
+  for (const std::string& name : std::exchange(_report, {})) {
+    std::optional<stream_config> cfg;
+    if (const stream* s = find(name)) cfg = s->config();
+    if (is_hub()) {
+      apply_report(name, _index, std::move(cfg));
+      continue;
+    }
+    jetstream* hub = _owners->slots[0]->js;
+    post_task(0, [hub, name, owner = _index, cfg = std::move(cfg)]() mutable {
+      hub->apply_report(name, owner, std::move(cfg));
+    });
+  }
+}
+
+void jetstream::apply_report(const std::string& name, std::size_t owner, std::optional<stream_config> cfg) {
+  PG_ASSERT_OWNER(_thread);
+  if (cfg) _owners->table[name] = placed_stream{owner, std::move(*cfg)};
+  else if (auto it = _owners->table.find(name); it != _owners->table.end() && it->second.owner == owner)
+    _owners->table.erase(it);
+  if (_inflight && *_inflight == name) _inflight.reset();  // what waited behind it goes at the next poll
 }
 
 base::nanos jetstream::idle_limit(base::nanos) {
@@ -118,6 +263,7 @@ stream_group* jetstream::group_of(std::string_view name) {
 // ---- dispatch
 
 void jetstream::on_msg(const core::inbound_msg& in) {
+  PG_ASSERT_OWNER(_thread);
   core::inbound_msg m = in;
   std::string_view rest = m.subject;
   std::string rewritten;
@@ -128,27 +274,40 @@ void jetstream::on_msg(const core::inbound_msg& in) {
   }
   if (!rest.starts_with("$JS.API.")) return;
   rest.remove_prefix(8);
+  if (!_all_loaded && !all_loaded()) {  // hub: an owner is still restoring its streams
+    _deferred.emplace_back(m);
+    return;
+  }
   if (rest.starts_with("DIRECT.")) {
-    // Served by the stream's own responder; nothing answers for a stream that does not
-    // exist or does not allow direct gets (or a subject no stream subscribes).
-    const stream* s = nullptr;
+    // Served by the stream's own responder (on its owner); nothing answers for a stream that
+    // does not exist or does not allow direct gets (or a subject no stream subscribes).
+    const stream_config* s = nullptr;
     bool mirrored = false;  // a mirror_direct mirror answers for its origin's name
     if (rest.starts_with("DIRECT.GET.")) {
       std::string_view name = rest.substr(11);
       name = name.substr(0, name.find('.'));
-      s = find(name);
+      if (auto it = table().find(name); it != table().end()) s = &it->second.cfg;
       // A big create being applied has no direct responder yet: the stream is not there.
-      if (_big && !_big->update && _big->s == s) s = nullptr;
-      if (s == nullptr || !s->config().allow_direct) mirrored = mirror_serves_direct(name);
+      if (_big && !_big->update && _big->token == name) s = nullptr;
+      if (s == nullptr || !s->allow_direct) mirrored = mirror_serves_direct(name);
     }
-    if ((s == nullptr || !s->config().allow_direct) && !mirrored) no_responders(m);
+    if ((s == nullptr || !s->allow_direct) && !mirrored) no_responders(m);
     return;
   }
-  if (must_wait(rest)) {  // behind a big request in flight (big_request.cc)
-    _deferred.push_back({std::string(m.subject), std::string(m.reply), std::string(m.headers),
-                         std::string(m.payload), m.client_id, m.no_responders});
+  if (must_wait(rest)) {  // behind a big request or a forwarded change in flight
+    _deferred.emplace_back(m);
     return;
   }
+  if (forward(rest, m)) return;
+  // The outermost call reports a stream change it made to the hub's table (handlers may
+  // publish to $JS.API re-entrantly).
+  struct settle {
+    jetstream& js;
+    explicit settle(jetstream& j) : js(j) { ++js._depth; }
+    ~settle() {
+      if (--js._depth == 0) js.maybe_report();
+    }
+  } settled{*this};
 
   struct route {
     std::string_view prefix;
@@ -179,8 +338,8 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     }
     // Counted after the reply, as nats-server does (INFO shows the calls before it).
     struct count_after {
-      std::uint64_t& n;
-      ~count_after() { ++n; }
+      std::atomic<std::uint64_t>& n;
+      ~count_after() { n.fetch_add(1, std::memory_order_relaxed); }
     } counter{_api_total};
     if (!m.headers.empty()) {
       if (auto lvl = find_header(m.headers, "Nats-Required-Api-Level")) {
@@ -199,7 +358,7 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     return;
   }
   if (rest.starts_with("CONSUMER.") && dispatch_consumer(rest.substr(9), m)) return;
-  ++_api_total;
+  _api_total.fetch_add(1, std::memory_order_relaxed);
   respond_error(m.reply, "system_response", make_error(err::bad_request));
 }
 
@@ -215,7 +374,7 @@ void jetstream::respond(std::string_view reply, const ojson& j) {
 
 void jetstream::respond_error(std::string_view reply, std::string_view type, const api_error& e,
                               const ojson& extra) {
-  ++_api_errors;
+  _api_errors.fetch_add(1, std::memory_order_relaxed);
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
   j["error"] = to_json(e);
@@ -228,7 +387,7 @@ void jetstream::advisory(std::string_view action, const std::string& name) {
   const char* what = action == "create" ? kSubj[0] : action == "delete" ? kSubj[1] : kSubj[2];
   const std::string subject = std::string("$JS.EVENT.ADVISORY.STREAM.") + what + "." + name;
   if (!_host->has_interest(subject)) return;
-  static base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)));
+  static thread_local base::rng rng(static_cast<std::uint64_t>(base::read_clock(CLOCK_REALTIME)));
   static constexpr char kAlpha[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   std::string id;
   for (int i = 0; i < 22; ++i) id += kAlpha[rng.below(62)];
@@ -330,6 +489,7 @@ void jetstream::load_streams() {
   for (const auto& entry : fs::directory_iterator(streams_dir(), ec)) {
     if (!entry.is_directory()) continue;
     const std::string name = entry.path().filename().string();
+    if (owner_of(name, _owners->size()) != _index) continue;  // another owner thread's
     std::string text, error;
     if (std::ifstream in(entry.path() / "meta.inf"); in) {
       std::stringstream ss;
@@ -371,17 +531,17 @@ void jetstream::load_streams() {
     stream_group& ref = *s;
     place(std::move(s));
     load_consumers(ref);
+    count_consumers(std::int64_t(ref.consumers().size()));
   }
 }
 
+// The cross-stream checks read the hub's table, which holds every owner's streams; an
+// owner reads it only while the hub holds stream changes back for its request.
 std::optional<api_error> jetstream::check_overlap(const stream_config& cfg) const {
   // Tries and a hash set, not a pairwise loop (see core::sets_overlap).
   std::vector<std::string_view> others;
-  for (const auto& [name, g] : _streams)
-    if (name != cfg.name) {
-      const auto& subjects = g->get_stream().config().subjects;
-      others.insert(others.end(), subjects.begin(), subjects.end());
-    }
+  for (const auto& [name, p] : table())
+    if (name != cfg.name) others.insert(others.end(), p.cfg.subjects.begin(), p.cfg.subjects.end());
   if (!others.empty() && core::sets_overlap({cfg.subjects.begin(), cfg.subjects.end()}, others))
     return make_error(err::subjects_overlap);
   return std::nullopt;
@@ -391,17 +551,17 @@ std::optional<api_error> jetstream::check_overlap(const stream_config& cfg) cons
 // mirror_direct follows the origin's allow_direct.
 std::optional<api_error> jetstream::check_mirror_origin(stream_config& cfg) {
   if (!cfg.has_mirror()) return std::nullopt;
-  stream* o = find(parse_source_spec(cfg.mirror).name);
-  if (!o) return std::nullopt;
-  const auto origin_max = o->config().max_msg_size;
-  if (cfg.max_msg_size > 0 && origin_max > 0 && cfg.max_msg_size < origin_max) return make_error(10030);
-  cfg.mirror_direct = o->config().allow_direct;
+  auto it = table().find(parse_source_spec(cfg.mirror).name);
+  if (it == table().end()) return std::nullopt;
+  const stream_config& o = it->second.cfg;
+  if (cfg.max_msg_size > 0 && o.max_msg_size > 0 && cfg.max_msg_size < o.max_msg_size) return make_error(10030);
+  cfg.mirror_direct = o.allow_direct;
   return std::nullopt;
 }
 
 bool jetstream::mirror_serves_direct(std::string_view origin) const {
-  for (const auto& [name, g] : _streams) {
-    const auto& c = g->get_stream().config();
+  for (const auto& [name, p] : table()) {
+    const auto& c = p.cfg;
     if (c.mirror_direct && c.has_mirror() && c.mirror.value("name", std::string()) == origin) return true;
   }
   return false;
@@ -414,14 +574,15 @@ std::int64_t jetstream::storage_limit(storage_type t) const {
   return t == storage_type::memory ? o.max_memory_store : o.max_file_store;
 }
 
+// Reservations from the table's configs; use from the server-wide counters, less what the
+// excepted stream (being updated, so on this owner) last reported.
 storage_usage jetstream::usage(storage_type t, std::string_view except_stream) const {
   storage_usage u;
-  for (const auto& [name, g] : _streams) {
-    const stream& s = g->get_stream();
-    if (s.config().storage != t || name == except_stream) continue;
-    if (s.config().max_bytes > 0) u.reserved += s.config().max_bytes;
-    u.used += g->reported_bytes();
-  }
+  for (const auto& [name, p] : table())
+    if (p.cfg.storage == t && name != except_stream && p.cfg.max_bytes > 0) u.reserved += p.cfg.max_bytes;
+  u.used = used_bytes(t);
+  if (auto it = _streams.find(except_stream); it != _streams.end() && it->second->get_stream().config().storage == t)
+    u.used -= it->second->reported_bytes();
   return u;
 }
 

@@ -3,17 +3,23 @@
 // persists stream metadata under <store_dir>/jetstream/$G/streams/<name>/, and owns the
 // stream groups (stream_group.h), which it polls only while they have work: a group that
 // receives a message is queued in the active list, one with timed work waits in a deadline
-// heap. It is the groups' group_host.
+// heap. It is the groups' group_host. With --js_threads N there are N of these, one per
+// owner thread (jetstream_owners.h): instance 0 is the control plane and forwards each
+// request about a stream to the instance that owns it.
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "src/base/owner_check.h"
 #include "src/core/service.h"
 #include "src/js/group_host.h"
+#include "src/js/jetstream_owners.h"
 #include "src/js/resources.h"
 #include "src/js/stream_group.h"
 #include "src/shard/loop.h"
@@ -28,14 +34,17 @@ class api_worker;
 
 class jetstream final : public core::service, public core::internal_handler, public shard::poller, public group_host {
  public:
-  jetstream() = default;
+  // Instance `index` of `owners` (one instance alone: owners of size 1, index 0).
+  jetstream(std::shared_ptr<owner_set> owners, std::size_t index);
   ~jetstream() override;
 
   bool start(core::service_host& host, std::string& error) override;
   void stop() override;
   void on_msg(const core::inbound_msg& m) override;
   // HTTP /jsz (monitor_jsz.cc): accounts, streams, consumers, config as nats-server's options.
+  // With several owners each answers for its own streams; merge_jsz adds the parts up.
   bool monitor_jsz(const std::map<std::string, std::string>& query, ojson& out) override;
+  void merge_jsz(std::vector<ojson> parts, ojson& out) const override;
   // HTTP /metrics: per-stream and per-consumer series, PubAck latency histograms.
   void monitor_metrics(std::string& out) override;
   std::size_t poll(base::nanos now) override;
@@ -67,13 +76,13 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::int64_t storage_limit(storage_type t) const;
   storage_usage usage(storage_type t, std::string_view except_stream) const;
   void report_usage(storage_type t, std::int64_t delta) override {
-    _used_bytes[t == storage_type::memory ? 0 : 1].fetch_add(delta, std::memory_order_relaxed);
+    _owners->used_bytes[t == storage_type::memory ? 0 : 1].fetch_add(delta, std::memory_order_relaxed);
   }
   std::int64_t used_bytes(storage_type t) const {
-    return _used_bytes[t == storage_type::memory ? 0 : 1].load(std::memory_order_relaxed);
+    return _owners->used_bytes[t == storage_type::memory ? 0 : 1].load(std::memory_order_relaxed);
   }
   bool storage_exhausted(storage_type t) const override;
-  // Open fast-ingest batches across every stream (the server-wide limit).
+  // Open fast-ingest batches across every stream of this owner thread.
   std::size_t* fast_batch_counter() override { return &_fast_batches_open; }
   struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
 
@@ -117,6 +126,32 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Out of the placement table; the group lives until the next poll.
   void retire(const std::string& name);
   std::size_t poll_groups(std::int64_t now);
+
+  // ---- several owners (jetstream_owners.h)
+  struct deferred_msg;
+  bool is_hub() const { return _index == 0; }
+  const placement_table& table() const { return _owners->table; }
+  // Hub: a request about a stream another owner holds (or will hold: a create placed there)
+  // goes to it as a copied message; false when it is answered here.
+  bool forward(std::string_view rest, const core::inbound_msg& m);
+  // Owner: a request the hub forwarded; `changes` = a stream create/update/delete, whose
+  // outcome is reported back to the hub's table.
+  void on_forwarded(const deferred_msg& d, bool changes);
+  // After a create/update/delete of `name` here: once no big request is pending, the
+  // stream's config (or its absence) goes into the hub's table (before anything deferred
+  // behind it runs).
+  void report_later(std::string_view name);
+  void maybe_report();
+  // Hub: the table learns what owner `owner` now holds as `name`; a forwarded change ends.
+  void apply_report(const std::string& name, std::size_t owner, std::optional<stream_config> cfg);
+  // Hub: every owner restored its streams (their configs join the table once).
+  bool all_loaded();
+  // Hub: STREAM.LIST pages gather stream infos from the owners holding them.
+  void list_streams(std::string reply, ojson head, std::vector<std::string> names);
+  // Runs `fn` on owner `to` in its next poll, after its rings were drained.
+  void post_task(std::size_t to, std::function<void()> fn);
+  // Consumers added or removed here (account INFO sums them over the owners).
+  void count_consumers(std::int64_t delta) { _consumer_count.fetch_add(delta, std::memory_order_relaxed); }
 
   void respond(std::string_view reply, const ojson& j);
   // The request reached no stream or consumer: the 503 no-responders status nats-server
@@ -162,6 +197,11 @@ class jetstream final : public core::service, public core::internal_handler, pub
     std::string subject, reply, headers, payload;
     std::uint64_t client_id = 0;
     bool no_responders = false;
+    deferred_msg() = default;
+    explicit deferred_msg(const core::inbound_msg& m)
+        : subject(m.subject), reply(m.reply), headers(m.headers), payload(m.payload), client_id(m.client_id),
+          no_responders(m.no_responders) {}
+    core::inbound_msg view() const;
   };
   bool must_wait(std::string_view api_rest) const;
   void start_big_request(std::string_view token, const core::inbound_msg& m, bool update);
@@ -175,12 +215,24 @@ class jetstream final : public core::service, public core::internal_handler, pub
   bool _replaying = false;
 
   core::service_host* _host = nullptr;
+  std::shared_ptr<owner_set> _owners;
+  std::size_t _index = 0;
+  base::thread_owner _thread;  // the owner thread (debug builds check entry points run on it)
+  bool _all_loaded = false;
+  // Hub: the stream whose forwarded create/update/delete has not reported back yet; stream
+  // changes and requests naming it wait meanwhile (the owner reads the table for its checks).
+  std::optional<std::string> _inflight;
+  std::vector<std::string> _report;  // streams this instance changed, to report once settled
+  int _depth = 0;                    // on_msg calls on the stack
+  std::vector<std::function<void()>> _tasks;  // posted by other owners (post_task)
   std::string _domain;
   std::size_t _fast_batches_open = 0;  // declared before the streams, which count down in it
-  std::atomic<std::int64_t> _used_bytes[2] = {0, 0};  // memory, file; the groups report to it
-  std::uint64_t _api_total = 0;
-  std::uint64_t _api_errors = 0;
-  // The placement table: stream name -> its group.
+  // Forwarded requests are counted by the hub when it forwards them (so INFO, served by the
+  // hub, already counts a request its owner answered).
+  std::atomic<std::uint64_t> _api_total{0};
+  std::atomic<std::uint64_t> _api_errors{0};
+  std::atomic<std::int64_t> _consumer_count{0};
+  // This owner's groups: stream name -> group (the hub's table places every owner's).
   std::map<std::string, std::unique_ptr<stream_group>, std::less<>> _streams;
   // Deleted streams live until the next poll(): a deletion can happen inside one of their
   // own calls (a pull status reply sent to an API subject).
@@ -188,6 +240,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   active_set<stream_group> _active;
   std::uint64_t _api_sub = 0;
   std::uint64_t _domain_sub = 0;
+  // Owners other than the hub: each stream's MSG.NEXT subscriptions.
+  std::map<std::string, std::vector<std::uint64_t>, std::less<>> _next_subs;
 };
 
 }  // namespace js

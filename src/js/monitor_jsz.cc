@@ -3,6 +3,7 @@
 // thread (the monitor asks over dispatcher::call_on_shard), so it reads streams directly.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
 
 #include "src/js/consumer_agent.h"
@@ -69,7 +70,14 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
   out["reserved_storage"] = 0;
   out["accounts"] = 1;
   out["ha_assets"] = 0;
-  out["api"] = ojson{{"total", _api_total}, {"errors", _api_errors}};
+  // The API counters are the hub's (it counts what it forwards; errors summed over the
+  // owners); with several owners the other parts carry zeros and merge_jsz adds them up.
+  std::uint64_t api_total = 0, api_errors = 0;
+  if (is_hub()) {
+    api_total = _api_total.load();
+    for (const auto& slot : _owners->slots) api_errors += slot->js->_api_errors.load(std::memory_order_relaxed);
+  }
+  out["api"] = ojson{{"total", api_total}, {"errors", api_errors}};
   out["streams"] = _streams.size();
   out["consumers"] = consumer_total;
   out["messages"] = messages;
@@ -84,11 +92,41 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
     acc["reserved_storage"] = 0;
     acc["accounts"] = 0;
     acc["ha_assets"] = 0;
-    acc["api"] = ojson{{"total", _api_total}, {"errors", _api_errors}};
+    acc["api"] = ojson{{"total", api_total}, {"errors", api_errors}};
     if (streams && !stream_details.empty()) acc["stream_detail"] = std::move(stream_details);
     out["account_details"] = ojson::array({std::move(acc)});
   }
   return true;
+}
+
+// Adds up the owners' parts: counters and sizes summed, stream details in name order.
+void jetstream::merge_jsz(std::vector<ojson> parts, ojson& out) const {
+  if (parts.empty()) return;
+  out = std::move(parts.front());
+  auto add = [](ojson& to, const ojson& from, const char* key) {
+    if (from.contains(key) && to.contains(key)) to[key] = to[key].get<std::uint64_t>() + from[key].get<std::uint64_t>();
+  };
+  static const char* kSums[] = {"memory", "storage", "streams", "consumers", "messages", "bytes"};
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const ojson& p = parts[i];
+    for (const char* k : kSums) add(out, p, k);
+    for (const char* k : {"total", "errors"}) add(out["api"], p.at("api"), k);
+    if (!out.contains("account_details") || !p.contains("account_details")) continue;
+    ojson& acc = out["account_details"][0];
+    const ojson& pacc = p.at("account_details").at(0);
+    for (const char* k : {"memory", "storage"}) add(acc, pacc, k);
+    for (const char* k : {"total", "errors"}) add(acc["api"], pacc.at("api"), k);
+    if (pacc.contains("stream_detail"))
+      for (const auto& d : pacc.at("stream_detail")) acc["stream_detail"].push_back(d);
+  }
+  if (out.contains("account_details") && out["account_details"][0].contains("stream_detail")) {
+    ojson& list = out["account_details"][0]["stream_detail"];
+    std::vector<ojson> v(list.begin(), list.end());
+    std::sort(v.begin(), v.end(), [](const ojson& a, const ojson& b) {
+      return a.value("name", std::string()) < b.value("name", std::string());
+    });
+    list = ojson(v);
+  }
 }
 
 void jetstream::monitor_metrics(std::string& out) {

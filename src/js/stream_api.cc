@@ -106,10 +106,15 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
   j["storage"] = file;
   j["reserved_memory"] = 0;
   j["reserved_storage"] = 0;
-  j["streams"] = _streams.size();
-  std::size_t consumers = 0;
-  for (auto& [name, g] : _streams) consumers += g->consumers().size();
-  j["consumers"] = consumers;
+  // The table and the owners' counters (no loop over the streams or the owners' threads).
+  j["streams"] = table().size();
+  std::int64_t consumers = 0;
+  std::uint64_t errors = 0;
+  for (const auto& slot : _owners->slots) {
+    consumers += slot->js->_consumer_count.load(std::memory_order_relaxed);
+    errors += slot->js->_api_errors.load(std::memory_order_relaxed);
+  }
+  j["consumers"] = std::max<std::int64_t>(consumers, 0);
   j["limits"] = ojson{{"max_memory", o.max_memory_store},
                       {"max_storage", o.max_file_store},
                       {"max_streams", -1},
@@ -119,7 +124,7 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
                       {"storage_max_stream_bytes", -1},
                       {"max_bytes_required", false}};
   if (!_domain.empty()) j["domain"] = _domain;
-  j["api"] = ojson{{"level", kApiLevel}, {"total", _api_total}, {"errors", _api_errors}};
+  j["api"] = ojson{{"level", kApiLevel}, {"total", _api_total.load()}, {"errors", errors}};
   respond(m.reply, j);
 }
 
@@ -225,6 +230,7 @@ void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
   if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));
   const std::string name = g->name();
   const std::string dir = g->get_stream().dir();
+  count_consumers(-std::int64_t(g->consumers().size()));
   g->delete_consumers();
   g = group_of(name);  // 409s to waiting pulls may have run API calls meanwhile
   if (!g) return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
@@ -249,9 +255,9 @@ void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
     return respond_error(m.reply, type, make_error(err::invalid_json), zero);
   offset = std::max<std::int64_t>(offset, 0);
   std::vector<std::string> names;
-  for (auto& [name, g] : _streams) {
+  for (const auto& [name, p] : table()) {
     bool match = filter.empty();
-    for (const auto& subj : g->get_stream().config().subjects) match = match || core::subjects_overlap(subj, filter);
+    for (const auto& subj : p.cfg.subjects) match = match || core::subjects_overlap(subj, filter);
     if (match) names.push_back(name);
   }
   ojson j;
@@ -277,22 +283,61 @@ void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
   if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter))
     return respond_error(m.reply, type, make_error(err::invalid_json), zero);
   offset = std::max<std::int64_t>(offset, 0);
-  std::vector<stream*> list;
-  for (auto& [name, g] : _streams) {
+  std::vector<std::string> names;
+  for (const auto& [name, p] : table()) {
     bool match = filter.empty();
-    for (const auto& subj : g->get_stream().config().subjects) match = match || core::subjects_overlap(subj, filter);
-    if (match) list.push_back(&g->get_stream());
+    for (const auto& subj : p.cfg.subjects) match = match || core::subjects_overlap(subj, filter);
+    if (match) names.push_back(name);
   }
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
-  j["total"] = list.size();
+  j["total"] = names.size();
   j["offset"] = offset;
   j["limit"] = kListLimit;
-  ojson page = ojson::array();
-  for (std::size_t i = std::size_t(offset); i < list.size() && page.size() < kListLimit; ++i)
-    page.push_back(stream_info_json(*list[i], false, "", 0, false));
-  j["streams"] = page;
-  respond(m.reply, j);
+  std::vector<std::string> page;
+  for (std::size_t i = std::size_t(offset); i < names.size() && page.size() < kListLimit; ++i) page.push_back(names[i]);
+  list_streams(std::string(m.reply), std::move(j), std::move(page));
+}
+
+namespace {
+// One STREAM.LIST page being gathered: each owner fills the infos of its streams (distinct
+// slots), and whichever finishes last publishes the reply from its own thread.
+struct list_gather {
+  std::string reply;
+  ojson head;
+  std::vector<ojson> infos;  // null: the stream went meanwhile
+  std::atomic<std::size_t> left{0};
+};
+}  // namespace
+
+void jetstream::list_streams(std::string reply, ojson head, std::vector<std::string> names) {
+  auto g = std::make_shared<list_gather>();
+  g->reply = std::move(reply);
+  g->head = std::move(head);
+  g->infos.resize(names.size());
+  std::vector<std::vector<std::size_t>> by_owner(_owners->size());
+  for (std::size_t i = 0; i < names.size(); ++i) by_owner[table().find(names[i])->second.owner].push_back(i);
+  auto part = [g, names](jetstream& js, const std::vector<std::size_t>& mine) {
+    PG_ASSERT_OWNER(js._thread);
+    for (std::size_t i : mine)
+      if (stream* s = js.find(names[i])) g->infos[i] = js.stream_info_json(*s, false, "", 0, false);
+    if (g->left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    ojson j = std::move(g->head);
+    ojson page = ojson::array();
+    for (auto& info : g->infos)
+      if (!info.is_null()) page.push_back(std::move(info));
+    j["streams"] = std::move(page);
+    js.respond(g->reply, j);
+  };
+  std::size_t parts = 0;
+  for (std::size_t o = 0; o < by_owner.size(); ++o) parts += (o == _index || !by_owner[o].empty()) ? 1 : 0;
+  g->left.store(parts, std::memory_order_relaxed);
+  for (std::size_t o = 0; o < by_owner.size(); ++o)
+    if (o != _index && !by_owner[o].empty()) {
+      jetstream* js = _owners->slots[o]->js;
+      post_task(o, [part, js, mine = std::move(by_owner[o])] { part(*js, mine); });
+    }
+  part(*this, by_owner[_index]);  // last: alone (one owner), the reply leaves in this call
 }
 
 void jetstream::api_purge(std::string_view token, const core::inbound_msg& m) {

@@ -9,6 +9,7 @@ namespace js {
 stream_group::stream_group(group_host& owner, const stream_config& cfg, std::int64_t created, std::string dir,
                            std::unique_ptr<storage::stream_store> store)
     : _owner(owner), _stream(std::make_unique<js::stream>(*this, cfg, created, std::move(dir), std::move(store))) {
+  _thread.claim();  // made on its owner thread, which alone calls it from now on
   _stream->set_events(this);
   account();  // what a restored stream holds
 }
@@ -36,6 +37,7 @@ std::uint64_t stream_group::subscribe(std::string_view subject, std::string_view
 
 consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int64_t created, std::string state_dir,
                                            std::int64_t now) {
+  PG_ASSERT_OWNER(_thread);
   auto agent = std::make_unique<consumer_agent>(*this, *this, *_stream, cfg, created, std::move(state_dir), now);
   consumer_agent& ref = *agent;
   _consumers[cfg.name] = std::move(agent);
@@ -44,11 +46,13 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
 }
 
 consumer_agent* stream_group::find_consumer(std::string_view name) {
+  PG_ASSERT_OWNER(_thread);
   auto it = _consumers.find(name);
   return it == _consumers.end() ? nullptr : it->second.get();
 }
 
 std::unique_ptr<consumer_agent> stream_group::take_consumer(std::string_view name) {
+  PG_ASSERT_OWNER(_thread);
   auto it = _consumers.find(name);
   if (it == _consumers.end()) return nullptr;
   auto c = std::move(it->second);
@@ -178,6 +182,7 @@ void stream_group::consumers_restored() {
 // ---- polling
 
 std::size_t stream_group::poll(std::int64_t t) {
+  PG_ASSERT_OWNER(_thread);
   for (const auto& c : _retired) {
     _entries.erase(c.get());
     _entries.erase(const_cast<core::internal_handler*>(c->flow_control_handler()));

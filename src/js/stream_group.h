@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/base/owner_check.h"
 #include "src/js/active_set.h"
 #include "src/js/consumer_agent.h"
 #include "src/js/group_host.h"
@@ -120,6 +121,7 @@ class stream_group final : public group_host, public stream_events, public relea
    public:
     entry(stream_group& g, core::internal_handler* h) : _g(g), _h(h) {}
     void on_msg(const core::inbound_msg& m) override {
+      PG_ASSERT_OWNER(_g._thread);  // publishes, acks and pulls arrive on the owner's thread
       _g.enter();
       _h->on_msg(m);
     }
@@ -133,6 +135,7 @@ class stream_group final : public group_host, public stream_events, public relea
   void account();
 
   group_host& _owner;
+  base::thread_owner _thread;  // debug builds: entry points run on the owner thread
   std::size_t _last_work = 0;
   std::int64_t _reported_bytes = 0;
   // Declared before the stream: the stream's subscriptions point at them.

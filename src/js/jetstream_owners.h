@@ -1,0 +1,80 @@
+#pragma once
+// JetStream on several owner threads (--js_threads N): what the N `jetstream` instances
+// share. Instance i runs on owner thread i and owns the stream groups placed on it; instance
+// 0 is also the control plane (the hub): it alone subscribes $JS.API, keeps the placement
+// table and answers account-wide requests, and forwards each request about a stream to its
+// owner as a message (a copied request on the owner's closure queue); the owner answers.
+// Cross-thread state is the atomics below or messages; the table has one writer (the hub).
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/core/service.h"
+#include "src/js/stream_config.h"
+
+namespace js {
+
+class jetstream;
+
+// FNV-1a (64 bit) of the stream name: the placement hash. Fixed by definition (no seed, no
+// library hash), so a stream lands on the same owner across restarts and versions as long
+// as the owner count stays the same.
+constexpr std::uint64_t placement_hash(std::string_view name) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// The owner thread of stream `name` among `owners` (>= 1).
+constexpr std::size_t owner_of(std::string_view name, std::size_t owners) {
+  return owners <= 1 ? 0 : std::size_t(placement_hash(name) % owners);
+}
+
+// One stream in the hub's placement table: its owner and the config it last reported
+// (for overlap checks, mirror rules, reservations, NAMES and DIRECT.GET without asking).
+struct placed_stream {
+  std::size_t owner = 0;
+  stream_config cfg;
+};
+using placement_table = std::map<std::string, placed_stream, std::less<>>;
+
+// One owner thread's slot. `host` and `recovered` are written by the owner in start()
+// before `loaded` is set (release); the hub reads them after seeing it (acquire).
+struct owner_slot {
+  jetstream* js = nullptr;
+  core::service_host* host = nullptr;
+  std::vector<stream_config> recovered;  // streams this owner restored at start
+  std::atomic<bool> loaded{false};
+  std::atomic<std::int64_t> consumers{0};  // consumers on this owner
+  std::atomic<std::uint64_t> api_errors{0};
+};
+
+struct owner_set {
+  explicit owner_set(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<owner_slot>());
+  }
+  std::size_t size() const { return slots.size(); }
+  // Runs `fn` on owner `i`'s thread at its next turn (thread-safe).
+  void post(std::size_t i, std::function<void()> fn) const { slots[i]->host->call(std::move(fn)); }
+
+  std::vector<std::unique_ptr<owner_slot>> slots;
+  // Written by the hub only, and never while an owner runs a forwarded create/update/delete
+  // (those read it for the cross-stream checks; the hub holds later changes back meanwhile).
+  placement_table table;
+  // Server-wide storage use (memory, file), published by every group.
+  std::atomic<std::int64_t> used_bytes[2] = {0, 0};
+};
+
+// The n instances (n >= 1), each to run on its own owner thread; instance 0 is the hub.
+std::vector<std::unique_ptr<core::service>> make_jetstream_owners(std::size_t n);
+
+}  // namespace js

@@ -1,0 +1,51 @@
+// Stream placement on owner threads (--js_threads N): FNV-1a of the name, fixed by
+// definition so a stream lands on the same owner across restarts and versions.
+#include "src/js/jetstream_owners.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace js {
+namespace {
+
+// The published FNV-1a 64-bit test vectors: the hash is FNV-1a, not some library's hash.
+TEST(Placement, HashIsFnv1a64) {
+  EXPECT_EQ(placement_hash(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(placement_hash("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(placement_hash("foobar"), 0x85944171f73967e8ull);
+}
+
+// Pinned owners of a few names: a change of the hash would move existing streams to
+// another owner after an upgrade, so it must show up here.
+TEST(Placement, OwnersAreStable) {
+  EXPECT_EQ(owner_of("ORDERS", 2), placement_hash("ORDERS") % 2);
+  const std::vector<std::pair<std::string, std::size_t>> pinned = {
+      {"a", 0xaf63dc4c8601ec8cull % 4}, {"foobar", 0x85944171f73967e8ull % 3}, {"", 0xcbf29ce484222325ull % 5}};
+  for (const auto& [name, owner] : pinned) EXPECT_EQ(owner_of(name, name == "a" ? 4 : name.empty() ? 5 : 3), owner);
+  static_assert(owner_of("foobar", 3) == 0x85944171f73967e8ull % 3, "computable at compile time");
+}
+
+TEST(Placement, OneOwnerTakesEverything) {
+  for (const char* name : {"", "A", "KV_bucket", "OBJ_store"}) {
+    EXPECT_EQ(owner_of(name, 1), 0u);
+    EXPECT_EQ(owner_of(name, 0), 0u);
+  }
+}
+
+// Names that differ in one character (KV buckets, numbered streams) spread over the owners.
+TEST(Placement, SimilarNamesSpread) {
+  for (std::size_t owners : {2u, 4u, 7u}) {
+    std::vector<int> count(owners, 0);
+    const int n = 1000;
+    for (int i = 0; i < n; ++i) ++count[owner_of("KV_bucket" + std::to_string(i), owners)];
+    for (std::size_t o = 0; o < owners; ++o) {
+      EXPECT_GT(count[o], n / int(owners) * 7 / 10) << "owner " << o << " of " << owners;
+      EXPECT_LT(count[o], n / int(owners) * 13 / 10) << "owner " << o << " of " << owners;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace js
