@@ -35,29 +35,67 @@ std::size_t loop::run_once() {
 }
 
 void loop::run() {
+  // Work seen this long after the previous work counts as an arrival for the predictor (a
+  // request's own follow-up turns come sooner).
+  constexpr base::nanos kQuietNs = 20 * base::kMicro;
+  const bool predict = _cfg.mode == poll_mode::adaptive && _cfg.predict_arrivals;
   base::nanos last_work = _clk.monotonic_ns();
+  base::nanos woke_early_at = -1;  // the last block ended before its timeout: work from outside
+  base::nanos window_end = 0;      // spinning for a predicted arrival until then (0 = not)
+  auto found_work = [&](base::nanos t) {
+    if (predict) {
+      if (woke_early_at >= 0) {
+        _predictor.on_arrival(woke_early_at - _predictor.wake_latency());
+      } else if (window_end || t - last_work >= kQuietNs) {
+        _predictor.on_arrival(t);
+        if (window_end) ++_predicted_hits;
+      }
+    }
+    woke_early_at = -1;
+    window_end = 0;
+    last_work = _clk.monotonic_ns();
+  };
   while (!stopping()) {
-    if (run_once() > 0) {
-      last_work = _clk.monotonic_ns();
+    if (const base::nanos t = _clk.monotonic_ns(); run_once() > 0) {
+      found_work(t);
       continue;
     }
+    woke_early_at = -1;
     const base::nanos now = _clk.monotonic_ns();
-    if (_cfg.mode == poll_mode::busy || now - last_work < _cfg.spin_ns) {
+    if (_cfg.mode == poll_mode::busy || now - last_work < _cfg.spin_ns || now < window_end) {
       _mm_pause();
       continue;
+    }
+    if (window_end) {  // the predicted arrival did not come
+      _predictor.on_miss();
+      window_end = 0;
     }
     // Announce sleep, then look once more so a producer that pushed before seeing the flag
     // is not missed; only then block.
     _sleeping.store(true, std::memory_order_seq_cst);
     if (run_once() > 0 || stopping()) {
       _sleeping.store(false, std::memory_order_relaxed);
-      last_work = _clk.monotonic_ns();
+      found_work(now);
       continue;
     }
-    ++_blocks;
     base::nanos block = _cfg.max_block_ns;
     for (poller* p : _pollers)
       if (const base::nanos l = p->idle_limit(now); l > 0 && l < block) block = l;
+    // A predicted arrival: wake up in time to be spinning when it lands.
+    const wake_predictor::window w = predict ? _predictor.next() : wake_predictor::window{};
+    bool planned = false;
+    if (w.valid() && w.spin_until > now) {
+      if (w.wake_at <= now) {
+        _sleeping.store(false, std::memory_order_seq_cst);
+        window_end = w.spin_until;
+        continue;
+      }
+      if (w.wake_at - now < block) {
+        block = w.wake_at - now;
+        planned = true;
+      }
+    }
+    ++_blocks;
     if (_waiter) {
       _waiter->wait(block, _doorbell);
     } else {
@@ -65,7 +103,15 @@ void loop::run() {
     }
     _sleeping.store(false, std::memory_order_seq_cst);
     clear_doorbell();
-    last_work = _clk.monotonic_ns();  // spin again after a wake-up: more work usually follows
+    const base::nanos woke = _clk.monotonic_ns();
+    if (woke < now + block) {
+      woke_early_at = woke;
+    } else if (planned) {
+      ++_planned_wakes;
+      _predictor.on_timed_wake(now + block, woke);
+      window_end = w.spin_until;
+    }
+    last_work = woke;  // spin again after a wake-up: more work usually follows
   }
 }
 

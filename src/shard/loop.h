@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/base/clock.h"
+#include "src/shard/wake_predictor.h"
 
 namespace shard {
 
@@ -42,6 +43,9 @@ struct loop_config {
   poll_mode mode = poll_mode::adaptive;
   base::nanos spin_ns = 50 * base::kMicro;
   base::nanos max_block_ns = 100 * base::kMilli;  // bounds a block so periodic work runs
+  // Adaptive mode: learn periodic arrivals and wake up just before the next one (see
+  // wake_predictor.h); no effect on a loop without traffic.
+  bool predict_arrivals = true;
 };
 
 class loop {
@@ -73,6 +77,10 @@ class loop {
 
   const base::clock& clk() const { return _clk; }
   std::uint64_t blocks() const { return _blocks; }
+  // Blocks that ended on a planned wake-up for a predicted arrival, and of those how many
+  // saw the arrival inside the spin window.
+  std::uint64_t planned_wakes() const { return _planned_wakes; }
+  std::uint64_t predicted_hits() const { return _predicted_hits; }
 
  private:
   loop_config _cfg;
@@ -84,6 +92,9 @@ class loop {
   std::atomic<bool> _sleeping{false};
   std::atomic<bool> _stop{false};
   std::uint64_t _blocks = 0;
+  std::uint64_t _planned_wakes = 0;
+  std::uint64_t _predicted_hits = 0;
+  wake_predictor _predictor;
 };
 
 }  // namespace shard

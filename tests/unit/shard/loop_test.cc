@@ -229,6 +229,81 @@ TEST(loop, work_found_after_announcing_sleep_cancels_the_block) {
   EXPECT_EQ(l.blocks(), 1u);
 }
 
+// A paced publisher: one message every millisecond, no two in flight. Blocks woken by a
+// message return 60 µs after it (a halted vCPU's wake-up), timed wake-ups 30 µs late. Once the
+// loop has seen the pattern it wakes itself before each message and serves it spinning; when
+// the traffic stops it forgets it and blocks for max_block again.
+TEST(loop, periodic_arrivals_are_met_spinning_after_a_planned_wakeup) {
+  base::manual_clock clk(1'000'000);
+  const shard::loop_config cfg{.mode = shard::poll_mode::adaptive, .spin_ns = 50 * base::kMicro,
+                               .max_block_ns = 100 * base::kMilli};
+  shard::loop l(cfg, clk);
+  fake_waiter w;
+  l.set_waiter(&w);
+  constexpr int kMessages = 40;
+  int served = 0;
+  nanos next_arrival = 2 * base::kMilli;
+  std::vector<nanos> delays;  // arrival -> the poll that served it
+  fn_poller p;
+  p.fn = [&](nanos) {
+    clk.advance(200);
+    if (served == kMessages || clk.monotonic_ns() < next_arrival) return std::size_t(0);
+    delays.push_back(clk.monotonic_ns() - next_arrival);
+    ++served;
+    next_arrival += base::kMilli;
+    clk.advance(5 * base::kMicro);  // the publish itself
+    return std::size_t(1);
+  };
+  l.add_poller(&p);
+  int idle_blocks = 0;
+  w.on_wait = [&](nanos timeout, int) {
+    const nanos now = clk.monotonic_ns();
+    if (served < kMessages && next_arrival + 60 * base::kMicro < now + timeout) {
+      clk.advance(next_arrival + 60 * base::kMicro - now);
+    } else {
+      clk.advance(timeout + 30 * base::kMicro);
+    }
+    if (served == kMessages && timeout == cfg.max_block_ns && ++idle_blocks == 3) l.stop();
+  };
+  l.run();
+  ASSERT_EQ(served, kMessages);
+  EXPECT_GE(delays.front(), 60 * base::kMicro) << "before learning, each message pays the wake-up";
+  int met_spinning = 0;
+  for (std::size_t i = 10; i < delays.size(); ++i)
+    if (delays[i] < 5 * base::kMicro) ++met_spinning;
+  EXPECT_GE(met_spinning, 28) << "after learning, messages should find the loop spinning";
+  EXPECT_GE(l.planned_wakes(), 28u);
+  EXPECT_GE(l.predicted_hits(), 28u);
+  EXPECT_EQ(idle_blocks, 3) << "without traffic the loop must block for max_block again";
+}
+
+TEST(loop, arrival_prediction_can_be_turned_off) {
+  base::manual_clock clk(1'000'000);
+  shard::loop l({.mode = shard::poll_mode::adaptive, .spin_ns = 50 * base::kMicro,
+                 .max_block_ns = 100 * base::kMilli, .predict_arrivals = false},
+                clk);
+  fake_waiter w;
+  l.set_waiter(&w);
+  int served = 0;
+  nanos next_arrival = 2 * base::kMilli;
+  fn_poller p;
+  p.fn = [&](nanos) {
+    clk.advance(200);
+    if (clk.monotonic_ns() < next_arrival) return std::size_t(0);
+    ++served;
+    next_arrival += base::kMilli;
+    return std::size_t(1);
+  };
+  l.add_poller(&p);
+  w.on_wait = [&](nanos timeout, int) {
+    EXPECT_EQ(timeout, 100 * base::kMilli);
+    clk.advance(next_arrival + 60 * base::kMicro - clk.monotonic_ns());
+    if (served == 30) l.stop();
+  };
+  l.run();
+  EXPECT_EQ(l.planned_wakes(), 0u);
+}
+
 TEST(loop, wake_is_a_no_op_while_the_loop_is_awake) {
   shard::loop l({});
   ASSERT_FALSE(l.sleeping());
