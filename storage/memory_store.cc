@@ -1,6 +1,15 @@
 #include "storage/memory_store.h"
 
+#include <cstring>
+
 namespace storage {
+namespace {
+
+constexpr std::uint64_t make_loc(std::uint32_t id, std::uint32_t off) { return (std::uint64_t(id) << 32) | off; }
+constexpr std::uint32_t loc_id(std::uint64_t loc) { return std::uint32_t(loc >> 32); }
+constexpr std::uint32_t loc_off(std::uint64_t loc) { return std::uint32_t(loc); }
+
+}  // namespace
 
 int memory_store::poll() {
   if (_reported == last_seq()) return 0;
@@ -9,21 +18,56 @@ int memory_store::poll() {
   return 1;
 }
 
-base::status memory_store::persist_msg(std::uint64_t, msg_entry& e, std::string_view,
-                                       std::string_view headers, std::string_view payload) {
-  std::uint64_t slot;
-  if (!_free_slots.empty()) {
-    slot = _free_slots.back();
-    _free_slots.pop_back();
+std::pair<std::uint32_t, std::uint32_t> memory_store::reserve(std::uint32_t rec) {
+  if (_cur < _chunks.size() && _chunks[_cur].cap - _chunks[_cur].used >= rec) return {_cur, _chunks[_cur].used};
+  // A new chunk: the next size up, or one of the record's own size for a big message (it
+  // does not become the current chunk, so small records keep filling the current one).
+  const bool own = rec > kMaxChunk / 4;
+  std::uint32_t cap = own ? rec : _next_cap;
+  while (cap < rec) cap *= 2;
+  std::uint32_t id;
+  if (!_free_ids.empty()) {
+    id = _free_ids.back();
+    _free_ids.pop_back();
   } else {
-    slot = _slab.size();
-    _slab.emplace_back();
+    id = static_cast<std::uint32_t>(_chunks.size());
+    _chunks.emplace_back();
   }
-  std::string& b = _slab[slot];
-  b.reserve(headers.size() + payload.size());
-  b.assign(headers);
-  b.append(payload);
-  e.loc = slot;
+  chunk& c = _chunks[id];
+  c.bytes.reset(new char[cap]);
+  c.cap = cap;
+  c.used = 0;
+  c.live = 0;
+  _chunk_bytes += cap;
+  if (!own) {
+    if (_cur < _chunks.size() && _chunks[_cur].live == 0) release(_cur);
+    _cur = id;
+    _next_cap = std::min(kMaxChunk, cap * 2);
+  }
+  return {id, 0};
+}
+
+std::uint64_t memory_store::put(std::uint64_t seq, std::string_view a, std::string_view b) {
+  const std::uint32_t len = static_cast<std::uint32_t>(a.size() + b.size());
+  const auto [id, off] = reserve(kRecHeader + len);
+  chunk& c = _chunks[id];
+  char* p = c.bytes.get() + off;
+  std::memcpy(p, &seq, 8);
+  std::memcpy(p + 8, &len, 4);
+  if (!a.empty()) std::memcpy(p + kRecHeader, a.data(), a.size());
+  if (!b.empty()) std::memcpy(p + kRecHeader + a.size(), b.data(), b.size());
+  c.used = off + kRecHeader + len;
+  c.live += kRecHeader + len;
+  return make_loc(id, off);
+}
+
+const char* memory_store::bytes_at(std::uint64_t loc) const {
+  return _chunks[loc_id(loc)].bytes.get() + loc_off(loc) + kRecHeader;
+}
+
+base::status memory_store::persist_msg(std::uint64_t seq, msg_entry& e, std::string_view,
+                                       std::string_view headers, std::string_view payload) {
+  e.loc = put(seq, headers, payload);
   return {};
 }
 
@@ -33,15 +77,51 @@ base::result<stored_msg> memory_store::fetch(std::uint64_t seq, const msg_entry&
   m.ts = e.ts;
   m.ttl = e.ttl;
   m.subject = subject_name(e.subj);
-  const std::string& b = _slab[e.loc];
-  m.headers.assign(b, 0, e.hdr_len);
-  m.payload.assign(b, e.hdr_len, e.payload_len);
+  const char* p = bytes_at(e.loc);
+  m.headers.assign(p, e.hdr_len);
+  m.payload.assign(p + e.hdr_len, e.payload_len);
   return m;
 }
 
-void memory_store::dropped(std::uint64_t, const msg_entry& e) {
-  std::string().swap(_slab[e.loc]);
-  _free_slots.push_back(e.loc);
+void memory_store::release(std::uint32_t id) {
+  chunk& c = _chunks[id];
+  _chunk_bytes -= c.cap;
+  c.bytes.reset();
+  c.cap = c.used = c.live = 0;
+  _free_ids.push_back(id);
+  if (id == _cur) _cur = 0xffffffffu;
+}
+
+// Moves the chunk's live records (all but `dropping`, which is on its way out) to the
+// current chunk, then frees it.
+void memory_store::compact(std::uint32_t id, std::uint64_t dropping) {
+  for (std::uint32_t off = 0; off < _chunks[id].used;) {
+    const char* p = _chunks[id].bytes.get() + off;
+    std::uint64_t seq;
+    std::uint32_t len;
+    std::memcpy(&seq, p, 8);
+    std::memcpy(&len, p + 8, 4);
+    const msg_entry* e = seq == dropping ? nullptr : find(seq);
+    if (e && e->loc == make_loc(id, off)) {
+      const std::string_view bytes(p + kRecHeader, len);
+      const std::uint64_t loc = put(seq, bytes, {});  // may grow _chunks: p is re-read below
+      set_loc(seq, loc);
+    }
+    off += kRecHeader + len;
+  }
+  release(id);
+}
+
+void memory_store::dropped(std::uint64_t seq, const msg_entry& e) {
+  const std::uint32_t id = loc_id(e.loc);
+  chunk& c = _chunks[id];
+  c.live -= kRecHeader + e.hdr_len + e.payload_len;
+  if (id == _cur) {
+    if (c.live == 0) c.used = 0;  // empty: refill from the start
+    return;
+  }
+  if (c.live == 0) return release(id);
+  if (c.live < c.cap / 4 && c.cap >= 4 * kFirstChunk) compact(id, seq);
 }
 
 }  // namespace storage

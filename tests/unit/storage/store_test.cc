@@ -313,6 +313,53 @@ TYPED_TEST(store_test, many_messages_across_blocks) {
   EXPECT_EQ(s.load_last("even")->seq, 199u);
 }
 
+// The memory store packs messages into chunks: churn on a few subjects (one message kept per
+// subject, like a KV bucket) must not keep dead chunks alive, and the records moved out of a
+// mostly dead chunk must read back intact.
+TEST(memory_store_chunks, churn_keeps_memory_near_what_is_live) {
+  memory_store s;
+  stream_limits l;
+  l.max_msgs_per_subject = 1;
+  s.set_limits(l);
+  std::uint64_t live_bytes = 0;
+  for (int i = 0; i < 200'000; ++i) {
+    const std::string subj = "kv." + std::to_string((i * 7919) % 300);
+    ASSERT_TRUE(s.append(subj, "", std::string(40 + i % 50, char('a' + i % 26)) + std::to_string(i), 1).ok());
+    s.enforce_limits();
+  }
+  EXPECT_EQ(s.state().msgs, 300u);
+  for (std::uint64_t seq = s.first_seq(); seq <= s.last_seq(); ++seq) {
+    auto m = s.load(seq);
+    if (!m.ok()) continue;
+    const int i = std::stoi(m->payload.substr(m->payload.find_first_of("0123456789")));
+    EXPECT_EQ(m->seq, std::uint64_t(i) + 1);
+    EXPECT_EQ(m->payload.size(), std::size_t(40 + i % 50) + std::to_string(i).size());
+    EXPECT_EQ(m->payload[0], char('a' + i % 26));
+    live_bytes += m->payload.size() + 12;
+  }
+  // Each chunk but the current one is at least a quarter live (or small).
+  EXPECT_LT(s.chunk_bytes(), 4 * live_bytes + 2 * (256u << 10)) << "live " << live_bytes;
+  // Everything removed: nothing but (at most) the current chunk stays.
+  purge_request all;
+  ASSERT_TRUE(s.purge(all).ok());
+  EXPECT_LE(s.chunk_bytes(), 256u << 10);
+}
+
+TEST(memory_store_chunks, big_messages_get_a_chunk_of_their_own_and_free_it) {
+  memory_store s;
+  ASSERT_TRUE(s.append("a", "", "small", 1).ok());
+  const std::uint64_t before = s.chunk_bytes();
+  const std::string big(1 << 20, 'B');
+  ASSERT_TRUE(s.append("b", "NATS/1.0\r\n\r\n", big, 1).ok());
+  EXPECT_GE(s.chunk_bytes(), before + big.size());
+  ASSERT_TRUE(s.append("a", "", "after", 1).ok());
+  EXPECT_EQ(s.load(2)->payload, big);
+  EXPECT_EQ(s.load(3)->payload, "after");
+  ASSERT_TRUE(s.remove(2).ok());
+  EXPECT_EQ(s.chunk_bytes(), before);
+  EXPECT_EQ(s.load(1)->payload, "small");
+}
+
 TEST(state_codec, round_trip_and_corruption) {
   stream_state st;
   st.msgs = 3;
