@@ -8,12 +8,11 @@
 #include <string>
 
 #include "bench/e2e/client.h"
+#include "bench/e2e/js_batch_run.h"
 #include "bench/e2e/modes.h"
 
 namespace peregrine::bench {
 namespace {
-
-using clock_type = std::chrono::steady_clock;
 
 struct msg_deleter {
   void operator()(natsMsg* m) const { natsMsg_Destroy(m); }
@@ -61,23 +60,35 @@ std::string open_batch_stream(const config& cfg, js_session& s, const std::strin
   return {};
 }
 
+// Returns an error text, empty on success.
+std::string start_batch_run(const config& cfg, progress& prog, batch_run& run, const char* suffix, const char* tag,
+                            const char* flag) {
+  const std::string subject = cfg.subject + suffix;
+  if (std::string err = open_batch_stream(cfg, run.s, subject, tag, flag); !err.empty()) return err;
+  run.n = std::max(2, cfg.fetch_batch);
+  run.subj = subject + ".x";
+  run.payload.assign(cfg.size, 'b');
+  run.warm_batches = (cfg.warmup + run.n - 1) / run.n;
+  run.batches = (cfg.count + run.n - 1) / run.n;
+  prog.total = run.batches * run.n;
+  run.start = clock_type::now();
+  run.deadline = run.start + std::chrono::duration_cast<clock_type::duration>(std::chrono::duration<double>(cfg.duration_s));
+  return {};
+}
+
 }  // namespace
 
 result run_js_batch(const config& cfg, progress& prog) {
   result r;
-  js_session s;
-  const std::string subject = cfg.subject + ".jsb";
-  r.error = open_batch_stream(cfg, s, subject, cfg.file ? "BATCH_FILE" : "BATCH_MEM", "allow_atomic");
+  batch_run run;
+  r.error = start_batch_run(cfg, prog, run, ".jsb", cfg.file ? "BATCH_FILE" : "BATCH_MEM", "allow_atomic");
   if (!r.error.empty()) return r;
-  const int n = std::max(2, cfg.fetch_batch);
-  const std::string subj = subject + ".x";
-  const std::string payload(cfg.size, 'b');
-  const uint64_t warm_batches = (cfg.warmup + n - 1) / n;
-  const uint64_t batches = (cfg.count + n - 1) / n;
-  prog.total = batches * n;
-  const auto deadline = clock_type::now() + std::chrono::duration<double>(cfg.duration_s);
-  const auto start = clock_type::now();
-  for (uint64_t b = 0; b < warm_batches + batches && clock_type::now() < deadline; ++b) {
+  if (cfg.pipeline > 0) return run_js_batch_pipelined(cfg, prog, run);
+  js_session& s = run.s;
+  const int n = run.n;
+  const std::string& subj = run.subj;
+  const std::string& payload = run.payload;
+  for (uint64_t b = 0; run.more(b); ++b) {
     const std::string id = "pgb" + std::to_string(b);
     const auto t0 = clock_type::now();
     auto first = batch_msg(subj, payload, id, 1, false);
@@ -107,13 +118,13 @@ result run_js_batch(const config& cfg, progress& prog) {
       break;
     }
     r.sent += static_cast<uint64_t>(n);
-    if (b >= warm_batches) {
+    if (b >= run.warm_batches) {
       r.received += static_cast<uint64_t>(n);
       r.samples_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
       prog.done = r.received;
     }
   }
-  r.elapsed_s = std::chrono::duration<double>(clock_type::now() - start).count();
+  r.elapsed_s = std::chrono::duration<double>(clock_type::now() - run.start).count();
   return r;
 }
 
@@ -135,20 +146,17 @@ uint64_t json_u64(const std::string& body, const std::string& key) {
 // the last message commits. Samples: one per batch, first send -> final PubAck.
 result run_js_fast_batch(const config& cfg, progress& prog) {
   result r;
-  js_session s;
-  const std::string subject = cfg.subject + ".jsf";
-  r.error = open_batch_stream(cfg, s, subject, cfg.file ? "FAST_FILE" : "FAST_MEM", "allow_batched");
+  batch_run run;
+  r.error = start_batch_run(cfg, prog, run, ".jsf", cfg.file ? "FAST_FILE" : "FAST_MEM", "allow_batched");
   if (!r.error.empty()) return r;
-  const int n = std::max(2, cfg.fetch_batch);
-  const std::string subj = subject + ".x";
-  const std::string payload(cfg.size, 'b');
-  const uint64_t warm_batches = (cfg.warmup + n - 1) / n;
-  const uint64_t batches = (cfg.count + n - 1) / n;
-  prog.total = batches * n;
-  const auto deadline = clock_type::now() + std::chrono::duration<double>(cfg.duration_s);
-  const auto start = clock_type::now();
+  if (cfg.pipeline > 0) return run_js_fast_batch_pipelined(cfg, prog, run);
+  js_session& s = run.s;
+  const int n = run.n;
+  const std::string& subj = run.subj;
+  const std::string& payload = run.payload;
+  const auto start = run.start;
   char rep[160];
-  for (uint64_t b = 0; b < warm_batches + batches && clock_type::now() < deadline && r.error.empty(); ++b) {
+  for (uint64_t b = 0; run.more(b) && r.error.empty(); ++b) {
     const std::string id = "pgf" + std::to_string(b) + "x" + std::to_string(start.time_since_epoch().count() % 100000);
     natsSubscription* raw_sub = nullptr;
     if (natsConnection_SubscribeSync(&raw_sub, s.nc.get(), ("_INBOX." + id + ".>").c_str()) != NATS_OK) {
@@ -201,13 +209,13 @@ result run_js_fast_batch(const config& cfg, progress& prog) {
       break;
     }
     r.sent += static_cast<uint64_t>(n);
-    if (b >= warm_batches) {
+    if (b >= run.warm_batches) {
       r.received += static_cast<uint64_t>(n);
       r.samples_ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
       prog.done = r.received;
     }
   }
-  r.elapsed_s = std::chrono::duration<double>(clock_type::now() - start).count();
+  r.elapsed_s = std::chrono::duration<double>(clock_type::now() - run.start).count();
   return r;
 }
 

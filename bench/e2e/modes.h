@@ -33,6 +33,9 @@ struct config {
   bool file = false;         // --storage file (else memory)
   int fetch_batch = 100;     // js-fetch: messages per fetch
   bool ack_all = false;      // js-fetch: ack_policy all, one ack per batch (else ack each)
+  // js-batch / js-fast: batches in flight over a raw socket with pre-encoded messages (0 =
+  // one batch at a time through libnats).
+  int pipeline = 0;
 };
 
 struct result {

@@ -140,6 +140,11 @@ int main(int argc, char** argv) {
   app.add_option("--ack", ack, "js-fetch: ack each message (ack_policy explicit) or the last of each batch (all)")
       ->check(CLI::IsMember({"each", "all"}))
       ->capture_default_str();
+  app.add_option("--pipeline", cfg.pipeline,
+                 "js-batch/js-fast: batches in flight from a raw-socket publisher that pre-encodes its messages "
+                 "(0: one at a time through libnats)")
+      ->check(CLI::Range(0, 50))
+      ->capture_default_str();
   app.add_option("--rate", cfg.rate, "open loop: intended msgs/s per publisher (every latency mode; see README)")
       ->check(CLI::Range(0.001, 1e7))
       ->capture_default_str();

@@ -160,6 +160,7 @@ ordered_json report_json(const config& cfg, const result& r, const run_meta& met
   j["subscribers"] = cfg.mode == "fanout" ? cfg.subscribers : cfg.mode == "throughput" ? cfg.tp_subscribers : 1;
   j["storage"] = cfg.file ? "file" : "memory";
   j["batch"] = cfg.fetch_batch;
+  j["pipeline"] = cfg.pipeline;
   j["ack"] = cfg.ack_all ? "all" : "each";
   j["sent"] = r.sent;
   j["received"] = r.received;
@@ -259,7 +260,7 @@ void print_human(const config& cfg, const result& r) {
   if (cfg.mode == "throughput") std::printf(" subscribers=%d", cfg.tp_subscribers);
   if (cfg.mode == "fanout") std::printf(" subscribers=%d", cfg.subscribers);
   if (cfg.mode == "js-fetch") std::printf(" batch=%d ack=%s", cfg.fetch_batch, cfg.ack_all ? "all" : "each");
-  if (cfg.mode == "js-batch" || cfg.mode == "js-fast") std::printf(" batch=%d", cfg.fetch_batch);
+  if (cfg.mode == "js-batch" || cfg.mode == "js-fast") std::printf(" batch=%d pipeline=%d", cfg.fetch_batch, cfg.pipeline);
   if (cfg.mode.rfind("js-", 0) == 0) std::printf(" storage=%s", cfg.file ? "file" : "memory");
   std::printf("\n  messages: sent %llu received %llu in %.3f s\n", static_cast<unsigned long long>(r.sent),
               static_cast<unsigned long long>(r.received), r.elapsed_s);

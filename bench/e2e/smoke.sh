@@ -60,6 +60,8 @@ done <<'MODES'
 --mode js-ack-rtt
 --mode js-batch --batch 10
 --mode js-fast --batch 50
+--mode js-batch --batch 10 --pipeline 4
+--mode js-fast --batch 50 --pipeline 4 --storage file
 --mode fanout --subscribers 3 --rate 2000
 --mode kv-put --rate 2000
 --mode kv-get --closed --keys 10

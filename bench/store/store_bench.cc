@@ -100,6 +100,21 @@ BENCHMARK(BM_raw_odirect_4k_write)
     ->Iterations(10000)
     ->UseRealTime();
 
+// Each iteration: one append, then polling until it reached the durability point.
+void measure_append_latency(benchmark::State& st, storage::file_store& s, const std::string& payload) {
+  std::vector<double> us;
+  for (auto _ : st) {
+    auto t0 = clk::now();
+    auto seq = *s.append("bench.latency", "", payload, 1);
+    while (s.durable_seq() < seq) {
+      if (s.poll() == 0) (void)s.flush();
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
+  }
+  report_latency(st, us);
+  st.SetLabel(std::string(s.backend_name()));
+}
+
 // One append, then wait until it reached the durability point: the publish-ack latency.
 void BM_append_latency(benchmark::State& st) {
   bench_dir d;
@@ -107,17 +122,7 @@ void BM_append_latency(benchmark::State& st) {
   auto dur = st.range(1) ? durability::sync : durability::write;
   auto s = open_store(d.path, dur, int(st.range(2)));
   std::string payload(size, 'x');
-  std::vector<double> us;
-  for (auto _ : st) {
-    auto t0 = clk::now();
-    auto seq = *s->append("bench.latency", "", payload, 1);
-    while (s->durable_seq() < seq) {
-      if (s->poll() == 0) (void)s->flush();
-    }
-    us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
-  }
-  report_latency(st, us);
-  st.SetLabel(std::string(s->backend_name()));
+  measure_append_latency(st, *s, payload);
 }
 BENCHMARK(BM_append_latency)
     ->ArgNames({"bytes", "sync", "pwrite"})
@@ -183,23 +188,19 @@ std::vector<std::unique_ptr<storage::file_store>> neighbours(const std::string& 
   return v;
 }
 
+// The store measured beside the neighbours, in its own directory (made before the O_DIRECT
+// probe runs on it).
+std::unique_ptr<storage::file_store> measured_store(const bench_dir& d, durability dur) {
+  std::filesystem::create_directories(d.path + "/main");
+  return open_store(d.path + "/main", dur, 0);
+}
+
 void BM_append_latency_beside(benchmark::State& st) {
   bench_dir d;
   auto others = neighbours(d.path, int(st.range(0)), st.range(1) != 0);
-  std::filesystem::create_directories(d.path + "/main");  // before the O_DIRECT probe
-  auto s = open_store(d.path + "/main", durability::write, 0);
+  auto s = measured_store(d, durability::write);
   std::string payload(128, 'x');
-  std::vector<double> us;
-  for (auto _ : st) {
-    auto t0 = clk::now();
-    auto seq = *s->append("bench.latency", "", payload, 1);
-    while (s->durable_seq() < seq) {
-      if (s->poll() == 0) (void)s->flush();
-    }
-    us.push_back(std::chrono::duration<double, std::micro>(clk::now() - t0).count());
-  }
-  report_latency(st, us);
-  st.SetLabel(std::string(s->backend_name()));
+  measure_append_latency(st, *s, payload);
 }
 BENCHMARK(BM_append_latency_beside)
     ->ArgNames({"idle_stores", "own_rings"})
@@ -212,8 +213,7 @@ BENCHMARK(BM_append_latency_beside)
 void BM_group_commit_beside(benchmark::State& st) {
   bench_dir d;
   auto busy = neighbours(d.path, int(st.range(0)));
-  std::filesystem::create_directories(d.path + "/main");
-  auto s = open_store(d.path + "/main", durability::sync, 0);
+  auto s = measured_store(d, durability::sync);
   std::string payload(128, 'g');
   std::uint64_t records = 0;
   auto t0 = clk::now();
