@@ -1,6 +1,7 @@
 // Atomic batch publishing on a stream (streams.md §4.2): staging through atomic_batch_table,
 // the commit validated as a whole against the stream as it was before the batch, then every
 // message stored in one go with consecutive sequences and one PubAck for the batch.
+#include <algorithm>
 #include <unordered_set>
 
 #include "src/js/json_util.h"
@@ -52,6 +53,7 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
   }
   std::uint64_t last = 0;
   std::vector<std::uint64_t> stored;
+  stored.reserve(out.msgs.size());
   for (std::size_t i = 0; i < out.msgs.size(); ++i) {
     const batch_msg& b = out.msgs[i];
     const std::uint64_t prev_on_subject = _rewrites.republishes() ? _store->subject_last_seq(b.subject) : 0;
@@ -86,7 +88,12 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
                                              std::vector<std::int64_t>& ttls) {
   const std::uint64_t last = _store->last_seq();
   std::unordered_set<std::string> ids, written;
+  // The subjects written so far matter only to a later subject expectation or roll-up.
+  const bool track_written = std::any_of(hdrs.begin(), hdrs.end(), [](const js_headers& h) {
+    return h.expected_last_subj_seq.has_value() || h.rollup.has_value();
+  });
   std::uint64_t bytes = 0;
+  ttls.reserve(msgs.size());
   prune_dedup(_host.now());
   for (std::size_t i = 0; i < msgs.size(); ++i) {
     const batch_msg& b = msgs[i];
@@ -128,7 +135,7 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
       ttl = *parsed;
     }
     if (hdr.size() > kMaxHeaderBytes) return make_error(err::header_too_large);
-    written.insert(b.subject);
+    if (track_written) written.insert(b.subject);
     ttls.push_back(ttl);
     bytes += storage::msg_size(_cfg.storage == storage_type::memory ? storage::byte_accounting::memory
                                                                     : storage::byte_accounting::file,
