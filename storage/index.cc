@@ -15,8 +15,11 @@ bool is_all(std::string_view f) { return f.empty() || f == ">"; }
 }  // namespace
 
 std::uint32_t indexed_store::intern(std::string_view subject) {
+  // Streams are often written on one subject at a time: skip the hash lookup then. A freed
+  // id has an empty name, and appends never have an empty subject.
+  if (_last_subj < _subjects.size() && _subjects[_last_subj].name == subject) return _last_subj;
   auto it = _subj_ids.find(subject);
-  if (it != _subj_ids.end()) return it->second;
+  if (it != _subj_ids.end()) return _last_subj = it->second;
   std::uint32_t id;
   if (!_free_subjects.empty()) {
     id = _free_subjects.back();
@@ -29,7 +32,7 @@ std::uint32_t indexed_store::intern(std::string_view subject) {
   _subjects[id].seqs.clear();
   _subjects[id].head = 0;
   _subj_ids.emplace(std::string(subject), id);
-  return id;
+  return _last_subj = id;
 }
 
 msg_entry* indexed_store::find_mut(std::uint64_t seq) {

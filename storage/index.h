@@ -46,6 +46,7 @@ class indexed_store : public stream_store {
   std::map<std::string, std::uint64_t> subject_counts(std::string_view filter) const override;
   std::uint64_t num_subjects() const override { return _subj_ids.size(); }
   stream_state state(bool with_deleted = false) const override;
+  std::uint64_t stored_bytes() const override { return _bytes; }
 
   void set_limits(const stream_limits& l) override;
   const stream_limits& limits() const override { return _limits; }
@@ -123,6 +124,7 @@ class indexed_store : public stream_store {
   std::unordered_map<std::string, std::uint32_t, sv_hash, std::equal_to<>> _subj_ids;
   std::set<std::pair<std::int64_t, std::uint64_t>> _ttl;  // (deadline, seq)
   std::vector<std::uint32_t> _dirty_subjects;  // appended to since the last enforce
+  std::uint32_t _last_subj = kDead;             // intern()'s last answer
 };
 
 }  // namespace storage

@@ -125,6 +125,8 @@ class stream_store {
   virtual std::map<std::string, std::uint64_t> subject_counts(std::string_view filter) const = 0;
   virtual std::uint64_t num_subjects() const = 0;
   virtual stream_state state(bool with_deleted = false) const = 0;
+  // state().bytes without building the state (asked after every append).
+  virtual std::uint64_t stored_bytes() const { return state(false).bytes; }
 
   // --- limits
   virtual void set_limits(const stream_limits& l) = 0;

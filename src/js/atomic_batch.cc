@@ -23,11 +23,23 @@ atomic_batch_table::outcome atomic_batch_table::add(std::string_view id, std::op
     out.error = make_error(10175);
     return out;
   }
+  if (!commit && _last && *_last_id == id && *seq == _last->next_seq && *seq <= _limits.max_msgs) {
+    _last->msgs.push_back(std::move(m));  // the next message of the batch staged last
+    _last->next_seq = *seq + 1;
+    _last->last_activity = now;
+    out.what = outcome::staged;
+    return out;
+  }
   const std::string key(id);
   auto it = _open.find(key);
+  auto erase = [&] {
+    _open.erase(it);
+    _last_id = nullptr;
+    _last = nullptr;
+  };
   auto drop = [&](api_error e, std::string_view reason) {
     if (it != _open.end()) {
-      _open.erase(it);
+      erase();
       out.abandoned = std::string(reason);
     }
     out.error = std::move(e);
@@ -60,12 +72,14 @@ atomic_batch_table::outcome atomic_batch_table::add(std::string_view id, std::op
     out.eob = eob;
     out.msgs = std::move(b.msgs);
     if (!eob) out.msgs.push_back(std::move(m));
-    _open.erase(it);
+    erase();
     return out;
   }
   b.msgs.push_back(std::move(m));
   b.next_seq = *seq + 1;
   b.last_activity = now;
+  _last_id = &it->first;
+  _last = &b;
   out.what = outcome::staged;
   return out;
 }
@@ -76,6 +90,8 @@ std::vector<std::string> atomic_batch_table::expire(std::int64_t now) {
     if (now - it->second.last_activity >= _limits.timeout_ns) {
       gone.push_back(it->first);
       it = _open.erase(it);
+      _last_id = nullptr;
+      _last = nullptr;
     } else {
       ++it;
     }

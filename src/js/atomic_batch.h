@@ -18,6 +18,9 @@ struct batch_msg {
   std::string subject;
   std::string headers;
   std::string payload;
+  // Its only JetStream headers are the batch's own (Id, Sequence, Commit): the commit's
+  // checks have nothing to read in it, so its headers need not be parsed again.
+  bool plain = false;
 };
 
 struct batch_limits {
@@ -43,9 +46,17 @@ class atomic_batch_table {
   // Batches idle past the timeout are dropped; returns their ids.
   std::vector<std::string> expire(std::int64_t now);
   // Everything open is dropped (allow_atomic turned off, stream deleted).
-  void clear() { _open.clear(); }
+  void clear() {
+    _open.clear();
+    _last_id = nullptr;
+    _last = nullptr;
+  }
   // One batch dropped (a message needing a higher API level); true if it was open.
-  bool drop(std::string_view id) { return _open.erase(std::string(id)) > 0; }
+  bool drop(std::string_view id) {
+    _last_id = nullptr;
+    _last = nullptr;
+    return _open.erase(std::string(id)) > 0;
+  }
   bool empty() const { return _open.empty(); }
   const batch_limits& limits() const { return _limits; }
 
@@ -57,6 +68,10 @@ class atomic_batch_table {
   };
   batch_limits _limits;
   std::unordered_map<std::string, open_batch> _open;
+  // The batch the last message was for (the next one usually is too): no hash lookup then.
+  // Element pointers survive rehashing; erasing resets it.
+  const std::string* _last_id = nullptr;
+  open_batch* _last = nullptr;
 };
 
 }  // namespace js

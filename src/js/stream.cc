@@ -298,7 +298,7 @@ std::optional<api_error> stream::check_discard_new(std::string_view subject, std
 
 void stream::on_msg(const core::inbound_msg& m) {
   if (_closed) return;
-  _msg_start_ns = _host.clk().monotonic_ns();
+  if (!m.reply.empty()) _msg_start_ns = _host.clk().monotonic_ns();  // only PubAcks are timed
   if (is_fast_batch_reply(m.reply)) return on_fast_batch_msg(m);
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {

@@ -65,7 +65,7 @@ class stream final : public core::internal_handler {
   std::int64_t created() const { return _created; }
   const std::string& dir() const { return _dir; }
   storage::stream_store& store() { return *_store; }
-  std::uint64_t bytes() const { return _store->state(false).bytes; }
+  std::uint64_t bytes() const { return _store->stored_bytes(); }
 
   // Subscribes the stream subjects (and direct get when allowed).
   void subscribe();

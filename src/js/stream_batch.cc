@@ -31,8 +31,11 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     }
     hdr = remove_header(hdr, "Nats-Required-Api-Level");
   }
+  const bool plain = !h.msg_id && !h.expected_stream && !h.expected_last_seq && !h.expected_last_subj_seq &&
+                     !h.expected_last_subj_seq_subject && !h.expected_last_msg_id && !h.rollup && !h.ttl && !h.incr &&
+                     !h.required_api_level;
   auto out = _batches.add(id, h.batch_seq, h.batch_commit,
-                          batch_msg{std::string(subject), std::move(hdr), std::string(m.payload)}, now);
+                          batch_msg{std::string(subject), std::move(hdr), std::string(m.payload), plain}, now);
   if (!out.abandoned.empty()) batch_abandoned(id, out.abandoned);
   if (out.what == atomic_batch_table::outcome::failed) return fail(*out.error);
   if (out.what == atomic_batch_table::outcome::staged) {
@@ -42,7 +45,8 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
   // Each staged header block is parsed once here; the views point into out.msgs.
   std::vector<js_headers> hdrs;
   hdrs.reserve(out.msgs.size());
-  for (const auto& b : out.msgs) hdrs.push_back(b.headers.empty() ? js_headers{} : parse_js_headers(b.headers));
+  for (const auto& b : out.msgs)
+    hdrs.push_back(b.headers.empty() || b.plain ? js_headers{} : parse_js_headers(b.headers));
   std::vector<std::int64_t> ttls;
   if (auto e = check_batch(out.msgs, hdrs, ttls)) return fail(*e);
   if (_cfg.allow_msg_counter)

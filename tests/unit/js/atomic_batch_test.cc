@@ -22,6 +22,33 @@ TEST(atomic_batch, stages_then_commits_in_order) {
   EXPECT_TRUE(t.empty());
 }
 
+// The table remembers the batch it staged last: interleaved batches, a gap, an expired or
+// committed batch and a reused id must all behave as without that shortcut.
+TEST(atomic_batch, the_last_batch_shortcut_changes_nothing) {
+  atomic_batch_table t({.max_inflight = 4, .max_msgs = 4, .timeout_ns = 100});
+  EXPECT_EQ(t.add("A", "1", std::nullopt, msg("a1"), 0).what, kind::staged);
+  EXPECT_EQ(t.add("A", "2", std::nullopt, msg("a2"), 0).what, kind::staged);
+  EXPECT_EQ(t.add("B", "1", std::nullopt, msg("b1"), 0).what, kind::staged);
+  EXPECT_EQ(t.add("A", "3", std::nullopt, msg("a3"), 0).what, kind::staged);
+  EXPECT_EQ(t.add("B", "2", std::nullopt, msg("b2"), 0).what, kind::staged);
+  auto gap = t.add("B", "4", std::nullopt, msg("b4"), 0);  // B's last, then a gap
+  EXPECT_EQ(gap.error->err_code, 10176);
+  EXPECT_EQ(gap.abandoned, "incomplete");
+  EXPECT_EQ(t.add("B", "3", std::nullopt, msg("b3"), 0).error->err_code, 10176) << "B is gone";
+  EXPECT_EQ(t.add("A", "4", std::nullopt, msg("a4"), 0).what, kind::staged);
+  EXPECT_EQ(t.add("A", "5", std::nullopt, msg("a5"), 0).error->err_code, 10199) << "over max_msgs";
+  EXPECT_TRUE(t.empty());
+  EXPECT_EQ(t.add("A", "1", std::nullopt, msg("again"), 50).what, kind::staged);  // the id reused
+  EXPECT_EQ(t.expire(200), std::vector<std::string>{"A"});
+  EXPECT_EQ(t.add("A", "2", std::nullopt, msg("late"), 200).error->err_code, 10176) << "expired";
+  EXPECT_EQ(t.add("C", "1", std::nullopt, msg("c1"), 300).what, kind::staged);
+  auto c = t.add("C", "2", "1", msg("c2"), 300);
+  ASSERT_EQ(c.what, kind::commit);
+  ASSERT_EQ(c.msgs.size(), 2u);
+  EXPECT_EQ(c.msgs[0].subject, "c1");
+  EXPECT_EQ(t.add("C", "3", std::nullopt, msg("c3"), 300).error->err_code, 10176) << "committed";
+}
+
 TEST(atomic_batch, eob_commits_without_the_marker) {
   atomic_batch_table t;
   t.add("B", "1", std::nullopt, msg("a"), 0);
