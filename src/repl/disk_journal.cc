@@ -1,0 +1,194 @@
+#include "src/repl/disk_journal.h"
+
+#include <cstring>
+
+#include "src/base/log.h"
+#include "src/repl/log_record.h"
+
+namespace repl {
+namespace {
+
+constexpr std::size_t kHeader = 16;
+constexpr std::uint32_t kMaxBody = 256u << 20;
+
+void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
+}
+std::uint64_t get_le(const std::uint8_t* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= std::uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+bool decode_group_definition(std::span<const std::uint8_t> b, group_definition& out) {
+  if (b.size() < 10) return false;
+  group_definition d;
+  d.group = get_le(b.data(), 8);
+  const std::size_t n = get_le(b.data() + 8, 2);
+  std::size_t at = 10;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (at >= b.size()) return false;
+    const std::size_t len = b[at++];
+    if (b.size() - at < len) return false;
+    d.members.emplace_back(reinterpret_cast<const char*>(b.data() + at), len);
+    at += len;
+  }
+  if (at != b.size() || d.group == 0) return false;
+  out = std::move(d);
+  return true;
+}
+
+}  // namespace
+
+void append_journal_record(std::vector<std::uint8_t>& out, std::uint64_t group,
+                           std::span<const std::uint8_t> body) {
+  const std::size_t start = out.size();
+  put_le(out, 0, 4);
+  put_le(out, body.size(), 4);
+  put_le(out, group, 8);
+  out.insert(out.end(), body.begin(), body.end());
+  const std::uint32_t c = crc32({out.data() + start + 4, out.size() - start - 4});
+  for (int i = 0; i < 4; ++i) out[start + std::size_t(i)] = std::uint8_t(c >> (8 * i));
+}
+
+std::vector<std::uint8_t> encode_group_definition(const group_definition& def) {
+  std::vector<std::uint8_t> out;
+  put_le(out, def.group, 8);
+  put_le(out, def.members.size(), 2);
+  for (const std::string& m : def.members) {
+    out.push_back(std::uint8_t(m.size()));
+    out.insert(out.end(), m.begin(), m.end());
+  }
+  return out;
+}
+
+base::result<std::unique_ptr<disk_journal>> disk_journal::open(const std::string& path,
+                                                               std::unique_ptr<io::backend> b) {
+  auto fh = b->open(path, true);
+  if (!fh) return fh.err();
+  std::unique_ptr<disk_journal> j(new disk_journal(std::move(b), *fh));
+  if (auto st = j->recover(); !st) return st.err();
+  return j;
+}
+
+disk_journal::~disk_journal() {
+  if (_in_flight) {
+    io::completion c;
+    while (_io->reap(&c, 1, true) == 0) {
+    }
+  }
+  if (_fh >= 0) _io->close(_fh);
+}
+
+base::status disk_journal::recover() {
+  auto size = _io->file_size(_fh);
+  if (!size) return size.err();
+  io::aligned_buf data;
+  data.resize(io::align_up(*size));
+  if (*size > 0) {
+    auto got = _io->read_at(_fh, 0, data.data(), data.size());
+    if (!got) return got.err();
+  }
+  const std::uint8_t* p = data.data();
+  std::uint64_t at = 0;
+  while (*size - at >= kHeader) {
+    const std::uint32_t crc = std::uint32_t(get_le(p + at, 4));
+    const std::uint64_t len = get_le(p + at + 4, 4);
+    const std::uint64_t group = get_le(p + at + 8, 8);
+    if (len > kMaxBody || *size - at - kHeader < len) break;
+    if (crc32({p + at + 4, std::size_t(kHeader - 4 + len)}) != crc) break;
+    std::span<const std::uint8_t> body(p + at + kHeader, std::size_t(len));
+    if (group == 0) {
+      group_definition d;
+      if (!decode_group_definition(body, d)) break;
+      _recovered[d.group].def = d;
+    } else {
+      // A record for a group never defined is kept aside: it cannot happen unless the
+      // definition record was lost, and then the group is not restarted.
+      if (replay_records(body, _recovered[group].log) != body.size()) break;
+    }
+    at += kHeader + len;
+  }
+  std::erase_if(_recovered, [](const auto& kv) { return kv.second.def.group == 0; });
+  _end = at;
+  // Every write is zero-padded to a block: only non-zero bytes past the end are a torn tail.
+  std::uint64_t last = *size;
+  while (last > at && p[last - 1] == 0) --last;
+  _dropped_tail = last - at;
+  if (_dropped_tail > 0) {
+    PG_WARN("replication journal: dropped {} bytes of torn tail after {} bytes", _dropped_tail, at);
+    // Whole blocks past the new end are zeroed, so a stale record there can never follow
+    // later appends; the partial block is rewritten (zero-padded) by the next write.
+    if (*size > io::align_up(at))
+      if (auto st = _io->zero_range(_fh, io::align_up(at), *size - io::align_up(at)); !st) return st;
+  }
+  _tail.assign(p + io::align_down(at), p + at);
+  return {};
+}
+
+std::uint64_t disk_journal::append(std::uint64_t group, std::span<const std::uint8_t> body) {
+  append_journal_record(_pending, group, body);
+  _pending_seq = _next_seq++;
+  return _pending_seq;
+}
+
+std::uint64_t disk_journal::define_group(const group_definition& def) {
+  const auto body = encode_group_definition(def);
+  return append(0, body);
+}
+
+void disk_journal::flush() {
+  if (_in_flight || _pending.empty() || _failed) return;
+  _buf.clear();
+  _buf.append(_tail.data(), _tail.size());
+  _buf.append(_pending.data(), _pending.size());
+  const std::size_t len = _buf.padded_size();
+  _flight_bytes = _pending.size();
+  _flight_seq = _pending_seq;
+  _pending.clear();
+  if (auto st = _io->submit_write(_fh, io::align_down(_end), _buf.data(), len, true, _flight_seq);
+      !st) {
+    PG_ERROR("replication journal: write failed to start ({}); replication stops", st.err().sys_errno);
+    _failed = true;
+    return;
+  }
+  _in_flight = true;
+}
+
+void disk_journal::complete(std::int32_t res) {
+  _in_flight = false;
+  const std::uint64_t start = io::align_down(_end);
+  if (res < 0 || std::uint64_t(res) < _tail.size() + _flight_bytes) {
+    PG_ERROR("replication journal: write failed ({}); replication stops", res);
+    _failed = true;
+    return;
+  }
+  _end += _flight_bytes;
+  const std::uint64_t from = io::align_down(_end) - start;
+  _tail.assign(_buf.data() + from, _buf.data() + (_end - start));
+  _durable_seq = _flight_seq;
+}
+
+bool disk_journal::poll() {
+  if (!_in_flight) return false;
+  io::completion c;
+  if (_io->reap(&c, 1, false) == 0) return false;
+  complete(c.res);
+  return !_failed;
+}
+
+base::status disk_journal::sync() {
+  for (int round = 0; round < 2 && !_failed; ++round) {
+    if (_in_flight) {
+      io::completion c;
+      while (_io->reap(&c, 1, true) == 0) {
+      }
+      complete(c.res);
+    }
+    if (round == 0) flush();
+  }
+  if (_failed) return base::error{base::errc::io_error, 5};
+  return {};
+}
+
+}  // namespace repl

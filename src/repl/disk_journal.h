@@ -1,0 +1,98 @@
+#pragma once
+// One append-only journal per server shared by every Raft group (disk_log_store is one
+// group's view of it). Records of all groups that arrive within one loop turn go out in one
+// write with one fdatasync (group commit: the write is submitted durable, RWF_DSYNC or
+// fdatasync, through io::backend, which is io_uring + O_DIRECT where the filesystem allows).
+//   record: u32 crc32 (of the rest) | u32 body length | u64 group | body
+// The body is a log_record (hard state or entries) for group > 0, or, for group 0, a group
+// definition (u64 group, then the member names: u16 count, u8 length + bytes each), written
+// once when a group is created so a restart knows which groups exist and who their members are.
+// Recovery reads the file, stops at the first record whose checksum or log_record fails (a
+// torn tail), zeroes what follows and appends from there. The journal is never compacted yet:
+// nothing takes snapshots, and the meta group writes a few entries per change (see
+// ARCHITECTURE.md "Replication").
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "io/aligned_buf.h"
+#include "io/backend.h"
+#include "src/base/result.h"
+#include "src/repl/log_store.h"
+
+namespace repl {
+
+struct group_definition {
+  std::uint64_t group = 0;
+  std::vector<std::string> members;  // sorted server names
+  bool operator==(const group_definition&) const = default;
+};
+
+struct recovered_group {
+  group_definition def;
+  loaded_log log;
+};
+
+class disk_journal {
+ public:
+  // Opens (creating) `path` and recovers it. The backend must belong to the calling thread.
+  static base::result<std::unique_ptr<disk_journal>> open(const std::string& path,
+                                                          std::unique_ptr<io::backend> b);
+  ~disk_journal();
+
+  // What recovery found, by group id (groups with a definition record).
+  const std::map<std::uint64_t, recovered_group>& recovered() const { return _recovered; }
+  std::uint64_t recovered_bytes() const { return _end; }
+  std::uint64_t dropped_tail_bytes() const { return _dropped_tail; }  // torn (not padding)
+
+  // Buffers one record; it is written by the next flush(). Returns its write seq (> 0).
+  std::uint64_t append(std::uint64_t group, std::span<const std::uint8_t> body);
+  std::uint64_t define_group(const group_definition& def);
+
+  // Starts one durable write of everything buffered, unless one is in flight (then the
+  // buffered records wait for the next call). Call it at the end of every loop turn.
+  void flush();
+  // Reaps a finished write; true when durable_seq() moved.
+  bool poll();
+  // Writes everything buffered and waits until it is durable (the hard state: Raft sends
+  // nothing before its term and vote are on disk).
+  base::status sync();
+
+  std::uint64_t durable_seq() const { return _durable_seq; }
+  std::uint64_t last_seq() const { return _next_seq - 1; }
+  bool idle() const { return !_in_flight && _pending.empty(); }
+  bool failed() const { return _failed; }
+  int completion_fd() { return _io->completion_fd(); }
+  std::string_view backend_name() const { return _io->name(); }
+
+ private:
+  disk_journal(std::unique_ptr<io::backend> b, int fh) : _io(std::move(b)), _fh(fh) {}
+  base::status recover();
+  void complete(std::int32_t res);
+
+  std::unique_ptr<io::backend> _io;
+  int _fh = -1;
+  std::map<std::uint64_t, recovered_group> _recovered;
+  std::uint64_t _end = 0;          // durable bytes: the next write continues here
+  std::uint64_t _dropped_tail = 0;
+  std::vector<std::uint8_t> _tail;  // bytes of [align_down(_end), _end): rewritten by the next write
+  std::vector<std::uint8_t> _pending;
+  std::uint64_t _pending_seq = 0;   // last seq in _pending
+  io::aligned_buf _buf;             // the write in flight
+  bool _in_flight = false;
+  std::uint64_t _flight_seq = 0;
+  std::uint64_t _flight_bytes = 0;  // new bytes (beyond _tail) in the write in flight
+  std::uint64_t _next_seq = 1;
+  std::uint64_t _durable_seq = 0;
+  bool _failed = false;
+};
+
+// Record helpers, shared with the tests.
+void append_journal_record(std::vector<std::uint8_t>& out, std::uint64_t group,
+                           std::span<const std::uint8_t> body);
+std::vector<std::uint8_t> encode_group_definition(const group_definition& def);
+
+}  // namespace repl

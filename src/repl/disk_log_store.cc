@@ -1,0 +1,53 @@
+#include "src/repl/disk_log_store.h"
+
+#include <algorithm>
+
+#include "src/repl/log_record.h"
+
+namespace repl {
+
+disk_log_store::disk_log_store(disk_journal& j, std::uint64_t group,
+                               const recovered_group* recovered)
+    : _journal(j), _group(group) {
+  if (recovered) _view = recovered->log;
+}
+
+loaded_log disk_log_store::load() { return _view; }
+
+void disk_log_store::save_hard_state(const hard_state& hs) {
+  std::vector<std::uint8_t> body;
+  append_hard_state_record(body, hs);
+  _journal.append(_group, body);
+  _view.hard = hs;
+  (void)_journal.sync();  // a failure marks the journal failed; the host stops the groups
+}
+
+void disk_log_store::bootstrap(const hard_state& hs, const entry& configuration) {
+  std::vector<std::uint8_t> body;
+  append_hard_state_record(body, hs);
+  append_entries_record(body, 1, {&configuration, 1});
+  _journal.append(_group, body);
+  _view.hard = hs;
+  _view.start_index = 1;
+  _view.entries.assign(1, configuration);
+  (void)_journal.sync();
+}
+
+std::uint64_t disk_log_store::append(std::uint64_t first_index, std::span<const entry> entries) {
+  std::vector<std::uint8_t> body;
+  append_entries_record(body, first_index, entries);
+  const std::uint64_t seq = _journal.append(_group, body);
+  first_index = std::clamp(first_index, _view.start_index,
+                           _view.start_index + _view.entries.size());
+  _view.entries.resize(first_index - _view.start_index);
+  _view.entries.insert(_view.entries.end(), entries.begin(), entries.end());
+  return seq;
+}
+
+const entry* disk_log_store::entry_at(std::uint64_t index) const {
+  if (index < _view.start_index || index - _view.start_index >= _view.entries.size())
+    return nullptr;
+  return &_view.entries[index - _view.start_index];
+}
+
+}  // namespace repl

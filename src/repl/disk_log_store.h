@@ -1,0 +1,36 @@
+#pragma once
+// One Raft group's log_store on the server's shared disk_journal. The group's log is kept in
+// memory (as recovered, plus what was appended since) for entry_at(); appends become journal
+// records that the driver (repl_host) writes with every other group's at the end of its turn.
+// Seqs are the journal's: increasing per group too, so "durable through S" means the same.
+#include <cstdint>
+
+#include "src/repl/disk_journal.h"
+#include "src/repl/log_store.h"
+
+namespace repl {
+
+class disk_log_store final : public log_store {
+ public:
+  // `recovered` is what the journal held for this group (nullptr for a new group).
+  disk_log_store(disk_journal& j, std::uint64_t group, const recovered_group* recovered);
+
+  loaded_log load() override;
+  void save_hard_state(const hard_state& hs) override;
+  void bootstrap(const hard_state& hs, const entry& configuration) override;
+  std::uint64_t append(std::uint64_t first_index, std::span<const entry> entries) override;
+  const entry* entry_at(std::uint64_t index) const override;
+  std::uint64_t first_index() const override { return _view.start_index; }
+  std::uint64_t last_index() const override {
+    return _view.start_index + _view.entries.size() - 1;
+  }
+  // A durable write failed: raft_group must stop (it cannot tell the store failed otherwise).
+  bool failed() const { return _journal.failed(); }
+
+ private:
+  disk_journal& _journal;
+  std::uint64_t _group;
+  loaded_log _view;
+};
+
+}  // namespace repl

@@ -1,0 +1,207 @@
+// The shared replication journal and its per-group log stores, on real files: group commit
+// (one write for every group's records of a turn), recovery, torn tails and bit flips.
+#include "src/repl/disk_journal.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "io/fault_file.h"
+#include "io/sync_backend.h"
+#include "src/repl/disk_log_store.h"
+#include "src/repl/raft_group.h"
+#include "tests/unit/storage/temp_dir.h"
+
+namespace {
+
+using namespace repl;
+
+entry command(std::uint64_t term, const std::string& s) {
+  return {term, entry_type::command, {s.begin(), s.end()}};
+}
+
+std::unique_ptr<disk_journal> open_journal(const std::string& path, io::fault_backend** fault = nullptr) {
+  auto inner = std::make_unique<io::sync_backend>(false);
+  std::unique_ptr<io::backend> b;
+  if (fault) {
+    auto f = std::make_unique<io::fault_backend>(std::move(inner));
+    *fault = f.get();
+    b = std::move(f);
+  } else {
+    b = std::move(inner);
+  }
+  auto j = disk_journal::open(path, std::move(b));
+  EXPECT_TRUE(j.ok());
+  return j.ok() ? std::move(*j) : nullptr;
+}
+
+void settle(disk_journal& j) {
+  j.flush();
+  while (!j.idle()) {
+    j.poll();
+    j.flush();
+  }
+}
+
+TEST(disk_journal, one_write_covers_every_group_of_a_turn_and_recovers) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  {
+    io::fault_backend* fault = nullptr;
+    auto j = open_journal(path, &fault);
+    j->define_group({1, {"a", "b", "c"}});
+    j->define_group({2, {"a", "b"}});
+    disk_log_store s1(*j, 1, nullptr), s2(*j, 2, nullptr);
+    const entry e1[] = {command(1, "one"), command(1, "two")};
+    const entry e2[] = {command(3, "x")};
+    const std::uint64_t w1 = s1.append(1, e1);
+    const std::uint64_t w2 = s2.append(1, e2);
+    EXPECT_LT(w1, w2);
+    EXPECT_EQ(j->durable_seq(), 0u);
+    const std::uint64_t before = fault->writes();
+    j->flush();
+    EXPECT_EQ(fault->writes(), before + 1);  // group commit
+    EXPECT_TRUE(j->poll());
+    EXPECT_EQ(j->durable_seq(), w2);
+    ASSERT_NE(s1.entry_at(2), nullptr);
+    EXPECT_EQ(*s1.entry_at(2), e1[1]);
+  }
+  auto j = open_journal(path);
+  ASSERT_EQ(j->recovered().size(), 2u);
+  const recovered_group& g1 = j->recovered().at(1);
+  EXPECT_EQ(g1.def.members, (std::vector<std::string>{"a", "b", "c"}));
+  ASSERT_EQ(g1.log.entries.size(), 2u);
+  EXPECT_EQ(g1.log.entries[1], command(1, "two"));
+  EXPECT_EQ(j->recovered().at(2).log.entries.at(0), command(3, "x"));
+  EXPECT_EQ(j->dropped_tail_bytes(), 0u);
+}
+
+TEST(disk_journal, hard_state_is_durable_when_save_returns_and_takes_pending_entries_along) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  {
+    auto j = open_journal(path);
+    j->define_group({5, {"a"}});
+    disk_log_store s(*j, 5, nullptr);
+    const entry e[] = {command(2, "p")};
+    const std::uint64_t w = s.append(1, e);
+    s.save_hard_state({2, 77, 3});
+    EXPECT_EQ(j->durable_seq(), j->last_seq());
+    EXPECT_GE(j->durable_seq(), w);
+  }  // no flush: the process "dies" here
+  auto j = open_journal(path);
+  const auto& g = j->recovered().at(5);
+  EXPECT_EQ(g.log.hard, (hard_state{2, 77, 3}));
+  ASSERT_EQ(g.log.entries.size(), 1u);
+}
+
+TEST(disk_journal, a_torn_write_is_dropped_and_never_resurfaces_after_later_appends) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  {
+    io::fault_backend* fault = nullptr;
+    auto j = open_journal(path, &fault);
+    j->define_group({1, {"a"}});
+    disk_log_store s(*j, 1, nullptr);
+    const entry first[] = {command(1, "durable")};
+    s.append(1, first);
+    settle(*j);
+    // Three blocks of entries, of which only the first 5000 bytes reach the disk.
+    std::vector<entry> big;
+    for (int i = 0; i < 12; ++i) big.push_back(command(1, std::string(1000, char('a' + i))));
+    s.append(2, big);
+    fault->torn_next_write(5000);
+    j->flush();
+    j->poll();
+    EXPECT_TRUE(j->failed());
+  }
+  {
+    auto j = open_journal(path);
+    EXPECT_GT(j->dropped_tail_bytes(), 0u);
+    const auto& g = j->recovered().at(1);
+    ASSERT_EQ(g.log.entries.size(), 1u);
+    EXPECT_EQ(g.log.entries[0], command(1, "durable"));
+    disk_log_store s(*j, 1, &g);
+    const entry next[] = {command(2, "after")};
+    s.append(2, next);
+    settle(*j);
+  }
+  auto j = open_journal(path);
+  EXPECT_EQ(j->dropped_tail_bytes(), 0u);
+  const auto& g = j->recovered().at(1);
+  ASSERT_EQ(g.log.entries.size(), 2u);
+  EXPECT_EQ(g.log.entries[1], command(2, "after"));
+}
+
+TEST(disk_journal, a_flipped_bit_ends_recovery_at_that_record) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  std::uint64_t good = 0;
+  {
+    io::fault_backend* fault = nullptr;
+    auto j = open_journal(path, &fault);
+    j->define_group({1, {"a"}});
+    disk_log_store s(*j, 1, nullptr);
+    const entry a[] = {command(1, "a")};
+    s.append(1, a);
+    settle(*j);
+    good = j->recovered_bytes();
+    const entry b[] = {command(1, std::string(200, 'b'))};
+    s.append(2, b);
+    fault->flip_bit_next_write(std::size_t(good % 4096) + 100, 3);  // inside b's record
+    settle(*j);
+  }
+  auto j = open_journal(path);
+  ASSERT_EQ(j->recovered().at(1).log.entries.size(), 1u);
+  EXPECT_GT(j->dropped_tail_bytes(), 0u);
+}
+
+TEST(disk_journal, a_raft_group_on_disk_restarts_with_its_log) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  group_config cfg;
+  cfg.group_id = 1;
+  cfg.self = 9;
+  cfg.voters = {9};
+  std::uint64_t applied = 0;
+  {
+    auto j = open_journal(path);
+    j->define_group({1, {"solo"}});
+    disk_log_store s(*j, 1, nullptr);
+    raft_group g(cfg, s);
+    actions a;
+    ASSERT_TRUE(g.start(0, a));
+    std::uint64_t now = 0;
+    for (int i = 0; i < 100 && g.current_role() != role::leader; ++i) {
+      now = a.timer_at.value_or(now + 10);
+      a.clear();
+      g.on_timeout(now, a);
+      settle(*j);
+      a.clear();
+      g.on_persisted(now, j->durable_seq(), a);
+    }
+    ASSERT_EQ(g.current_role(), role::leader);
+    const std::string v = "hello";
+    a.clear();
+    ASSERT_EQ(g.propose(now, {reinterpret_cast<const std::uint8_t*>(v.data()), v.size()}, a).status,
+              propose_status::ok);
+    settle(*j);
+    a.clear();
+    g.on_persisted(now, j->durable_seq(), a);
+    for (const auto& c : a.applies)
+      if (c.value.type == entry_type::command && c.value.data == std::vector<std::uint8_t>(v.begin(), v.end()))
+        applied = c.index;
+    ASSERT_GT(applied, 0u);
+  }
+  auto j = open_journal(path);
+  const auto& rec = j->recovered().at(1);
+  disk_log_store s(*j, 1, &rec);
+  raft_group g(cfg, s);
+  actions a;
+  ASSERT_TRUE(g.start(0, a));
+  ASSERT_GE(s.last_index(), applied);
+  EXPECT_EQ(std::string(s.entry_at(applied)->data.begin(), s.entry_at(applied)->data.end()), "hello");
+  EXPECT_GT(s.load().hard.incarnation, 1u);  // bumped and saved at the restart
+}
+
+}  // namespace
