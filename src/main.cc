@@ -21,6 +21,7 @@
 #include "src/core/reload.h"
 #include "src/core/server.h"
 #include "src/js/jetstream.h"
+#include "src/repl/repl_host.h"
 
 namespace {
 
@@ -96,6 +97,25 @@ class option_transports final : public core::transport_factory {
   std::string _name;
   bool _fallback_logged = false;
 };
+
+// The replication thread's settings: the journal beside the streams, the configured routes as
+// the meta group's minimum size (meta_bootstrap.h), pinned to the last CPU of --cpus.
+repl::repl_host_options repl_options(const core::server_options& o) {
+  repl::repl_host_options r;
+  r.server_name = o.server_name;
+  r.cluster_name = o.cluster_name;
+  r.listen_host = o.cluster_host;
+  r.journal_dir = o.store_dir + "/repl";
+  r.min_meta_size = o.routes.size();
+  if (const auto last = o.cpus.find_last_of(",-"); !o.cpus.empty()) {
+    try {
+      r.cpu = std::stoi(last == std::string::npos ? o.cpus : o.cpus.substr(last + 1));
+    } catch (...) {
+      r.cpu = -1;
+    }
+  }
+  return r;
+}
 
 void apply_logging(const core::server_options& o, bool reopen_file) {
   if (reopen_file) base::log_set_file(o.log_file);
@@ -193,7 +213,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (opts.jetstream)
-      PG_INFO("JetStream runs standalone on this server: streams are not replicated or shared with the cluster");
+      PG_INFO("JetStream joins the cluster's meta group; streams still run standalone on this server");
   }
   core::server_options configured = opts;  // as configured (port -1 unresolved): reloads diff against it
   if (opts.jetstream) {
@@ -222,6 +242,20 @@ int main(int argc, char** argv) {
     }
     PG_INFO("TLS required for client connections");
   }
+  // Replication (src/repl): declared before the server, so it outlives the shards that call it.
+  std::unique_ptr<repl::repl_host> repl;
+  if (opts.cluster && opts.jetstream) {
+    if (opts.cluster_name.empty()) {
+      PG_WARN("JetStream clustering needs a cluster name (cluster {{ name }}): no meta group on this server");
+    } else {
+      repl = std::make_unique<repl::repl_host>(repl_options(opts));
+      if (auto st = repl->listen(); !st) {
+        PG_ERROR("Error listening for replication connections on {}: {}", opts.cluster_host,
+                 std::strerror(st.err().sys_errno));
+        return 1;
+      }
+    }
+  }
   auto transports = std::make_unique<option_transports>(opts, tls);
   if (opts.cluster && opts.cluster_tls.enabled) {
     std::string error;
@@ -236,6 +270,7 @@ int main(int argc, char** argv) {
     transports->set_route_tls(std::move(server), std::move(client));
   }
   core::server srv(opts, std::move(transports));
+  if (repl) srv.set_replication(repl.get(), repl->port());
   if (opts.jetstream)  // one instance per owner thread (service k runs on owner k)
     for (auto& svc : js::make_jetstream_owners(std::size_t(std::max(1, core::js_owner_threads(opts)))))
       srv.add_service(std::move(svc));
@@ -270,6 +305,10 @@ int main(int argc, char** argv) {
   if (srv.cluster_port() != 0) {
     PG_INFO("Cluster name is {}", srv.shared().route_info.value("cluster", ""));
     PG_INFO("Listening for route connections on {}:{}", opts.cluster_host, srv.cluster_port());
+  }
+  if (repl) {
+    PG_INFO("Listening for replication connections on {}:{}", opts.cluster_host, repl->port());
+    repl->start();
   }
   PG_INFO("Server is ready");
 

@@ -92,6 +92,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   const server_options& options() const override { return _srv.opts; }
   const std::string& server_id() const override { return _srv.server_id; }
   const std::string& server_name() const override { return _srv.server_name; }
+  cluster_replication* replication() override { return _srv.replication; }
 
  private:
   void post(std::uint32_t to, shard_msg m);

@@ -16,6 +16,7 @@
 
 #include "peregrine_config.h"
 #include "src/core/monitor.h"
+#include "src/core/cluster_replication.h"
 #include "src/base/go_text.h"
 #include "src/core/monitor_format.h"
 #include "src/core/server.h"
@@ -123,6 +124,14 @@ std::string merge_metric_families(const std::vector<std::string>& parts) {
   std::string out;
   for (const auto& name : order) out += families[name].first + families[name].second;
   return out;
+}
+
+// The meta group's MetaClusterInfo, when this server is in one.
+std::optional<ojson> meta_json(server& srv) {
+  if (!srv.shared().replication) return std::nullopt;
+  const meta_status m = srv.shared().replication->meta();
+  if (!m.running) return std::nullopt;
+  return meta_cluster_json(m);
 }
 
 }  // namespace
@@ -271,6 +280,7 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
         stats[k] = (*jsz)[k];
       js["stats"] = stats;
     }
+    if (auto meta = meta_json(srv)) js["meta"] = *meta;
   }
   j["jetstream"] = js;
   if (started.tls.timeout_ms % 1000 == 0) {  // Go's float64 seconds: a whole one without a fraction
@@ -516,7 +526,12 @@ http_reply monitor_jsz(server& srv, const http_query& q) {
     return json_reply(j);
   }
   if (auto body = jetstream_json(srv, q)) {
-    for (auto& [k, v] : body->items()) j[k] = v;
+    const auto meta = meta_json(srv);
+    for (auto& [k, v] : body->items()) {
+      if (k == "account_details" && meta) j["meta_cluster"] = *meta;  // nats-server's order
+      j[k] = v;
+    }
+    if (meta && !j.contains("meta_cluster")) j["meta_cluster"] = *meta;
   }
   return json_reply(j);
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/base/log.h"
+#include "src/core/cluster_replication.h"
 #include "src/core/dispatcher.h"
 #include "src/core/route_manager.h"
 #include "src/core/subject.h"
@@ -260,6 +261,13 @@ bool dispatcher::register_route(client& c) {
   r.registered = true;
   _routes.push_back(&c);
   if (_srv.routes) _srv.routes->set_connected(r.remote_id, true);
+  if (_srv.replication) {  // where its replication listener is (a Peregrine peer announces one)
+    std::string host;
+    int port = 0;
+    parse_route_url(r.remote_route_url, host, port);
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    _srv.replication->route_peer(r.remote_name, host, r.remote_info.value("pg_repl_port", 0), true);
+  }
   PG_INFO("{}:{} - rid:{} - Route to server {} ({}) registered", c.peer_ip, c.peer_port, r.rid, r.remote_name,
           r.remote_id);
   std::string& out = _transport->outbuf(c.handle);
@@ -284,6 +292,7 @@ void dispatcher::route_closed(client& c) {
     r.registered = false;
     std::erase(_routes, &c);
     if (_srv.routes) _srv.routes->set_connected(r.remote_id, false);
+    if (_srv.replication) _srv.replication->route_peer(r.remote_name, {}, 0, false);
     PG_INFO("{}:{} - rid:{} - Router connection closed", c.peer_ip, c.peer_port, r.rid);
     publish_cluster_urls();
   } else if (!c.close_reason.empty()) {

@@ -171,6 +171,7 @@ base::status server::start_cluster() {
   _shared.own_client_urls = urls;
   j["connect_urls"] = o.cluster_no_advertise ? std::vector<std::string>{} : urls;
   j["lnoc"] = true;
+  if (_shared.repl_port > 0) j["pg_repl_port"] = _shared.repl_port;
   _shared.route_info = std::move(j);
   _shared.routes = _routes.get();
   return {};

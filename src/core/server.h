@@ -24,6 +24,11 @@ class server {
   // Adds a service (JetStream) that runs on shard 0 (or its own thread with js_thread);
   // call before start().
   void add_service(std::unique_ptr<service> s) { _pending_services.push_back(std::move(s)); }
+  // The replication thread (src/repl) and its listener port; call before start().
+  void set_replication(cluster_replication* r, int repl_port) {
+    _shared.replication = r;
+    _shared.repl_port = repl_port;
+  }
   // Creates shards and transports, binds the listener and starts the shard threads.
   base::status start();
   // Stops accepting, stops every shard and joins the threads. Idempotent.

@@ -19,6 +19,8 @@
 
 namespace core {
 
+class cluster_replication;
+
 // A message as an internal subscriber sees it; the views are valid only during the call.
 struct inbound_msg {
   std::string_view subject;
@@ -70,6 +72,8 @@ class service_host {
   virtual const server_options& options() const = 0;
   virtual const std::string& server_id() const = 0;
   virtual const std::string& server_name() const = 0;
+  // The cluster's replication (meta group state, stepdown); null when not clustered.
+  virtual cluster_replication* replication() { return nullptr; }
 };
 
 class service {

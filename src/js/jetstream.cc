@@ -8,6 +8,7 @@
 
 #include "src/base/log.h"
 #include "src/base/rng.h"
+#include "src/core/cluster_replication.h"
 #include "src/core/subject.h"
 #include "src/core/subject_overlap.h"
 #include "src/js/api_worker.h"
@@ -278,6 +279,7 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     _deferred.emplace_back(m);
     return;
   }
+  if (rest == "META.LEADER.STEPDOWN" && _host->replication()) return api_meta_stepdown(m);
   if (rest.starts_with("DIRECT.")) {
     // Served by the stream's own responder (on its owner); nothing answers for a stream that
     // does not exist or does not allow direct gets (or a subject no stream subscribes).
@@ -360,6 +362,22 @@ void jetstream::on_msg(const core::inbound_msg& in) {
   if (rest.starts_with("CONSUMER.") && dispatch_consumer(rest.substr(9), m)) return;
   _api_total.fetch_add(1, std::memory_order_relaxed);
   respond_error(m.reply, "system_response", make_error(err::bad_request));
+}
+
+// The meta group is src/repl's (repl_host); nats-server answers only on the meta leader, and
+// only to the system account, which Peregrine does not have yet: any account may ask. A
+// follower forwards the request to the leader over the replication link and answers itself.
+void jetstream::api_meta_stepdown(const core::inbound_msg& m) {
+  ++_api_total;
+  constexpr std::string_view kType = "meta_leader_stepdown_response";
+  if (m.payload.find_first_not_of(" \t\r\n") != std::string_view::npos &&
+      !nlohmann::json::parse(m.payload, nullptr, false).is_object())
+    return respond_error(m.reply, kType, make_error(err::invalid_json));
+  if (!_host->replication()->meta_stepdown()) return;  // no leader: nobody answers
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(kType);
+  j["success"] = true;
+  respond(m.reply, j);
 }
 
 void jetstream::no_responders(const core::inbound_msg& m) {

@@ -157,6 +157,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // The request reached no stream or consumer: the 503 no-responders status nats-server
   // (2.10.26+) sends, to publishers that take it.
   void no_responders(const core::inbound_msg& m);
+  void api_meta_stepdown(const core::inbound_msg& m);  // the meta group is src/repl's
   void respond_error(std::string_view reply, std::string_view type, const api_error& e,
                      const ojson& extra = ojson::object());
   // `config_dump` (already serialised, e.g. by the API worker) is spliced in by the caller:

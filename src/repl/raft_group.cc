@@ -272,16 +272,6 @@ propose_result raft_group::propose(std::uint64_t now_ms, std::span<const std::ui
   return {propose_status::ok, index};
 }
 
-bool raft_group::transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out) {
-  if (failed() || !_started || raft_state(_raft.get()) != RAFT_LEADER) return false;
-  if (to == _config.self || voter_index(to) < 0) return false;
-  raft_event ev{};
-  ev.time = now_ms;
-  ev.type = RAFT_TRANSFER;
-  ev.transfer.server_id = to;
-  return step(ev, out) == 0;  // busy or unknown: nothing changed, the group carries on
-}
-
 void raft_group::stage_entries(std::uint64_t first_index, const void* raft_entries, unsigned n,
                                actions& out) {
   const auto* batch = static_cast<const raft_entry*>(raft_entries);
@@ -365,6 +355,30 @@ int raft_group::step(raft_event& ev, actions& out) {
   }
   return 0;
 }
+
+bool raft_group::transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out) {
+  if (failed() || !_started || raft_state(_raft.get()) != RAFT_LEADER) return false;
+  if (to == _config.self || voter_index(to) < 0) return false;
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_TRANSFER;
+  ev.transfer.server_id = to;
+  const int rv = step(ev, out);
+  if (rv == RAFT_NOTLEADER || rv == RAFT_BUSY || rv == RAFT_BADID) return false;
+  if (rv != 0) {
+    fail("transfer", rv);
+    return false;
+  }
+  return true;
+}
+
+std::uint64_t raft_group::match_index(std::uint64_t voter) const {
+  if (!_raft || !_started || raft_state(_raft.get()) != RAFT_LEADER) return 0;
+  raft_index m = 0;
+  return raft_match_index(_raft.get(), voter, &m) == 0 ? m : 0;
+}
+
+std::uint64_t raft_group::last_index() const { return _raft ? raft_last_index(_raft.get()) : 0; }
 
 std::string raft_group::debug_state() const {
   if (!_raft) return "no raft";

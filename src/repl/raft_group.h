@@ -84,9 +84,13 @@ class raft_group {
   propose_result propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
                          actions& out);
 
-  // Leadership transfer to voter `to` (LEADER.STEPDOWN): raft catches it up, then sends it
-  // TimeoutNow. False when this server does not lead or a transfer is already running.
+  // Leader only: hands leadership to voter `to` (raft sends it TimeoutNow once its log is
+  // caught up). False when this server does not lead or `to` is not another voter.
   bool transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out);
+  // On the leader: how far `voter`'s log is known to match (0 when unknown).
+  std::uint64_t match_index(std::uint64_t voter) const;
+  std::uint64_t last_index() const;
+  const std::vector<std::uint64_t>& voters() const { return _config.voters; }
 
   role current_role() const;
   std::uint64_t term() const;

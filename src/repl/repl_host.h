@@ -1,0 +1,147 @@
+#pragma once
+// The replication thread (`pg-repl`): drives every Raft group of this server from one loop.
+// It owns the replication listener and connections (repl_link, one per peer pair: the server
+// whose name sorts lower dials, and redials with backoff), the shared disk_journal (group
+// commit: one durable write per turn for every group's appends), a timer heap for the groups'
+// raft timeouts, and the meta group (bootstrap rule in meta_bootstrap.h). Committed entries
+// go to a group's apply function on this thread, which must only enqueue them for the
+// group's owner (a ring, call_on_shard): nothing here calls into src/js.
+//
+// Other threads talk to it through commands (a mutex-guarded queue and an eventfd) and read
+// the meta group's state from a snapshot refreshed every turn. Idle, the loop blocks in
+// poll() until a socket, the journal's completion, a command or the next timer.
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/base/result.h"
+#include "src/core/cluster_replication.h"
+#include "src/repl/disk_journal.h"
+#include "src/repl/disk_log_store.h"
+#include "src/repl/link_codec.h"
+#include "src/repl/raft_group.h"
+#include "src/repl/repl_link.h"
+
+namespace repl {
+
+inline constexpr std::uint64_t kMetaGroup = 1;
+
+struct repl_host_options {
+  std::string server_name;
+  std::string cluster_name;
+  std::string listen_host;      // the cluster listener's host; empty: every interface
+  std::string journal_dir;      // the journal is <journal_dir>/journal
+  std::size_t min_meta_size = 2;  // the configured route URLs (meta_bootstrap.h)
+  std::uint64_t settle_ms = 1000;
+  unsigned election_timeout_ms = 500;  // raft randomizes each in [t, 2t)
+  unsigned heartbeat_timeout_ms = 100;
+  int cpu = -1;                 // pin the thread here (-1: no pinning)
+};
+
+class repl_host final : public core::cluster_replication {
+ public:
+  using apply_fn = std::function<void(std::uint64_t group, const committed_entry& e)>;
+
+  explicit repl_host(repl_host_options o);
+  ~repl_host() override;
+  repl_host(const repl_host&) = delete;
+  repl_host& operator=(const repl_host&) = delete;
+
+  // Binds the replication listener (an ephemeral port, announced in the route INFO).
+  base::status listen();
+  int port() const { return _port; }
+  // The meta group's committed entries (set before start()).
+  void set_meta_apply(apply_fn f) { _meta_apply = std::move(f); }
+  void start();
+  void stop();
+
+  // core::cluster_replication
+  void route_peer(const std::string& name, const std::string& host, int repl_port,
+                  bool up) override;
+  core::meta_status meta() const override;
+  bool meta_stepdown() override;
+
+  std::uint64_t meta_applied() const { return _meta_applied.load(); }
+
+  static std::int64_t backoff_ms(int failures);
+
+ private:
+  struct peer {
+    std::string host;
+    int port = 0;
+    bool routed = false;
+    int failures = 0;
+    std::uint64_t due_ms = 0;
+  };
+  struct group_slot {
+    group_definition def;
+    std::map<std::uint64_t, std::string> names;  // raft id -> server name
+    std::unique_ptr<disk_log_store> store;
+    std::unique_ptr<raft_group> raft;
+    std::uint64_t timer_at = 0;
+    apply_fn apply;
+  };
+  struct timer {
+    std::uint64_t at;
+    std::uint64_t group;
+    bool operator>(const timer& o) const { return at > o.at; }
+  };
+
+  void run();
+  void open_journal();
+  void post(std::function<void()> fn);
+  void run_commands();
+  void accept_links(std::uint64_t now);
+  void dial_due(std::uint64_t now);
+  void service_link(repl_link& l, short revents, std::uint64_t now);
+  bool accept_hello(repl_link& l, const link_hello& h, std::uint64_t now);
+  void on_message(repl_link& l, const link_message& m, std::uint64_t now);
+  void close_link(repl_link& l, std::uint64_t now);
+  void reap_closed();
+  void fire_timers(std::uint64_t now);
+  void notify_durable(std::uint64_t now);
+  void handle(group_slot& g, actions& a, std::uint64_t now);
+  void start_group(const group_definition& def, const recovered_group* rec, std::uint64_t now);
+  void stepdown(std::uint64_t group, std::uint64_t now);
+  void refresh_view(std::uint64_t now);
+  void try_bootstrap(std::uint64_t now);
+  void publish_status(std::uint64_t now);
+  int poll_timeout_ms(std::uint64_t now) const;
+
+  const repl_host_options _o;
+  int _listen_fd = -1;
+  int _port = 0;
+  int _wake_fd = -1;
+  std::atomic<bool> _stop{false};
+  std::thread _thread;
+
+  mutable std::mutex _cmd_mu;
+  std::vector<std::function<void()>> _commands;
+
+  mutable std::mutex _status_mu;
+  core::meta_status _status;
+
+  // Owned by the thread.
+  std::unique_ptr<disk_journal> _journal;
+  std::uint64_t _notified_seq = 0;
+  bool _completions_signal = false;  // the journal rings _wake_fd on completions
+  std::map<std::string, peer> _peers;
+  std::vector<std::unique_ptr<repl_link>> _links;
+  std::map<std::string, repl_link*> _up;  // by peer name
+  std::map<std::string, membership_view> _views;
+  membership_view _view;
+  std::uint64_t _view_since_ms = 0;
+  std::map<std::uint64_t, group_slot> _groups;
+  std::priority_queue<timer, std::vector<timer>, std::greater<timer>> _timers;
+  apply_fn _meta_apply;
+  std::atomic<std::uint64_t> _meta_applied{0};
+};
+
+}  // namespace repl

@@ -1,0 +1,163 @@
+// The JetStream meta group on three real peregrine-server processes (src/repl): it forms from
+// the configured routes, elects a leader that every server reports in /jsz meta_cluster and
+// /varz jetstream.meta, moves on $JS.API.META.LEADER.STEPDOWN (asked on a follower, which
+// forwards it), fails over when the leader is killed with SIGKILL, and takes the restarted
+// server back. Every wait polls the monitoring endpoints with a bound.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "tests/integration/cluster_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using json = nlohmann::ordered_json;  // key order is checked
+
+double timeout_mult() {
+  const char* m = std::getenv("TIMEOUT_MULT");
+  return m ? std::max(1.0, std::atof(m)) : 1.0;
+}
+
+class cluster_meta : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
+    if (server_binary().find("nats-server") != std::string::npos)
+      GTEST_SKIP() << "META.LEADER.STEPDOWN is a system-account request on nats-server";
+    for (int i = 0; i < 3; ++i) {
+      cport_[i] = pick_free_port();
+      http_[i] = pick_free_port();
+    }
+    const std::vector<int> all(cport_.begin(), cport_.end());
+    for (int i = 0; i < 3; ++i)
+      servers_.push_back(std::make_unique<server_process>(
+          cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
+          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
+    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
+  }
+
+  void TearDown() override {
+    if (HasFailure())
+      for (std::size_t i = 0; i < servers_.size(); ++i)
+        std::cerr << "---- server " << char('A' + i) << " log ----\n" << servers_[i]->log();
+    servers_.clear();
+  }
+
+  json jsz(int i) {
+    const std::string body = http_get(http_[i], "/jsz");
+    json j = json::parse(body, nullptr, false);
+    return j.is_object() ? j : json::object();
+  }
+
+  // The leader every running server reports, once they all agree on one (empty on timeout).
+  std::string agreed_leader(std::chrono::milliseconds limit, const std::string& not_this = {}) {
+    const auto deadline = clock_type::now() + limit;
+    while (clock_type::now() < deadline) {
+      std::set<std::string> seen;
+      bool all = true;
+      for (int i = 0; i < 3; ++i) {
+        if (!servers_[i]->running()) continue;
+        const json m = jsz(i).value("meta_cluster", json::object());
+        const std::string l = m.value("leader", "");
+        if (l.empty() || m.value("cluster_size", 0) != 3) all = false;
+        seen.insert(l);
+      }
+      if (all && seen.size() == 1 && *seen.begin() != not_this) return *seen.begin();
+      std::this_thread::sleep_for(20ms);
+    }
+    return {};
+  }
+
+  int index_of(const std::string& name) { return name.empty() ? -1 : name[0] - 'A'; }
+
+  std::array<int, 3> cport_{}, http_{};
+  std::vector<std::unique_ptr<server_process>> servers_;
+};
+
+TEST_F(cluster_meta, leader_elected_stepped_down_failed_over_and_rejoined) {
+  const double mult = timeout_mult();
+  const auto t0 = clock_type::now();
+  const std::string first = agreed_leader(std::chrono::milliseconds(int(15000 * mult)));
+  ASSERT_FALSE(first.empty()) << "no meta leader";
+  std::cerr << "meta leader " << first << " after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0).count() << " ms\n";
+  const int li = index_of(first);
+  ASSERT_GE(li, 0);
+
+  // nats-server's MetaClusterInfo, in its field order; replicas only on the leader.
+  const json lm = jsz(li)["meta_cluster"];
+  EXPECT_EQ(lm.value("name", ""), "pgtest");
+  EXPECT_EQ(lm.value("peer", "").size(), 8u);
+  ASSERT_TRUE(lm.contains("replicas")) << lm.dump();
+  EXPECT_EQ(lm["replicas"].size(), 2u);
+  std::vector<std::string> keys;
+  for (auto it = lm.begin(); it != lm.end(); ++it) keys.push_back(it.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"name", "leader", "peer", "replicas", "cluster_size"}));
+  const int fi = (li + 1) % 3;
+  EXPECT_FALSE(jsz(fi)["meta_cluster"].contains("replicas"));
+  const json varz = json::parse(http_get(http_[fi], "/varz"), nullptr, false);
+  ASSERT_TRUE(varz.is_object());
+  EXPECT_EQ(varz["jetstream"]["meta"].value("leader", ""), first);
+  EXPECT_EQ(varz["jetstream"]["meta"].value("cluster_size", 0), 3);
+
+  // $JS.API.INFO still answers on every server.
+  for (int i = 0; i < 3; ++i) {
+    auto nc = connect(servers_[i]->url());
+    ASSERT_TRUE(nc);
+    natsMsg* reply = nullptr;
+    ASSERT_EQ(natsConnection_RequestString(&reply, nc.get(), "$JS.API.INFO", "", 5000), NATS_OK);
+    const json info = json::parse(data_of(reply), nullptr, false);
+    natsMsg_Destroy(reply);
+    EXPECT_EQ(info.value("type", ""), "io.nats.jetstream.api.v1.account_info_response");
+  }
+
+  // Step down, asked on a follower: the leader moves.
+  {
+    auto nc = connect(servers_[fi]->url());
+    ASSERT_TRUE(nc);
+    natsMsg* reply = nullptr;
+    ASSERT_EQ(natsConnection_RequestString(&reply, nc.get(), "$JS.API.META.LEADER.STEPDOWN", "", 5000), NATS_OK);
+    const json r = json::parse(data_of(reply), nullptr, false);
+    natsMsg_Destroy(reply);
+    EXPECT_EQ(r.dump(), R"({"type":"io.nats.jetstream.api.v1.meta_leader_stepdown_response","success":true})");
+    ASSERT_EQ(natsConnection_RequestString(&reply, nc.get(), "$JS.API.META.LEADER.STEPDOWN", "{bad", 5000), NATS_OK);
+    const json bad = json::parse(data_of(reply), nullptr, false);
+    natsMsg_Destroy(reply);
+    EXPECT_EQ(bad["error"].value("err_code", 0), 10025) << bad.dump();
+  }
+  const std::string second = agreed_leader(std::chrono::milliseconds(int(10000 * mult)), first);
+  ASSERT_FALSE(second.empty()) << "leadership did not move from " << first;
+
+  // kill -9 of the leader: the two others agree on a new one.
+  const int ki = index_of(second);
+  ::kill(servers_[ki]->pid(), SIGKILL);
+  const auto killed_at = clock_type::now();
+  servers_[ki]->stop();  // reaps it
+  const std::string third = agreed_leader(std::chrono::milliseconds(int(10000 * mult)), second);
+  const auto failover_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - killed_at).count();
+  ASSERT_FALSE(third.empty()) << "no new leader after killing " << second;
+  std::cerr << "failover after kill -9 of " << second << ": " << third << " leads after " << failover_ms << " ms\n";
+  EXPECT_LE(failover_ms, 2500 * mult);
+
+  // The killed server restarts from its journal and follows the current leader.
+  ASSERT_TRUE(servers_[ki]->start()) << servers_[ki]->error();
+  const auto deadline = clock_type::now() + std::chrono::milliseconds(int(15000 * mult));
+  std::string back;
+  while (clock_type::now() < deadline) {
+    back = jsz(ki).value("meta_cluster", json::object()).value("leader", "");
+    if (!back.empty() && !agreed_leader(200ms).empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_FALSE(back.empty()) << "the restarted server did not rejoin";
+  EXPECT_EQ(agreed_leader(std::chrono::milliseconds(int(5000 * mult))), back);
+}
+
+}  // namespace
+}  // namespace peregrine::test
