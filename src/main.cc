@@ -213,7 +213,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (opts.jetstream)
-      PG_INFO("JetStream joins the cluster's meta group; streams still run standalone on this server");
+      PG_INFO("JetStream runs standalone on this server: streams are not replicated or shared with the cluster "
+              "(the servers only form the meta group)");
   }
   core::server_options configured = opts;  // as configured (port -1 unresolved): reloads diff against it
   if (opts.jetstream) {

@@ -76,6 +76,29 @@ TEST(disk_journal, one_write_covers_every_group_of_a_turn_and_recovers) {
   EXPECT_EQ(j->dropped_tail_bytes(), 0u);
 }
 
+TEST(disk_journal, the_automatic_backend_commits_and_recovers_alike) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  {
+    auto j = disk_journal::open(path, io::make_backend(d.path()));  // io_uring + O_DIRECT here
+    ASSERT_TRUE(j.ok());
+    (*j)->define_group({3, {"a", "b", "c"}});
+    disk_log_store s(**j, 3, nullptr);
+    for (int turn = 0; turn < 20; ++turn) {
+      const entry e[] = {command(1, std::string(std::size_t(300 + turn), char('a' + turn)))};
+      s.append(std::uint64_t(turn) + 1, e);
+      settle(**j);
+    }
+    EXPECT_EQ((*j)->durable_seq(), (*j)->last_seq());
+  }
+  auto j = disk_journal::open(path, io::make_backend(d.path()));
+  ASSERT_TRUE(j.ok());
+  const auto& g = (*j)->recovered().at(3);
+  ASSERT_EQ(g.log.entries.size(), 20u);
+  EXPECT_EQ(g.log.entries[19], command(1, std::string(319, char('a' + 19))));
+  EXPECT_EQ((*j)->dropped_tail_bytes(), 0u);
+}
+
 TEST(disk_journal, hard_state_is_durable_when_save_returns_and_takes_pending_entries_along) {
   storage_test::temp_dir d;
   const std::string path = d.sub("journal");
@@ -131,6 +154,44 @@ TEST(disk_journal, a_torn_write_is_dropped_and_never_resurfaces_after_later_appe
   const auto& g = j->recovered().at(1);
   ASSERT_EQ(g.log.entries.size(), 2u);
   EXPECT_EQ(g.log.entries[1], command(2, "after"));
+}
+
+// A corrupt record ends recovery, but a later record of the same write may sit intact in a
+// block past it. If a new write then ends exactly on that block's boundary, that stale record
+// would follow it on the next recovery; recovery zeroes the blocks past the end for this.
+TEST(disk_journal, a_stale_record_behind_a_corrupt_one_never_follows_later_appends) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  constexpr std::size_t kDef = 28;     // the definition record of group 1 {"a"}
+  constexpr std::size_t kEntry = 50;   // a one-entry record without its data
+  const std::size_t fill = 2 * 4096 - kDef - kEntry;  // ends the record on the 2nd block's end
+  {
+    io::fault_backend* fault = nullptr;
+    auto j = open_journal(path, &fault);
+    j->define_group({1, {"a"}});
+    settle(*j);
+    ASSERT_EQ(j->recovered_bytes(), kDef);  // the end so far: the sizes below depend on it
+    disk_log_store s(*j, 1, nullptr);
+    const entry x[] = {command(1, std::string(fill, 'x'))};
+    const entry y[] = {command(1, "stale")};
+    s.append(1, x);
+    s.append(2, y);  // starts exactly at 8192
+    fault->flip_bit_next_write(kDef + 30, 1);  // inside x
+    settle(*j);
+  }
+  {
+    auto j = open_journal(path);
+    ASSERT_EQ(j->recovered_bytes(), kDef);
+    EXPECT_TRUE(j->recovered().at(1).log.entries.empty());
+    disk_log_store s(*j, 1, &j->recovered().at(1));
+    const entry z[] = {command(2, std::string(fill, 'z'))};  // ends at 8192 again
+    s.append(1, z);
+    settle(*j);
+  }
+  auto j = open_journal(path);
+  const auto& g = j->recovered().at(1);
+  ASSERT_EQ(g.log.entries.size(), 1u) << "the stale record came back";
+  EXPECT_EQ(g.log.entries[0].term, 2u);
 }
 
 TEST(disk_journal, a_flipped_bit_ends_recovery_at_that_record) {
