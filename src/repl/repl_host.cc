@@ -213,15 +213,21 @@ void repl_host::handle(group_slot& g, actions& a, std::uint64_t now) {
     if (link == _up.end()) continue;  // no connection: lost, raft resends
     link->second->queue(link_kind::raft, s.frame);
   }
-  for (const auto& e : a.applies) {
-    if (g.def.group == kMetaGroup) _meta_applied.fetch_add(1, std::memory_order_relaxed);
-    if (g.apply) g.apply(g.def.group, e);
-  }
+  for (auto& e : a.applies) g.unapplied.push_back(std::move(e));
+  offer_applies(g);
   if (a.timer_at) {
     g.timer_at = *a.timer_at;
     _timers.push({*a.timer_at, g.def.group});
   }
   a.clear();
+}
+
+void repl_host::offer_applies(group_slot& g) {
+  while (!g.unapplied.empty()) {
+    if (g.apply && !g.apply(g.def.group, g.unapplied.front())) return;  // the owner is behind
+    if (g.def.group == kMetaGroup) _meta_applied.fetch_add(1, std::memory_order_relaxed);
+    g.unapplied.pop_front();
+  }
 }
 
 void repl_host::fire_timers(std::uint64_t now) {
@@ -464,6 +470,8 @@ int repl_host::poll_timeout_ms(std::uint64_t now) const {
       wait = std::min(wait, p.due_ms > now ? p.due_ms - now : 0);
   if (_journal && !_groups.count(kMetaGroup) && !_up.empty()) wait = std::min<std::uint64_t>(wait, 50);
   if (_journal && !_journal->idle() && !_completions_signal) wait = std::min<std::uint64_t>(wait, 1);
+  for (const auto& [id, g] : _groups)
+    if (!g.unapplied.empty()) wait = std::min<std::uint64_t>(wait, 1);
   return int(wait);
 }
 
@@ -489,6 +497,7 @@ void repl_host::run() {
       }
     notify_durable(now);
     fire_timers(now);
+    for (auto& [id, g] : _groups) offer_applies(g);
     dial_due(now);
     refresh_view(now);
     try_bootstrap(now);

@@ -5,12 +5,15 @@
 // commit: one durable write per turn for every group's appends), a timer heap for the groups'
 // raft timeouts, and the meta group (bootstrap rule in meta_bootstrap.h). Committed entries
 // go to a group's apply function on this thread, which must only enqueue them for the
-// group's owner (a ring, call_on_shard): nothing here calls into src/js.
+// group's owner (e.g. base::spsc_ring::try_push): nothing here calls into src/js. When the
+// owner's queue is full it returns false; the host keeps that entry and the ones after it and
+// offers them again every millisecond, in order, so nothing committed is dropped.
 //
 // Other threads talk to it through commands (a mutex-guarded queue and an eventfd) and read
 // the meta group's state from a snapshot refreshed every turn. Idle, the loop blocks in
 // poll() until a socket, the journal's completion, a command or the next timer.
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,7 +50,8 @@ struct repl_host_options {
 
 class repl_host final : public core::cluster_replication {
  public:
-  using apply_fn = std::function<void(std::uint64_t group, const committed_entry& e)>;
+  // False: the owner's queue is full, offer this entry again later.
+  using apply_fn = std::function<bool(std::uint64_t group, const committed_entry& e)>;
 
   explicit repl_host(repl_host_options o);
   ~repl_host() override;
@@ -87,6 +91,7 @@ class repl_host final : public core::cluster_replication {
     std::unique_ptr<raft_group> raft;
     std::uint64_t timer_at = 0;
     apply_fn apply;
+    std::deque<committed_entry> unapplied;  // committed, not yet taken by the owner
   };
   struct timer {
     std::uint64_t at;
@@ -108,6 +113,7 @@ class repl_host final : public core::cluster_replication {
   void fire_timers(std::uint64_t now);
   void notify_durable(std::uint64_t now);
   void handle(group_slot& g, actions& a, std::uint64_t now);
+  void offer_applies(group_slot& g);
   void start_group(const group_definition& def, const recovered_group* rec, std::uint64_t now);
   void stepdown(std::uint64_t group, std::uint64_t now);
   void refresh_view(std::uint64_t now);
