@@ -156,6 +156,12 @@ TEST_F(cluster_meta, leader_elected_stepped_down_failed_over_and_rejoined) {
     std::this_thread::sleep_for(50ms);
   }
   EXPECT_FALSE(back.empty()) << "the restarted server did not rejoin";
+  // It rejoined from its journal (the group and its members recovered), not by a new bootstrap.
+  const std::string log = servers_[ki]->log();
+  const auto last = log.rfind("bytes recovered");
+  ASSERT_NE(last, std::string::npos);
+  const auto line = log.rfind(": ", last);
+  EXPECT_NE(log.substr(line, last - line), ": 0 ") << log.substr(line, last - line);
   EXPECT_EQ(agreed_leader(std::chrono::milliseconds(int(5000 * mult))), back);
 }
 
