@@ -468,7 +468,9 @@ int repl_host::poll_timeout_ms(std::uint64_t now) const {
   for (const auto& [name, p] : _peers)
     if (p.routed && p.port > 0 && _o.server_name < name && !_up.count(name))
       wait = std::min(wait, p.due_ms > now ? p.due_ms - now : 0);
-  if (_journal && !_groups.count(kMetaGroup) && !_up.empty()) wait = std::min<std::uint64_t>(wait, 50);
+  // Bootstrap waits for the view to settle; after that only a socket event can change it.
+  if (_journal && !_groups.count(kMetaGroup) && !_up.empty() && _view_since_ms + _o.settle_ms > now)
+    wait = std::min<std::uint64_t>(wait, _view_since_ms + _o.settle_ms - now);
   if (_journal && !_journal->idle() && !_completions_signal) wait = std::min<std::uint64_t>(wait, 1);
   for (const auto& [id, g] : _groups)
     if (!g.unapplied.empty()) wait = std::min<std::uint64_t>(wait, 1);
