@@ -7,12 +7,9 @@ namespace core {
 std::string server_name_hash(const std::string& name) {
   unsigned char d[crypto_hash_sha256_BYTES];
   crypto_hash_sha256(d, reinterpret_cast<const unsigned char*>(name.data()), name.size());
-  static const char* kAlpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static const char* kDigits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
   std::string out;
-  for (int i = 0; i < 6; i += 3) {  // 6 bytes are exactly 8 base64 characters
-    const std::uint32_t v = std::uint32_t(d[i]) << 16 | std::uint32_t(d[i + 1]) << 8 | d[i + 2];
-    for (int s = 18; s >= 0; s -= 6) out += kAlpha[(v >> s) & 63];
-  }
+  for (int i = 0; i < 8; ++i) out += kDigits[d[i] % 62];  // nats-server's getHash: a digit per byte
   return out;
 }
 

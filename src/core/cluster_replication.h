@@ -40,7 +40,8 @@ class cluster_replication {
   virtual bool meta_stepdown() = 0;
 };
 
-// nats-server's node id of a server: base64url(sha256(name)) cut to 8 characters ("peer").
+// nats-server's node id of a server ("peer"): the first 8 bytes of sha256(name), each as a
+// base-62 digit (byte % 62), as its getHash does (checked against nats-server 2.9.10's /jsz).
 std::string server_name_hash(const std::string& name);
 // nats-server's MetaClusterInfo (/jsz "meta_cluster", /varz "jetstream"."meta").
 nlohmann::ordered_json meta_cluster_json(const meta_status& m);

@@ -454,6 +454,8 @@ void repl_host::publish_status(std::uint64_t now) {
         if (!p.offline) p.active_ns = std::int64_t(now - std::min(now, l->second->last_rx_ms())) * 1'000'000;
         s.replicas.push_back(std::move(p));
       }
+      std::sort(s.replicas.begin(), s.replicas.end(),
+                [](const auto& x, const auto& y) { return x.name < y.name; });
     }
   }
   std::lock_guard lk(_status_mu);
