@@ -139,6 +139,7 @@ base::result<std::unique_ptr<file_consumer_store>> file_consumer_store::open(
   auto st = decode_consumer_state(bytes);
   if (!st) return st.err();
   s->_s = std::move(*st);
+  s->_loaded = true;
   return s;
 }
 
@@ -160,6 +161,21 @@ bool file_consumer_store::flush_async(bool sync) {
   _dirty = false;
   _unsynced = !sync;
   return true;
+}
+
+void file_consumer_store::stage(std::vector<snapshot_file>& batch) {
+  wait_written();
+  if (const int err = take_async_error(); err != 0) _dirty = true;  // rewrite what failed
+  _staged = ~std::size_t(0);
+  if (!_dirty && !_unsynced) return;
+  _staged = batch.size();
+  batch.push_back({_dir, _path, encode_consumer_state(_s)});
+}
+
+void file_consumer_store::staged_done(const std::vector<snapshot_file>& batch) {
+  if (_staged >= batch.size()) return;
+  if (batch[_staged].error == 0) _dirty = _unsynced = false;
+  _staged = ~std::size_t(0);
 }
 
 void file_consumer_store::wait_written() const {

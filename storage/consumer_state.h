@@ -78,6 +78,8 @@ class file_consumer_store final : public memory_consumer_store {
                                                                  const std::string& name);
   // Writes the snapshot now (after any background write still in flight).
   base::status flush() override;
+  // open() found a state file (else the state is a fresh one).
+  bool loaded() const { return _loaded; }
   // Hands the snapshot to the state_writer thread and returns at once; false (and still
   // dirty) while the previous one is being written, so snapshots coalesce. sync: also
   // fdatasync (power loss); without it the snapshot survives a process crash only.
@@ -96,12 +98,18 @@ class file_consumer_store final : public memory_consumer_store {
   ~file_consumer_store() override { _ticket->wake_fd.store(-1, std::memory_order_release); }
   // Blocks until no background write is in flight.
   void wait_written() const;
+  // flush() in a batch (write_snapshot_files): adds this snapshot to `batch` when there is
+  // something to write (after any background write in flight); staged_done reads the outcome.
+  void stage(std::vector<snapshot_file>& batch);
+  void staged_done(const std::vector<snapshot_file>& batch);
 
  private:
   std::string _dir, _path;
   std::shared_ptr<state_writer::ticket> _ticket = std::make_shared<state_writer::ticket>();
   std::uint64_t _gen = 0;  // generation of the last snapshot handed over
   bool _unsynced = false;
+  bool _loaded = false;
+  std::size_t _staged = ~std::size_t(0);  // index in the batch stage() added to
 };
 
 }  // namespace storage

@@ -327,6 +327,12 @@ std::map<std::string, std::uint64_t> indexed_store::subject_counts(std::string_v
   return out;
 }
 
+void indexed_store::subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out) const {
+  out.reserve(out.size() + _subj_ids.size());
+  for (const subject_rec& r : _subjects)  // contiguous, unlike the hash map
+    if (r.count() > 0) out.emplace_back(r.name, r.count());
+}
+
 stream_state indexed_store::state(bool with_deleted) const {
   stream_state s;
   s.msgs = _msgs;

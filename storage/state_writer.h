@@ -1,6 +1,7 @@
 #pragma once
 // A background thread that writes small state snapshots (consumer state) atomically: temp
-// file, fdatasync, rename, directory fsync. The owner's loop hands over encoded bytes and
+// file, fdatasync, rename, directory fsync (several synced ones queued together: one batch,
+// write_snapshot_files). The owner's loop hands over encoded bytes and
 // reads the outcome later, so a flush (0.3-4 ms of fdatasync on the test VMs) never blocks
 // the thread that delivers messages. Not a hot path: at most one snapshot per consumer per
 // flush interval, so a mutex-guarded queue is enough.
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace storage {
 
@@ -20,6 +22,17 @@ namespace storage {
 // is in the page cache) but not necessarily power loss. Returns 0 or errno.
 int write_snapshot_file(const std::string& dir, const std::string& path, const std::string& bytes,
                         bool sync = true);
+
+// Many snapshots at once (a graceful shutdown writes every consumer's; the writer thread
+// takes what queued up together): each written as write_snapshot_file(sync) does, up to
+// kSnapshotWriters at a time on helper threads, so the device merges their cache flushes.
+// One after another, 3,000 consumers took 41 s. error: 0, or the errno of the failed step.
+constexpr std::size_t kSnapshotWriters = 32;
+struct snapshot_file {
+  std::string dir, path, bytes;
+  int error = 0;
+};
+void write_snapshot_files(std::vector<snapshot_file>& files);
 
 class state_writer {
  public:
@@ -48,6 +61,8 @@ class state_writer {
   };
   state_writer();
   void run();
+  // From this many synced snapshots queued together, write_snapshot_files takes them.
+  static constexpr std::size_t kBatchFrom = 4;
 
   std::mutex _mu;
   std::condition_variable _cv;

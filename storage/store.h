@@ -123,6 +123,11 @@ class stream_store {
   virtual std::uint64_t first_seq() const = 0;
   virtual std::uint64_t last_seq() const = 0;
   virtual std::map<std::string, std::uint64_t> subject_counts(std::string_view filter) const = 0;
+  // Every subject with its message count, unsorted: a flat copy another thread may sort and
+  // filter (a STREAM.INFO over 100,000 subjects must not hold the owner's loop).
+  virtual void subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out) const {
+    for (auto& [subject, n] : subject_counts("")) out.emplace_back(subject, n);
+  }
   virtual std::uint64_t num_subjects() const = 0;
   virtual stream_state state(bool with_deleted = false) const = 0;
   // state().bytes without building the state (asked after every append).

@@ -4,8 +4,8 @@
 // default) waited for all of it. Here the pure work runs on the API worker, a memory
 // stream's meta.inf write too (a file stream keeps its config in its own log, written
 // through its store on the loop), and a created stream's subscriptions go in slices of
-// kBigSliceNs per loop turn. (An update that changes the subjects still resubscribes them in
-// one go.) Requests that could see or change the half-made stream (any request naming it,
+// kBigSliceNs per loop turn, and so do an update's changed subjects (those both configs hold
+// stay subscribed throughout). Requests that could see or change the half-made stream (any request naming it,
 // any stream create, update or delete) wait until it is answered, in arrival order.
 #include <algorithm>
 #include <filesystem>
@@ -90,6 +90,8 @@ bool jetstream::must_wait(std::string_view rest) const {
   // A create/update/delete forwarded to an owner: its stream may change owner or vanish,
   // and the owner reads the table for its checks until it reports back.
   if (_inflight && (changes || api_stream_of(rest) == *_inflight)) return true;
+  for (const auto& info : _infos)  // a STREAM.INFO being paged: answered in order after it
+    if (api_stream_of(rest) == info->stream) return true;
   if (!_big) return false;
   if (rest.starts_with("STREAM.CREATE.") || rest.starts_with("STREAM.UPDATE.") || rest.starts_with("STREAM.DELETE."))
     return true;  // subject overlaps, and the worker reads the other streams' configs
@@ -118,9 +120,9 @@ std::size_t jetstream::poll_big() {
   std::size_t work = 0;
   if (_big) work += apply_big_request();
   if (!_big) maybe_report();  // a finished big create/update is in the table before what waited behind it
-  if (_big || _inflight || !_all_loaded || _deferred.empty()) return work;
+  if (_big || _inflight || !_infos.empty() || !_all_loaded || _deferred.empty()) return work;
   _replaying = true;  // the deferred requests, in order, until one starts a big request or a forwarded change
-  while (!_big && !_inflight && !_deferred.empty()) {
+  while (!_big && !_inflight && _infos.empty() && !_deferred.empty()) {
     const deferred_msg d = std::move(_deferred.front());
     _deferred.pop_front();
     on_msg(d.view());
@@ -143,11 +145,12 @@ std::size_t jetstream::apply_big_request() {
     if (!start_applying_big_request()) _big.reset();  // answered
     return 1;
   }
-  if (!job.update) {  // the created stream's subjects, a slice per turn
+  {  // the created stream's subjects, or an update's changes to them, a slice per turn
     const auto& clk = _host->clk();
     const base::nanos until = clk.monotonic_ns() + kBigSliceNs;
     bool subscribed = false;
-    while (!(subscribed = job.s->subscribe_some(64)) && clk.monotonic_ns() < until) {
+    while (!(subscribed = job.update ? job.s->resubscribe_some(64) : job.s->subscribe_some(64)) &&
+           clk.monotonic_ns() < until) {
     }
     if (!subscribed) return 1;
   }
@@ -175,7 +178,7 @@ bool jetstream::start_applying_big_request() {
     job.s = find(job.token);
     job.to_interest =
         job.s->config().retention == retention_policy::limits && cfg.retention == retention_policy::interest;
-    job.s->update(cfg);
+    job.s->update(cfg, /*sliced=*/true);  // resubscribed in apply_big_request's slices
   } else {
     std::string error;
     auto s = make_stream(cfg, job.created, error);

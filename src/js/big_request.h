@@ -50,4 +50,29 @@ std::string_view api_stream_of(std::string_view rest);
 // and api_update).
 void decode_big_request(jetstream::big_request& job);
 
+// STREAM.INFO pages its subjects as nats-server does (JSMaxSubjectDetails).
+constexpr std::size_t kSubjectDetailsLimit = 100000;
+// A STREAM.INFO with a wildcard subjects_filter on a stream of at least this many subjects
+// is answered through the API worker (big_info.cc).
+constexpr std::uint64_t kBigInfoSubjects = 10000;
+
+// One big STREAM.INFO in flight: the loop copies the stream's subject counts (flat, about a
+// millisecond for 100,000) and the info without them; the worker filters, sorts and pages
+// the subjects and serialises the reply; the loop publishes it.
+struct jetstream::big_info {
+  std::string stream, reply;
+  std::string filter;     // "" = every subject (">")
+  std::uint64_t offset = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> subjects;  // every subject, unsorted
+  ojson info;  // the typed reply without subjects (total, offset and limit still 0)
+  std::uint64_t ticket = 0;
+  std::string text;  // out: the reply
+};
+
+// Whether a STREAM.INFO with this subjects_filter takes the worker path.
+bool wants_big_info(stream& s, std::string_view filter);
+// The worker's part: the page of subjects into info ("total", "offset", "limit" and
+// state.subjects, as api_stream_info writes them), serialised into text.
+void page_big_info(jetstream::big_info& job);
+
 }  // namespace js

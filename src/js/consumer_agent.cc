@@ -115,9 +115,7 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
     _sync_acks = host.options().durability == "sync";
   }
   if (restore == nullptr && _store && _store->state().delivered.stream > 0) restore = &_store->state();
-  // A new durable saves its starting point at once, so a restart does not re-resolve
-  // deliver policies such as "new" against a grown stream.
-  if (restore == nullptr && _store) _dirty = true;
+  const bool resolved = restore == nullptr && _store;
   if (restore) {
     // A crash can keep a consumer snapshot that delivered messages the stream's log lost (they
     // were not durable yet): the sequences past the stream's end will be reused by the next
@@ -144,6 +142,10 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
   if (_cfg.push()) check_push_interest(now);
   _m->on_stream_advanced(_advanced_to, now, out);
   run(out, now);
+  // A new durable saves its starting point at once, so a restart does not re-resolve
+  // deliver policies such as "new" against a grown stream; a restored one whose state file
+  // already says it is not rewritten (10,000 consumers each rewrote theirs at every start).
+  if (resolved && (!_store->loaded() || durable_state() != _store->state())) _dirty = true;
 }
 
 bool consumer_agent::filter_matches(std::string_view subject) const {
@@ -502,17 +504,31 @@ void consumer_agent::on_delete() {
   _stopped = true;
 }
 
-void consumer_agent::on_shutdown() {
+void consumer_agent::on_shutdown(std::vector<storage::snapshot_file>* batch) {
   if (_stopped) return;
   actions out;
   _m->on_shutdown(out);
   run(out, _host.now());
-  if (_store) {
-    flush_state(true);
-    if (!_store->dirty())
-      for (const auto& r : _held.take_all()) _host.publish(r, "", "", "");
-  }
   _stopped = true;
+  if (!_store) return;
+  if (batch) {
+    if (_dirty) (void)_store->update(durable_state());  // else the store holds it already
+    _dirty = false;
+    _store->stage(*batch);
+    return;
+  }
+  flush_state(true);
+  finish_shutdown({});
+}
+
+void consumer_agent::finish_shutdown(const std::vector<storage::snapshot_file>& batch) {
+  if (!_store) return;
+  _store->staged_done(batch);
+  if (_store->dirty()) {
+    PG_WARN("JetStream consumer '{} > {}': cannot persist state at shutdown", _stream.config().name, _cfg.name);
+    return;
+  }
+  for (const auto& r : _held.take_all()) _host.publish(r, "", "", "");  // their acks are durable
 }
 
 ojson consumer_agent::info_json(std::int64_t now) {

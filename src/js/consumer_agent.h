@@ -86,8 +86,11 @@ class consumer_agent final : public message_source, public core::internal_handle
   }
   // Waiting requests get 409 Consumer Deleted; subscriptions go.
   void on_delete();
-  // Server stopping: 409 Server Shutdown, state flushed.
-  void on_shutdown();
+  // Server stopping: 409 Server Shutdown, state flushed; with `batch`, the state is added
+  // to it instead, for one write of every consumer's (storage::write_snapshot_files), and
+  // finish_shutdown follows it.
+  void on_shutdown(std::vector<storage::snapshot_file>* batch = nullptr);
+  void finish_shutdown(const std::vector<storage::snapshot_file>& batch);
 
   // Durable state as the storage layer keeps it.
   storage::consumer_state durable_state() const;

@@ -17,6 +17,7 @@
 
 #include "src/core/service.h"
 #include "src/js/stream_config.h"
+#include "src/js/subject_registry.h"
 
 namespace js {
 
@@ -70,6 +71,9 @@ struct owner_set {
   // Written by the hub only, and never while an owner runs a forwarded create/update/delete
   // (those read it for the cross-stream checks; the hub holds later changes back meanwhile).
   placement_table table;
+  // Every stream's subjects (kept with `table`, same rules), for the overlap check of a create
+  // or update in time that follows its own subjects, not the number of streams.
+  subject_registry subjects;
   // Server-wide storage use (memory, file), published by every group.
   std::atomic<std::int64_t> used_bytes[2] = {0, 0};
 };

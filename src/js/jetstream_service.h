@@ -85,6 +85,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Open fast-ingest batches across every stream of this owner thread.
   std::size_t* fast_batch_counter() override { return &_fast_batches_open; }
   struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
+  struct big_info;     // a STREAM.INFO listing many subjects in flight (big_request.h)
 
  private:
   using handler = void (jetstream::*)(std::string_view token, const core::inbound_msg& m);
@@ -185,7 +186,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void load_streams();
   stream* find(std::string_view name);
   stream_group* group_of(std::string_view name);
-  std::optional<api_error> check_overlap(const stream_config& cfg) const;
+  std::optional<api_error> check_overlap(const stream_config& cfg);
   // Mirror rules that need the origin (stream_mirror.cc); may align cfg.mirror_direct.
   std::optional<api_error> check_mirror_origin(stream_config& cfg);
   bool mirror_serves_direct(std::string_view origin) const;
@@ -210,8 +211,13 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::size_t apply_big_request();
   bool start_applying_big_request();
   void answer_big_request();
+  // A STREAM.INFO over many subjects (big_info.cc, when wants_big_info): answered from
+  // poll_big_info once the worker paged it.
+  void start_big_info(stream& s, std::string_view filter, std::uint64_t offset, ojson info, std::string_view reply);
+  std::size_t poll_big_info();
   std::unique_ptr<api_worker> _worker;
   std::unique_ptr<big_request> _big;
+  std::deque<std::unique_ptr<big_info>> _infos;  // answered in this order
   std::deque<deferred_msg> _deferred;
   bool _replaying = false;
 

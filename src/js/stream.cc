@@ -78,8 +78,9 @@ void stream::subscribe() {
 bool stream::subscribe_some(std::size_t max) {
   auto& h = _host;
   const std::size_t n = std::min(max, _cfg.subjects.size() - _next_subject);
+  // _sub_ids[i] is subjects[i]'s (0: refused), so an update can keep the ones it keeps.
   for (const std::size_t end = _next_subject + n; _next_subject < end; ++_next_subject)
-    if (auto id = h.subscribe(_cfg.subjects[_next_subject], "", this); id != 0) _sub_ids.push_back(id);
+    _sub_ids.push_back(h.subscribe(_cfg.subjects[_next_subject], "", this));
   if (_next_subject < _cfg.subjects.size()) return false;
   if (_cfg.allow_direct && !_direct_subscribed) {
     std::vector<std::string> prefixes{"$JS.API"};
@@ -96,26 +97,83 @@ bool stream::subscribe_some(std::size_t max) {
 }
 
 void stream::unsubscribe() {
-  for (auto id : _sub_ids) _host.unsubscribe(id);
-  for (auto id : _direct_ids) _host.unsubscribe(id);
+  for (auto id : _sub_ids)
+    if (id != 0) _host.unsubscribe(id);
+  for (auto id : _to_unsubscribe) _host.unsubscribe(id);
+  unsubscribe_direct();
   _sub_ids.clear();
-  _direct_ids.clear();
   _next_subject = 0;
+  _to_unsubscribe.clear();
+  _to_subscribe.clear();
+}
+
+void stream::unsubscribe_direct() {
+  for (auto id : _direct_ids) _host.unsubscribe(id);
+  _direct_ids.clear();
   _direct_subscribed = false;
 }
 
-void stream::update(const stream_config& cfg) {
-  const bool resub = cfg.subjects != _cfg.subjects || cfg.allow_direct != _cfg.allow_direct ||
-                     cfg.mirror_direct != _cfg.mirror_direct || cfg.mirror != _cfg.mirror;
-  if (resub) unsubscribe();
+void stream::update(const stream_config& cfg, bool sliced) {
+  const bool direct_changed =
+      cfg.allow_direct != _cfg.allow_direct || cfg.mirror_direct != _cfg.mirror_direct || cfg.mirror != _cfg.mirror;
+  const bool resub = cfg.subjects != _cfg.subjects || direct_changed;
+  if (resub && sliced) {
+    plan_resubscribe(cfg.subjects, direct_changed);
+  } else if (resub) {
+    unsubscribe();
+  }
   _cfg = cfg;
   _rewrites.configure(_cfg);
   if (!_cfg.allow_atomic) _batches.clear();  // disabling drops the open batches
   if (!_cfg.allow_batched) _fast.clear();
-  if (resub) subscribe();
+  if (resub && !sliced) subscribe();
   configure_sources();  // a removed mirror (promotion) or changed sources
   apply_limits();
   prune_dedup(_host.now());
+}
+
+// The subjects both configs hold keep their subscriptions (publishes to them never miss);
+// the others are queued for resubscribe_some. Runs with the old config still in _cfg.
+void stream::plan_resubscribe(const std::vector<std::string>& subjects, bool direct_changed) {
+  if (_next_subject < _cfg.subjects.size()) {  // not all subscribed yet: start over
+    for (auto id : _sub_ids)
+      if (id != 0) _to_unsubscribe.push_back(id);
+    _sub_ids.clear();
+    _next_subject = 0;
+  } else {
+    std::unordered_map<std::string_view, std::uint64_t> kept;
+    kept.reserve(_cfg.subjects.size());
+    for (std::size_t i = 0; i < _cfg.subjects.size(); ++i) kept.emplace(_cfg.subjects[i], _sub_ids[i]);
+    std::vector<std::uint64_t> ids(subjects.size(), 0);
+    for (std::size_t i = 0; i < subjects.size(); ++i) {
+      auto it = kept.find(subjects[i]);
+      if (it != kept.end() && it->second != 0) {
+        ids[i] = it->second;
+        kept.erase(it);
+      } else {
+        _to_subscribe.push_back(i);
+      }
+    }
+    for (const auto& [subject, id] : kept)
+      if (id != 0) _to_unsubscribe.push_back(id);
+    _sub_ids = std::move(ids);
+    _next_subject = subjects.size();
+  }
+  if (direct_changed) unsubscribe_direct();
+}
+
+bool stream::resubscribe_some(std::size_t max) {
+  for (; max > 0 && !_to_unsubscribe.empty(); --max) {
+    _host.unsubscribe(_to_unsubscribe.back());
+    _to_unsubscribe.pop_back();
+  }
+  for (; max > 0 && !_to_subscribe.empty(); --max) {
+    const std::size_t i = _to_subscribe.back();
+    _to_subscribe.pop_back();
+    _sub_ids[i] = _host.subscribe(_cfg.subjects[i], "", this);
+  }
+  if (!_to_unsubscribe.empty() || !_to_subscribe.empty()) return false;
+  return subscribe_some(std::max<std::size_t>(max, 1));  // what is left of a restart, then direct get
 }
 
 void stream::apply_limits() {

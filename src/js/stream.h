@@ -73,8 +73,11 @@ class stream final : public core::internal_handler {
   // stream subjects, then the direct get subjects; true once all are subscribed.
   bool subscribe_some(std::size_t max);
   void unsubscribe();
-  // Replaces the config (already validated) and applies limits and subscriptions.
-  void update(const stream_config& cfg);
+  // Replaces the config (already validated) and applies limits and subscriptions. sliced: a
+  // change of subjects is only planned (the subjects both configs hold stay subscribed), and
+  // resubscribe_some carries it out in slices; true once the subscriptions follow the config.
+  void update(const stream_config& cfg, bool sliced = false);
+  bool resubscribe_some(std::size_t max);
 
   // Store completions, PubAcks, max_age expiry; returns work done.
   std::size_t poll(std::int64_t now_wall);
@@ -137,6 +140,8 @@ class stream final : public core::internal_handler {
   std::size_t poll_sources(std::int64_t now);
   void stop_sources();
   void subscribe_mirror_direct();
+  void unsubscribe_direct();
+  void plan_resubscribe(const std::vector<std::string>& subjects, bool direct_changed);
   // Fast-ingest batches (stream_fast_batch.cc).
   void on_fast_batch_msg(const core::inbound_msg& m);
   void send_fast_out();
@@ -183,8 +188,11 @@ class stream final : public core::internal_handler {
   std::int64_t _created;
   std::string _dir;
   std::unique_ptr<storage::stream_store> _store;
-  std::vector<std::uint64_t> _sub_ids;
+  std::vector<std::uint64_t> _sub_ids;  // subjects[i]'s subscription (0: none)
   std::size_t _next_subject = 0;  // subjects [0, _next_subject) are subscribed
+  // A sliced update's work (resubscribe_some): subscriptions to drop, subjects to subscribe.
+  std::vector<std::uint64_t> _to_unsubscribe;
+  std::vector<std::size_t> _to_subscribe;
   bool _direct_subscribed = false;
   std::vector<std::uint64_t> _direct_ids;
   direct_handler _direct{*this};

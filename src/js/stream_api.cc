@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "src/core/subject.h"
+#include "src/js/big_request.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
@@ -18,7 +19,6 @@ using json = nlohmann::json;
 
 constexpr std::size_t kNamesLimit = 1024;
 constexpr std::size_t kListLimit = 256;
-constexpr std::size_t kSubjectsLimit = 100000;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -72,12 +72,12 @@ ojson jetstream::stream_info_json(stream& s, bool deleted_details, std::string_v
     // As nats-server: no match gives total, offset and limit 0; an offset past the end
     // is reported as the end.
     offset = std::min<std::uint64_t>(offset, total);
-    limit = total ? kSubjectsLimit : 0;
-    if (offset == 0 && total <= kSubjectsLimit) {
+    limit = total ? kSubjectDetailsLimit : 0;
+    if (offset == 0 && total <= kSubjectDetailsLimit) {
       subjects = std::move(all);  // one page holds them all: no copy
     } else {
       auto it = std::next(all.begin(), std::ptrdiff_t(offset));
-      for (; it != all.end() && subjects.size() < kSubjectsLimit; ++it) subjects.emplace_hint(subjects.end(), *it);
+      for (; it != all.end() && subjects.size() < kSubjectDetailsLimit; ++it) subjects.emplace_hint(subjects.end(), *it);
     }
   }
   if (paged) {
@@ -215,6 +215,10 @@ void jetstream::api_stream_info(std::string_view token, const core::inbound_msg&
   offset = std::max<std::int64_t>(offset, 0);  // Go int: a negative offset pages from the start
   stream* s = find(token);
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found), paged_zero);
+  // Many subjects: paged and serialised on the API worker (big_info.cc).
+  if (wants_big_info(*s, filter))
+    return start_big_info(*s, filter, std::uint64_t(offset), typed(type, stream_info_json(*s, deleted, "", 0, true)),
+                          m.reply);
   respond(m.reply, typed(type, stream_info_json(*s, deleted, filter, offset, true)));
 }
 

@@ -21,8 +21,12 @@ stream_group::~stream_group() {
   _stream.reset();
 }
 
-void stream_group::shutdown_consumers() {
-  for (auto* c : consumer_list()) c->on_shutdown();
+void stream_group::shutdown_consumers(std::vector<storage::snapshot_file>* batch) {
+  for (auto* c : consumer_list()) c->on_shutdown(batch);
+}
+
+void stream_group::finish_shutdown(const std::vector<storage::snapshot_file>& batch) {
+  for (auto* c : consumer_list()) c->finish_shutdown(batch);
 }
 
 // ---- entry point

@@ -73,8 +73,10 @@ class stream_group final : public group_host, public stream_events, public relea
   bool busy(std::int64_t now) const;
   // Earliest wall time of timed work (kNever = none).
   std::int64_t next_wakeup(std::int64_t now) const;
-  // Server stopping: 409 Server Shutdown to waiting pulls, consumer state flushed.
-  void shutdown_consumers();
+  // Server stopping: 409 Server Shutdown to waiting pulls, consumer state flushed (with
+  // `batch`: added to it, and finish_shutdown after the batch was written).
+  void shutdown_consumers(std::vector<storage::snapshot_file>* batch = nullptr);
+  void finish_shutdown(const std::vector<storage::snapshot_file>& batch);
 
   // ---- stream_events
   void on_stored(std::uint64_t seq, std::string_view subject) override;

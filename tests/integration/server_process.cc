@@ -189,23 +189,26 @@ bool server_process::start_once(std::chrono::milliseconds ready_timeout) {
   return false;
 }
 
-void server_process::stop() {
-  if (pid_ <= 0) return;
+void server_process::stop() { (void)stop(std::chrono::seconds(2)); }
+
+bool server_process::stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return true;
   ::kill(pid_, SIGTERM);
-  const auto deadline = clock_type::now() + std::chrono::seconds(2);
+  const auto deadline = clock_type::now() + grace;
   while (clock_type::now() < deadline) {
     int status = 0;
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_ || (r < 0 && errno == ECHILD)) {
       pid_ = -1;
-      return;
+      return true;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ::kill(pid_, SIGKILL);
   int status = 0;
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
+  return false;
 }
 
 }  // namespace peregrine::test

@@ -31,6 +31,8 @@ class server_process {
   bool start(std::chrono::milliseconds ready_timeout = std::chrono::seconds(5));
   // SIGTERM, then SIGKILL after 2 s. Idempotent.
   void stop();
+  // SIGTERM, then SIGKILL after `grace`; true when the server exited by itself within it.
+  bool stop(std::chrono::milliseconds grace);
 
   // Runs this binary instead of server_binary() (a mixed cluster with the reference server).
   void set_binary(std::string bin) { binary_ = std::move(bin); }

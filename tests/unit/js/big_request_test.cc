@@ -145,3 +145,58 @@ TEST(api_worker, jobs_complete_in_order_and_signal_the_eventfd) {
 
 }  // namespace
 }  // namespace js
+
+// The worker's half of a big STREAM.INFO: the page of subjects, as api_stream_info writes it.
+namespace js {
+namespace {
+
+jetstream::big_info info_job(std::vector<std::pair<std::string, std::uint64_t>> subjects, std::string filter,
+                             std::uint64_t offset) {
+  jetstream::big_info j;
+  j.filter = std::move(filter);
+  j.offset = offset;
+  j.subjects = std::move(subjects);
+  j.info = ojson{{"type", "t"}, {"total", 0}, {"offset", 0}, {"limit", 0}, {"config", nullptr},
+                 {"state", ojson{{"messages", 9}, {"num_subjects", 3}, {"num_deleted", 1}, {"consumer_count", 0}}},
+                 {"ts", "x"}};
+  return j;
+}
+
+TEST(big_info, subjects_come_sorted_and_filtered_in_the_state_object_before_the_deletions) {
+  auto j = info_job({{"b.2", 2}, {"a.1", 5}, {"c", 1}, {"b.1", 1}}, "b.*", 0);
+  page_big_info(j);
+  EXPECT_EQ(j.text,
+            R"({"type":"t","total":2,"offset":0,"limit":100000,"config":null,)"
+            R"("state":{"messages":9,"num_subjects":3,"subjects":{"b.1":1,"b.2":2},"num_deleted":1,"consumer_count":0},)"
+            R"("ts":"x"})");
+}
+
+TEST(big_info, pages_at_100000_from_the_offset_and_an_offset_past_the_end_is_the_end) {
+  std::vector<std::pair<std::string, std::uint64_t>> all;
+  for (int i = 0; i < 100005; ++i) all.emplace_back("s." + std::to_string(1000000 + i), 1);
+  auto first = info_job(all, "", 0);
+  page_big_info(first);
+  auto j = nlohmann::json::parse(first.text);
+  EXPECT_EQ(j["total"], 100005);
+  EXPECT_EQ(j["limit"], 100000);
+  EXPECT_EQ(j["state"]["subjects"].size(), 100000u);
+  auto rest = info_job(all, "", 100002);
+  page_big_info(rest);
+  j = nlohmann::json::parse(rest.text);
+  EXPECT_EQ(j["offset"], 100002);
+  EXPECT_EQ(j["state"]["subjects"], nlohmann::json({{"s.1100002", 1}, {"s.1100003", 1}, {"s.1100004", 1}}));
+  auto past = info_job(all, "", 200000);
+  page_big_info(past);
+  j = nlohmann::json::parse(past.text);
+  EXPECT_EQ(j["offset"], 100005);
+  EXPECT_FALSE(j["state"].contains("subjects"));
+  auto none = info_job(all, "nomatch.*", 0);
+  page_big_info(none);
+  j = nlohmann::json::parse(none.text);
+  EXPECT_EQ(j["total"], 0);
+  EXPECT_EQ(j["offset"], 0);
+  EXPECT_EQ(j["limit"], 0);
+}
+
+}  // namespace
+}  // namespace js

@@ -1,0 +1,82 @@
+// A STREAM.INFO with subjects_filter over a stream of 100,000 subjects took 0.1-0.3 s of the
+// loop that also serves clients (shard 0 by default): building a sorted map of every subject,
+// the JSON object and its text. Here the loop only copies the subject counts (a flat vector,
+// about a millisecond) and the info without them; the API worker filters, sorts, pages and
+// serialises; the loop publishes the reply. Requests naming the stream wait behind it (in
+// arrival order, as behind a big create), so a client sees its requests answered in order.
+#include <algorithm>
+
+#include "src/js/api_worker.h"
+#include "src/js/big_request.h"
+#include "storage/subject_match.h"
+
+namespace js {
+
+void page_big_info(jetstream::big_info& job) {
+  auto& all = job.subjects;
+  if (!job.filter.empty())
+    std::erase_if(all, [&](const auto& e) { return !storage::subject_matches(job.filter, e.first); });
+  std::sort(all.begin(), all.end());  // Go encodes a map sorted by key
+  const std::uint64_t total = all.size();
+  const std::uint64_t offset = std::min<std::uint64_t>(job.offset, total);  // past the end: the end
+  job.info["total"] = total;
+  job.info["offset"] = offset;
+  job.info["limit"] = total ? kSubjectDetailsLimit : 0;
+  const auto first = all.begin() + std::ptrdiff_t(offset);
+  const auto last = first + std::ptrdiff_t(std::min<std::uint64_t>(total - offset, kSubjectDetailsLimit));
+  if (first != last) {
+    // Appended in order without the ordered map's keyed insert (it scans every key).
+    ojson subjects = ojson::object();
+    auto& entries = static_cast<ojson::object_t::Container&>(subjects.get_ref<ojson::object_t&>());
+    entries.reserve(std::size_t(last - first));
+    for (auto it = first; it != last; ++it) entries.emplace_back(std::move(it->first), it->second);
+    // Where stream::state_json puts it: before the deletion and consumer fields (the
+    // object is rebuilt: its entries' keys are const, so nothing can be inserted before them).
+    auto& old = static_cast<ojson::object_t::Container&>(job.info["state"].get_ref<ojson::object_t&>());
+    ojson state = ojson::object();
+    auto& entries_out = static_cast<ojson::object_t::Container&>(state.get_ref<ojson::object_t&>());
+    for (auto& [key, value] : old) {
+      if (!subjects.is_null() &&
+          (key == "num_deleted" || key == "deleted" || key == "lost" || key == "consumer_count"))
+        entries_out.emplace_back("subjects", std::move(subjects)), subjects = nullptr;
+      entries_out.emplace_back(key, std::move(value));
+    }
+    if (!subjects.is_null()) entries_out.emplace_back("subjects", std::move(subjects));
+    job.info["state"] = std::move(state);
+  }
+  all = {};
+  job.text = job.info.dump();
+}
+
+bool wants_big_info(stream& s, std::string_view filter) {
+  // A literal filter is one index lookup on the loop.
+  return !filter.empty() && s.store().num_subjects() >= kBigInfoSubjects && storage::filter_has_wildcard(filter);
+}
+
+void jetstream::start_big_info(stream& s, std::string_view filter, std::uint64_t offset, ojson info,
+                               std::string_view reply) {
+  if (!_worker) _worker = std::make_unique<api_worker>(_host->wake_eventfd());
+  big_info& job = *_infos.emplace_back(std::make_unique<big_info>());
+  job.stream = s.config().name;
+  job.reply = std::string(reply);
+  job.filter = filter == ">" ? std::string() : std::string(filter);
+  job.offset = offset;
+  job.info = std::move(info);
+  s.store().subject_list(job.subjects);
+  job.ticket = _worker->submit([&job] { page_big_info(job); });
+}
+
+std::size_t jetstream::poll_big_info() {
+  std::size_t work = 0;
+  while (!_infos.empty() && _worker->done(_infos.front()->ticket)) {  // the worker runs them in order
+    const big_info& job = *_infos.front();
+    if (!job.reply.empty()) _host->publish(job.reply, "", "", job.text);
+    _infos.pop_front();
+    ++work;
+  }
+  // Without a wake eventfd the loop must keep turning while the worker runs.
+  if (!_infos.empty() && _host->wake_eventfd() < 0) ++work;
+  return work;
+}
+
+}  // namespace js
