@@ -3,8 +3,11 @@
 consumer and one 5-byte message, over one raw NATS connection (request, wait for the reply,
 next), and reports the mean create time per stream + consumer + first publish.
 
-  many_streams.py create HOST:PORT N    -> "create_ms_per_stream <float>"
-      (or "create_failed_at <i> <error>" and exit status 2)
+  many_streams.py create HOST:PORT N [START]   -> "create_ms_per_stream <float>"
+      (streams START..START+N-1; or "create_failed_at <i> <error>" and exit status 2)
+  many_streams.py fill HOST:PORT START N
+      the same streams, consumers and messages, pipelined (64 requests in flight): to reach
+      a large count fast before timing `create` at that count
   many_streams.py ready HOST:PORT N T LAUNCH
       waits (at most T seconds) until $JS.API.INFO shows N streams; prints "ready_s <float>",
       seconds since LAUNCH (a Unix time taken just before the server was started)
@@ -74,11 +77,11 @@ def check(resp, what):
         raise RuntimeError("%s: %s" % (what, resp["error"]))
 
 
-def create(addr, n):
+def create(addr, n, start=0):
     host, port = addr.rsplit(":", 1)
     c = conn(host, int(port))
     t0 = time.monotonic()
-    for i in range(n):
+    for i in range(start, start + n):
         name = "S%d" % i
         try:
             check(c.request("$JS.API.STREAM.CREATE." + name,
@@ -93,6 +96,38 @@ def create(addr, n):
             sys.exit(2)
     dt = time.monotonic() - t0
     print("create_ms_per_stream %.3f" % (dt * 1000.0 / n))
+
+
+def fill(addr, start, n, window=64):
+    host, port = addr.rsplit(":", 1)
+    c = conn(host, int(port), timeout=60.0)
+
+    def run(make):
+        sent = got = 0
+        while got < n:
+            out = []
+            while sent < n and sent - got < window:
+                subject, body = make(start + sent)
+                payload = body.encode()
+                out.append(b"PUB %s %s.f%d %d\r\n%s\r\n" % (subject.encode(), c.inbox.encode(), sent, len(payload), payload))
+                sent += 1
+            if out:
+                c.s.sendall(b"".join(out))
+            ln = c.line()
+            if ln == b"PING":
+                c.s.sendall(b"PONG\r\n")
+            elif ln.startswith(b"MSG ") or ln.startswith(b"HMSG "):
+                data = c.read(int(ln.split()[-1]))
+                if ln.startswith(b"MSG ") and b'"error"' in data:
+                    sys.exit("fill failed: %s" % data[:200].decode())
+                got += 1
+
+    run(lambda i: ("$JS.API.STREAM.CREATE.S%d" % i,
+                   json.dumps({"name": "S%d" % i, "subjects": ["s%d.>" % i], "storage": "file"})))
+    run(lambda i: ("$JS.API.CONSUMER.DURABLE.CREATE.S%d.C" % i,
+                   json.dumps({"stream_name": "S%d" % i, "config": {"durable_name": "C", "ack_policy": "explicit"}})))
+    run(lambda i: ("s%d.x" % i, "hello"))
+    print("filled %d" % n)
 
 
 def ready(addr, n, limit, launched):
@@ -114,7 +149,9 @@ def ready(addr, n, limit, launched):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 4 and sys.argv[1] == "create":
-        create(sys.argv[2], int(sys.argv[3]))
+        create(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 0)
+    elif len(sys.argv) >= 5 and sys.argv[1] == "fill":
+        fill(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif len(sys.argv) >= 6 and sys.argv[1] == "ready":
         ready(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]))
     else:
