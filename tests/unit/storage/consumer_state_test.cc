@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <vector>
 
 #include "tests/unit/storage/temp_dir.h"
 
@@ -175,6 +177,41 @@ TEST(consumer_state, background_flush_failure_is_reported_and_rewritten) {
   auto again = file_consumer_store::open(dir, "C1");
   ASSERT_TRUE(again.ok());
   EXPECT_EQ((*again)->state().delivered, (seq_pair{2, 2}));
+}
+
+// A shutdown's batch: every consumer store staged (only those with something to write),
+// written together, and each store told its own outcome; a failing file does not fail the
+// others.
+TEST(consumer_state, a_batch_writes_every_staged_store_and_reports_each_outcome) {
+  storage_test::temp_dir d;
+  std::vector<std::unique_ptr<file_consumer_store>> stores;
+  for (int i = 0; i < 40; ++i) {
+    auto s = file_consumer_store::open(d.sub("c" + std::to_string(i)), "state");
+    ASSERT_TRUE(s.ok());
+    stores.push_back(std::move(*s));
+  }
+  for (int i = 0; i < 40; ++i)
+    if (i % 4 != 3) {  // every 4th stays clean
+      ASSERT_TRUE(stores[i]->update_delivered(1, 100 + i, 1, 5).ok());
+    }
+  std::vector<snapshot_file> batch;
+  for (auto& s : stores) s->stage(batch);
+  ASSERT_EQ(batch.size(), 30u);
+  batch[0].dir = batch[0].path = d.sub("missing/dir/state");  // this one cannot be written
+  write_snapshot_files(batch);
+  EXPECT_NE(batch[0].error, 0);
+  for (std::size_t i = 1; i < batch.size(); ++i) EXPECT_EQ(batch[i].error, 0) << i;
+  for (auto& s : stores) s->staged_done(batch);
+  EXPECT_TRUE(stores[0]->dirty());  // still to be written
+  for (int i = 1; i < 40; ++i) {
+    EXPECT_FALSE(stores[i]->dirty()) << i;
+    auto again = file_consumer_store::open(d.sub("c" + std::to_string(i)), "state");
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ((*again)->loaded(), i % 4 != 3) << i;
+    if (i % 4 != 3) {
+      EXPECT_EQ((*again)->state().delivered.stream, std::uint64_t(100 + i)) << i;
+    }
+  }
 }
 
 }  // namespace
