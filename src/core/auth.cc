@@ -73,7 +73,8 @@ bool auth_configured(const server_options& o) {
 bool auth_options_changed(const server_options& a, const server_options& b) {
   return a.user != b.user || a.pass != b.pass || a.token != b.token || a.users != b.users ||
          a.default_permissions != b.default_permissions || a.no_auth_user != b.no_auth_user ||
-         a.tls.verify_and_map != b.tls.verify_and_map || a.accounts != b.accounts;
+         a.tls.verify_and_map != b.tls.verify_and_map || a.accounts != b.accounts ||
+         a.system_account != b.system_account || a.no_system_account != b.no_system_account;
 }
 
 std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
@@ -131,6 +132,16 @@ std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
       t->by_nkey[u.nkey] = e;
     } else {
       t->by_user[u.user] = e;
+    }
+  }
+  // The system account: the configured one, or nats-server's default "$SYS" made here when
+  // no account of that name exists (users may be put in it under accounts { $SYS { } }).
+  if (!o.no_system_account) {
+    const std::string name = o.system_account.empty() ? "$SYS" : o.system_account;
+    t->system_account = id_of(name);
+    if (t->system_account == kGlobalAccount && name != "$G") {
+      t->accounts.push_back(account_rules{name, {}, {}});
+      t->system_account = std::uint32_t(t->accounts.size() - 1);
     }
   }
   return t;

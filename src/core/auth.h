@@ -39,6 +39,7 @@ struct auth_table {
   std::unordered_map<std::string, std::shared_ptr<const user_entry>> by_nkey;
   std::string no_auth_user;
   std::vector<account_rules> accounts;  // [0] is $G; more only with an accounts block
+  std::uint32_t system_account = kGlobalAccount;  // $G: none (no_system_account)
 };
 
 struct auth_outcome {

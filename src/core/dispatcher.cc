@@ -444,6 +444,7 @@ void dispatcher::on_close(net::conn_handle h) {
     _closed.push_back(snap(c, false));
     _closed.back().stop_ns = _loop.clk().wall_ns();
     _closed.back().reason = c.close_reason.empty() ? "Client Closed" : std::string(c.close_reason);
+    if (c.connected) sys_client_event(c, true, &_closed.back());
     while (_closed.size() > std::max<std::size_t>(1, kClosedKept / _srv.shard_count)) _closed.pop_front();
   }
   _by_id.erase(c.id);
@@ -471,7 +472,13 @@ void dispatcher::stop_services() {
 
 std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view queue,
                                     internal_handler* h) {
+  return subscribe_in(kGlobalAccount, subject, queue, h);
+}
+
+std::uint64_t dispatcher::subscribe_in(std::uint32_t account, std::string_view subject, std::string_view queue,
+                                       internal_handler* h) {
   auto s = std::make_unique<subscription>();
+  s->account = account;
   const std::uint64_t id = _next_internal_sid++;
   s->subject = std::string(subject);
   s->queue = std::string(queue);
@@ -480,7 +487,7 @@ std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view q
   s->conn_id = 0;
   s->conn = &_internal;
   s->handler = h;
-  if (!_subs.insert(s.get()).ok()) return 0;
+  if (!subs_for(account).insert(s.get()).ok()) return 0;
   ++_sub_stats.inserts;
   broadcast_sub(shard_msg::kind::sub_add, _internal, *s);
   _internal.subs.emplace(s->sid, std::move(s));
@@ -494,6 +501,11 @@ void dispatcher::unsubscribe(std::uint64_t id) {
 void dispatcher::publish(std::string_view subject, std::string_view reply, std::string_view headers,
                          std::string_view payload) {
   route(kGlobalAccount, nullptr, subject, reply, headers, payload);
+}
+
+void dispatcher::publish_in(std::uint32_t account, std::string_view subject, std::string_view reply,
+                            std::string_view headers, std::string_view payload) {
+  route(account, nullptr, subject, reply, headers, payload);
 }
 
 void dispatcher::deliver(std::string_view to, std::string_view subject, std::string_view reply,

@@ -85,6 +85,12 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
     return limit;
   }
   int wake_eventfd() override;
+  // The same in another account (the system account's services and events, system_account.h).
+  std::uint64_t subscribe_in(std::uint32_t account, std::string_view subject, std::string_view queue,
+                             internal_handler* h);
+  void publish_in(std::uint32_t account, std::string_view subject, std::string_view reply,
+                  std::string_view headers, std::string_view payload);
+  bool has_interest_in(std::uint32_t account, std::string_view subject) { return subs_for(account).has_match(subject); }
   const base::clock& clk() const override { return _loop.clk(); }
   void call(std::function<void()> fn) override {
     call_on_shard([fn = std::move(fn)](dispatcher&) { fn(); });
@@ -112,6 +118,8 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::size_t run_calls();
   std::size_t lame_duck(base::nanos now);
   conn_snapshot snap(const client& c, bool with_subs) const;
+  // $SYS.ACCOUNT.<acc>.CONNECT/DISCONNECT when someone listens (sys_events.cc).
+  void sys_client_event(const client& c, bool disconnect, const conn_snapshot* closed = nullptr);
   std::string account_name(std::uint32_t account) const;
   const std::string& account_ref(std::uint32_t account) const;  // the same, without a copy
 

@@ -323,6 +323,8 @@ http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::st
   j["http_req_stats"] = rs;
   j["config_load_time"] = base::rfc3339_nano(srv.config_load_wall_ns());
   if (!o.server_tags.empty()) j["tags"] = o.server_tags;
+  if (const auto& auth = *srv.shared().live()->auth; auth.system_account != kGlobalAccount)
+    j["system_account"] = auth.accounts[auth.system_account].name;
   (void)q;
   return json_reply(j);
 }
@@ -599,7 +601,8 @@ http_reply monitor_accountz(server& srv, const http_query&) {
   ojson j;
   j["server_id"] = srv.shared().server_id;
   j["now"] = base::rfc3339_nano(wall_now());
-  j["system_account"] = "";
+  const auto& auth = *srv.shared().live()->auth;
+  j["system_account"] = auth.system_account != kGlobalAccount ? auth.accounts[auth.system_account].name : "";
   ojson names = ojson::array({"$G"});
   for (const auto& a : srv.shared().live()->auth->accounts)
     if (a.name != "$G") names.push_back(a.name);

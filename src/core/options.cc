@@ -357,10 +357,8 @@ class mapper {
     if (is(k, {"allow_non_tls"})) return flag(v, k, _o.tls.allow_non_tls);
     if (is(k, {"no_auth_user"})) return str(v, k, _o.no_auth_user);
     if (is(k, {"accounts"})) return parse_accounts(v, _o.accounts, _error, _warnings);
-    if (is(k, {"system_account"})) {
-      _warnings.push_back(v.key_where() + ": 'system_account' accepted; $SYS services are not served yet");
-      return true;
-    }
+    if (is(k, {"system_account"})) return str(v, k, _o.system_account);
+    if (is(k, {"no_system_account"})) return flag(v, k, _o.no_system_account);
     // Peregrine's own keys, named as the flags.
     if (is(k, {"shards"})) return num(v, k, _o.shards, 0, 4096);
     if (is(k, {"poll", "poll_mode"})) return choice(v, k, _o.poll_mode, {"adaptive", "busy"});

@@ -41,6 +41,10 @@ struct server_options {
   std::optional<permissions> default_permissions;  // authorization.default_permissions ($G users only)
   std::string no_auth_user;                        // a client without credentials is this user
   std::vector<account_config> accounts;            // accounts { }: users outside them are in $G
+  // The system account (server requests and events, system_account.h): this name, "$SYS"
+  // when empty (made when no such account is configured); none with no_system_account.
+  std::string system_account;
+  bool no_system_account = false;
   // monitoring (HTTP): http_port 0 = off, -1 = a free port
   int http_port = 0;
   std::string http_host;          // empty: the client listener's host

@@ -137,6 +137,7 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
   }
   c.connected = true;
   send_ok(c);
+  sys_client_event(c, false);
   return true;
 }
 

@@ -1,5 +1,7 @@
 #include "src/core/server.h"
 
+#include "src/core/system_account.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -202,6 +204,9 @@ base::status server::start() {
   for (std::size_t k = 0; k < _pending_services.size(); ++k)
     (owners ? _shards[client_shards + k % owners] : _shards[0])->add_service(std::move(_pending_services[k]));
   _pending_services.clear();
+  // The system account's requests are served from shard 0 (a client shard: its answers reach
+  // requesters without the JetStream thread).
+  if (auto sys = make_system_service(*this, _shared.live()->auth->system_account)) _shards[0]->add_service(std::move(sys));
   // -1 asks for a random port, as in nats-server.
   auto st = _shards[0]->transport().listen(o.host, o.port < 0 ? 0 : o.port);
   if (!st) return st;

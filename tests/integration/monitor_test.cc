@@ -126,12 +126,12 @@ TEST_F(monitor_test, json_fields_and_order_match_nats_server) {
     std::vector<std::string> same_values;
   };
   const std::vector<endpoint> endpoints = {
-      // varz: git_commit is empty (so omitted) in Debian's build; no system account yet.
-      {"/varz", {"http_req_stats", "jetstream"}, {"system_account"}, {"git_commit"},
+      // varz: git_commit is empty (so omitted) in Debian's build.
+      {"/varz", {"http_req_stats", "jetstream"}, {}, {"git_commit"},
        {"proto", "max_connections", "ping_interval", "ping_max", "http_host", "http_port", "http_base_path",
         "https_port", "auth_timeout", "max_control_line", "max_payload", "max_pending", "cluster", "gateway", "leaf",
         "mqtt", "websocket", "tls_timeout", "write_deadline", "connections", "total_connections", "routes", "remotes",
-        "leafnodes", "in_msgs", "out_msgs", "in_bytes", "out_bytes", "slow_consumers", "tags"}},
+        "leafnodes", "in_msgs", "out_msgs", "in_bytes", "out_bytes", "slow_consumers", "tags", "system_account"}},
       {"/connz?subs=1", {}, {}, {}, {"num_connections", "total", "offset", "limit"}},
       {"/connz?subs=detail", {"connections[].subscriptions_list_detail"}, {}, {}, {"num_connections", "total"}},
       {"/subsz?subs=1&test=foo", {}, {}, {}, {"total", "offset", "limit"}},

@@ -286,7 +286,9 @@ TEST(Accounts, ConfigBuildsRulesPerAccount) {
   std::filesystem::remove(p);
   ASSERT_EQ(o.accounts.size(), 2u);
   auto t = build_auth_table(o);
-  ASSERT_EQ(t->accounts.size(), 3u);
+  ASSERT_EQ(t->accounts.size(), 4u);  // and the default system account, last
+  EXPECT_EQ(t->accounts[3].name, "$SYS");
+  EXPECT_EQ(t->system_account, 3u);
   EXPECT_EQ(t->accounts[1].name, "A");
   ASSERT_EQ(t->accounts[1].streams_out.size(), 1u);
   EXPECT_EQ(t->accounts[1].streams_out[0].to_account, 2u);

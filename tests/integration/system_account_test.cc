@@ -1,0 +1,177 @@
+// The system account ($SYS): a user placed in it asks the server for its monitoring data over
+// NATS ($SYS.REQ.SERVER.PING..., $SYS.REQ.SERVER.<id>...), answered as nats-server 2.9 does:
+// {"server": ServerInfo, "data": ...} (or "statsz"). Users of other accounts do not reach
+// these services. Runs against nats-server 2.9.10 as well (system_account_nats_server).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/server_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::ordered_json;
+
+class system_account : public server_test {
+ protected:
+  std::string extra_conf() const override {
+    return R"(
+accounts {
+  $SYS { users: [ { user: sys, password: ps } ] }
+  A { users: [ { user: a, password: pa } ] }
+}
+)";
+  }
+  nc_ptr open_as(const std::string& user, const std::string& pass) {
+    auto o = make_opts(url());
+    natsOptions_SetUserInfo(o.get(), user.c_str(), pass.c_str());
+    std::string err;
+    auto nc = connect(o.get(), &err);
+    EXPECT_TRUE(nc) << err;
+    return nc;
+  }
+  // The reply to a request as JSON (null when none came).
+  static json ask(natsConnection* nc, const std::string& subject, const std::string& body = "",
+                  natsStatus* status = nullptr) {
+    natsMsg* reply = nullptr;
+    const natsStatus s = natsConnection_RequestString(&reply, nc, subject.c_str(), body.c_str(), 5000);
+    if (status) *status = s;
+    if (s != NATS_OK) return nullptr;
+    msg_ptr owned(reply);
+    return json::parse(std::string(natsMsg_GetData(reply), natsMsg_GetDataLength(reply)), nullptr, false);
+  }
+  static std::vector<std::string> keys(const json& j) {
+    std::vector<std::string> k;
+    for (const auto& [key, v] : j.items()) k.push_back(key);
+    return k;
+  }
+};
+
+TEST_F(system_account, ping_varz_answers_with_server_info_and_varz) {
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(sys);
+  const json r = ask(sys.get(), "$SYS.REQ.SERVER.PING.VARZ");
+  ASSERT_TRUE(r.is_object()) << r.dump();
+  // ServerInfo in nats-server's field order (no cluster, domain or tags configured).
+  EXPECT_EQ(keys(r["server"]), (std::vector<std::string>{"name", "host", "id", "ver", "seq", "jetstream", "time"}));
+  EXPECT_EQ(keys(r), (std::vector<std::string>{"server", "data"}));
+  const json& d = r["data"];
+  EXPECT_EQ(d["server_id"], r["server"]["id"]);
+  EXPECT_EQ(d["port"], port());
+  EXPECT_EQ(d["system_account"], "$SYS");
+  EXPECT_EQ(d["version"], r["server"]["ver"]);
+  EXPECT_GE(d["connections"].get<int>(), 1);
+  EXPECT_EQ(r["server"]["jetstream"], false);
+}
+
+TEST_F(system_account, ping_without_endpoint_answers_statsz) {
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(sys);
+  const json r = ask(sys.get(), "$SYS.REQ.SERVER.PING");
+  ASSERT_TRUE(r.is_object()) << r.dump();
+  EXPECT_EQ(keys(r), (std::vector<std::string>{"server", "statsz"}));
+  const json& s = r["statsz"];
+  EXPECT_EQ(keys(s), (std::vector<std::string>{"start", "mem", "cores", "cpu", "connections", "total_connections",
+                                               "active_accounts", "subscriptions", "sent", "received",
+                                               "slow_consumers", "active_servers"}));
+  EXPECT_GE(s["connections"].get<int>(), 1);
+  EXPECT_EQ(s["active_servers"], 1);
+  EXPECT_EQ(keys(s["sent"]), (std::vector<std::string>{"msgs", "bytes"}));
+  // The same by the server's id.
+  const json by_id = ask(sys.get(), "$SYS.REQ.SERVER." + r["server"]["id"].get<std::string>() + ".STATSZ");
+  ASSERT_TRUE(by_id.is_object());
+  EXPECT_EQ(by_id["server"]["id"], r["server"]["id"]);
+  EXPECT_GT(by_id["server"]["seq"].get<std::uint64_t>(), r["server"]["seq"].get<std::uint64_t>());
+}
+
+TEST_F(system_account, requests_by_server_id_take_the_http_options_as_json) {
+  auto sys = open_as("sys", "ps");
+  auto a = open_as("a", "pa");
+  ASSERT_TRUE(sys && a);
+  const json ping = ask(sys.get(), "$SYS.REQ.SERVER.PING.HEALTHZ");
+  ASSERT_TRUE(ping.is_object());
+  EXPECT_EQ(ping["data"]["status"], "ok");
+  const std::string id = ping["server"]["id"];
+  const json connz = ask(sys.get(), "$SYS.REQ.SERVER." + id + ".CONNZ", R"({"limit":1,"sort":"cid"})");
+  ASSERT_TRUE(connz.is_object()) << connz.dump();
+  EXPECT_EQ(connz["data"]["limit"], 1);
+  EXPECT_EQ(connz["data"]["num_connections"], 1);
+  EXPECT_EQ(connz["data"]["total"], 2);
+  const json subsz = ask(sys.get(), "$SYS.REQ.SERVER." + id + ".SUBSZ", R"({"subscriptions":true})");
+  ASSERT_TRUE(subsz.is_object());
+  EXPECT_TRUE(subsz["data"].contains("num_subscriptions"));
+  EXPECT_TRUE(subsz["data"].contains("subscriptions_list")) << subsz.dump();
+  const json accountz = ask(sys.get(), "$SYS.REQ.SERVER.PING.ACCOUNTZ");
+  ASSERT_TRUE(accountz.is_object());
+  EXPECT_EQ(accountz["data"]["system_account"], "$SYS");
+  const json routez = ask(sys.get(), "$SYS.REQ.SERVER.PING.ROUTEZ");
+  ASSERT_TRUE(routez.is_object());
+  EXPECT_EQ(routez["data"]["num_routes"], 0);
+  const json bad = ask(sys.get(), "$SYS.REQ.SERVER.PING.VARZ", "{bad");
+  ASSERT_TRUE(bad.is_object());
+  EXPECT_EQ(keys(bad), (std::vector<std::string>{"server", "error"}));
+  EXPECT_EQ(bad["error"]["code"], 400);
+}
+
+TEST_F(system_account, other_accounts_do_not_reach_the_server_requests) {
+  auto a = open_as("a", "pa");
+  ASSERT_TRUE(a);
+  natsStatus s = NATS_OK;
+  const json r = ask(a.get(), "$SYS.REQ.SERVER.PING.VARZ", "", &s);
+  EXPECT_EQ(s, NATS_NO_RESPONDERS) << r.dump();
+}
+
+TEST_F(system_account, connect_and_disconnect_events) {
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(sys);
+  auto sub = subscribe_sync(sys.get(), "$SYS.ACCOUNT.A.*");
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(natsConnection_Flush(sys.get()), NATS_OK);
+  {
+    auto o = make_opts(url());
+    natsOptions_SetUserInfo(o.get(), "a", "pa");
+    natsOptions_SetName(o.get(), "event-client");
+    std::string err;
+    auto a = connect(o.get(), &err);
+    ASSERT_TRUE(a) << err;
+    ASSERT_EQ(natsConnection_PublishString(a.get(), "x", "hello"), NATS_OK);
+    ASSERT_EQ(natsConnection_Flush(a.get()), NATS_OK);
+  }  // closed here
+  json connect_ev, disconnect_ev;
+  for (int i = 0; i < 4 && (connect_ev.is_null() || disconnect_ev.is_null()); ++i) {
+    auto m = next_msg(sub.get(), 5s);
+    if (!m) break;
+    const std::string subject = natsMsg_GetSubject(m.get());
+    auto j = json::parse(std::string(natsMsg_GetData(m.get()), natsMsg_GetDataLength(m.get())), nullptr, false);
+    if (subject == "$SYS.ACCOUNT.A.CONNECT") connect_ev = j;
+    if (subject == "$SYS.ACCOUNT.A.DISCONNECT") disconnect_ev = j;
+  }
+  ASSERT_TRUE(connect_ev.is_object()) << "no CONNECT event";
+  EXPECT_EQ(keys(connect_ev), (std::vector<std::string>{"type", "id", "timestamp", "server", "client"}));
+  EXPECT_EQ(connect_ev["type"], "io.nats.server.advisory.v1.client_connect");
+  EXPECT_EQ(connect_ev["id"].get<std::string>().size(), 22u);
+  const json& c = connect_ev["client"];
+  EXPECT_EQ(c["acc"], "A");
+  EXPECT_EQ(c["user"], "a");
+  EXPECT_EQ(c["name"], "event-client");
+  EXPECT_EQ(c["host"], "127.0.0.1");
+  EXPECT_EQ(c["kind"], "Client");
+  EXPECT_EQ(c["client_type"], "nats");
+  EXPECT_FALSE(c.contains("stop"));
+  ASSERT_TRUE(disconnect_ev.is_object()) << "no DISCONNECT event";
+  EXPECT_EQ(keys(disconnect_ev),
+            (std::vector<std::string>{"type", "id", "timestamp", "server", "client", "sent", "received", "reason"}));
+  EXPECT_EQ(disconnect_ev["type"], "io.nats.server.advisory.v1.client_disconnect");
+  EXPECT_EQ(disconnect_ev["client"]["id"], c["id"]);
+  EXPECT_TRUE(disconnect_ev["client"].contains("stop"));
+  EXPECT_EQ(disconnect_ev["sent"]["msgs"], 1);
+  EXPECT_EQ(disconnect_ev["sent"]["bytes"], 5);
+  EXPECT_EQ(disconnect_ev["reason"], "Client Closed");
+  EXPECT_GT(disconnect_ev["server"]["seq"].get<std::uint64_t>(), connect_ev["server"]["seq"].get<std::uint64_t>());
+}
+
+}  // namespace
+}  // namespace peregrine::test

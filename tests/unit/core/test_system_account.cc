@@ -1,0 +1,82 @@
+// The system account's pure parts (src/core/system_account.h): which requests it answers,
+// request bodies as monitor queries, nats-server's ServerInfo and statsz shapes, and which
+// account is the system account (src/core/auth.h).
+#include "src/core/system_account.h"
+
+#include <gtest/gtest.h>
+
+#include "src/core/auth.h"
+
+namespace {
+
+using namespace core;
+
+TEST(SystemAccount, RequestSubjects) {
+  const std::string id = "NABC";
+  EXPECT_EQ(parse_sys_request("$SYS.REQ.SERVER.PING", id).k, sys_request::kind::statsz);
+  EXPECT_EQ(parse_sys_request("$SYS.REQ.SERVER.PING.STATSZ", id).k, sys_request::kind::statsz);
+  EXPECT_EQ(parse_sys_request("$SYS.REQ.SERVER.NABC.STATSZ", id).k, sys_request::kind::statsz);
+  auto r = parse_sys_request("$SYS.REQ.SERVER.PING.VARZ", id);
+  EXPECT_EQ(r.k, sys_request::kind::server_api);
+  EXPECT_EQ(r.endpoint, "VARZ");
+  r = parse_sys_request("$SYS.REQ.SERVER.NABC.JSZ", id);
+  EXPECT_EQ(r.k, sys_request::kind::server_api);
+  EXPECT_EQ(r.endpoint, "JSZ");
+  EXPECT_EQ(parse_sys_request("$SYS.REQ.SERVER.NOTME.VARZ", id).k, sys_request::kind::none);
+  EXPECT_EQ(parse_sys_request("$SYS.REQ.SERVER.PING.NOPE", id).k, sys_request::kind::none);
+  EXPECT_EQ(parse_sys_request("$SYS.REQ.SERVER.PING.STATZ", id).k, sys_request::kind::none);  // 2.9 has no STATZ
+  EXPECT_EQ(parse_sys_request("foo", id).k, sys_request::kind::none);
+}
+
+TEST(SystemAccount, BodyBecomesQuery) {
+  http_query q;
+  std::string err;
+  ASSERT_TRUE(sys_query_from_body(R"({"limit":5,"sort":"cid","auth":true,"subscriptions":true})", q, err));
+  EXPECT_EQ(q["limit"], "5");
+  EXPECT_EQ(q["sort"], "cid");
+  EXPECT_EQ(q["auth"], "true");
+  EXPECT_EQ(q["subs"], "1");
+  ASSERT_TRUE(sys_query_from_body(R"({"subscriptions_detail":true})", q, err));
+  EXPECT_EQ(q["subs"], "detail");
+  ASSERT_TRUE(sys_query_from_body("", q, err));
+  EXPECT_TRUE(q.empty());
+  EXPECT_FALSE(sys_query_from_body("{bad", q, err));
+  EXPECT_FALSE(err.empty());
+  EXPECT_FALSE(sys_query_from_body("[1]", q, err));
+}
+
+TEST(SystemAccount, ServerInfoFieldsInNatsServerOrder) {
+  sys_server_info s{"n1", "0.0.0.0", "NID", "", "", "2.9.10", true};
+  auto j = sys_server_json(s, 7, 0);
+  EXPECT_EQ(j.dump(), R"({"name":"n1","host":"0.0.0.0","id":"NID","ver":"2.9.10","seq":7,"jetstream":true,)"
+                      R"("time":"1970-01-01T00:00:00Z"})");
+  s.cluster = "c";
+  s.domain = "d";
+  j = sys_server_json(s, 1, 0);
+  EXPECT_EQ(j["cluster"], "c");
+  EXPECT_EQ(j["domain"], "d");
+}
+
+TEST(SystemAccount, StatszFromVarz) {
+  const auto varz = nlohmann::json::parse(
+      R"({"start":"s","mem":10,"cores":2,"cpu":1.5,"connections":3,"total_connections":4,"subscriptions":5,)"
+      R"("in_msgs":6,"in_bytes":7,"out_msgs":8,"out_bytes":9,"slow_consumers":1,"routes":2})");
+  EXPECT_EQ(sys_statsz_json(varz, 2).dump(),
+            R"({"start":"s","mem":10,"cores":2,"cpu":1.5,"connections":3,"total_connections":4,"active_accounts":2,)"
+            R"("subscriptions":5,"sent":{"msgs":8,"bytes":9},"received":{"msgs":6,"bytes":7},"slow_consumers":1,)"
+            R"("active_servers":3})");
+}
+
+TEST(SystemAccount, WhichAccountIsTheSystemAccount) {
+  server_options o;
+  EXPECT_EQ(build_auth_table(o)->accounts[build_auth_table(o)->system_account].name, "$SYS");
+  o.accounts.push_back(account_config{"SYS", {}, {}, {}, {}, false});
+  o.system_account = "SYS";
+  auto t = build_auth_table(o);
+  EXPECT_EQ(t->system_account, 1u);
+  EXPECT_EQ(t->accounts.size(), 2u);  // no $SYS made beside it
+  o.no_system_account = true;
+  EXPECT_EQ(build_auth_table(o)->system_account, kGlobalAccount);
+}
+
+}  // namespace
