@@ -134,6 +134,7 @@ std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
       t->by_user[u.user] = e;
     }
   }
+  t->global_only = o.accounts.empty();
   // The system account: the configured one, or nats-server's default "$SYS" made here when
   // no account of that name exists (users may be put in it under accounts { $SYS { } }).
   if (!o.no_system_account) {

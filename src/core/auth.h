@@ -40,6 +40,7 @@ struct auth_table {
   std::string no_auth_user;
   std::vector<account_rules> accounts;  // [0] is $G; more only with an accounts block
   std::uint32_t system_account = kGlobalAccount;  // $G: none (no_system_account)
+  bool global_only = true;  // no accounts block: $G publishes skip the account forwards
 };
 
 struct auth_outcome {

@@ -252,7 +252,7 @@ void dispatcher::handle_pub(client& c, const proto::client_op& op) {
   }
   send_ok(c);
   if (!valid_subject(op.subject)) return;  // e.g. "foo..bar": silently not delivered
-  if (c.account == kGlobalAccount && _live->auth->accounts.size() < 2) {
+  if (c.account == kGlobalAccount && _live->auth->global_only) {
     route(kGlobalAccount, &c, op.subject, op.reply, op.headers, op.payload);
   } else {
     publish_in_account(c, op.subject, op.reply, op.headers, op.payload);
