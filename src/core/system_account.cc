@@ -164,7 +164,7 @@ class system_service final : public service, public internal_handler {
     (void)error;
     _shard0 = _srv.shards()[0];
     const std::string& id = host.server_id();
-    for (const std::string s : {std::string("$SYS.REQ.SERVER.PING"), std::string("$SYS.REQ.SERVER.PING.*"),
+    for (const std::string& s : {std::string("$SYS.REQ.SERVER.PING"), std::string("$SYS.REQ.SERVER.PING.*"),
                                 "$SYS.REQ.SERVER." + id + ".*"})
       _shard0->subscribe_in(_account, s, {}, this);
     _info = sys_info_of(host.options(), id, host.server_name());
@@ -242,7 +242,7 @@ class system_service final : public service, public internal_handler {
     http_reply r = ep == "VARZ"       ? monitor_varz(_srv, q, {})
                    : ep == "CONNZ"    ? monitor_connz(_srv, q)
                    : ep == "SUBSZ"    ? monitor_subsz(_srv, q)
-                   : ep == "JSZ"      ? monitor_jsz(_srv, q)
+                   : ep == "JSZ"      ? core::monitor_jsz(_srv, q)
                    : ep == "HEALTHZ"  ? monitor_healthz(_srv, q)
                    : ep == "ROUTEZ"   ? monitor_routez(_srv, q)
                    : ep == "ACCOUNTZ" ? monitor_accountz(_srv, q)

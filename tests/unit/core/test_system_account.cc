@@ -47,9 +47,9 @@ TEST(SystemAccount, BodyBecomesQuery) {
 
 TEST(SystemAccount, ServerInfoFieldsInNatsServerOrder) {
   sys_server_info s{"n1", "0.0.0.0", "NID", "", "", "2.9.10", true};
-  auto j = sys_server_json(s, 7, 0);
+  auto j = sys_server_json(s, 7, 1'000'000'000);
   EXPECT_EQ(j.dump(), R"({"name":"n1","host":"0.0.0.0","id":"NID","ver":"2.9.10","seq":7,"jetstream":true,)"
-                      R"("time":"1970-01-01T00:00:00Z"})");
+                      R"("time":"1970-01-01T00:00:01Z"})");
   s.cluster = "c";
   s.domain = "d";
   j = sys_server_json(s, 1, 0);
