@@ -94,6 +94,7 @@ void jetstream::stop() {
   _big.reset();
   _infos.clear();
   _deferred.clear();
+  if (_snapshots) _snapshots->clear();
   // Every consumer first (409s to waiting pulls, state flushed), then every stream. The
   // consumers' states are written in one batch (many fdatasyncs at once, not one after another).
   const auto& clk = _host->clk();
@@ -352,6 +353,8 @@ void jetstream::on_msg(const core::inbound_msg& in) {
       {"STREAM.PURGE.", &jetstream::api_purge, "stream_purge_response", true},
       {"STREAM.MSG.GET.", &jetstream::api_msg_get, "stream_msg_get_response", true},
       {"STREAM.MSG.DELETE.", &jetstream::api_msg_delete, "stream_msg_delete_response", true},
+      {"STREAM.SNAPSHOT.", &jetstream::api_snapshot, "stream_snapshot_response", true},
+      {"STREAM.RESTORE.", &jetstream::api_restore, "stream_restore_response", true},
   };
   for (const auto& r : routes) {
     std::string_view token;

@@ -22,6 +22,7 @@
 #include "src/js/jetstream_owners.h"
 #include "src/js/resources.h"
 #include "src/js/stream_group.h"
+#include "src/js/stream_snapshot.h"
 #include "src/shard/loop.h"
 
 namespace storage {
@@ -101,6 +102,11 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void api_purge(std::string_view token, const core::inbound_msg& m);
   void api_msg_get(std::string_view token, const core::inbound_msg& m);
   void api_msg_delete(std::string_view token, const core::inbound_msg& m);
+  // Snapshot and restore (stream_snapshot.cc); the restore is built by finish_restore.
+  friend class snapshot_sessions;
+  void api_snapshot(std::string_view token, const core::inbound_msg& m);
+  void api_restore(std::string_view token, const core::inbound_msg& m);
+  ojson finish_restore(const stream_config& cfg, const std::string& data);
 
   // Consumer API (consumer_api.cc); `rest` = the subject after "$JS.API.CONSUMER.".
   // Returns false when the subject is not a consumer API subject.
@@ -249,6 +255,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::uint64_t _domain_sub = 0;
   // Owners other than the hub: each stream's MSG.NEXT subscriptions.
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> _next_subs;
+  std::unique_ptr<snapshot_sessions> _snapshots;  // created by the first snapshot or restore
 };
 
 }  // namespace js
