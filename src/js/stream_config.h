@@ -24,9 +24,10 @@ constexpr std::int64_t kDefaultDuplicateWindow = 120'000'000'000;  // 2 minutes
 constexpr std::int64_t kMinAge = 100'000'000;                      // 100 ms
 // The API level this server reports ($JS.API.INFO api.level, `_nats.level`, the
 // Nats-Required-Api-Level check). 2 = the 2.12.0 set: counters, atomic batches, message
-// schedules, persist_mode async. Not 3: no stream snapshot API (window_size); not 4: no
-// ack_policy flow_control, no durable sourcing (fast-ingest batches and consumer reset exist).
-constexpr int kApiLevel = 2;
+// schedules, persist_mode async; 3 = late 2.12.x: the stream snapshot API with window_size
+// (stream_snapshot.cc). Not 4: no ack_policy flow_control, no durable sourcing (fast-ingest
+// batches and consumer reset exist).
+constexpr int kApiLevel = 3;
 
 struct stream_config {
   std::string name;

@@ -40,7 +40,7 @@ TEST(stream_config, normalisation_rules) {
   EXPECT_EQ(c.max_bytes, -1);
   EXPECT_EQ(c.duplicate_window, 1000000000);  // capped by max_age
   auto m = to_json(parsed(R"({"name":"S","metadata":{"_nats.ver":"x","k":"v"}})"), true)["metadata"];
-  EXPECT_EQ(m.dump(), R"({"_nats.level":"2","_nats.req.level":"0","_nats.ver":"2.11.0","k":"v"})");
+  EXPECT_EQ(m.dump(), R"({"_nats.level":"3","_nats.req.level":"0","_nats.ver":"2.11.0","k":"v"})");
   EXPECT_EQ(parsed(R"({"name":"S","discard":"NEW"})").discard, discard_policy::new_msgs);
   stream_config p;
   ASSERT_FALSE(parse_stream_config(R"({"name":"S","max_msgs":-5,"pedantic":true})", p));
