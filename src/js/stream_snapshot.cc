@@ -387,6 +387,8 @@ ojson jetstream::finish_restore(const stream_config& cfg_in, const std::string& 
   g->get_stream().subscribe();
   stream_group& ref = *g;
   place(std::move(g));
+  report_later(cfg.name);  // into the hub's placement table (NAMES, LIST, overlap checks)
+  maybe_report();
 
   const std::int64_t t = now();
   for (const auto& cj : contents->consumers) {

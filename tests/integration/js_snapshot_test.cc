@@ -153,6 +153,9 @@ TEST_F(js_snapshot, round_trip_keeps_messages_sequences_times_and_consumer) {
       EXPECT_EQ(after["state"][k], before["state"][k]) << k;
     EXPECT_EQ(after["created"], before["created"]);
     EXPECT_EQ(messages("S", 12), msgs);
+    const json names = request("$JS.API.STREAM.NAMES");  // the restored stream is listed
+    ASSERT_TRUE(names.contains("streams")) << names.dump();
+    EXPECT_EQ(names["streams"], json::array({"S"}));
     const json cafter = request("$JS.API.CONSUMER.INFO.S.D");
     ASSERT_FALSE(cafter.contains("error")) << cafter.dump();
     for (const char* k : {"delivered", "ack_floor"})  // last_active is not kept (nor across restarts)
