@@ -198,10 +198,14 @@ std::vector<std::uint8_t> encode(const stream_op& o) {
           w.u(v.msgs.size());
           for (const auto& m : v.msgs) put(w, m);
           return w.take();
-        } else {
+        } else if constexpr (std::is_same_v<T, leader_start>) {
           writer w(op::leader_start);
           w.u(v.term);
           w.s(v.leader);
+          return w.take();
+        } else {
+          writer w(op::expire);
+          w.i(v.now);
           return w.take();
         }
       },
@@ -219,10 +223,15 @@ std::vector<std::uint8_t> encode(const consumer_op& o) {
           w.u(v.deliveries);
           w.i(v.ts);
           return w.take();
-        } else {
+        } else if constexpr (std::is_same_v<T, consumer_acked>) {
           writer w(op::consumer_acked);
           w.u(v.sseq);
           w.u(v.dseq);
+          return w.take();
+        } else {
+          writer w(op::consumer_leader_start);
+          w.u(v.term);
+          w.s(v.leader);
           return w.take();
         }
       },
@@ -305,6 +314,11 @@ std::optional<stream_op> decode_stream(std::span<const std::uint8_t> data) {
       l.leader = r.s();
       return finish<stream_op>(r, std::move(l));
     }
+    case op::expire: {
+      expire x;
+      x.now = r.i();
+      return finish<stream_op>(r, x);
+    }
     default:
       return std::nullopt;
   }
@@ -328,6 +342,12 @@ std::optional<consumer_op> decode_consumer(std::span<const std::uint8_t> data) {
       a.sseq = r.u();
       a.dseq = r.u();
       return finish<consumer_op>(r, a);
+    }
+    case op::consumer_leader_start: {
+      consumer_leader_start l;
+      l.term = r.u();
+      l.leader = r.s();
+      return finish<consumer_op>(r, std::move(l));
     }
     default:
       return std::nullopt;

@@ -32,9 +32,11 @@ enum class op : std::uint8_t {
   msg_delete = 18,
   batch = 19,
   leader_start = 20,
+  expire = 21,
   // a consumer's group
   consumer_delivered = 32,
   consumer_acked = 33,
+  consumer_leader_start = 34,
 };
 
 // --- meta group
@@ -108,7 +110,14 @@ struct leader_start {
   std::string leader;
   bool operator==(const leader_start&) const = default;
 };
-using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start>;
+// Proposed by the stream leader when something is due (max_age, per-message TTL): every
+// replica removes what has expired at the leader's time `now`, so replicas with the same
+// contents remove the same messages; no replica ever expires by its own clock.
+struct expire {
+  std::int64_t now = 0;  // unix ns
+  bool operator==(const expire&) const = default;
+};
+using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start, expire>;
 
 // --- a consumer's group: state deltas, applied in order.
 struct consumer_delivered {
@@ -123,7 +132,14 @@ struct consumer_acked {
   std::uint64_t dseq = 0;
   bool operator==(const consumer_acked&) const = default;
 };
-using consumer_op = std::variant<consumer_delivered, consumer_acked>;
+// As the stream's leader_start: a new consumer leader resumes from the applied state only
+// once this entry is applied (everything committed before it is then applied too).
+struct consumer_leader_start {
+  std::uint64_t term = 0;
+  std::string leader;
+  bool operator==(const consumer_leader_start&) const = default;
+};
+using consumer_op = std::variant<consumer_delivered, consumer_acked, consumer_leader_start>;
 
 std::vector<std::uint8_t> encode(const meta_op& o);
 std::vector<std::uint8_t> encode(const stream_op& o);

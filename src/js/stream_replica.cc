@@ -8,6 +8,7 @@
 #include "src/core/subject.h"
 #include "src/js/js_headers.h"
 #include "src/js/json_util.h"
+#include "src/js/msg_ttl.h"
 
 namespace js {
 
@@ -34,8 +35,9 @@ stream_replica::stream_replica(stream_config cfg, storage::stream_store& store,
                                                  : storage::byte_accounting::file),
       _await_leader_start(await_leader_start) {
   // As the standalone stream: discard new refuses rather than trims; per-subject limits roll
-  // under both policies. No max_age here: expiry by each replica's clock would diverge.
+  // under both policies. max_age only takes effect through applied expire entries.
   storage::stream_limits l;
+  l.max_age_ns = _cfg.max_age;
   if (_cfg.discard == discard_policy::old_msgs) {
     l.max_msgs = _cfg.max_msgs;
     l.max_bytes = _cfg.max_bytes;
@@ -70,7 +72,27 @@ void stream_replica::on_role(std::int64_t) {
   } else if (!leader && _leading) {
     _leading = false;
     _ready = false;
+    _expire_index = 0;
   }
+}
+
+std::int64_t stream_replica::next_expiry() const {
+  if (_cfg.max_age <= 0 && !_cfg.allow_msg_ttl) return 0;
+  return _store.next_expiry();
+}
+
+bool stream_replica::tick(std::int64_t now_ns) {
+  if (failed() || !_ready || !_log.is_leader() || _expire_index != 0) return false;
+  const std::int64_t due = next_expiry();
+  if (due == 0 || due > now_ns) return false;
+  const auto r = _log.propose(re::encode(re::stream_op{re::expire{now_ns}}));
+  if (r.status == repl::propose_status::not_leader) {
+    _leading = _ready = false;
+    return false;
+  }
+  if (r.status != repl::propose_status::ok) return false;
+  _expire_index = r.index;
+  return true;
 }
 
 std::uint64_t stream_replica::pending_on_subject(std::string_view subject) const {
@@ -98,8 +120,16 @@ std::optional<api_error> stream_replica::check_msg(std::int64_t, std::string_vie
                                                    std::string_view payload,
                                                    std::uint64_t extra_msgs,
                                                    std::uint64_t extra_bytes,
-                                                   std::uint64_t& size) {
+                                                   std::uint64_t& size, std::int64_t& ttl) {
   const js_headers h = headers.empty() ? js_headers{} : parse_js_headers(headers);
+  ttl = storage::ttl_none;
+  if (const auto& v = h.ttl) {
+    // Parsed first, as the standalone stream: an invalid value is 10165 even with TTLs off.
+    const auto parsed = parse_msg_ttl(*v);
+    if (!parsed) return make_error(err::ttl_invalid);
+    if (*parsed != 0 && !_cfg.allow_msg_ttl) return make_error(err::ttl_disabled);
+    ttl = *parsed;
+  }
   const auto& subj_filter = h.expected_last_subj_seq_subject;
   if (const auto& v = h.expected_last_subj_seq) {
     const std::string_view filter = subj_filter && !subj_filter->empty() ? *subj_filter : subject;
@@ -197,9 +227,10 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view subj
     }
   }
   std::uint64_t size = 0;
-  if (auto e = check_msg(now_ns, subject, headers, payload, 0, 0, size)) return answer(*e);
+  std::int64_t ttl = storage::ttl_none;
+  if (auto e = check_msg(now_ns, subject, headers, payload, 0, 0, size, ttl)) return answer(*e);
   _last_ts = std::max(_last_ts, now_ns);
-  re::msg m{_next_seq, _last_ts, 0, std::string(subject), std::string(headers),
+  re::msg m{_next_seq, _last_ts, ttl, std::string(subject), std::string(headers),
             std::string(payload)};
   pending_entry p;
   p.token = token;
@@ -227,13 +258,14 @@ submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vect
   const std::string saved_last_id = _shadow_last_msg_id;
   for (const auto& bm : msgs) {
     std::uint64_t size = 0;
-    if (auto e = check_msg(now_ns, bm.subject, bm.headers, bm.payload, p.msgs, p.bytes, size)) {
+    std::int64_t ttl = storage::ttl_none;
+    if (auto e = check_msg(now_ns, bm.subject, bm.headers, bm.payload, p.msgs, p.bytes, size, ttl)) {
       _shadow_last_msg_id = saved_last_id;
       return answer(*e);
     }
     const js_headers h = bm.headers.empty() ? js_headers{} : parse_js_headers(bm.headers);
     std::string id = h.msg_id ? std::string(*h.msg_id) : std::string();
-    b.msgs.push_back({_next_seq + p.msgs, _last_ts, 0, bm.subject, bm.headers, bm.payload});
+    b.msgs.push_back({_next_seq + p.msgs, _last_ts, ttl, bm.subject, bm.headers, bm.payload});
     p.subjects.push_back(bm.subject);
     p.msg_ids.push_back(id);
     _shadow_last_msg_id = id;  // the next message's Expected-Last-Msg-Id sees this one
@@ -356,6 +388,7 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
     return;
   }
   _applied_index = e.index;
+  if (_expire_index != 0 && e.index >= _expire_index) _expire_index = 0;  // applied or lost
   const std::uint64_t term = e.value.term;
   if (term > _lead_term && _leading) _leading = _ready = false;  // someone else led since
   if (e.value.type != repl::entry_type::command) {
@@ -387,6 +420,9 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
           std::optional<api_error> failure;
           if (!st.ok()) failure = make_error(err::msg_delete_failed, "no message found");
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::deleted, v.seq, failure);
+        } else if constexpr (std::is_same_v<T, re::expire>) {
+          (void)_store.expire(v.now);
+          resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
         } else {
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
           if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {

@@ -16,6 +16,10 @@
 // - A proposal whose index comes back with another term was lost with its leader: no reply
 //   (the client times out and retries; a Msg-Id makes the retry a duplicate if the first
 //   one did commit).
+// - Expiry (max_age, Nats-TTL) is the leader's call: tick() proposes an expire entry with
+//   its own time once the store says something is due, and every replica removes what has
+//   expired at that time when it applies it. A follower never expires by its own clock, so
+//   replicas with the same applied index hold the same messages.
 // - Catch-up is the Raft log: no group compacts it yet, so a lagging, restarted or new
 //   replica replays from index 1 into an empty store. With compaction, a snapshot will be the
 //   stream's state (storage::encode_state plus its messages) taken at an applied index.
@@ -82,6 +86,12 @@ class stream_replica {
   submit_status remove(std::uint64_t seq, bool erase, std::uint64_t token,
                        std::vector<replica_reply>& out);
 
+  // The leader's clock: proposes an expire entry when something is due and no expiry is in
+  // flight. Followers do nothing. Returns true when it proposed.
+  bool tick(std::int64_t now_ns);
+  // When tick() has work next (unix ns), 0 if nothing expires.
+  std::int64_t next_expiry() const;
+
   // A committed entry of the group, in index order (barrier and change entries included:
   // they only advance the applied index).
   void apply(const repl::committed_entry& e, std::vector<replica_reply>& out);
@@ -114,7 +124,7 @@ class stream_replica {
   std::optional<api_error> check_msg(std::int64_t now_ns, std::string_view subject,
                                      std::string_view headers, std::string_view payload,
                                      std::uint64_t extra_msgs, std::uint64_t extra_bytes,
-                                     std::uint64_t& size);
+                                     std::uint64_t& size, std::int64_t& ttl);
   std::uint64_t shadow_last_seq() const { return _next_seq - 1; }
   std::uint64_t shadow_subject_last(std::string_view filter);
   std::uint64_t pending_on_subject(std::string_view subject) const;
@@ -142,6 +152,7 @@ class stream_replica {
   std::uint64_t _next_seq = 1;      // leader: the sequence the next proposal takes
   std::int64_t _last_ts = 0;        // leader: timestamps never go backwards
   std::string _shadow_last_msg_id;  // leader: Nats-Msg-Id of the newest proposed message
+  std::uint64_t _expire_index = 0;  // leader: its expire entry in flight, 0 if none
   std::uint64_t _pending_msgs = 0;
   std::uint64_t _pending_bytes = 0;
   std::deque<pending_entry> _pending;

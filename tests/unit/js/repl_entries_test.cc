@@ -23,7 +23,8 @@ re::stream_assign assignment() {
 std::vector<re::stream_op> stream_ops() {
   re::msg m{7, -5, 0, "orders.1", "NATS/1.0\r\nNats-Msg-Id: a\r\n\r\n", std::string("\0\xff", 2)};
   return {m, re::purge{"orders.>", 3, 0}, re::msg_delete{9, true},
-          re::batch{{m, re::msg{8, 1, 3, "orders.2", "", ""}}}, re::leader_start{4, "s2"}};
+          re::batch{{m, re::msg{8, 1, 3, "orders.2", "", ""}}}, re::leader_start{4, "s2"},
+          re::expire{1'700'000'000'000'000'000}, re::expire{-3}};
 }
 
 TEST(ReplEntries, MetaOpsRoundTrip) {
@@ -49,7 +50,8 @@ TEST(ReplEntries, StreamAndConsumerOpsRoundTrip) {
     EXPECT_EQ(*back, op);
   }
   const std::vector<re::consumer_op> cops{re::consumer_delivered{3, 10, 2, -1},
-                                          re::consumer_acked{10, 3}};
+                                          re::consumer_acked{10, 3},
+                                          re::consumer_leader_start{7, "s3"}};
   for (const auto& op : cops) {
     auto back = re::decode_consumer(re::encode(op));
     ASSERT_TRUE(back);

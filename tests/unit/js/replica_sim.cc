@@ -6,10 +6,12 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
 #include "src/base/rng.h"
+#include "src/js/consumer_replica.h"
 #include "src/js/meta_state.h"
 #include "src/js/placement.h"
 #include "src/js/repl_entries.h"
@@ -34,7 +36,13 @@ constexpr std::uint64_t kPublishTimeoutMs = 250;
 constexpr unsigned kMaxAttempts = 8;
 
 enum class ev_kind { deliver, disk_done, timer, restart, chaos, client, controller, checkpoint,
-                     timeout };
+                     timeout, expiry, consumer, ack };
+constexpr std::uint64_t kConsumerGroup = 200;  // consumer "CA" on stream A, on A's peers
+constexpr std::uint64_t kConsumerTickMs = 20;
+constexpr std::int64_t kAckWaitMs = 400;
+constexpr std::uint64_t kExpiryTickMs = 50;   // how often leaders look for due expiries
+constexpr std::int64_t kMaxAgeMs = 2'000;     // stream D's max_age
+constexpr std::int64_t kTtlMs = 1'000;        // Nats-TTL of some of D's messages
 
 struct event {
   ev_kind kind;
@@ -46,12 +54,42 @@ struct event {
   std::vector<std::uint8_t> frame;
 };
 
+// The consumer's view of its server's replica of stream A (no filter, no deletes in A).
+class store_source final : public message_source {
+ public:
+  explicit store_source(storage::stream_store& st) : _st(st) {}
+  std::optional<msg_meta> next_matching(std::uint64_t from) override {
+    auto m = _st.load_next("", from);
+    if (!m.ok()) return std::nullopt;
+    return meta(*m);
+  }
+  std::optional<msg_meta> load(std::uint64_t seq) override {
+    auto m = _st.load(seq);
+    if (!m.ok()) return std::nullopt;
+    return meta(*m);
+  }
+  std::uint64_t count_matching(std::uint64_t from) override {
+    const std::uint64_t last = _st.last_seq();
+    return from > last ? 0 : last - std::max(from, _st.first_seq()) + 1;
+  }
+
+ private:
+  static msg_meta meta(const storage::stored_msg& m) {
+    return {m.seq, m.ts, std::uint32_t(m.subject.size()), std::uint32_t(m.headers.size()),
+            std::uint32_t(m.payload.size())};
+  }
+  storage::stream_store& _st;
+};
+
 struct group_node {
   std::uint64_t id = 0;
   std::unique_ptr<repl::raft_group> raft;
   std::unique_ptr<repl::group_log> log;
   std::unique_ptr<storage::memory_store> store;  // stream groups
   std::unique_ptr<stream_replica> replica;
+  std::unique_ptr<store_source> source;  // the consumer group
+  std::unique_ptr<consumer_replica> consumer;
+  sequence_pair last_floor;              // the consumer's applied ack floor so far
   std::uint64_t timer_gen = 0;
   std::optional<std::uint64_t> timer_at;
   std::uint64_t disk_free_at = 0;
@@ -70,6 +108,7 @@ struct server {
 struct stream_spec {
   std::string name;
   unsigned replicas = 3;
+  bool expiring = false;  // max_age and Nats-TTL: contents shrink by replicated expire entries
   std::uint64_t group = 0;
   std::uint64_t last_proposed_ms = 0;
   bool proposed = false;
@@ -79,14 +118,20 @@ struct pub_msg {
   unsigned stream = 0;
   std::string id;  // "" = no Nats-Msg-Id
   std::string payload;
+  std::int64_t ttl_ms = 0;  // Nats-TTL sent, 0 = none
+  std::uint64_t first_attempt_ms = 0;
   bool acked = false;
   std::uint64_t acked_seq = 0;
   unsigned attempts = 0;
   std::uint64_t token = 0;  // the live attempt
 };
 
-stream_config make_config(const std::string& name, unsigned replicas) {
+stream_config make_config(const std::string& name, unsigned replicas, bool expiring) {
   stream_config c;
+  if (expiring) {
+    c.max_age = kMaxAgeMs * 1'000'000;
+    c.allow_msg_ttl = true;
+  }
   c.name = name;
   c.subjects = {name + ".>"};
   c.storage = storage_type::memory;
@@ -106,7 +151,7 @@ class simulation {
     }
     _blocked.assign(o.servers, std::vector<bool>(o.servers, false));
     const unsigned r = std::min(3u, o.servers);
-    _streams = {{"A", r}, {"B", r}, {"C", o.servers >= 5 ? 5u : r}};
+    _streams = {{"A", r}, {"B", r}, {"C", o.servers >= 5 ? 5u : r}, {"D", r, true}};
     for (unsigned i = 0; i < _streams.size(); ++i) _streams[i].group = kFirstStreamGroup + i;
   }
 
@@ -116,6 +161,8 @@ class simulation {
     schedule(1, {ev_kind::controller});
     schedule(1 + _rng.below(20), {ev_kind::client});
     schedule(250, {ev_kind::checkpoint});
+    schedule(kExpiryTickMs, {ev_kind::expiry});
+    schedule(kConsumerTickMs, {ev_kind::consumer});
     while (!_queue.empty() && _failure.empty() && !_done) {
       auto node = _queue.extract(_queue.begin());
       _now = node.key().first;
@@ -147,7 +194,7 @@ class simulation {
 
   // --- groups
   void create_group(server& s, std::uint64_t gid, std::vector<std::uint64_t> voters,
-                    const stream_config* cfg) {
+                    const stream_config* cfg, storage::stream_store* consumer_of = nullptr) {
     if (s.groups.count(gid)) return;
     std::sort(voters.begin(), voters.end());
     group_node& g = s.groups[gid];
@@ -165,6 +212,16 @@ class simulation {
       g.store = std::make_unique<storage::memory_store>();
       g.replica = std::make_unique<stream_replica>(*cfg, *g.store, *g.log, s.name,
                                                    !_o.skip_leader_start);
+    }
+    if (consumer_of != nullptr) {
+      g.source = std::make_unique<store_source>(*consumer_of);
+      consumer_params p;
+      p.stream_name = "A";
+      p.consumer_name = "CA";
+      p.ack = ack_policy::explicit_;
+      p.ack_wait = kAckWaitMs * 1'000'000;
+      p.max_ack_pending = 50;
+      g.consumer = std::make_unique<consumer_replica>(p, *g.source, *g.log, s.name);
     }
     drive(s, g, [&](actions& out) {
       if (!g.raft->start(_now, out))
@@ -204,10 +261,11 @@ class simulation {
     g.log->bind(_now, &out);
     call(out);
     handle(s, g, out);
-    for (int round = 0; round < 4 && g.replica && s.up; ++round) {
+    for (int round = 0; round < 4 && (g.replica || g.consumer) && s.up; ++round) {
       actions more;
       g.log->bind(_now, &more);
-      g.replica->on_role(now_ns());
+      if (g.replica) g.replica->on_role(now_ns());
+      if (g.consumer) g.consumer->on_role(now_ns());
       if (more.sends.empty() && more.writes.empty() && more.applies.empty() && !more.timer_at) break;
       handle(s, g, more);
     }
@@ -235,6 +293,16 @@ class simulation {
     for (auto& c : out.applies) {
       if (g.id == kMetaGroup) {
         apply_meta(s, c);
+      } else if (g.consumer) {
+        std::vector<consumer_ack_confirm> confirmed;
+        g.consumer->apply(c, now_ns(), confirmed);
+        const sequence_pair f = g.consumer->ack_floor();
+        if (f.stream_seq < g.last_floor.stream_seq || f.consumer_seq < g.last_floor.consumer_seq)
+          violation(fmt::format("{}: consumer ack floor moved back from {}/{} to {}/{}", s.name,
+                                g.last_floor.consumer_seq, g.last_floor.stream_seq,
+                                f.consumer_seq, f.stream_seq));
+        g.last_floor = f;
+        for (const auto& a : confirmed) on_ack_confirmed(a);
       } else {
         std::vector<replica_reply> replies;
         g.replica->apply(c, replies);
@@ -262,6 +330,8 @@ class simulation {
       std::vector<std::uint64_t> voters;
       for (const auto& p : ch.stream.peers) voters.push_back(std::stoull(p.substr(1)));
       create_group(s, ch.stream.group_id, voters, &*cfg);
+      if (ch.stream.group_id == _streams[0].group)
+        create_consumer_group(s, voters, *s.groups.at(ch.stream.group_id).store);
     }
   }
 
@@ -285,6 +355,14 @@ class simulation {
         return;
       case ev_kind::timeout:
         return on_timeout(e.seq);
+      case ev_kind::consumer:
+        schedule(_now + kConsumerTickMs, {ev_kind::consumer});
+        return consumer_client();
+      case ev_kind::ack:
+        return send_ack(e.seq);
+      case ev_kind::expiry:
+        schedule(_now + kExpiryTickMs, {ev_kind::expiry});
+        return expiry_tick();
       default:
         break;
     }
@@ -319,6 +397,8 @@ class simulation {
       for (auto& [gid, g] : s.groups) {
         if (g.raft->failed())
           return violation(fmt::format("{} group {}: {}", s.name, gid, g.raft->error()));
+        if (g.consumer && g.consumer->failed())
+          return violation(fmt::format("{} consumer group: {}", s.name, g.consumer->error()));
         if (g.replica && g.replica->failed())
           return violation(fmt::format("{} stream group {}: {}", s.name, gid, g.replica->error()));
         if (g.raft->current_role() != repl::role::leader) continue;
@@ -338,8 +418,11 @@ class simulation {
         violation(fmt::format("liveness: not converged {} ms after healing: {}",
                               _o.liveness_bound_ms, progress()));
       }
-    } else if (_now >= _settle_until) {
+    } else if (_now >= _settle_until && consumer_caught_up() && groups_quiet()) {
       _done = true;
+    } else if (_now > _settle_until + _o.liveness_bound_ms) {
+      violation(fmt::format("liveness: consumer has not acknowledged all of stream A {} ms after "
+                            "settling: {}", _o.liveness_bound_ms, consumer_progress()));
     }
   }
 
@@ -374,6 +457,177 @@ class simulation {
       if (holders < st.replicas) return false;
     }
     return true;
+  }
+
+  // --- the consumer "CA" on stream A: one client pulls from whichever replica leads, acks
+  // most deliveries (all once healed) a little later, and counts confirmed acks.
+  void create_consumer_group(server& s, const std::vector<std::uint64_t>& voters,
+                             storage::stream_store& stream) {
+    create_group(s, kConsumerGroup, voters, nullptr, &stream);
+  }
+
+  std::pair<server*, group_node*> consumer_leader() {
+    for (auto& s : _servers) {
+      if (!s.up) continue;
+      auto it = s.groups.find(kConsumerGroup);
+      if (it != s.groups.end() && it->second.consumer->ready()) return {&s, &it->second};
+    }
+    return {nullptr, nullptr};
+  }
+
+  std::uint64_t local_a_last(server& s) {
+    auto it = s.groups.find(_streams[0].group);
+    return it == s.groups.end() ? 0 : it->second.store->last_seq();
+  }
+
+  void consumer_client() {
+    // Each replica learns how far its server's stream A goes (a new leader waits for it).
+    for (auto& srv : _servers) {
+      auto it = srv.groups.find(kConsumerGroup);
+      if (!srv.up || it == srv.groups.end()) continue;
+      js::actions advanced;
+      const std::uint64_t last = local_a_last(srv);
+      group_node& cg = it->second;
+      drive(srv, cg, [&](repl::actions&) { cg.consumer->on_stream_advanced(last, now_ns(), advanced); });
+      route(advanced);
+    }
+    auto [s, g] = consumer_leader();
+    if (s == nullptr) return;
+    js::actions out;
+    drive(*s, *g, [&](repl::actions&) {
+      g->consumer->tick(now_ns(), out);
+      if (_rng.chance(0.5)) {
+        pull_request req;
+        req.batch = 10;
+        req.expires = 200'000'000;
+        (void)g->consumer->pull("pull", req, now_ns(), out);
+      }
+    });
+    route(out);
+  }
+
+  void route(const js::actions& out) {
+    for (const auto& a : out) {
+      const auto* d = std::get_if<delivery>(&a);
+      if (d == nullptr) continue;
+      ++_report.deliveries;
+      if (_confirmed.count(d->stream_seq))
+        return violation(fmt::format("consumer: stream seq {} redelivered (delivery {}) after its "
+                                     "ack was confirmed", d->stream_seq, d->delivery_count));
+      _delivered.insert(d->stream_seq);
+      if (!_healed && _rng.chance(0.15)) continue;  // lost, or the client never acks it
+      const std::uint64_t token = ++_next_token;
+      _ack_of[token] = {d->stream_seq, d->consumer_seq, d->delivery_count, d->timestamp};
+      schedule(_now + 1 + _rng.below(30), {ev_kind::ack, 0, 0, 0, 0, token});
+    }
+  }
+
+  void send_ack(std::uint64_t token) {
+    auto [s, g] = consumer_leader();
+    if (s == nullptr) return;  // lost: redelivered after ack wait
+    const auto& a = _ack_of.at(token);
+    ack_subject subj;
+    subj.stream = "A";
+    subj.consumer = "CA";
+    subj.delivered = a.deliveries;
+    subj.stream_seq = a.sseq;
+    subj.consumer_seq = a.dseq;
+    subj.timestamp = a.ts;
+    ack_body body;
+    body.kind = ack_kind::ack;
+    js::actions out;
+    drive(*s, *g, [&](repl::actions&) { (void)g->consumer->ack(subj, body, token, now_ns(), out); });
+    route(out);
+  }
+
+  void on_ack_confirmed(const consumer_ack_confirm& c) {
+    if (!_ack_of.count(c.token))
+      return violation(fmt::format("consumer: confirmation of unknown ack {}", c.token));
+    if (_ack_of.at(c.token).sseq != c.stream_seq)
+      return violation(fmt::format("consumer: ack {} confirmed for seq {}", c.token, c.stream_seq));
+    if (_confirmed.insert(c.stream_seq).second) ++_report.confirmed_acks;
+  }
+
+  // Every stream's replicas have applied the same entries (expiries keep coming while
+  // settling, so the final comparison waits for a moment between them).
+  bool groups_quiet() {
+    for (const auto& st : _streams) {
+      std::optional<std::uint64_t> applied;
+      for (auto& s : _servers) {
+        auto it = s.groups.find(st.group);
+        if (!s.up || it == s.groups.end()) continue;
+        if (applied && *applied != it->second.replica->applied_index()) return false;
+        applied = it->second.replica->applied_index();
+      }
+    }
+    return true;
+  }
+
+  // Every replica of the consumer has applied acks for all of its server's stream A.
+  bool consumer_caught_up() {
+    unsigned holders = 0;
+    for (auto& s : _servers) {
+      auto it = s.groups.find(kConsumerGroup);
+      if (!s.up || it == s.groups.end()) continue;
+      const auto st = it->second.consumer->state();
+      if (st.ack_floor.stream_seq < local_a_last(s) || !st.pending.empty()) return false;
+      ++holders;
+    }
+    return holders >= _streams[0].replicas;
+  }
+
+  std::string consumer_progress() {
+    std::string out;
+    for (auto& s : _servers) {
+      auto it = s.groups.find(kConsumerGroup);
+      if (!s.up || it == s.groups.end()) continue;
+      const auto st = it->second.consumer->state();
+      out += fmt::format("{} {} floor {} delivered {} pending {} ready {} A last {}; ", s.name,
+                         it->second.raft->debug_state(), st.ack_floor.stream_seq,
+                         st.delivered.stream_seq, st.pending.size(),
+                         it->second.consumer->ready(), local_a_last(s));
+      if (const auto* m = it->second.consumer->machine()) {
+        out += fmt::format("machine pending {} rdq {} waiting {} pend:", m->pending().size(),
+                           m->redelivery_queue().size(), m->waiting().size());
+        for (const auto& [seq, e] : st.pending) out += fmt::format(" {}", seq);
+      }
+    }
+    return out;
+  }
+
+  void consumer_checks() {
+    std::optional<consumer_snapshot> first;
+    for (auto& s : _servers) {
+      auto it = s.groups.find(kConsumerGroup);
+      if (!s.up || it == s.groups.end()) continue;
+      const auto st = it->second.consumer->state();
+      if (first && !(st == *first))
+        return violation(fmt::format("consumer: {} holds another state after settling", s.name));
+      first = st;
+      for (std::uint64_t seq : _confirmed)
+        if (seq > st.ack_floor.stream_seq)
+          return violation(fmt::format("consumer: confirmed ack of {} above {}'s floor {}", seq,
+                                       s.name, st.ack_floor.stream_seq));
+      for (std::uint64_t seq = 1; seq <= local_a_last(s); ++seq)
+        if (!_delivered.count(seq))
+          return violation(fmt::format("consumer: stream A seq {} never delivered", seq));
+    }
+    if (!first) violation("consumer: no replica after settling");
+  }
+
+  // Every stream replica's clock tick: only leaders propose (stream_replica::tick).
+  void expiry_tick() {
+    for (auto& s : _servers) {
+      if (!s.up) continue;
+      for (auto& [gid, g] : s.groups) {
+        if (!g.replica) continue;
+        // Self-test: each replica expiring by its own clock, as a standalone stream would;
+        // the clocks are 300 ms apart from server to server.
+        if (_o.local_expiry && g.replica->config().max_age > 0)
+          (void)g.store->expire(now_ns() + std::int64_t(s.id) * 300'000'000);
+        drive(s, g, [&](actions&) { (void)g.replica->tick(now_ns()); });
+      }
+    }
   }
 
   // --- faults
@@ -413,10 +667,13 @@ class simulation {
   }
 
   void stepdown() {
-    const auto& st = _streams[_rng.below(_streams.size())];
+    // A stream's group, or (one time in four) the consumer's, which lives on A's peers.
+    const bool consumer = _rng.chance(0.25);
+    const auto& st = consumer ? _streams[0] : _streams[_rng.below(_streams.size())];
+    const std::uint64_t gid = consumer ? kConsumerGroup : st.group;
     for (auto& s : _servers) {
       if (!s.up) continue;
-      auto it = s.groups.find(st.group);
+      auto it = s.groups.find(gid);
       if (it == s.groups.end() || it->second.raft->current_role() != repl::role::leader) continue;
       const auto* a = s.meta->find("$G", st.name);
       if (a == nullptr) return;
@@ -460,7 +717,7 @@ class simulation {
         re::stream_assign a;
         a.account = "$G";
         a.name = st.name;
-        a.config_json = to_json(make_config(st.name, st.replicas), false).dump();
+        a.config_json = to_json(make_config(st.name, st.replicas, st.expiring), false).dump();
         a.peers = placed.peers;
         a.created_ns = now_ns();
         a.group_id = st.group;
@@ -483,6 +740,8 @@ class simulation {
     const std::uint64_t n = _msgs.size();
     if (_rng.chance(_o.msg_id_share)) m.id = fmt::format("id-{}", n);
     m.payload = fmt::format("{}{}", _healed ? 'h' : 'p', n);
+    if (_streams[m.stream].expiring && _rng.chance(0.3)) m.ttl_ms = kTtlMs;
+    m.first_attempt_ms = _now;
     _msgs.push_back(std::move(m));
     attempt(_msgs.size() - 1);
   }
@@ -507,7 +766,10 @@ class simulation {
     server& s = *takers[_rng.below(takers.size())];
     group_node& g = s.groups.at(st.group);
     const std::string subject = fmt::format("{}.{}", st.name, i % 5);
-    const std::string hdr = m.id.empty() ? "" : "NATS/1.0\r\nNats-Msg-Id: " + m.id + "\r\n\r\n";
+    std::string hdr;
+    if (!m.id.empty()) hdr += "Nats-Msg-Id: " + m.id + "\r\n";
+    if (m.ttl_ms > 0) hdr += fmt::format("Nats-TTL: {}s\r\n", m.ttl_ms / 1000);
+    if (!hdr.empty()) hdr = "NATS/1.0\r\n" + hdr + "\r\n";
     const std::uint64_t token = m.token;
     std::vector<replica_reply> replies;
     submit_status status = submit_status::not_leader;
@@ -559,16 +821,48 @@ class simulation {
            a.payload == b.payload;
   }
 
-  // Replicas' contents are prefixes of the longest one.
+  // Replicas' contents are prefixes of the longest one; with expiry (which removes from the
+  // front) every sequence two replicas both hold is the same message, and replicas at the
+  // same applied index hold the same messages.
   void checkpoint() {
     for (const auto& st : _streams) {
       std::vector<std::pair<std::string, std::vector<storage::stored_msg>>> all;
+      std::vector<std::uint64_t> applied;
       for (auto& s : _servers) {
         if (!s.up) continue;
         auto it = s.groups.find(st.group);
-        if (it != s.groups.end()) all.emplace_back(s.name, contents(*it->second.store));
+        if (it == s.groups.end()) continue;
+        all.emplace_back(s.name, contents(*it->second.store));
+        applied.push_back(it->second.replica->applied_index());
       }
       if (all.empty()) continue;
+      if (st.expiring) {
+        std::map<std::uint64_t, std::pair<std::string, const storage::stored_msg*>> by_seq;
+        for (const auto& [name, msgs] : all)
+          for (const auto& m : msgs) {
+            auto [it, fresh] = by_seq.emplace(m.seq, std::pair{name, &m});
+            if (!fresh && !same(*it->second.second, m))
+              return violation(fmt::format("stream {}: {} and {} differ at seq {}", st.name, name,
+                                           it->second.first, m.seq));
+          }
+        // An acknowledged message a replica has gone past is gone only by expiry.
+        for (const auto& [name, msgs] : all) {
+          if (msgs.empty()) continue;
+          std::map<std::uint64_t, bool> held;
+          for (const auto& m : msgs) held[m.seq] = true;
+          for (const auto& [seq, payload] : _acked[st.group])
+            if (seq <= msgs.back().seq && !held.count(seq) && !could_have_expired(payload))
+              return violation(fmt::format("stream {}: {} lacks acknowledged seq {} ({}) before it "
+                                           "could expire", st.name, name, seq, payload));
+        }
+        for (std::size_t a = 0; a < all.size(); ++a)
+          for (std::size_t b = a + 1; b < all.size(); ++b)
+            if (applied[a] == applied[b] && all[a].second.size() != all[b].second.size())
+              return violation(fmt::format("stream {}: {} and {} applied {} entries but hold {} and "
+                                           "{} messages", st.name, all[a].first, all[b].first,
+                                           applied[a], all[a].second.size(), all[b].second.size()));
+        continue;
+      }
       const auto& longest = *std::max_element(all.begin(), all.end(), [](const auto& a, const auto& b) {
         return a.second.size() < b.second.size();
       });
@@ -583,6 +877,7 @@ class simulation {
 
   void final_checks() {
     checkpoint();
+    if (_failure.empty()) consumer_checks();
     if (!_failure.empty()) return;
     for (const auto& st : _streams) {
       const meta_state::stream_entry* a = nullptr;
@@ -597,11 +892,20 @@ class simulation {
         stores.push_back(contents(*it->second.store));
         _report.lost += it->second.replica->lost_proposals();
       }
-      for (const auto& c : stores)
+      for (const auto& c : stores) {
         if (c.size() != stores[0].size())
           return violation(fmt::format("stream {}: replicas hold {} and {} messages after settling",
                                        st.name, c.size(), stores[0].size()));
+        for (std::size_t k = 0; k < c.size(); ++k)
+          if (!same(c[k], stores[0][k]))
+            return violation(fmt::format("stream {}: replicas differ at position {} after settling",
+                                         st.name, k));
+      }
       const auto& msgs = stores[0];
+      if (st.expiring) {
+        expiry_checks(st, msgs);
+        continue;
+      }
       _report.stored += msgs.size();
       std::map<std::string, std::uint64_t> ids;
       for (std::size_t k = 0; k < msgs.size(); ++k) {
@@ -618,6 +922,44 @@ class simulation {
       }
       durable_on_majority(st, a->assignment.peers);
     }
+  }
+
+  // A message's timestamp is at least its first attempt's time, so it cannot expire before
+  // that time plus its lifetime.
+  bool could_have_expired(const std::string& payload) const {
+    const pub_msg& m = _msgs.at(std::stoull(payload.substr(1)));  // payload: 'p' or 'h', index
+    const std::int64_t life_ms = m.ttl_ms > 0 ? m.ttl_ms : kMaxAgeMs;
+    return std::int64_t(m.first_attempt_ms) + life_ms <= std::int64_t(_now);
+  }
+
+  // An expiring stream after settling: nothing overdue is left (leaders proposed the
+  // expiries), and an acknowledged message is gone only if it could have expired by now.
+  void expiry_checks(const stream_spec& st, const std::vector<storage::stored_msg>& msgs) {
+    std::map<std::uint64_t, const storage::stored_msg*> by_seq;
+    std::uint64_t prev = 0;
+    for (const auto& m : msgs) {
+      if (m.seq <= prev) return violation(fmt::format("stream {}: seq {} after {}", st.name, m.seq, prev));
+      prev = m.seq;
+      by_seq[m.seq] = &m;
+      const std::int64_t life = m.ttl > 0 ? m.ttl : kMaxAgeMs * 1'000'000;
+      if (m.ttl != storage::ttl_never && m.ts + life + std::int64_t(4 * kExpiryTickMs) * 1'000'000 < now_ns())
+        return violation(fmt::format("stream {}: seq {} overdue by {} ms and not expired", st.name,
+                                     m.seq, (now_ns() - m.ts - life) / 1'000'000));
+    }
+    _report.expiring_stored += msgs.size();
+    _report.acked_expiring += _acked[st.group].size();
+    for (const auto& [seq, payload] : _acked[st.group]) {
+      if (auto it = by_seq.find(seq); it != by_seq.end()) {
+        if (it->second->payload != payload)
+          return violation(fmt::format("stream {}: acknowledged seq {} holds {} not {}", st.name,
+                                       seq, it->second->payload, payload));
+        continue;
+      }
+      if (!could_have_expired(payload))
+        return violation(fmt::format("stream {}: acknowledged seq {} ({}) gone before it could "
+                                     "expire", st.name, seq, payload));
+    }
+    ++_report.expiring_checked;
   }
 
   // Reads each peer's log as a crash now would leave it.
@@ -658,6 +1000,13 @@ class simulation {
   std::uint64_t _next_token = 0;
   std::map<std::uint64_t, std::map<std::uint64_t, std::string>> _acked;  // group -> seq -> payload
   std::map<std::uint64_t, std::uint64_t> _probe_seq;                      // group -> seq
+  struct ack_msg {
+    std::uint64_t sseq, dseq, deliveries;
+    std::int64_t ts;
+  };
+  std::map<std::uint64_t, ack_msg> _ack_of;  // ack token -> what it acknowledges
+  std::set<std::uint64_t> _confirmed;         // stream seqs whose ack was confirmed
+  std::set<std::uint64_t> _delivered;         // stream seqs delivered at least once
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> _leader_of_term;
   bool _healed = false;
   bool _converged = false;

@@ -16,6 +16,10 @@
 // acknowledges a new publish on all its replicas within the liveness bound, then all
 // replicas hold identical contents, gapless from 1, containing every PubAck'd message, and
 // every PubAck'd message is in the durable log of a majority of the stream's peers.
+// Stream D has max_age and Nats-TTL: its leader proposes expire entries (every 50 ms tick),
+// so there the checkers are that sequences both replicas hold are identical, replicas at the
+// same applied index hold the same messages, the settled replicas are identical, nothing
+// overdue remains, and an acknowledged message is missing only if it could have expired.
 #include <cstdint>
 #include <string>
 
@@ -43,6 +47,9 @@ struct replica_sim_options {
   // Checker self-test: a new leader takes writes before its leader_start entry is applied
   // (stream_replica's await_leader_start off), numbering from a possibly stale store.
   bool skip_leader_start = false;
+  // Checker self-test: every replica also expires stream D by its own clock (300 ms apart
+  // from server to server), not only by applied expire entries.
+  bool local_expiry = false;
 };
 
 struct replica_sim_report {
@@ -57,6 +64,11 @@ struct replica_sim_report {
   std::uint64_t lost = 0;       // proposals that came back with another term
   std::uint64_t recovery_ms = 0;
   std::uint64_t stored = 0;     // messages in the final stores (sum over streams)
+  std::uint64_t expiring_checked = 0;
+  std::uint64_t expiring_stored = 0;  // messages left in the expiring stream (not in stored)
+  std::uint64_t acked_expiring = 0;   // PubAcks of the expiring stream's messages
+  std::uint64_t deliveries = 0;      // consumer CA's deliveries (redeliveries included)
+  std::uint64_t confirmed_acks = 0;  // acks confirmed as applied  // expiring streams that passed the final checks
 };
 
 replica_sim_report run_replica_simulation(const replica_sim_options& options);

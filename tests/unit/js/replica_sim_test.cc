@@ -48,12 +48,14 @@ std::string replay_hint(const replica_sim_options& o) {
 
 void print(const char* what, const replica_sim_report& r) {
   std::printf("%s: %llu events, %llu publishes, %llu acked, %llu stored, %llu crashes, %llu "
-              "stepdowns, %llu leaders, %llu lost proposals, recovery %llu ms\n",
+              "stepdowns, %llu leaders, %llu lost proposals, recovery %llu ms, %llu consumer "
+              "deliveries, %llu confirmed acks\n",
               what, (unsigned long long)r.events, (unsigned long long)r.published,
               (unsigned long long)r.acked, (unsigned long long)r.stored,
               (unsigned long long)r.crashes, (unsigned long long)r.stepdowns,
               (unsigned long long)r.leaders, (unsigned long long)r.lost,
-              (unsigned long long)r.recovery_ms);
+              (unsigned long long)r.recovery_ms, (unsigned long long)r.deliveries,
+              (unsigned long long)r.confirmed_acks);
 }
 
 void run_seeds(unsigned servers, std::uint64_t default_count) {
@@ -78,6 +80,8 @@ void run_seeds(unsigned servers, std::uint64_t default_count) {
     total.stepdowns += r.stepdowns;
     total.leaders += r.leaders;
     total.lost += r.lost;
+    total.deliveries += r.deliveries;
+    total.confirmed_acks += r.confirmed_acks;
     worst_recovery = std::max(worst_recovery, r.recovery_ms);
     if (verbose) print(("seed " + std::to_string(seed)).c_str(), r);
     if (!r.ok) {
@@ -185,7 +189,32 @@ TEST(replica_sim, fault_free_run_acks_everything) {
   EXPECT_EQ(r.crashes, 0u);
   EXPECT_EQ(r.lost, 0u);
   EXPECT_GT(r.acked, 200u);
-  EXPECT_EQ(r.acked, r.stored);
+  EXPECT_EQ(r.acked - r.acked_expiring, r.stored);  // D's messages expire
+  EXPECT_GT(r.acked_expiring, 0u);
+  EXPECT_LT(r.expiring_stored, r.acked_expiring);
+  EXPECT_EQ(r.expiring_checked, 1u);
+  EXPECT_GT(r.confirmed_acks, 50u);
+  EXPECT_GE(r.deliveries, r.confirmed_acks);
+}
+
+// Expiry by each replica's own clock makes replicas at one applied index differ.
+TEST(replica_sim, expiry_by_local_clocks_is_caught) {
+  std::signal(SIGABRT, on_abort);
+  unsigned caught = 0;
+  for (std::uint64_t seed = 1; seed <= 10 && caught == 0; ++seed) {
+    replica_sim_options o;
+    o.seed = seed;
+    o.local_expiry = true;
+    g_seed = seed;
+    g_servers = o.servers;
+    const auto r = run_replica_simulation(o);
+    if (!r.ok) {
+      ++caught;
+      std::printf("expiry by local clocks, seed %llu: %s\n", (unsigned long long)seed,
+                  r.failure.substr(0, 140).c_str());
+    }
+  }
+  EXPECT_GT(caught, 0u);
 }
 
 // Stepdowns alone: leadership moves, no proposal is acknowledged wrongly, nothing is lost.

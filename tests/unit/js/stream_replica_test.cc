@@ -289,3 +289,100 @@ TEST(StreamReplica, RollupAppliesOnEveryReplica) {
 }
 
 }  // namespace
+
+// Expiry is proposed by the leader with its time and applied the same everywhere: a
+// follower's clock never removes anything.
+TEST(StreamReplica, MaxAgeExpiryIsALeaderProposalAppliedEverywhere) {
+  auto c = config();
+  c.max_age = 2'000'000'000;
+  rig leader(c), follower(c);
+  follower.log.leader = false;
+  leader.become_ready();
+  leader.pub("orders.1");
+  leader.replica.publish(kNow + 1'000'000'000, "orders.2", "", "data", 2, leader.replies);
+  leader.commit_all();
+  EXPECT_EQ(leader.replica.next_expiry(), kNow + 2'000'000'000);
+  EXPECT_FALSE(leader.replica.tick(kNow + 1'999'999'999));  // nothing due yet
+  EXPECT_FALSE(follower.replica.tick(kNow + 10'000'000'000));  // followers never propose
+  EXPECT_TRUE(leader.replica.tick(kNow + 2'500'000'000));
+  EXPECT_FALSE(leader.replica.tick(kNow + 9'000'000'000));  // one expiry in flight at a time
+  EXPECT_EQ(leader.store.state().msgs, 2u);                 // nothing removed before commit
+  leader.commit_all();
+  EXPECT_EQ(leader.store.state().msgs, 1u);
+  EXPECT_EQ(leader.store.first_seq(), 2u);
+  // The follower applies the same entries much later: the entry's time decides, not its
+  // own, so it removes exactly what the leader removed.
+  std::vector<replica_reply> ignored;
+  for (auto& e : leader.log.history) follower.replica.apply(e, ignored);
+  EXPECT_EQ(leader.store.state(), follower.store.state());
+  EXPECT_EQ(follower.store.first_seq(), 2u);
+  EXPECT_TRUE(leader.replica.tick(kNow + 3'000'000'000));  // the next one once applied
+  leader.commit_all();
+  EXPECT_EQ(leader.store.state().msgs, 0u);
+  EXPECT_EQ(leader.replica.next_expiry(), 0);
+}
+
+TEST(StreamReplica, LostExpiryProposalIsProposedAgain) {
+  auto c = config();
+  c.max_age = 1'000'000'000;
+  rig r(c);
+  r.become_ready();
+  r.pub("orders.1");
+  r.commit_all();
+  ASSERT_TRUE(r.replica.tick(kNow + 2'000'000'000));
+  // Another leader's entry takes the expiry's index: it is lost, the next tick retries.
+  fake_log other;
+  other.current_term = 2;
+  other.next_index = r.log.next_index - 1;
+  other.propose(js::repl_entries::encode(js::repl_entries::stream_op{
+      js::repl_entries::leader_start{2, "s2"}}));
+  r.log.proposed.clear();
+  std::vector<replica_reply> out;
+  r.replica.apply(other.proposed.at(0), out);
+  EXPECT_EQ(r.store.state().msgs, 1u);
+  // Leading again in a later term: once its leader_start is applied it proposes anew.
+  r.log.current_term = 3;
+  r.log.next_index = other.next_index;
+  r.replica.on_role(kNow);
+  r.commit_all();
+  ASSERT_TRUE(r.replica.ready());
+  EXPECT_TRUE(r.replica.tick(kNow + 2'000'000'000));
+  r.commit_all();
+  EXPECT_EQ(r.store.state().msgs, 0u);
+}
+
+TEST(StreamReplica, MsgTtlIsCarriedInTheEntryAndExpiresByTheLeadersTime) {
+  auto c = config();
+  c.allow_msg_ttl = true;
+  rig leader(c), follower(c);
+  follower.log.leader = false;
+  leader.become_ready();
+  leader.pub("orders.1", "NATS/1.0\r\nNats-TTL: 1s\r\n\r\n", 1);
+  leader.pub("orders.2", "NATS/1.0\r\nNats-TTL: never\r\n\r\n", 2);
+  leader.pub("orders.3", "", 3);
+  leader.commit_all();
+  EXPECT_EQ(leader.store.load(1)->ttl, 1'000'000'000);
+  EXPECT_EQ(leader.replica.next_expiry(), kNow + 1'000'000'000);
+  ASSERT_TRUE(leader.replica.tick(kNow + 1'000'000'000));
+  leader.commit_all();
+  std::vector<replica_reply> ignored;
+  for (auto& e : leader.log.history) follower.replica.apply(e, ignored);
+  for (auto* st : {&leader.store, &follower.store}) {
+    EXPECT_FALSE(st->load(1).ok());
+    EXPECT_TRUE(st->load(2).ok());
+    EXPECT_TRUE(st->load(3).ok());
+  }
+  EXPECT_EQ(leader.store.state(), follower.store.state());
+}
+
+TEST(StreamReplica, MsgTtlHeaderErrors) {
+  rig r;  // TTLs off
+  r.become_ready();
+  EXPECT_EQ(r.pub("orders.1", "NATS/1.0\r\nNats-TTL: 1s\r\n\r\n"), submit_status::answered);
+  ASSERT_TRUE(r.replies.back().error);
+  EXPECT_EQ(r.replies.back().error->err_code, 10166);
+  EXPECT_EQ(r.pub("orders.1", "NATS/1.0\r\nNats-TTL: soon\r\n\r\n"), submit_status::answered);
+  ASSERT_TRUE(r.replies.back().error);
+  EXPECT_EQ(r.replies.back().error->err_code, 10165);
+  EXPECT_TRUE(r.log.proposed.empty());
+}

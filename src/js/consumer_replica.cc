@@ -1,0 +1,183 @@
+#include "src/js/consumer_replica.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+namespace js {
+
+namespace re = repl_entries;
+
+consumer_replica::consumer_replica(consumer_params params, message_source& src,
+                                   repl::replicated_log& log, std::string self)
+    : _params(std::move(params)), _src(src), _log(log), _self(std::move(self)) {}
+
+void consumer_replica::fail(std::string what) {
+  if (_error.empty()) _error = std::move(what);
+  _machine.reset();
+}
+
+void consumer_replica::lose_leadership() {
+  _leading = false;
+  _resume = false;
+  _machine.reset();
+  _acks.clear();  // never confirmed: the client's ack-sync times out and it acks again
+}
+
+consumer_snapshot consumer_replica::state() const {
+  consumer_snapshot s;
+  s.delivered = _delivered;
+  s.ack_floor = _floor;
+  s.pending.assign(_pending.begin(), _pending.end());
+  s.redelivered.assign(_redelivered.begin(), _redelivered.end());
+  return s;
+}
+
+void consumer_replica::on_role(base::nanos) {
+  if (failed()) return;
+  const bool leader = _log.is_leader();
+  const std::uint64_t term = _log.term();
+  if (leader && (!_leading || term != _lead_term)) {
+    lose_leadership();
+    _leading = true;
+    _lead_term = term;
+    const auto bytes = re::encode(re::consumer_op{re::consumer_leader_start{term, _self}});
+    if (_log.propose(bytes).status != repl::propose_status::ok) _leading = false;  // next event
+  } else if (!leader && _leading) {
+    lose_leadership();
+  }
+}
+
+void consumer_replica::replicate_deliveries(actions& out, std::size_t from, base::nanos now) {
+  std::size_t keep = from;
+  for (std::size_t i = from; i < out.size(); ++i) {
+    if (const auto* d = std::get_if<delivery>(&out[i])) {
+      if (!_machine) continue;
+      const re::consumer_delivered op{d->consumer_seq, d->stream_seq, d->delivery_count, now};
+      if (_log.propose(re::encode(re::consumer_op{op})).status != repl::propose_status::ok) {
+        // Not in the log, so not sent; the machine believes it delivered, so it is dropped
+        // and rebuilt from the replicated state at the next election.
+        lose_leadership();
+        continue;
+      }
+    }
+    if (keep != i) out[keep] = std::move(out[i]);
+    ++keep;
+  }
+  out.resize(keep);
+}
+
+consumer_submit consumer_replica::pull(std::string reply, const pull_request& req,
+                                       base::nanos now, actions& out) {
+  if (failed() || !_log.is_leader()) return consumer_submit::not_leader;
+  if (!_machine) return consumer_submit::not_ready;
+  const std::size_t from = out.size();
+  _machine->on_pull(std::move(reply), req, now, out);
+  replicate_deliveries(out, from, now);
+  return consumer_submit::done;
+}
+
+consumer_submit consumer_replica::ack(const ack_subject& subj, const ack_body& body,
+                                      std::uint64_t token, base::nanos now, actions& out) {
+  if (failed() || !_log.is_leader()) return consumer_submit::not_leader;
+  if (!_machine) return consumer_submit::not_ready;
+  const bool was_pending = _machine->pending().count(subj.stream_seq) != 0;
+  const std::size_t from = out.size();
+  (void)_machine->on_ack(subj, body, now, out);
+  replicate_deliveries(out, from, now);
+  if (!_machine || !was_pending || _machine->pending().count(subj.stream_seq) != 0)
+    return consumer_submit::ignored;  // a nak, progress, or nothing to acknowledge
+  const auto r = _log.propose(
+      re::encode(re::consumer_op{re::consumer_acked{subj.stream_seq, subj.consumer_seq}}));
+  if (r.status != repl::propose_status::ok) {
+    lose_leadership();  // the machine took an ack the log did not
+    return consumer_submit::not_leader;
+  }
+  _acks.push_back({r.index, _lead_term, token, subj.stream_seq});
+  return consumer_submit::done;
+}
+
+void consumer_replica::maybe_resume(base::nanos now) {
+  if (!_resume || _stream_last < _delivered.stream_seq) return;
+  _resume = false;
+  _machine = std::make_unique<consumer_state_machine>(_params, _src, now);
+  _machine->restore(state(), now);
+}
+
+void consumer_replica::on_stream_advanced(std::uint64_t last_seq, base::nanos now, actions& out) {
+  _stream_last = std::max(_stream_last, last_seq);
+  if (_log.is_leader()) maybe_resume(now);
+  if (!_machine || !_log.is_leader()) return;
+  const std::size_t from = out.size();
+  _machine->on_stream_advanced(last_seq, now, out);
+  replicate_deliveries(out, from, now);
+}
+
+void consumer_replica::tick(base::nanos now, actions& out) {
+  if (!_machine || !_log.is_leader()) return;
+  const std::size_t from = out.size();
+  _machine->tick(now, out);
+  replicate_deliveries(out, from, now);
+}
+
+void consumer_replica::apply_delivered(const re::consumer_delivered& d) {
+  if (d.dseq > _delivered.consumer_seq) _delivered.consumer_seq = d.dseq;
+  if (d.sseq > _delivered.stream_seq) _delivered.stream_seq = d.sseq;
+  _pending[d.sseq] = {d.dseq, d.ts};
+  if (d.deliveries > 1) _redelivered[d.sseq] = d.deliveries - 1;
+}
+
+void consumer_replica::apply_acked(const re::consumer_acked& a) {
+  _pending.erase(a.sseq);
+  _redelivered.erase(a.sseq);
+  sequence_pair next = _delivered;
+  if (!_pending.empty()) {
+    // Just below the oldest pending delivery (its first consumer sequence may be older than
+    // the one pending now, after a redelivery; the floor never moves back).
+    const auto& [sseq, e] = *_pending.begin();
+    next = {e.consumer_seq - 1, sseq - 1};
+    for (const auto& [s, p] : _pending) next.consumer_seq = std::min(next.consumer_seq, p.consumer_seq - 1);
+  }
+  _floor.stream_seq = std::max(_floor.stream_seq, next.stream_seq);
+  _floor.consumer_seq = std::max(_floor.consumer_seq, next.consumer_seq);
+}
+
+void consumer_replica::apply(const repl::committed_entry& e, base::nanos now,
+                             std::vector<consumer_ack_confirm>& confirmed) {
+  if (failed()) return;
+  if (e.index != _applied_index + 1) {
+    fail(fmt::format("applied index {} after {}", e.index, _applied_index));
+    return;
+  }
+  _applied_index = e.index;
+  const std::uint64_t term = e.value.term;
+  if (term > _lead_term && _leading) lose_leadership();  // someone else led since
+  if (e.value.type == repl::entry_type::command) {
+    auto op = re::decode_consumer(e.value.data);
+    if (!op) return fail(fmt::format("index {}: undecodable consumer entry", e.index));
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, re::consumer_delivered>) {
+            apply_delivered(v);
+          } else if constexpr (std::is_same_v<T, re::consumer_acked>) {
+            apply_acked(v);
+          } else if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {
+            // Everything committed before this entry is applied: resume from it.
+            _resume = true;
+            maybe_resume(now);
+          }
+        },
+        *op);
+  }
+  // Acks proposed at or before this index: ours of this term are confirmed, others lost.
+  while (!_acks.empty() && _acks.front().index <= e.index) {
+    const pending_ack a = _acks.front();
+    _acks.erase(_acks.begin());
+    if (a.index == e.index && a.term == term) confirmed.push_back({a.token, a.sseq});
+  }
+}
+
+}  // namespace js

@@ -1,0 +1,116 @@
+#pragma once
+// One replica of a replicated consumer (issue 11): the consumer's durable state (delivered
+// pair, ack floor, pending deliveries, redelivery counts) kept identical on every peer of
+// the consumer's Raft group by applying its consumer ops in order, as nats-server
+// replicates a consumer's store. Pure: entries, pulls, acks and `now` in, actions out.
+//
+// - The leader runs the existing consumer_state_machine (consumer.h) for the live work:
+//   pull requests, deliveries, ack-wait redelivery, max_deliver. It is built afresh on each
+//   election, once the consumer_leader_start entry it proposed is applied, from the
+//   replicated state (consumer_state_machine::restore): nothing committed is forgotten,
+//   pending deliveries are redelivered after their ack wait (from the replicated delivery
+//   time), and delivery resumes after the replicated delivered stream sequence. It is built
+//   only once this server's replica of the stream holds everything the consumer delivered
+//   (on_stream_advanced): on a lagging stream replica a pending message would look deleted.
+// - Each delivery goes out at once and is proposed as consumer_delivered (at-least-once, as
+//   nats-server): if that entry is lost with its leader, a later leader delivers the message
+//   again. A delivery the log refuses is withheld and the machine rebuilt at the next
+//   election.
+// - An ack is applied by the leader's machine at once (no redelivery while it commits) and
+//   proposed as consumer_acked; it is confirmed (the ack-sync reply) only when applied. Only
+//   an ack of a message the machine holds pending is proposed, so an applied ack always
+//   follows the applied delivery it acknowledges (same leader, same term, earlier index).
+// - Followers apply entries only; they neither deliver nor take acks (not_leader).
+// Replicated ack floor: the delivered pair when nothing is pending, else just below the
+// oldest pending delivery; it never moves back.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/js/consumer.h"
+#include "src/js/repl_entries.h"
+#include "src/repl/replicated_log.h"
+
+namespace js {
+
+struct consumer_ack_confirm {
+  std::uint64_t token = 0;  // the caller's handle of the ack (its reply subject)
+  std::uint64_t stream_seq = 0;
+};
+
+enum class consumer_submit : std::uint8_t {
+  done,        // taken (an ack: proposed, its confirmation follows on apply)
+  ignored,     // an ack of nothing pending: not proposed, never confirmed
+  not_leader,  // a follower: say nothing
+  not_ready,   // leads, but its consumer_leader_start is not applied yet
+};
+
+class consumer_replica {
+ public:
+  consumer_replica(consumer_params params, message_source& src, repl::replicated_log& log,
+                   std::string self);
+
+  // After every event of the group: proposes consumer_leader_start on winning an election,
+  // drops the machine on losing it.
+  void on_role(base::nanos now);
+
+  consumer_submit pull(std::string reply, const pull_request& req, base::nanos now,
+                       actions& out);
+  consumer_submit ack(const ack_subject& subj, const ack_body& body, std::uint64_t token,
+                      base::nanos now, actions& out);
+  // The stream's local store now ends at last_seq; then the machine's timers.
+  void on_stream_advanced(std::uint64_t last_seq, base::nanos now, actions& out);
+  void tick(base::nanos now, actions& out);
+
+  // A committed entry of the group, in index order.
+  void apply(const repl::committed_entry& e, base::nanos now,
+             std::vector<consumer_ack_confirm>& confirmed);
+
+  // The replicated state (identical on every replica after the same entries).
+  consumer_snapshot state() const;
+  const sequence_pair& ack_floor() const { return _floor; }
+  bool ready() const { return _machine != nullptr; }
+  bool failed() const { return !_error.empty(); }
+  const std::string& error() const { return _error; }
+  std::uint64_t applied_index() const { return _applied_index; }
+  const consumer_state_machine* machine() const { return _machine.get(); }  // the leader's
+
+ private:
+  struct pending_ack {
+    std::uint64_t index = 0;
+    std::uint64_t term = 0;
+    std::uint64_t token = 0;
+    std::uint64_t sseq = 0;
+  };
+
+  // Proposes the deliveries out[from..] added; withholds them if the log refuses.
+  void replicate_deliveries(actions& out, std::size_t from, base::nanos now);
+  void apply_delivered(const repl_entries::consumer_delivered& d);
+  void apply_acked(const repl_entries::consumer_acked& a);
+  void lose_leadership();
+  void maybe_resume(base::nanos now);
+  void fail(std::string what);
+
+  consumer_params _params;
+  message_source& _src;
+  repl::replicated_log& _log;
+  std::string _self;
+
+  bool _leading = false;
+  bool _resume = false;             // leader_start applied, machine not built yet
+  std::uint64_t _stream_last = 0;   // this server's stream replica's last sequence
+  std::uint64_t _lead_term = 0;
+  std::unique_ptr<consumer_state_machine> _machine;  // the leader's, once ready
+  std::vector<pending_ack> _acks;                     // proposed, not yet applied
+
+  std::uint64_t _applied_index = 0;
+  sequence_pair _delivered;
+  sequence_pair _floor;
+  std::map<std::uint64_t, pending_entry> _pending;      // by stream seq
+  std::map<std::uint64_t, std::uint64_t> _redelivered;  // stream seq -> redeliveries
+  std::string _error;
+};
+
+}  // namespace js

@@ -1,0 +1,210 @@
+// consumer_replica over a fake replicated log: deliveries and acks go through the log, acks
+// are confirmed on apply, followers hold the same state, a new leader resumes from it.
+#include "src/js/consumer_replica.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using js::consumer_submit;
+
+class fake_log final : public repl::replicated_log {
+ public:
+  bool leader = true;
+  std::uint64_t current_term = 1;
+  std::uint64_t next_index = 1;
+  std::vector<repl::committed_entry> proposed;
+
+  repl::propose_result propose(std::span<const std::uint8_t> d) override {
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    repl::committed_entry e;
+    e.index = next_index++;
+    e.value.term = current_term;
+    e.value.data.assign(d.begin(), d.end());
+    proposed.push_back(e);
+    return {repl::propose_status::ok, e.index};
+  }
+  bool is_leader() const override { return leader; }
+  std::uint64_t term() const override { return current_term; }
+};
+
+// Messages 1..last, all 10 bytes.
+class seq_source final : public js::message_source {
+ public:
+  std::uint64_t last = 0;
+  std::optional<js::msg_meta> next_matching(std::uint64_t from) override {
+    if (from > last) return std::nullopt;
+    return js::msg_meta{from, 1000 + std::int64_t(from), 3, 0, 10};
+  }
+  std::optional<js::msg_meta> load(std::uint64_t seq) override {
+    if (seq == 0 || seq > last) return std::nullopt;
+    return js::msg_meta{seq, 1000 + std::int64_t(seq), 3, 0, 10};
+  }
+  std::uint64_t count_matching(std::uint64_t from) override { return from > last ? 0 : last - from + 1; }
+};
+
+constexpr base::nanos kNow = 1'700'000'000'000'000'000;
+constexpr base::nanos kAckWait = 1'000'000'000;
+
+js::consumer_params params() {
+  js::consumer_params p;
+  p.stream_name = "A";
+  p.consumer_name = "C";
+  p.ack = js::ack_policy::explicit_;
+  p.ack_wait = kAckWait;
+  return p;
+}
+
+struct node {
+  explicit node(const char* name, seq_source& src) : replica(params(), src, log, name) {}
+  fake_log log;
+  js::consumer_replica replica;
+};
+
+std::vector<std::uint64_t> delivered(const js::actions& out) {
+  std::vector<std::uint64_t> seqs;
+  for (const auto& a : out)
+    if (const auto* d = std::get_if<js::delivery>(&a)) seqs.push_back(d->stream_seq);
+  return seqs;
+}
+
+js::ack_subject ack_of(std::uint64_t sseq, std::uint64_t dseq) {
+  js::ack_subject s;
+  s.stream = "A";
+  s.consumer = "C";
+  s.delivered = 1;
+  s.stream_seq = sseq;
+  s.consumer_seq = dseq;
+  return s;
+}
+
+// Applies `entries` to every replica; returns the confirmations of the first.
+std::vector<js::consumer_ack_confirm> apply_all(const std::vector<repl::committed_entry>& entries,
+                                                std::vector<js::consumer_replica*> to) {
+  std::vector<js::consumer_ack_confirm> first;
+  for (std::size_t i = 0; i < to.size(); ++i) {
+    std::vector<js::consumer_ack_confirm> c;
+    for (const auto& e : entries) to[i]->apply(e, kNow, c);
+    if (i == 0) first = c;
+  }
+  return first;
+}
+
+TEST(ConsumerReplica, LeaderDeliversOnlyOnceItsLeaderStartIsApplied) {
+  seq_source src;
+  src.last = 3;
+  node a("s1", src);
+  js::actions out;
+  js::pull_request req;
+  req.batch = 2;
+  a.replica.on_role(kNow);
+  EXPECT_EQ(a.replica.pull("r", req, kNow, out), consumer_submit::not_ready);
+  apply_all(a.log.proposed, {&a.replica});
+  a.log.proposed.clear();
+  ASSERT_TRUE(a.replica.ready());
+  EXPECT_EQ(a.replica.pull("r", req, kNow, out), consumer_submit::done);
+  EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(a.log.proposed.size(), 2u);  // one consumer_delivered each
+  EXPECT_EQ(a.replica.state().delivered.stream_seq, 0u);  // replicated state: on apply only
+}
+
+TEST(ConsumerReplica, AckConfirmedOnApplyAndNewLeaderDoesNotRedeliverIt) {
+  seq_source src;
+  src.last = 3;
+  node a("s1", src), b("s2", src);
+  b.log.leader = false;
+  a.replica.on_role(kNow);
+  apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  js::actions out;
+  js::pull_request req;
+  req.batch = 3;
+  a.replica.pull("r", req, kNow, out);
+  ASSERT_EQ(delivered(out).size(), 3u);
+  EXPECT_EQ(a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 77, kNow, out), consumer_submit::done);
+  EXPECT_EQ(a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 78, kNow, out), consumer_submit::ignored);
+  EXPECT_EQ(b.replica.ack(ack_of(2, 2), {js::ack_kind::ack}, 79, kNow, out), consumer_submit::not_leader);
+  auto confirmed = apply_all(a.log.proposed, {&a.replica, &b.replica});
+  ASSERT_EQ(confirmed.size(), 1u);
+  EXPECT_EQ(confirmed[0].token, 77u);
+  EXPECT_EQ(confirmed[0].stream_seq, 1u);
+  a.log.proposed.clear();
+  EXPECT_EQ(a.replica.state(), b.replica.state());
+  EXPECT_EQ(b.replica.state().ack_floor, (js::sequence_pair{1, 1}));
+  EXPECT_EQ(b.replica.state().pending.size(), 2u);
+
+  // b takes over: after its leader_start it redelivers 2 and 3 (unacked) once their ack wait
+  // has passed, never 1, and carries on with new messages after 3.
+  a.log.leader = false;
+  a.replica.on_role(kNow);
+  b.log.leader = true;
+  b.log.current_term = 2;
+  b.log.next_index = a.log.next_index;
+  b.replica.on_role(kNow);
+  apply_all(b.log.proposed, {&b.replica, &a.replica});
+  b.log.proposed.clear();
+  // Not before its stream replica holds everything delivered (3): 2 would look deleted.
+  js::actions out2;
+  EXPECT_FALSE(b.replica.ready());
+  b.replica.on_stream_advanced(2, kNow, out2);
+  EXPECT_FALSE(b.replica.ready());
+  b.replica.on_stream_advanced(3, kNow, out2);
+  ASSERT_TRUE(b.replica.ready());
+  EXPECT_FALSE(a.replica.ready());
+  src.last = 4;
+  req.batch = 10;
+  b.replica.pull("r", req, kNow + kAckWait / 2, out2);
+  EXPECT_EQ(delivered(out2), (std::vector<std::uint64_t>{4}));
+  b.replica.tick(kNow + kAckWait, out2);
+  EXPECT_EQ(delivered(out2), (std::vector<std::uint64_t>{4, 2, 3}));
+}
+
+TEST(ConsumerReplica, AckLostWithItsLeaderIsNeverConfirmed) {
+  seq_source src;
+  src.last = 1;
+  node a("s1", src);
+  a.replica.on_role(kNow);
+  apply_all(a.log.proposed, {&a.replica});
+  a.log.proposed.clear();
+  js::actions out;
+  js::pull_request req;
+  a.replica.pull("r", req, kNow, out);
+  a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 5, kNow, out);
+  ASSERT_EQ(a.log.proposed.size(), 2u);  // delivered, acked
+  // Another leader's entry of term 2 lands at the ack's index.
+  std::vector<repl::committed_entry> entries{a.log.proposed[0], a.log.proposed[1]};
+  entries[1].value.term = 2;
+  entries[1].value.data = js::repl_entries::encode(
+      js::repl_entries::consumer_op{js::repl_entries::consumer_leader_start{2, "s2"}});
+  auto confirmed = apply_all(entries, {&a.replica});
+  EXPECT_TRUE(confirmed.empty());
+  EXPECT_FALSE(a.replica.ready());
+  EXPECT_EQ(a.replica.state().pending.size(), 1u);  // still owed: redelivered by s2
+}
+
+TEST(ConsumerReplica, AckFloorNeverMovesBack) {
+  seq_source src;
+  src.last = 3;
+  node a("s1", src);
+  a.replica.on_role(kNow);
+  apply_all(a.log.proposed, {&a.replica});
+  a.log.proposed.clear();
+  js::actions out;
+  js::pull_request req;
+  req.batch = 3;
+  a.replica.pull("r", req, kNow, out);
+  a.replica.ack(ack_of(2, 2), {js::ack_kind::ack}, 1, kNow, out);
+  apply_all(a.log.proposed, {&a.replica});
+  a.log.proposed.clear();
+  EXPECT_EQ(a.replica.ack_floor(), (js::sequence_pair{0, 0}));  // 1 still pending
+  a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 2, kNow, out);
+  apply_all(a.log.proposed, {&a.replica});
+  a.log.proposed.clear();
+  EXPECT_EQ(a.replica.ack_floor(), (js::sequence_pair{2, 2}));
+  a.replica.ack(ack_of(3, 3), {js::ack_kind::ack}, 3, kNow, out);
+  apply_all(a.log.proposed, {&a.replica});
+  EXPECT_EQ(a.replica.ack_floor(), (js::sequence_pair{3, 3}));
+  EXPECT_TRUE(a.replica.state().pending.empty());
+}
+
+}  // namespace
