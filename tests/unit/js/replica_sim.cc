@@ -536,7 +536,9 @@ class simulation {
     ack_body body;
     body.kind = ack_kind::ack;
     js::actions out;
-    drive(*s, *g, [&](repl::actions&) { (void)g->consumer->ack(subj, body, token, now_ns(), out); });
+    consumer_submit r = consumer_submit::ignored;
+    drive(*s, *g, [&](repl::actions&) { r = g->consumer->ack(subj, body, token, now_ns(), out); });
+    if (_o.confirm_ack_at_proposal && r == consumer_submit::done) on_ack_confirmed({token, a.sseq});
     route(out);
   }
 

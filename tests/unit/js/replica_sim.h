@@ -50,6 +50,8 @@ struct replica_sim_options {
   // Checker self-test: every replica also expires stream D by its own clock (300 ms apart
   // from server to server), not only by applied expire entries.
   bool local_expiry = false;
+  // Checker self-test: consumer acks confirmed when proposed, before they commit.
+  bool confirm_ack_at_proposal = false;
 };
 
 struct replica_sim_report {

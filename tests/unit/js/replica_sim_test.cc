@@ -230,3 +230,23 @@ TEST(replica_sim, stepdowns_only) {
 }
 
 }  // namespace
+
+// An ack confirmed before it commits can be lost with its leader: the message comes again.
+TEST(replica_sim, confirming_acks_before_commit_is_caught) {
+  std::signal(SIGABRT, on_abort);
+  unsigned caught = 0;
+  for (std::uint64_t seed = 1; seed <= 20 && caught == 0; ++seed) {
+    replica_sim_options o;
+    o.seed = seed;
+    o.confirm_ack_at_proposal = true;
+    g_seed = seed;
+    g_servers = o.servers;
+    const auto r = run_replica_simulation(o);
+    if (!r.ok) {
+      ++caught;
+      std::printf("confirming acks at proposal, seed %llu: %s\n", (unsigned long long)seed,
+                  r.failure.substr(0, 140).c_str());
+    }
+  }
+  EXPECT_GT(caught, 0u);
+}
