@@ -6,16 +6,25 @@
 // arrival order, as behind a big create), so a client sees its requests answered in order.
 #include <algorithm>
 
+#include "src/core/subject.h"
 #include "src/js/api_worker.h"
 #include "src/js/big_request.h"
-#include "storage/subject_match.h"
 
 namespace js {
+
+namespace {
+// A '*' or '>' that is a whole token.
+bool has_wildcard_token(std::string_view filter) {
+  for (std::string_view t : core::split_tokens(filter))
+    if (t == "*" || t == ">") return true;
+  return false;
+}
+}  // namespace
 
 void page_big_info(jetstream::big_info& job) {
   auto& all = job.subjects;
   if (!job.filter.empty())
-    std::erase_if(all, [&](const auto& e) { return !storage::subject_matches(job.filter, e.first); });
+    std::erase_if(all, [&](const auto& e) { return !core::subject_matches(job.filter, e.first); });
   std::sort(all.begin(), all.end());  // Go encodes a map sorted by key
   const std::uint64_t total = all.size();
   const std::uint64_t offset = std::min<std::uint64_t>(job.offset, total);  // past the end: the end
@@ -50,7 +59,7 @@ void page_big_info(jetstream::big_info& job) {
 
 bool wants_big_info(stream& s, std::string_view filter) {
   // A literal filter is one index lookup on the loop.
-  return !filter.empty() && s.store().num_subjects() >= kBigInfoSubjects && storage::filter_has_wildcard(filter);
+  return !filter.empty() && s.store().num_subjects() >= kBigInfoSubjects && has_wildcard_token(filter);
 }
 
 void jetstream::start_big_info(stream& s, std::string_view filter, std::uint64_t offset, ojson info,
