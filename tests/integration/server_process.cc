@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -51,7 +52,28 @@ std::string server_binary() {
   return {};
 }
 
+namespace {
+bool port_is_free(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(std::uint16_t(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+}  // namespace
+
+// Below the kernel's ephemeral range (32768-60999 by default): a port picked here and bound
+// by a server a little later cannot be taken meanwhile by an ephemeral bind or connect of
+// another server (a replication listener, a route dialing out), which bind(0) picks from.
 int pick_free_port() {
+  static std::mt19937 rng{std::random_device{}() ^ std::uint32_t(::getpid())};
+  std::uniform_int_distribution<int> pick(20000, 32000);
+  for (int i = 0; i < 200; ++i)
+    if (const int port = pick(rng); port_is_free(port)) return port;
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
   sockaddr_in addr{};
