@@ -10,6 +10,7 @@
 #include "src/base/rng.h"
 #include "src/core/subject.h"
 #include "src/js/jetstream_service.h"
+#include "src/js/api_json.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 #include "storage/file_store.h"
@@ -24,22 +25,10 @@ namespace fs = std::filesystem;
 constexpr std::size_t kNamesLimit = 1024;
 constexpr std::size_t kListLimit = 256;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-ojson typed(std::string_view type, const ojson& body) {
-  ojson j = ojson::object();
-  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
-  for (auto it = body.cbegin(); it != body.cend(); ++it) j[it.key()] = it.value();
-  return j;
-}
 
 // INFO/DELETE bodies: "", "{}" or an object whose values are all empty.
 bool empty_request(std::string_view body) {
-  body = trim(body);
+  body = trim_space(body);
   if (body.empty() || body == "\"\"") return true;
   auto j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return false;
@@ -193,7 +182,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
   if (consumer_agent* existing = find_consumer(stream_name, cfg.name)) {
     if (req.action == create_action::create) {
       if (!same_config(existing->config(), cfg)) return respond_error(m.reply, type, make_error(err::consumer_exists));
-      return respond(m.reply, typed(type, existing->info_json(t)));
+      return respond(m.reply, typed_response(type, existing->info_json(t)));
     }
     if (existing->config().durable_name != cfg.durable_name && !cfg.durable_name.empty())
       return respond_error(m.reply, type, make_error(err::consumer_name_in_use));
@@ -204,7 +193,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     std::string error;
     if (!existing->state_dir().empty() && !save_consumer_meta(*s, *existing, error))
       PG_WARN("JetStream: {}", error);
-    return respond(m.reply, typed(type, existing->info_json(t)));
+    return respond(m.reply, typed_response(type, existing->info_json(t)));
   }
   if (req.action == create_action::update) return respond_error(m.reply, type, make_error(err::consumer_does_not_exist));
   if (s->config().max_consumers > 0 && g->consumer_count() >= std::size_t(s->config().max_consumers))
@@ -230,7 +219,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
   }
   ref.start(nullptr, t);
   count_consumers(1);  // before the reply: an INFO after it counts this one
-  respond(m.reply, typed(type, ref.info_json(t)));
+  respond(m.reply, typed_response(type, ref.info_json(t)));
   consumer_advisory("create", s->config().name, cfg.name);
 }
 
@@ -242,7 +231,7 @@ void jetstream::api_consumer_info(std::string_view stream_name, std::string_view
   if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found));
   consumer_agent* c = find_consumer(stream_name, name);
   if (!c) return respond_error(m.reply, type, make_error(err::consumer_not_found));
-  respond(m.reply, typed(type, c->info_json(now())));
+  respond(m.reply, typed_response(type, c->info_json(now())));
 }
 
 void jetstream::api_consumer_delete(std::string_view stream_name, std::string_view name, const core::inbound_msg& m) {

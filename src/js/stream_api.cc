@@ -8,6 +8,7 @@
 #include "src/core/subject.h"
 #include "src/js/big_request.h"
 #include "src/js/jetstream_service.h"
+#include "src/js/api_json.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 
@@ -20,44 +21,9 @@ using json = nlohmann::json;
 constexpr std::size_t kNamesLimit = 1024;
 constexpr std::size_t kListLimit = 256;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 using jdec::field_kind;
 
-// Reads a field decode_request has already type-checked.
-template <typename T>
-bool get_field(const jdec::json& j, const char* key, T& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return true;
-  try {
-    if constexpr (std::is_same_v<T, std::uint64_t>) {
-      if (!it->is_number_unsigned()) return false;
-    } else if constexpr (std::is_same_v<T, std::int64_t>) {
-      if (!it->is_number_integer()) return false;
-    } else if constexpr (std::is_same_v<T, bool>) {
-      if (!it->is_boolean()) return false;
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      if (!it->is_string()) return false;
-    }
-    out = it->get<T>();
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
-
-// {"type":..} followed by the fields of body, in order.
-ojson typed(std::string_view type, ojson body) {
-  ojson j = ojson::object();
-  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
-  // Moved, not copied: a stream info may carry 100,000 subjects.
-  for (auto it = body.begin(); it != body.end(); ++it) j[it.key()] = std::move(it.value());
-  return j;
-}
 
 }  // namespace
 
@@ -143,7 +109,7 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
   if (auto e = check_mirror_origin(cfg)) return respond_error(m.reply, type, *e);
   if (stream* s = find(cfg.name)) {
     if (!same_config(s->config(), cfg)) return respond_error(m.reply, type, make_error(err::name_in_use));
-    ojson j = typed(type, stream_info_json(*s, false, "", 0, false));
+    ojson j = typed_response(type, stream_info_json(*s, false, "", 0, false));
     j["did_create"] = true;
     return respond(m.reply, j);
   }
@@ -163,7 +129,7 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
   s->get_stream().subscribe();
   stream& ref = s->get_stream();
   place(std::move(s));
-  ojson j = typed(type, stream_info_json(ref, false, "", 0, false));
+  ojson j = typed_response(type, stream_info_json(ref, false, "", 0, false));
   j["did_create"] = true;
   respond(m.reply, j);
   advisory("create", cfg.name);
@@ -192,7 +158,7 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   // The new policy applies to what is already stored (as nats-server does): messages no
   // consumer still needs go before the reply reports the state.
   if (to_interest) group_of(token)->drop_unneeded();
-  respond(m.reply, typed(type, stream_info_json(*s, false, "", 0, false)));
+  respond(m.reply, typed_response(type, stream_info_json(*s, false, "", 0, false)));
   advisory("modify", cfg.name);
 }
 
@@ -217,14 +183,14 @@ void jetstream::api_stream_info(std::string_view token, const core::inbound_msg&
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found), paged_zero);
   // Many subjects: paged and serialised on the API worker (big_info.cc).
   if (wants_big_info(*s, filter))
-    return start_big_info(*s, filter, std::uint64_t(offset), typed(type, stream_info_json(*s, deleted, "", 0, true)),
+    return start_big_info(*s, filter, std::uint64_t(offset), typed_response(type, stream_info_json(*s, deleted, "", 0, true)),
                           m.reply);
-  respond(m.reply, typed(type, stream_info_json(*s, deleted, filter, offset, true)));
+  respond(m.reply, typed_response(type, stream_info_json(*s, deleted, filter, offset, true)));
 }
 
 void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_delete_response";
-  std::string_view body = trim(m.payload);
+  std::string_view body = trim_space(m.payload);
   if (!body.empty() && body != "\"\"") {
     auto j = json::parse(body, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.empty())
@@ -375,7 +341,7 @@ void jetstream::api_purge(std::string_view token, const core::inbound_msg& m) {
 void jetstream::api_msg_get(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_msg_get_response";
   jdec::json req;
-  if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  if (trim_space(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
   if (auto e = jdec::decode_request(m.payload, "JSApiMsgGetRequest",
                                     {{"seq", field_kind::u64},
                                      {"last_by_subj", field_kind::string},
@@ -431,7 +397,7 @@ void jetstream::api_msg_get(std::string_view token, const core::inbound_msg& m) 
 
 void jetstream::api_msg_delete(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_msg_delete_response";
-  if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  if (trim_space(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
   jdec::json req;
   if (auto e = jdec::decode_request(m.payload, "JSApiMsgDeleteRequest",
                                     {{"seq", field_kind::u64}, {"no_erase", field_kind::boolean}}, req))

@@ -11,6 +11,7 @@
 #include "src/base/rng.h"
 #include "src/core/subject.h"
 #include "src/js/consumer_agent.h"
+#include "src/js/api_json.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 #include "src/js/jetstream_service.h"
@@ -35,38 +36,7 @@ constexpr std::string_view kRestorePre = "$JS.SNAPSHOT.RESTORE.";
 
 using jdec::field_kind;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
-// Reads a field decode_request has already type-checked.
-template <typename T>
-bool get_field(const jdec::json& j, const char* key, T& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return true;
-  try {
-    if constexpr (std::is_same_v<T, std::int64_t>) {
-      if (!it->is_number_integer()) return false;
-    } else if constexpr (std::is_same_v<T, bool>) {
-      if (!it->is_boolean()) return false;
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      if (!it->is_string()) return false;
-    }
-    out = it->get<T>();
-    return true;
-  } catch (const nlohmann::json::exception&) {
-    return false;
-  }
-}
-
-ojson typed_response(std::string_view type, ojson body) {
-  ojson j;
-  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
-  for (auto it = body.begin(); it != body.end(); ++it) j[it.key()] = it.value();
-  return j;
-}
 }  // namespace
 
 snapshot_sizes clamp_snapshot_sizes(std::int64_t chunk_size, std::int64_t window_size, std::int64_t max_payload) {
@@ -245,7 +215,7 @@ base::nanos snapshot_sessions::idle_limit(base::nanos) {
 
 void jetstream::api_snapshot(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_snapshot_response";
-  if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  if (trim_space(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
   stream_group* g = group_of(token);
   if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));
   jdec::json req;
@@ -309,7 +279,7 @@ void jetstream::api_snapshot(std::string_view token, const core::inbound_msg& m)
 
 void jetstream::api_restore(std::string_view token, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_restore_response";
-  if (trim(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  if (trim_space(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
   auto j = ojson::parse(m.payload, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json));
   stream_config cfg;

@@ -8,14 +8,12 @@
 //   PEREGRINE_GROUP_SIM_VERBOSE=1     one line per seed
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 #include "src/base/log.h"
 #include "tests/unit/js/group_sim.h"
+#include "tests/unit/sim_seeds.h"
 
 namespace {
 
@@ -23,65 +21,48 @@ using js::sim::run_group_simulation;
 using js::sim::sim_options;
 using js::sim::sim_report;
 
-// An assertion inside the server code aborts the process: say which seed did it first.
-volatile std::uint64_t g_seed = 0;
-
-void on_abort(int) {
-  char buf[128];
-  const int n = std::snprintf(buf, sizeof buf, "\ngroup simulation aborted: replay with PEREGRINE_GROUP_SIM_SEED=%llu\n",
-                              (unsigned long long)g_seed);
-  if (n > 0) (void)!write(2, buf, std::size_t(n));
-  std::signal(SIGABRT, SIG_DFL);
-  std::raise(SIGABRT);
-}
-
-std::uint64_t env_or(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
-}
+using sim_seeds::env_or;
 
 std::string replay_hint(const sim_options& o) {
   return "replay: PEREGRINE_GROUP_SIM_SEED=" + std::to_string(o.seed) + " PEREGRINE_GROUP_SIM_STEPS=" +
          std::to_string(o.steps) + " PEREGRINE_GROUP_SIM_TRACE=1 tests/unit/js/js_group_sim_test --gtest_filter='*single_seed*'";
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr std::uint64_t kDefaultSeeds = 40;  // the ASan pass is a debug build, many times slower
-#else
-constexpr std::uint64_t kDefaultSeeds = 200;
-#endif
+constexpr std::uint64_t kDefaultSeeds = sim_seeds::kSanitized ? 40 : 200;
 
 TEST(group_sim, many_seeds) {
-  std::signal(SIGABRT, on_abort);
   // Crash restarts make the agents warn (state cut back to the stream): expected here.
   if (!env_or("PEREGRINE_GROUP_SIM_VERBOSE", 0)) base::log_set_level(base::log_level::error);
-  const std::uint64_t first = env_or("PEREGRINE_GROUP_SIM_FIRST_SEED", 1);
-  const std::uint64_t count = env_or("PEREGRINE_GROUP_SIM_SEEDS", kDefaultSeeds);
-  const bool verbose = env_or("PEREGRINE_GROUP_SIM_VERBOSE", 0) != 0;
+  const auto range = sim_seeds::seeds_from_env("PEREGRINE_GROUP_SIM", kDefaultSeeds);
+  const std::uint64_t first = range.first, count = range.count;
+  const unsigned steps = unsigned(env_or("PEREGRINE_GROUP_SIM_STEPS", sim_options{}.steps));
   sim_report total;
-  std::uint64_t failures = 0;
-  for (std::uint64_t seed = first; seed < first + count && failures < 3; ++seed) {
+  auto options = [&](std::uint64_t seed) {
     sim_options o;
     o.seed = seed;
-    g_seed = seed;
-    o.steps = unsigned(env_or("PEREGRINE_GROUP_SIM_STEPS", o.steps));
-    const sim_report r = run_group_simulation(o);
-    total.published += r.published;
-    total.delivered += r.delivered;
-    total.redelivered += r.redelivered;
-    total.acked += r.acked;
-    total.restarts += r.restarts;
-    total.crashes += r.crashes;
-    total.removed += r.removed;
-    if (verbose)
-      std::printf("seed %llu: %llu published, %llu delivered (%llu redelivered), %llu restarts (%llu crashes)\n",
-                  (unsigned long long)seed, (unsigned long long)r.published, (unsigned long long)r.delivered,
-                  (unsigned long long)r.redelivered, (unsigned long long)r.restarts, (unsigned long long)r.crashes);
-    if (!r.ok) {
-      ++failures;
-      ADD_FAILURE() << "seed " << seed << ": " << r.failure << "\nconfig:\n" << r.config << replay_hint(o);
-    }
-  }
+    o.steps = steps;
+    return o;
+  };
+  sim_seeds::run_range(
+      range,
+      [&](std::uint64_t seed) -> std::string {
+        const sim_options o = options(seed);
+        const sim_report r = run_group_simulation(o);
+        total.published += r.published;
+        total.delivered += r.delivered;
+        total.redelivered += r.redelivered;
+        total.acked += r.acked;
+        total.restarts += r.restarts;
+        total.crashes += r.crashes;
+        total.removed += r.removed;
+        if (range.verbose)
+          std::printf("seed %llu: %llu published, %llu delivered (%llu redelivered), %llu restarts (%llu crashes)\n",
+                      (unsigned long long)seed, (unsigned long long)r.published, (unsigned long long)r.delivered,
+                      (unsigned long long)r.redelivered, (unsigned long long)r.restarts, (unsigned long long)r.crashes);
+        if (r.ok) return {};
+        return r.failure + "\nconfig:\n" + r.config + replay_hint(o);
+      },
+      [&](std::uint64_t seed) { return replay_hint(options(seed)); });
   std::printf("%llu seeds from %llu: %llu PubAcks, %llu deliveries (%llu redeliveries), %llu acks, %llu removals, "
               "%llu restarts (%llu crashes)\n",
               (unsigned long long)count, (unsigned long long)first, (unsigned long long)total.published,
@@ -97,12 +78,11 @@ TEST(group_sim, many_seeds) {
 TEST(group_sim, single_seed) {
   const std::uint64_t seed = env_or("PEREGRINE_GROUP_SIM_SEED", 0);
   if (seed == 0) GTEST_SKIP() << "set PEREGRINE_GROUP_SIM_SEED to replay one seed";
-  std::signal(SIGABRT, on_abort);
   sim_options o;
   o.seed = seed;
-  g_seed = seed;
   o.steps = unsigned(env_or("PEREGRINE_GROUP_SIM_STEPS", o.steps));
   o.trace = env_or("PEREGRINE_GROUP_SIM_TRACE", 0) != 0;
+  sim_seeds::on_abort_say(replay_hint(o));
   const sim_report r = run_group_simulation(o);
   EXPECT_TRUE(r.ok) << r.failure << "\nconfig:\n" << r.config;
   std::printf("seed %llu: %llu steps, %llu published, %llu delivered (%llu redelivered), %llu acks, %llu restarts "
@@ -136,7 +116,7 @@ TEST(group_sim, lying_disk_is_caught) {
   for (std::uint64_t seed = 1; seed <= 30 && caught == 0; ++seed) {
     sim_options o;
     o.seed = seed;
-    g_seed = seed;
+    sim_seeds::on_abort_say(replay_hint(o));
     o.disk_lies = true;
     const sim_report r = run_group_simulation(o);
     if (!r.ok) {

@@ -7,13 +7,11 @@
 //   PEREGRINE_REPLICA_SIM_VERBOSE=1     one line per seed
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
-#include <unistd.h>
 
 #include "tests/unit/js/replica_sim.h"
+#include "tests/unit/sim_seeds.h"
 
 namespace {
 
@@ -21,24 +19,8 @@ using js::sim::replica_sim_options;
 using js::sim::replica_sim_report;
 using js::sim::run_replica_simulation;
 
-volatile std::uint64_t g_seed = 0;
-volatile unsigned g_servers = 0;
-
-void on_abort(int) {
-  char buf[170];
-  const int n = std::snprintf(buf, sizeof buf,
-                              "\nreplica simulation aborted: replay with "
-                              "PEREGRINE_REPLICA_SIM_SEED=%llu PEREGRINE_REPLICA_SIM_SERVERS=%u\n",
-                              (unsigned long long)g_seed, g_servers);
-  if (n > 0) (void)!write(2, buf, std::size_t(n));
-  std::signal(SIGABRT, SIG_DFL);
-  std::raise(SIGABRT);
-}
-
-std::uint64_t env_or(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
-}
+using sim_seeds::env_or;
+using sim_seeds::kSanitized;
 
 std::string replay_hint(const replica_sim_options& o) {
   return "replay: PEREGRINE_REPLICA_SIM_SEED=" + std::to_string(o.seed) +
@@ -58,49 +40,43 @@ void print(const char* what, const replica_sim_report& r) {
               (unsigned long long)r.confirmed_acks);
 }
 
-void run_seeds(unsigned servers, std::uint64_t default_count) {
-  std::signal(SIGABRT, on_abort);
-  const std::uint64_t first = env_or("PEREGRINE_REPLICA_SIM_FIRST_SEED", 1);
-  const std::uint64_t count = env_or("PEREGRINE_REPLICA_SIM_SEEDS", default_count);
-  const bool verbose = env_or("PEREGRINE_REPLICA_SIM_VERBOSE", 0) != 0;
-  replica_sim_report total;
-  std::uint64_t failures = 0, worst_recovery = 0;
-  for (std::uint64_t seed = first; seed < first + count && failures < 3; ++seed) {
-    replica_sim_options o;
-    o.seed = seed;
-    o.servers = servers;
-    g_seed = seed;
-    g_servers = servers;
-    const replica_sim_report r = run_replica_simulation(o);
-    total.events += r.events;
-    total.published += r.published;
-    total.acked += r.acked;
-    total.stored += r.stored;
-    total.crashes += r.crashes;
-    total.stepdowns += r.stepdowns;
-    total.leaders += r.leaders;
-    total.lost += r.lost;
-    total.deliveries += r.deliveries;
-    total.confirmed_acks += r.confirmed_acks;
-    worst_recovery = std::max(worst_recovery, r.recovery_ms);
-    if (verbose) print(("seed " + std::to_string(seed)).c_str(), r);
-    if (!r.ok) {
-      ++failures;
-      ADD_FAILURE() << "seed " << seed << " (" << servers << " servers): " << r.failure << "\n"
-                    << replay_hint(o);
-    }
-  }
-  total.recovery_ms = worst_recovery;
-  print((std::to_string(servers) + " servers, " + std::to_string(count) + " seeds from " +
-         std::to_string(first) + " (slowest recovery)").c_str(),
-        total);
+replica_sim_options options(std::uint64_t seed, unsigned servers) {
+  replica_sim_options o;
+  o.seed = seed;
+  o.servers = servers;
+  return o;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+void run_seeds(unsigned servers, std::uint64_t default_count) {
+  const auto range = sim_seeds::seeds_from_env("PEREGRINE_REPLICA_SIM", default_count);
+  replica_sim_report total;
+  std::uint64_t worst_recovery = 0;
+  sim_seeds::run_range(
+      range,
+      [&](std::uint64_t seed) -> std::string {
+        const replica_sim_options o = options(seed, servers);
+        const replica_sim_report r = run_replica_simulation(o);
+        total.events += r.events;
+        total.published += r.published;
+        total.acked += r.acked;
+        total.stored += r.stored;
+        total.crashes += r.crashes;
+        total.stepdowns += r.stepdowns;
+        total.leaders += r.leaders;
+        total.lost += r.lost;
+        total.deliveries += r.deliveries;
+        total.confirmed_acks += r.confirmed_acks;
+        worst_recovery = std::max(worst_recovery, r.recovery_ms);
+        if (range.verbose) print(("seed " + std::to_string(seed)).c_str(), r);
+        if (r.ok) return {};
+        return "(" + std::to_string(servers) + " servers) " + r.failure + "\n" + replay_hint(o);
+      },
+      [&](std::uint64_t seed) { return replay_hint(options(seed, servers)); });
+  total.recovery_ms = worst_recovery;
+  print((std::to_string(servers) + " servers, " + std::to_string(range.count) + " seeds from " +
+         std::to_string(range.first) + " (slowest recovery)").c_str(),
+        total);
+}
 
 TEST(replica_sim, three_servers_many_seeds) { run_seeds(3, kSanitized ? 10 : 150); }
 
@@ -109,12 +85,10 @@ TEST(replica_sim, five_servers_many_seeds) { run_seeds(5, kSanitized ? 5 : 75); 
 TEST(replica_sim, single_seed) {
   const std::uint64_t seed = env_or("PEREGRINE_REPLICA_SIM_SEED", 0);
   if (seed == 0) GTEST_SKIP() << "set PEREGRINE_REPLICA_SIM_SEED to replay one seed";
-  std::signal(SIGABRT, on_abort);
   replica_sim_options o;
   o.seed = seed;
   o.servers = unsigned(env_or("PEREGRINE_REPLICA_SIM_SERVERS", 3));
-  g_seed = seed;
-  g_servers = o.servers;
+  sim_seeds::on_abort_say(replay_hint(o));
   const replica_sim_report r = run_replica_simulation(o);
   EXPECT_TRUE(r.ok) << r.failure;
   print(("seed " + std::to_string(seed)).c_str(), r);
@@ -138,14 +112,12 @@ TEST(replica_sim, a_seed_replays_exactly) {
 // The checkers have teeth: PubAcks sent when the leader proposes, before a majority holds
 // the entry, lose acknowledged messages under crashes and partitions.
 TEST(replica_sim, acking_before_commit_is_caught) {
-  std::signal(SIGABRT, on_abort);
   unsigned caught = 0;
   for (std::uint64_t seed = 1; seed <= 10 && caught == 0; ++seed) {
     replica_sim_options o;
     o.seed = seed;
     o.ack_before_commit = true;
-    g_seed = seed;
-    g_servers = o.servers;
+    sim_seeds::on_abort_say(replay_hint(o));
     const auto r = run_replica_simulation(o);
     if (!r.ok) {
       ++caught;
@@ -160,14 +132,12 @@ TEST(replica_sim, acking_before_commit_is_caught) {
 // after what it has applied, while entries of the previous leader are still to commit, and
 // two messages claim one sequence.
 TEST(replica_sim, leader_taking_writes_before_leader_start_is_caught) {
-  std::signal(SIGABRT, on_abort);
   unsigned caught = 0;
   for (std::uint64_t seed = 1; seed <= 20 && caught == 0; ++seed) {
     replica_sim_options o;
     o.seed = seed;
     o.skip_leader_start = true;
-    g_seed = seed;
-    g_servers = o.servers;
+    sim_seeds::on_abort_say(replay_hint(o));
     const auto r = run_replica_simulation(o);
     if (!r.ok) {
       ++caught;
@@ -199,14 +169,12 @@ TEST(replica_sim, fault_free_run_acks_everything) {
 
 // Expiry by each replica's own clock makes replicas at one applied index differ.
 TEST(replica_sim, expiry_by_local_clocks_is_caught) {
-  std::signal(SIGABRT, on_abort);
   unsigned caught = 0;
   for (std::uint64_t seed = 1; seed <= 10 && caught == 0; ++seed) {
     replica_sim_options o;
     o.seed = seed;
     o.local_expiry = true;
-    g_seed = seed;
-    g_servers = o.servers;
+    sim_seeds::on_abort_say(replay_hint(o));
     const auto r = run_replica_simulation(o);
     if (!r.ok) {
       ++caught;
@@ -233,14 +201,12 @@ TEST(replica_sim, stepdowns_only) {
 
 // An ack confirmed before it commits can be lost with its leader: the message comes again.
 TEST(replica_sim, confirming_acks_before_commit_is_caught) {
-  std::signal(SIGABRT, on_abort);
   unsigned caught = 0;
   for (std::uint64_t seed = 1; seed <= 20 && caught == 0; ++seed) {
     replica_sim_options o;
     o.seed = seed;
     o.confirm_ack_at_proposal = true;
-    g_seed = seed;
-    g_servers = o.servers;
+    sim_seeds::on_abort_say(replay_hint(o));
     const auto r = run_replica_simulation(o);
     if (!r.ok) {
       ++caught;
