@@ -78,6 +78,7 @@ void decode_big_request(jetstream::big_request& job) {
     return fail(make_error(err::subjects_overlap));
   job.config_dump = to_json(cfg, true).dump();
   if (job.exists) return;
+  if (job.update && job.existing->subjects != cfg.subjects) job.kept_from = subject_positions(job.existing->subjects, cfg.subjects);
   ojson meta = to_json(cfg, false);
   meta["created"] = base::rfc3339_nano(job.created);
   job.meta_dump = meta.dump();
@@ -92,6 +93,8 @@ bool jetstream::must_wait(std::string_view rest) const {
   if (_inflight && (changes || api_stream_of(rest) == *_inflight)) return true;
   for (const auto& info : _infos)  // a STREAM.INFO being paged: answered in order after it
     if (api_stream_of(rest) == info->stream) return true;
+  // The hub's subject registry is being changed in slices: the overlap checks wait for it.
+  if (changes && is_hub() && _owners->subjects.busy()) return true;
   if (!_big) return false;
   if (rest.starts_with("STREAM.CREATE.") || rest.starts_with("STREAM.UPDATE.") || rest.starts_with("STREAM.DELETE."))
     return true;  // subject overlaps, and the worker reads the other streams' configs
@@ -119,10 +122,14 @@ void jetstream::start_big_request(std::string_view token, const core::inbound_ms
 std::size_t jetstream::poll_big() {
   std::size_t work = 0;
   if (_big) work += apply_big_request();
+  // A registry change begun in an earlier turn goes on (one slice a turn, not on top of
+  // the turn that answered the request and began it).
+  if (step_registry()) return work + 1;
   if (!_big) maybe_report();  // a finished big create/update is in the table before what waited behind it
+  if (is_hub() && _owners->subjects.busy()) return work + 1;
   if (_big || _inflight || !_infos.empty() || !_all_loaded || _deferred.empty()) return work;
   _replaying = true;  // the deferred requests, in order, until one starts a big request or a forwarded change
-  while (!_big && !_inflight && _infos.empty() && !_deferred.empty()) {
+  while (!_big && !_inflight && _infos.empty() && !_deferred.empty() && !(is_hub() && _owners->subjects.busy())) {
     const deferred_msg d = std::move(_deferred.front());
     _deferred.pop_front();
     on_msg(d.view());
@@ -130,6 +137,15 @@ std::size_t jetstream::poll_big() {
   }
   _replaying = false;
   return work;
+}
+
+bool jetstream::step_registry() {
+  if (!is_hub() || !_owners->subjects.busy()) return false;
+  const auto& clk = _host->clk();
+  const base::nanos until = clk.monotonic_ns() + kBigSliceNs;
+  while (!_owners->subjects.step(256))
+    if (clk.monotonic_ns() >= until) return true;
+  return false;
 }
 
 // One turn's share of the big request; returns the work done (without a wake eventfd the
@@ -178,7 +194,7 @@ bool jetstream::start_applying_big_request() {
     job.s = find(job.token);
     job.to_interest =
         job.s->config().retention == retention_policy::limits && cfg.retention == retention_policy::interest;
-    job.s->update(cfg, /*sliced=*/true);  // resubscribed in apply_big_request's slices
+    job.s->update(cfg, /*sliced=*/true, &job.kept_from);  // resubscribed in apply_big_request's slices
   } else {
     std::string error;
     auto s = make_stream(cfg, job.created, error);

@@ -18,6 +18,9 @@ namespace js {
 constexpr std::size_t kBigRequestBytes = 64 * 1024;
 // How long one loop turn may spend subscribing a big stream's subjects.
 constexpr std::int64_t kBigSliceNs = 1'000'000;
+// Subject registry steps a stream change makes at once (a small stream's change finishes
+// then); a bigger one continues in slices of kBigSliceNs.
+constexpr std::size_t kRegistryStepsNow = 1024;
 
 struct jetstream::big_request {
   // In (set on the loop before the worker starts; read-only there).
@@ -32,6 +35,7 @@ struct jetstream::big_request {
   bool exists = false;      // an identical stream exists: answer with it
   std::string config_dump;  // to_json(cfg, true), for the reply
   std::string meta_dump;    // the saved config (meta.inf, or the file store's meta record)
+  std::vector<std::int64_t> kept_from;  // an update's subject_positions (old -> new subjects)
   // Apply (loop), with a memory stream's meta.inf written on the worker.
   std::uint64_t ticket = 0;
   bool decoded = false;

@@ -258,11 +258,13 @@ void jetstream::apply_report(const std::string& name, std::size_t owner, std::op
   PG_ASSERT_OWNER(_thread);
   auto it = _owners->table.find(name);
   if (cfg) {
-    // An update that keeps its subjects leaves the registry alone (50,000 subjects cost ms).
-    if (it == _owners->table.end() || it->second.cfg.subjects != cfg->subjects) _owners->subjects.set(name, cfg->subjects);
+    // An update that keeps its subjects leaves the registry alone (50,000 subjects cost ms);
+    // a big change goes in slices (poll_big), stream changes held back meanwhile (must_wait).
+    if (it == _owners->table.end() || it->second.cfg.subjects != cfg->subjects)
+      _owners->subjects.set_sliced(name, cfg->subjects, kRegistryStepsNow);
     _owners->table[name] = placed_stream{owner, std::move(*cfg)};
   } else if (it != _owners->table.end() && it->second.owner == owner) {
-    _owners->subjects.erase(name);
+    _owners->subjects.erase_sliced(name, kRegistryStepsNow);
     _owners->table.erase(it);
   }
   if (_inflight && *_inflight == name) _inflight.reset();  // what waited behind it goes at the next poll

@@ -214,6 +214,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   bool must_wait(std::string_view api_rest) const;
   void start_big_request(std::string_view token, const core::inbound_msg& m, bool update);
   std::size_t poll_big();
+  // Hub: one slice (kBigSliceNs) of a big change to the subject registry; true while one is left.
+  bool step_registry();
   std::size_t apply_big_request();
   bool start_applying_big_request();
   void answer_big_request();

@@ -113,12 +113,12 @@ void stream::unsubscribe_direct() {
   _direct_subscribed = false;
 }
 
-void stream::update(const stream_config& cfg, bool sliced) {
+void stream::update(const stream_config& cfg, bool sliced, const std::vector<std::int64_t>* kept_from) {
   const bool direct_changed =
       cfg.allow_direct != _cfg.allow_direct || cfg.mirror_direct != _cfg.mirror_direct || cfg.mirror != _cfg.mirror;
   const bool resub = cfg.subjects != _cfg.subjects || direct_changed;
   if (resub && sliced) {
-    plan_resubscribe(cfg.subjects, direct_changed);
+    plan_resubscribe(cfg.subjects, direct_changed, kept_from);
   } else if (resub) {
     unsubscribe();
   }
@@ -132,30 +132,47 @@ void stream::update(const stream_config& cfg, bool sliced) {
   prune_dedup(_host.now());
 }
 
+std::vector<std::int64_t> subject_positions(const std::vector<std::string>& prev, const std::vector<std::string>& next) {
+  std::unordered_map<std::string_view, std::int64_t> at;
+  at.reserve(prev.size());
+  for (std::size_t i = 0; i < prev.size(); ++i) at.emplace(prev[i], std::int64_t(i));
+  std::vector<std::int64_t> out(next.size(), -1);
+  for (std::size_t i = 0; i < next.size(); ++i)
+    if (auto it = at.find(next[i]); it != at.end()) {
+      out[i] = it->second;
+      at.erase(it);  // a subject listed twice keeps one subscription
+    }
+  return out;
+}
+
 // The subjects both configs hold keep their subscriptions (publishes to them never miss);
 // the others are queued for resubscribe_some. Runs with the old config still in _cfg.
-void stream::plan_resubscribe(const std::vector<std::string>& subjects, bool direct_changed) {
+void stream::plan_resubscribe(const std::vector<std::string>& subjects, bool direct_changed,
+                              const std::vector<std::int64_t>* kept_from) {
   if (_next_subject < _cfg.subjects.size()) {  // not all subscribed yet: start over
     for (auto id : _sub_ids)
       if (id != 0) _to_unsubscribe.push_back(id);
     _sub_ids.clear();
     _next_subject = 0;
   } else {
-    std::unordered_map<std::string_view, std::uint64_t> kept;
-    kept.reserve(_cfg.subjects.size());
-    for (std::size_t i = 0; i < _cfg.subjects.size(); ++i) kept.emplace(_cfg.subjects[i], _sub_ids[i]);
+    std::vector<std::int64_t> found;
+    if (kept_from == nullptr || kept_from->size() != subjects.size()) {
+      found = subject_positions(_cfg.subjects, subjects);
+      kept_from = &found;
+    }
+    std::vector<bool> kept(_sub_ids.size(), false);
     std::vector<std::uint64_t> ids(subjects.size(), 0);
     for (std::size_t i = 0; i < subjects.size(); ++i) {
-      auto it = kept.find(subjects[i]);
-      if (it != kept.end() && it->second != 0) {
-        ids[i] = it->second;
-        kept.erase(it);
+      const std::int64_t from = (*kept_from)[i];
+      if (from >= 0 && std::size_t(from) < _sub_ids.size() && _sub_ids[from] != 0) {
+        ids[i] = _sub_ids[from];
+        kept[from] = true;
       } else {
         _to_subscribe.push_back(i);
       }
     }
-    for (const auto& [subject, id] : kept)
-      if (id != 0) _to_unsubscribe.push_back(id);
+    for (std::size_t j = 0; j < _sub_ids.size(); ++j)
+      if (!kept[j] && _sub_ids[j] != 0) _to_unsubscribe.push_back(_sub_ids[j]);
     _sub_ids = std::move(ids);
     _next_subject = subjects.size();
   }

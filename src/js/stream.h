@@ -50,6 +50,10 @@ std::string delete_marker_headers(std::int64_t marker_ttl_ns);
 std::optional<std::string> raise_ttl_to_marker_ttl(const stream_config& c, std::int64_t& ttl,
                                                    std::string_view headers);
 
+// For each subject of `next`, its index in `prev` (-1: new), so an update can keep the
+// subscriptions of the subjects both hold (pure; the API worker runs it for a big update).
+std::vector<std::int64_t> subject_positions(const std::vector<std::string>& prev, const std::vector<std::string>& next);
+
 class stream final : public core::internal_handler {
  public:
   stream(group_host& host, stream_config cfg, std::int64_t created_ns, std::string dir,
@@ -76,7 +80,9 @@ class stream final : public core::internal_handler {
   // Replaces the config (already validated) and applies limits and subscriptions. sliced: a
   // change of subjects is only planned (the subjects both configs hold stay subscribed), and
   // resubscribe_some carries it out in slices; true once the subscriptions follow the config.
-  void update(const stream_config& cfg, bool sliced = false);
+  // kept_from: subject_positions(config().subjects, cfg.subjects), computed off the loop for
+  // a big update (found here when null).
+  void update(const stream_config& cfg, bool sliced = false, const std::vector<std::int64_t>* kept_from = nullptr);
   bool resubscribe_some(std::size_t max);
 
   // Store completions, PubAcks, max_age expiry; returns work done.
@@ -141,7 +147,8 @@ class stream final : public core::internal_handler {
   void stop_sources();
   void subscribe_mirror_direct();
   void unsubscribe_direct();
-  void plan_resubscribe(const std::vector<std::string>& subjects, bool direct_changed);
+  void plan_resubscribe(const std::vector<std::string>& subjects, bool direct_changed,
+                        const std::vector<std::int64_t>* kept_from);
   // Fast-ingest batches (stream_fast_batch.cc).
   void on_fast_batch_msg(const core::inbound_msg& m);
   void send_fast_out();

@@ -68,19 +68,58 @@ void subject_registry::add(std::string_view subject, int delta) {
   }
 }
 
-void subject_registry::set(const std::string& stream, const std::vector<std::string>& subjects) {
+// A change in flight: `next` is counted in first, then `prev` (the stream's subjects until
+// now, still in _by_stream) counted out; the entry is replaced (or dropped) at the end.
+struct subject_registry::job {
+  std::string stream;
+  std::vector<std::string> next;
+  const std::vector<std::string>* prev = nullptr;  // null: the stream had none
+  bool erase = false;
+  std::size_t added = 0, removed = 0;
+};
+
+bool subject_registry::start(const std::string& stream, std::vector<std::string> subjects, bool erase,
+                             std::size_t budget) {
+  step(std::size_t(-1));  // one change at a time
+  auto it = _by_stream.find(stream);
   // An update that keeps the subjects (a big one keeps 74,000) costs nothing here.
-  if (auto it = _by_stream.find(stream); it != _by_stream.end() && it->second == subjects) return;
-  erase(stream);
-  for (const auto& s : subjects) add(s, +1);
-  _by_stream.emplace(stream, subjects);
+  if (!erase && it != _by_stream.end() && it->second == subjects) return true;
+  if (erase && it == _by_stream.end()) return true;
+  _job = std::make_unique<job>();
+  _job->stream = stream;
+  _job->next = std::move(subjects);
+  _job->prev = it == _by_stream.end() ? nullptr : &it->second;
+  _job->erase = erase;
+  return step(budget);
 }
 
-void subject_registry::erase(const std::string& stream) {
-  auto it = _by_stream.find(stream);
-  if (it == _by_stream.end()) return;
-  for (const auto& s : it->second) add(s, -1);
-  _by_stream.erase(it);
+bool subject_registry::step(std::size_t budget) {
+  if (!_job) return true;
+  job& j = *_job;
+  for (; budget > 0 && j.added < j.next.size(); --budget) add(j.next[j.added++], +1);
+  const std::size_t old = j.prev ? j.prev->size() : 0;
+  for (; budget > 0 && j.removed < old; --budget) add((*j.prev)[j.removed++], -1);
+  if (j.added < j.next.size() || j.removed < old) return false;
+  if (j.erase)
+    _by_stream.erase(j.stream);
+  else
+    _by_stream[j.stream] = std::move(j.next);
+  _job.reset();
+  return true;
+}
+
+void subject_registry::set(const std::string& stream, std::vector<std::string> subjects) {
+  set_sliced(stream, std::move(subjects), std::size_t(-1));
+}
+
+void subject_registry::erase(const std::string& stream) { erase_sliced(stream, std::size_t(-1)); }
+
+bool subject_registry::set_sliced(const std::string& stream, std::vector<std::string> subjects, std::size_t budget) {
+  return start(stream, std::move(subjects), false, budget);
+}
+
+bool subject_registry::erase_sliced(const std::string& stream, std::size_t budget) {
+  return start(stream, {}, true, budget);
 }
 
 namespace {
@@ -103,6 +142,7 @@ bool meets(const Node& n, const std::vector<std::string_view>& q, std::size_t i)
 }  // namespace
 
 bool subject_registry::overlaps(const std::vector<std::string>& subjects, const std::string& except) {
+  step(std::size_t(-1));
   // The excepted stream (an update checks against the others) steps out for the query.
   auto own = _by_stream.find(except);
   if (own != _by_stream.end())

@@ -60,6 +60,49 @@ TEST(subject_registry, two_streams_may_hold_the_same_subject_and_one_leaving_kee
   EXPECT_FALSE(r.overlaps({"x.y"}, "B"));
 }
 
+// A big change goes in bounded slices: each step does at most its budget of trie steps
+// (one per subject added or removed), and until the last one the trie holds both sets.
+TEST(subject_registry, a_big_change_goes_in_slices_of_the_budget) {
+  subject_registry r;
+  subjects old_set, new_set;
+  for (int i = 0; i < 1000; ++i) old_set.push_back("k." + std::to_string(i));
+  new_set = old_set;
+  for (int i = 0; i < 600; ++i) new_set[i] = "n." + std::to_string(i);
+  r.set("BIG", old_set);
+  r.set("OTHER", {"x.y"});
+  ASSERT_FALSE(r.busy());
+  EXPECT_FALSE(r.set_sliced("BIG", new_set, 100));
+  int steps = 1;
+  while (r.busy()) {
+    ASSERT_LT(steps, 100) << "never finished";
+    const bool done = r.step(100);
+    EXPECT_EQ(done, !r.busy());
+    ++steps;
+  }
+  EXPECT_EQ(steps, 20);  // 1,000 added and 1,000 removed, 100 a step
+  EXPECT_FALSE(r.overlaps({"k.0"}, ""));
+  EXPECT_TRUE(r.overlaps({"n.0"}, ""));
+  EXPECT_TRUE(r.overlaps({"k.999"}, ""));
+  EXPECT_FALSE(r.overlaps({"n.*"}, "BIG"));
+
+  // A query while a change is in flight finishes it first: the answer is the new state's.
+  EXPECT_FALSE(r.set_sliced("BIG", old_set, 10));
+  EXPECT_TRUE(r.busy());
+  EXPECT_FALSE(r.overlaps({"n.5"}, ""));
+  EXPECT_TRUE(r.overlaps({"k.5"}, ""));
+  EXPECT_FALSE(r.busy());
+  // So does another change; a big stream leaving goes in slices too.
+  EXPECT_FALSE(r.set_sliced("BIG", new_set, 10));
+  EXPECT_FALSE(r.erase_sliced("BIG", 10));
+  EXPECT_TRUE(r.busy());
+  while (!r.step(64)) {
+  }
+  EXPECT_FALSE(r.overlaps({">"}, "OTHER"));
+  EXPECT_EQ(r.streams(), 1u);
+  // Keeping the subjects costs no steps.
+  EXPECT_TRUE(r.set_sliced("OTHER", {"x.y"}, 0));
+}
+
 // Random streams over a small token alphabet, with creates, updates and deletes, against the
 // pairwise rule; bounded seeds (each replays from its number).
 TEST(subject_registry, agrees_with_the_pairwise_rule) {
@@ -81,7 +124,7 @@ TEST(subject_registry, agrees_with_the_pairwise_rule) {
       const std::string name = "S" + std::to_string(rng.below(6));
       const auto op = rng.below(4);
       if (op == 0) {
-        r.erase(name);
+        if (rng.chance(0.5)) r.erase_sliced(name, rng.below(3)); else r.erase(name);
         model.erase(name);
         continue;
       }
@@ -95,7 +138,13 @@ TEST(subject_registry, agrees_with_the_pairwise_rule) {
             for (const auto& b : q) want = want || core::subjects_overlap(a, b);
       ASSERT_EQ(r.overlaps(q, except), want) << "seed " << seed << " step " << step;
       if (op != 1) {
-        r.set(name, q);
+        // Half the changes go in slices, left part-done for the next query to finish.
+        if (rng.chance(0.5)) {
+          r.set_sliced(name, q, rng.below(3));
+          if (rng.chance(0.5)) r.step(rng.below(3));
+        } else {
+          r.set(name, q);
+        }
         model[name] = q;
       }
     }
