@@ -1,6 +1,7 @@
 // libFuzzer target over the JetStream API request decoders (client input on $JS.API.>). The
 // first byte picks the decoder: stream config (create/update), consumer create, MSG.NEXT pull
-// request, the small request structs (purge, msg get, paging), direct get, or consumer
+// request, the small request structs (purge, msg get/delete, info, names/list, reset,
+// snapshot), direct get, or consumer
 // pause/unpin; the rest is the body. Invariants: nothing crashes; every refusal carries an err_code and a description; a
 // stream config that decodes, normalises and validates is echoed as JSON that decodes again.
 #include <cstdint>
@@ -58,6 +59,19 @@ void small_requests(std::string_view body) {
                                   {"up_to_time", k::time}},
                                  out));
   check(js::jdec::decode_request(body, "JSApiStreamNamesRequest", {{"offset", k::int_}, {"subject", k::string}}, out));
+  // The rest of the handlers' request structs (stream_api.cc, consumer_api.cc,
+  // consumer_reset.cc, stream_snapshot.cc), field for field.
+  check(js::jdec::decode_request(body, "JSApiStreamListRequest", {{"offset", k::int_}, {"subject", k::string}}, out));
+  check(js::jdec::decode_request(body, "JSApiConsumersRequest", {{"offset", k::int_}}, out));
+  check(js::jdec::decode_request(body, "JSApiStreamInfoRequest",
+                                 {{"deleted_details", k::boolean}, {"subjects_filter", k::string}, {"offset", k::int_}},
+                                 out));
+  check(js::jdec::decode_request(body, "JSApiMsgDeleteRequest", {{"seq", k::u64}, {"no_erase", k::boolean}}, out));
+  check(js::jdec::decode_request(body, "JSApiConsumerResetRequest", {{"seq", k::u64}}, out));
+  check(js::jdec::decode_request(body, "JSApiStreamSnapshotRequest",
+                                 {{"deliver_subject", k::string}, {"no_consumers", k::boolean}, {"chunk_size", k::int_},
+                                  {"window_size", k::int_}, {"jsck", k::boolean}},
+                                 out));
 }
 
 void direct_get(std::string_view body) {
