@@ -4,7 +4,10 @@
 # consumer and one 5-byte message (bench/many_streams.py), then RSS, disk use (du) and the
 # start-up time of a restart until $JS.API.INFO answers with all N streams.
 #   bench/many_streams.sh [peregrine-server] [nats-server]
-#   COUNTS="1000 10000" (default "1000"), BASE=/tmp/pg-many-streams-$$, PORT (default: a free one)
+#   COUNTS="1000 10000" (default "1000"), BASE=/tmp/pg-many-streams-$$, PORT (default: a free one),
+#   NOFILE=65536: raise the hard descriptor limit first (needs CAP_SYS_RESOURCE, which the
+#   development VM's container lacks: there it stays 20,000, and nats-server 2.9.10, holding
+#   ~2 descriptors per file stream, stops at ~9,994 streams)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 PG=${1:-$here/../build-test/src/peregrine-server}
@@ -17,7 +20,9 @@ PORT=${PORT:-$((20000 + $$ % 10000))}
 
 # Both servers raise their soft descriptor limit to the hard one themselves; start them with it
 # raised anyway. fds = ls /proc/PID/fd | wc -l after the creates and after the restart.
+if [[ -n ${NOFILE:-} ]]; then ulimit -Hn "$NOFILE" && ulimit -Sn "$NOFILE" || true; fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+echo "descriptor limit $(ulimit -n); $(uptime)"
 
 start() {  # name store -> sets pid
   case $1 in
