@@ -174,7 +174,9 @@ TEST_F(js_big, stream_create_with_74000_subjects_beside_a_ping_loop) {
   // where the load average is at most twice the cores (and printed otherwise).
   double took = 0, best_took = 1e9;
   bool kept_up = false;
-  const auto done = [&] { return kept_up && best_took < 1000 * time_scale(); };
+  // JetStream on threads of its own: only "not held for the whole request" and the 3 s room.
+  const double target_ms = (js_off_the_client_loop() ? 3000 : 1000) * time_scale();
+  const auto done = [&] { return kept_up && best_took < target_ms; };
   for (int attempt = 1; attempt <= 3 && !done(); ++attempt) {
     if (attempt > 1) {
       double t = 0;  // waits for the registry's slices of the create
