@@ -117,6 +117,21 @@ repl::repl_host_options repl_options(const core::server_options& o) {
   return r;
 }
 
+// Which accounts have JetStream, as nats-server decides: without an accounts block (or when
+// none of them enables it) the global account, as before (nats-server gives $G none once an
+// accounts block exists); otherwise the accounts with `jetstream`. Every other account except
+// the system account is answered 10039.
+void js_accounts(const core::server_options& o, std::vector<js::account_limits>& enabled,
+                 std::vector<std::string>& disabled) {
+  const std::string sys = o.no_system_account ? std::string() : o.system_account.empty() ? "$SYS" : o.system_account;
+  for (const auto& a : o.accounts)
+    if (a.jetstream) enabled.push_back({a.name, a.js_max_memory, a.js_max_file, a.js_max_streams, a.js_max_consumers});
+  if (enabled.empty()) enabled.push_back({});
+  else disabled.push_back("$G");
+  for (const auto& a : o.accounts)
+    if (!a.jetstream && a.name != sys && a.name != "$G") disabled.push_back(a.name);
+}
+
 void apply_logging(const core::server_options& o, bool reopen_file) {
   if (reopen_file) base::log_set_file(o.log_file);
   base::log_set_level(o.trace ? base::log_level::trace : o.debug ? base::log_level::debug : base::log_level::info);
@@ -272,9 +287,13 @@ int main(int argc, char** argv) {
   }
   core::server srv(opts, std::move(transports));
   if (repl) srv.set_replication(repl.get(), repl->port());
-  if (opts.jetstream)  // one instance per owner thread (service k runs on owner k)
-    for (auto& svc : js::make_jetstream_owners(std::size_t(std::max(1, core::js_owner_threads(opts)))))
-      srv.add_service(std::move(svc));
+  if (opts.jetstream) {  // per account with JetStream, one instance per owner thread (on owner k)
+    std::vector<js::account_limits> enabled;
+    std::vector<std::string> disabled;
+    js_accounts(opts, enabled, disabled);
+    for (auto& a : js::make_jetstream_accounts(std::size_t(std::max(1, core::js_owner_threads(opts))), enabled, disabled))
+      srv.add_service(std::move(a.svc), a.account, a.owner);
+  }
   if (auto st = srv.start(); !st) {
     if (!srv.monitor_error().empty()) {
       PG_ERROR("{}", srv.monitor_error());

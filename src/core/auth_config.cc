@@ -216,6 +216,36 @@ struct reader {
     if (out.service && !out.prefix.empty()) return bad(v, "imports", "a service import takes `to`, not `prefix`");
     return true;
   }
+  // As nats-server's parseJetStreamForAccount: enabled/disabled (or a boolean), or a map of
+  // limits (sizes take the config's suffixes); a map enables JetStream for the account.
+  bool js_limits(const std::string& name, const config_value& v, account_config& out) {
+    const std::string key = "accounts." + name + ".jetstream";
+    if (v.is_scalar()) {
+      std::string t = v.text;
+      std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      if (t == "enabled" || t == "enable" || t == "true") out.jetstream = true;
+      else if (t == "disabled" || t == "disable" || t == "false") out.jetstream = false;
+      else return bad(v, key, "Expected 'enabled' or 'disabled' for string value, got '" + v.text + "'");
+      return true;
+    }
+    if (!v.is_map()) return bad(v, key, "expected enabled, disabled or a map of limits");
+    out.jetstream = true;
+    for (const auto& [k, e] : v.entries) {
+      std::int64_t* field = nullptr;
+      if (key_is(k, {"max_memory", "max_mem", "mem", "memory"})) field = &out.js_max_memory;
+      else if (key_is(k, {"max_file", "max_store", "max_disk", "store", "disk"})) field = &out.js_max_file;
+      else if (key_is(k, {"max_streams", "streams"})) field = &out.js_max_streams;
+      else if (key_is(k, {"max_consumers", "consumers"})) field = &out.js_max_consumers;
+      if (!field) {
+        unknown(key + ".", k, e);
+        continue;
+      }
+      std::int64_t n = 0;
+      if (!e.is_scalar() || !parse_size(e.text, n) || n < -1) return bad(e, key + "." + k, "expected an integer");
+      *field = n;
+    }
+    return true;
+  }
   bool account(const std::string& name, const config_value& v, account_config& out) {
     out.name = name;
     if (!v.is_map()) return bad(v, name, "expected a map of users, exports and imports");
@@ -236,10 +266,7 @@ struct reader {
       } else if (key_is(k, {"default_permissions"})) {
         ok = perms(e, k, out.default_permissions.emplace());
       } else if (key_is(k, {"jetstream"})) {
-        out.jetstream = !(e.is_scalar() && (e.text == "disabled" || e.text == "false" || e.text == "disable"));
-        if (out.jetstream)
-          warnings.push_back(e.key_where() + ": accounts." + name +
-                             ".jetstream: JetStream serves only the global account yet; ignored");
+        ok = js_limits(name, e, out);
       } else {
         unknown("accounts." + name + ".", k, e);
       }

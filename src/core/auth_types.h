@@ -70,7 +70,12 @@ struct account_config {
   std::vector<account_export> exports;
   std::vector<account_import> imports;
   std::optional<permissions> default_permissions;  // for this account's users without their own
-  bool jetstream = false;  // accepted; JetStream still serves only the global account
+  // jetstream: enabled | { max_memory, max_file, max_streams, max_consumers } (-1: unlimited).
+  bool jetstream = false;
+  std::int64_t js_max_memory = -1;
+  std::int64_t js_max_file = -1;
+  std::int64_t js_max_streams = -1;
+  std::int64_t js_max_consumers = -1;
   bool operator==(const account_config&) const = default;
 };
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "src/base/log.h"
+#include "src/core/account_host.h"
 #include "src/core/nkey.h"
 #include "src/proto/writer.h"
 
@@ -276,9 +277,9 @@ std::size_t dispatcher::poll(base::nanos now) {
     cluster_work = refresh_cluster_info();
   if (!_services_started) {
     _services_started = true;
-    for (auto& svc : _services) {
+    for (std::size_t i = 0; i < _services.size(); ++i) {
       std::string err;
-      if (!svc->start(*this, err)) {
+      if (!_services[i]->start(_service_hosts[i] ? *_service_hosts[i] : *this, err)) {
         PG_ERROR("{}", err);
         ::kill(::getpid(), SIGTERM);  // a service that cannot start stops the server
       }
@@ -470,6 +471,11 @@ void dispatcher::stop_services() {
   _transport->flush();
 }
 
+void dispatcher::add_service(std::unique_ptr<service> s, std::uint32_t account) {
+  _services.push_back(std::move(s));
+  _service_hosts.push_back(account == kGlobalAccount ? nullptr : std::make_unique<account_host>(*this, account));
+}
+
 std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view queue,
                                     internal_handler* h) {
   return subscribe_in(kGlobalAccount, subject, queue, h);
@@ -511,6 +517,11 @@ void dispatcher::publish_in(std::uint32_t account, std::string_view subject, std
 void dispatcher::deliver(std::string_view to, std::string_view subject, std::string_view reply,
                          std::string_view headers, std::string_view payload) {
   route(kGlobalAccount, nullptr, to, reply, headers, payload, subject);
+}
+
+void dispatcher::deliver_in(std::uint32_t account, std::string_view to, std::string_view subject,
+                            std::string_view reply, std::string_view headers, std::string_view payload) {
+  route(account, nullptr, to, reply, headers, payload, subject);
 }
 
 bool dispatcher::has_interest(std::string_view subject) { return _subs.has_match(subject); }

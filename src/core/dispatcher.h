@@ -64,7 +64,8 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
 
   // Services run on this shard (shard 0, or the JetStream thread); started on its thread
   // before clients are served.
-  void add_service(std::unique_ptr<service> s) { _services.push_back(std::move(s)); }
+  // A service of another account (JetStream per account) gets a host scoped to it.
+  void add_service(std::unique_ptr<service> s, std::uint32_t account = kGlobalAccount);
   // True once this shard's services have started (their subscriptions are on the rings).
   bool services_started() const { return _services_ready.load(std::memory_order_acquire); }
   void stop_services();
@@ -91,6 +92,8 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void publish_in(std::uint32_t account, std::string_view subject, std::string_view reply,
                   std::string_view headers, std::string_view payload);
   bool has_interest_in(std::uint32_t account, std::string_view subject) { return subs_for(account).has_match(subject); }
+  void deliver_in(std::uint32_t account, std::string_view to, std::string_view subject, std::string_view reply,
+                  std::string_view headers, std::string_view payload);
   const base::clock& clk() const override { return _loop.clk(); }
   void call(std::function<void()> fn) override {
     call_on_shard([fn = std::move(fn)](dispatcher&) { fn(); });
@@ -285,6 +288,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   base::nanos _next_tick = 0;
   // services (one shard only) and their internal pseudo-client (id 0)
   std::vector<std::unique_ptr<service>> _services;
+  std::vector<std::unique_ptr<service_host>> _service_hosts;  // per service; null: this dispatcher
   std::vector<shard::poller*> _service_pollers;
   bool _services_started = false;
   std::atomic<bool> _services_ready{false};

@@ -73,23 +73,27 @@ std::vector<shard_snapshot> snapshots(server& srv, snapshot_request q) {
 // JetStream's /jsz body from the service's threads (each owner thread gives its part, the
 // service adds them up); empty when JetStream is off.
 std::optional<ojson> jetstream_json(server& srv, const http_query& q) {
-  auto r = ask_shards<std::optional<ojson>>(
+  using part = std::pair<const service*, ojson>;
+  // Every JetStream service of the shard answers (one per account it runs for).
+  auto r = ask_shards<std::vector<part>>(
       srv,
-      [q](dispatcher& d) -> std::optional<ojson> {
+      [q](dispatcher& d) {
+        std::vector<part> out;
         for (const auto& s : d.services()) {
-          ojson out;
-          if (s->monitor_jsz(q, out)) return out;
+          ojson j;
+          if (s->monitor_jsz(q, j)) out.emplace_back(s.get(), std::move(j));
         }
-        return std::nullopt;
+        return out;
       },
       true);
   std::vector<ojson> parts;
-  for (auto& o : r)
-    if (o) parts.push_back(std::move(*o));
-  if (parts.empty()) return std::nullopt;
   const service* merger = nullptr;
-  for (dispatcher* d : srv.shards())
-    if (!d->services().empty()) merger = d->services().front().get();
+  for (auto& v : r)
+    for (auto& [s, j] : v) {
+      if (!merger) merger = s;
+      parts.push_back(std::move(j));
+    }
+  if (parts.empty()) return std::nullopt;
   ojson out;
   merger->merge_jsz(std::move(parts), out);
   return out;
@@ -560,8 +564,10 @@ http_reply monitor_healthz(server& srv, const http_query& q) {
     auto body = jetstream_json(srv, {{"streams", "true"}, {"consumers", "true"}});
     bool found = false, consumer_found = false;
     const auto consumer = q.find("consumer");
+    const std::string account = q.count("account") ? q.at("account") : "$G";
     if (body && body->contains("account_details")) {
       for (const auto& acc : (*body)["account_details"]) {
+        if (acc.value("name", "") != account) continue;  // each account has its own streams
         for (const auto& s : acc.value("stream_detail", ojson::array())) {
           if (s.value("name", "") != stream->second) continue;
           found = true;
@@ -570,7 +576,7 @@ http_reply monitor_healthz(server& srv, const http_query& q) {
         }
       }
     }
-    const std::string acc = q.count("account") ? q.at("account") : "$G";
+    const std::string& acc = account;
     if (!found) return unavailable(fmt::format("JetStream stream '{} > {}' could not be found", acc, stream->second));
     if (consumer != q.end() && !consumer->second.empty() && !consumer_found)
       return unavailable(fmt::format("JetStream consumer '{} > {} > {}' could not be found", acc, stream->second,

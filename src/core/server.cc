@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -201,8 +202,16 @@ base::status server::start() {
   std::vector<dispatcher*> all;
   for (auto& s : _shards) all.push_back(s.get());
   for (auto& s : _shards) s->connect(all);
-  for (std::size_t k = 0; k < _pending_services.size(); ++k)
-    (owners ? _shards[client_shards + k % owners] : _shards[0])->add_service(std::move(_pending_services[k]));
+  const auto& accounts = _shared.live()->auth->accounts;
+  for (auto& p : _pending_services) {
+    std::uint32_t account = kGlobalAccount;
+    if (!p.account.empty() && p.account != "$G") {
+      auto it = std::find_if(accounts.begin(), accounts.end(), [&](const account_rules& a) { return a.name == p.account; });
+      if (it == accounts.end()) return base::error{base::errc::internal, EINVAL};
+      account = std::uint32_t(it - accounts.begin());
+    }
+    (owners ? _shards[client_shards + p.owner % owners] : _shards[0])->add_service(std::move(p.svc), account);
+  }
   _pending_services.clear();
   // The system account's requests are served from shard 0 (a client shard: its answers reach
   // requesters without the JetStream thread).

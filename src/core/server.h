@@ -21,9 +21,13 @@ class server {
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  // Adds a service (JetStream) that runs on shard 0 (or its own thread with js_thread);
-  // call before start().
-  void add_service(std::unique_ptr<service> s) { _pending_services.push_back(std::move(s)); }
+  // Adds a service (JetStream) that runs on shard 0 (or, with --js_threads N, on owner thread
+  // `owner` % N; by default the k-th service added on owner k % N) in `account` (empty: the
+  // global account; an account not configured is an error at start); call before start().
+  void add_service(std::unique_ptr<service> s, std::string account = {}, std::size_t owner = SIZE_MAX) {
+    if (owner == SIZE_MAX) owner = _pending_services.size();
+    _pending_services.push_back({std::move(s), std::move(account), owner});
+  }
   // The replication thread (src/repl) and its listener port; call before start().
   void set_replication(cluster_replication* r, int repl_port) {
     _shared.replication = r;
@@ -68,7 +72,12 @@ class server {
   std::vector<std::unique_ptr<dispatcher>> _shards;
   std::vector<std::thread> _threads;
   std::unique_ptr<transport_factory> _transports;
-  std::vector<std::unique_ptr<service>> _pending_services;
+  struct pending_service {
+    std::unique_ptr<service> svc;
+    std::string account;
+    std::size_t owner = 0;
+  };
+  std::vector<pending_service> _pending_services;
   bool _started = false;
 };
 

@@ -188,7 +188,7 @@ bool jetstream::start_applying_big_request() {
     answer_big_request();
     return false;
   }
-  if (auto e = check_reservation(storage_limit(cfg.storage), usage(cfg.storage, job.update ? cfg.name : ""), cfg))
+  if (auto e = check_limits(cfg, job.update ? std::string_view(cfg.name) : std::string_view(), !job.update))
     return respond_error(job.reply, type, *e), false;
   if (job.update) {
     job.s = find(job.token);

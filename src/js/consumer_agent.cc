@@ -412,7 +412,7 @@ void consumer_agent::send_advisory(const advisory& a) {
   // Fields in nats-server's order: [account] stream consumer [consumer_seq] [stream_seq]
   // [ack_time] [deliveries], then the kind's own.
   ojson body;
-  if (group) body["account"] = "$G";
+  if (group) body["account"] = _host.account();
   body["stream"] = sname;
   body["consumer"] = _cfg.name;
   if (per_msg && a.kind != k::max_deliveries) body["consumer_seq"] = a.consumer_seq;

@@ -196,7 +196,7 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     return respond(m.reply, typed_response(type, existing->info_json(t)));
   }
   if (req.action == create_action::update) return respond_error(m.reply, type, make_error(err::consumer_does_not_exist));
-  if (s->config().max_consumers > 0 && g->consumer_count() >= std::size_t(s->config().max_consumers))
+  if (const std::int64_t maxc = max_consumers_of(s->config()); maxc > 0 && g->consumer_count() >= std::size_t(maxc))
     return respond_error(m.reply, type, make_error(err::max_consumers));
   if (auto e = g->check_workqueue(cfg, cfg.name)) return respond_error(m.reply, type, *e);
 

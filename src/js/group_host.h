@@ -4,6 +4,7 @@
 // fake) implements this for the thread that owns the group.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 
 #include "src/base/clock.h"
 #include "src/core/service.h"
+#include "src/js/api_errors.h"
 #include "src/js/stream_config.h"
 
 namespace js {
@@ -38,6 +40,11 @@ class group_host {
   // the group's entry point; members never need it.
   virtual void wake(stream_group& g) = 0;
   virtual const std::string& domain() const = 0;
+  // The account the group's JetStream serves (advisories name it).
+  virtual const std::string& account() const {
+    static const std::string global = "$G";
+    return global;
+  }
   virtual const std::string& server_name() const = 0;
   virtual const core::server_options& options() const = 0;
   // Server-wide accounting: each group publishes the change of its stored bytes (a counter
@@ -45,6 +52,14 @@ class group_host {
   // stored in `t` exceed the server's limit.
   virtual void report_usage(storage_type t, std::int64_t delta) = 0;
   virtual bool storage_exhausted(storage_type t) const = 0;
+  // The account's limit for `t` (accounts { A { jetstream { max_memory, max_file } } }): a
+  // message of `size` stored bytes that would take the account over it (nats-server 2.9:
+  // 10002 "resource limits exceeded for account"); nullopt when it fits.
+  virtual std::optional<api_error> account_limit_error(storage_type t, std::uint64_t size) const {
+    (void)t;
+    (void)size;
+    return std::nullopt;
+  }
   // Open fast-ingest batches across every stream (the server-wide limit).
   virtual std::size_t* fast_batch_counter() = 0;
 

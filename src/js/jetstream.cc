@@ -35,6 +35,19 @@ std::vector<std::unique_ptr<core::service>> make_jetstream_owners(std::size_t n)
   return out;
 }
 
+std::vector<account_service> make_jetstream_accounts(std::size_t n, const std::vector<account_limits>& enabled,
+                                                     const std::vector<std::string>& disabled) {
+  n = std::max<std::size_t>(n, 1);
+  auto usage = std::make_shared<server_usage>();
+  std::vector<account_service> out;
+  for (const auto& acc : enabled) {
+    auto owners = std::make_shared<owner_set>(n, acc, usage, enabled.size());
+    for (std::size_t i = 0; i < n; ++i) out.push_back({std::make_unique<jetstream>(owners, i), acc.account, i});
+  }
+  for (const auto& name : disabled) out.push_back({make_jetstream_disabled(), name, 0});
+  return out;
+}
+
 jetstream::jetstream(std::shared_ptr<owner_set> owners, std::size_t index)
     : _owners(std::move(owners)), _index(index), _all_loaded(index != 0) {  // only the hub waits for the others
   _owners->slots[_index]->js = this;
@@ -80,7 +93,7 @@ bool jetstream::start(core::service_host& host, std::string& error) {
   for (const auto& [name, g] : _streams) {
     if (is_hub()) {
       _owners->subjects.set(name, g->get_stream().config().subjects);
-      _owners->table[name] = placed_stream{_index, g->get_stream().config()};
+      table_put(name, placed_stream{_index, g->get_stream().config()});
     }
     else slot.recovered.push_back(g->get_stream().config());
   }
@@ -181,7 +194,7 @@ bool jetstream::all_loaded() {
     for (auto& cfg : _owners->slots[i]->recovered) {
       const std::string name = cfg.name;
       _owners->subjects.set(name, cfg.subjects);
-      _owners->table[name] = placed_stream{i, std::move(cfg)};
+      table_put(name, placed_stream{i, std::move(cfg)});
     }
   _all_loaded = true;
   return true;
@@ -200,7 +213,7 @@ bool jetstream::forward(std::string_view rest, const core::inbound_msg& m) {
   if (name.empty()) return false;  // account-wide (INFO, NAMES, LIST) or malformed: here
   std::size_t to = _index;
   if (auto it = table().find(name); it != table().end()) to = it->second.owner;
-  else if (rest.starts_with("STREAM.CREATE.")) to = owner_of(name, _owners->size());
+  else if (rest.starts_with("STREAM.CREATE.")) to = owner_of(_owners->limits.account, name, _owners->size());
   // (no such stream: answered here, as by an owner)
   const bool changes = changes_stream(rest);
   if (to == _index) {
@@ -254,6 +267,30 @@ void jetstream::maybe_report() {
   }
 }
 
+namespace {
+// What a stream reserves of its storage type's server-wide limit.
+std::int64_t reservation(const stream_config& c) { return c.max_bytes > 0 ? c.max_bytes : 0; }
+int storage_index(storage_type t) { return t == storage_type::memory ? 0 : 1; }
+}  // namespace
+
+void jetstream::table_put(const std::string& name, placed_stream p) {
+  auto& reserved = _owners->server->reserved;
+  reserved[storage_index(p.cfg.storage)].fetch_add(reservation(p.cfg), std::memory_order_relaxed);
+  auto it = _owners->table.find(name);
+  if (it == _owners->table.end()) {
+    _owners->table.emplace(name, std::move(p));
+    return;
+  }
+  reserved[storage_index(it->second.cfg.storage)].fetch_sub(reservation(it->second.cfg), std::memory_order_relaxed);
+  it->second = std::move(p);
+}
+
+void jetstream::table_erase(placement_table::iterator it) {
+  _owners->server->reserved[storage_index(it->second.cfg.storage)].fetch_sub(reservation(it->second.cfg),
+                                                                              std::memory_order_relaxed);
+  _owners->table.erase(it);
+}
+
 void jetstream::apply_report(const std::string& name, std::size_t owner, std::optional<stream_config> cfg) {
   PG_ASSERT_OWNER(_thread);
   auto it = _owners->table.find(name);
@@ -262,10 +299,10 @@ void jetstream::apply_report(const std::string& name, std::size_t owner, std::op
     // a big change goes in slices (poll_big), stream changes held back meanwhile (must_wait).
     if (it == _owners->table.end() || it->second.cfg.subjects != cfg->subjects)
       _owners->subjects.set_sliced(name, cfg->subjects, kRegistryStepsNow);
-    _owners->table[name] = placed_stream{owner, std::move(*cfg)};
+    table_put(name, placed_stream{owner, std::move(*cfg)});
   } else if (it != _owners->table.end() && it->second.owner == owner) {
     _owners->subjects.erase_sliced(name, kRegistryStepsNow);
-    _owners->table.erase(it);
+    table_erase(it);
   }
   if (_inflight && *_inflight == name) _inflight.reset();  // what waited behind it goes at the next poll
 }
@@ -450,7 +487,9 @@ void jetstream::advisory(std::string_view action, const std::string& name) {
 
 // ---- persistence
 
-std::string jetstream::streams_dir() const { return _host->options().store_dir + "/jetstream/$G/streams"; }
+std::string jetstream::streams_dir() const {
+  return _host->options().store_dir + "/jetstream/" + _owners->limits.account + "/streams";
+}
 
 namespace {
 constexpr const char* kStreamMetaKey = "stream";
@@ -536,7 +575,7 @@ void jetstream::load_streams() {
   for (const auto& entry : fs::directory_iterator(streams_dir(), ec)) {
     if (!entry.is_directory()) continue;
     const std::string name = entry.path().filename().string();
-    if (owner_of(name, _owners->size()) != _index) continue;  // another owner thread's
+    if (owner_of(_owners->limits.account, name, _owners->size()) != _index) continue;  // another owner thread's
     std::string text, error;
     if (std::ifstream in(entry.path() / "meta.inf"); in) {
       std::stringstream ss;
@@ -574,7 +613,7 @@ void jetstream::load_streams() {
     }
     s->get_stream().subscribe();
     const auto st = s->get_stream().store().state(false);
-    PG_INFO("  Restored {} messages for stream '$G > {}'", st.msgs, cfg->name);
+    PG_INFO("  Restored {} messages for stream '{} > {}'", st.msgs, account(), cfg->name);
     stream_group& ref = *s;
     place(std::move(s));
     load_consumers(ref);
@@ -609,29 +648,65 @@ bool jetstream::mirror_serves_direct(std::string_view origin) const {
   return false;
 }
 
-// ---- server-wide accounting (resources.h has the rules)
+// ---- server-wide and account accounting (resources.h has the rules)
 
 std::int64_t jetstream::storage_limit(storage_type t) const {
   const auto& o = _host->options();
   return t == storage_type::memory ? o.max_memory_store : o.max_file_store;
 }
 
-// Reservations from the table's configs; use from the server-wide counters, less what the
+// Reservations from the account's table; use from the account's counters, less what the
 // excepted stream (being updated, so on this owner) last reported.
 storage_usage jetstream::usage(storage_type t, std::string_view except_stream) const {
   storage_usage u;
   u.used = used_bytes(t);
   if (auto it = _streams.find(except_stream); it != _streams.end() && it->second->get_stream().config().storage == t)
     u.used -= it->second->reported_bytes();
-  if (storage_limit(t) < 0) return u;  // nothing to reserve against: no loop over the streams
+  const auto& acc = _owners->limits;
+  if (storage_limit(t) < 0 && (t == storage_type::memory ? acc.max_memory : acc.max_file) < 0)
+    return u;  // nothing to reserve against: no loop over the streams
   for (const auto& [name, p] : table())
     if (p.cfg.storage == t && name != except_stream && p.cfg.max_bytes > 0) u.reserved += p.cfg.max_bytes;
   return u;
 }
 
+std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::string_view except_stream,
+                                                 bool create) const {
+  const auto& acc = _owners->limits;
+  if (acc.max_consumers > 0 && cfg.max_consumers > acc.max_consumers) return make_error(err::max_consumers);
+  const storage_type t = cfg.storage;
+  const storage_usage mine = usage(t, except_stream);
+  if (auto e = check_reservation(t == storage_type::memory ? acc.max_memory : acc.max_file, mine, cfg)) return e;
+  if (storage_limit(t) >= 0) {  // the server's, over every account
+    storage_usage all;
+    all.reserved = _owners->server->reserved[storage_index(t)].load(std::memory_order_relaxed);
+    if (auto it = table().find(except_stream); it != table().end() && it->second.cfg.storage == t)
+      all.reserved -= reservation(it->second.cfg);
+    if (auto e = check_reservation(storage_limit(t), all, cfg)) return e;
+  }
+  if (create && acc.max_streams > 0 && std::int64_t(table().size()) >= acc.max_streams)
+    return make_error(err::max_streams);
+  return std::nullopt;
+}
+
+std::int64_t jetstream::max_consumers_of(const stream_config& cfg) const {
+  const std::int64_t acc = _owners->limits.max_consumers;
+  std::int64_t m = cfg.max_consumers;
+  if (m <= 0 || (acc > 0 && acc < m)) m = acc;
+  return m;
+}
+
 bool jetstream::storage_exhausted(storage_type t) const {
   const std::int64_t limit = storage_limit(t);
-  return limit >= 0 && js::storage_exhausted(limit, storage_usage{0, used_bytes(t)});
+  return limit >= 0 && js::storage_exhausted(limit, storage_usage{0, _owners->server->used[storage_index(t)].load(
+                                                                          std::memory_order_relaxed)});
+}
+
+std::optional<api_error> jetstream::account_limit_error(storage_type t, std::uint64_t size) const {
+  const auto& acc = _owners->limits;
+  const std::int64_t limit = t == storage_type::memory ? acc.max_memory : acc.max_file;
+  if (limit < 0 || used_bytes(t) + std::int64_t(size) <= limit) return std::nullopt;
+  return make_error(err::account_resources_exceeded);
 }
 
 }  // namespace js

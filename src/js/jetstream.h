@@ -1,7 +1,9 @@
 #pragma once
 // JetStream as a core service: the $JS.API handlers, streams and (later) consumers.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "src/core/service.h"
@@ -12,5 +14,31 @@ std::unique_ptr<core::service> make_jetstream_service();
 // --js_threads N: n instances sharing one placement; instance i runs on owner thread i and
 // instance 0 serves $JS.API (jetstream_owners.h).
 std::vector<std::unique_ptr<core::service>> make_jetstream_owners(std::size_t n);
+
+// One account's JetStream (accounts { A { jetstream: enabled | { limits } } }); -1: unlimited.
+// Its streams live under <store_dir>/jetstream/<account>/streams.
+struct account_limits {
+  std::string account = "$G";
+  std::int64_t max_memory = -1;
+  std::int64_t max_file = -1;
+  std::int64_t max_streams = -1;
+  std::int64_t max_consumers = -1;
+};
+
+// For an account without JetStream: answers its $JS.API requests with 10039 (account_disabled.h).
+std::unique_ptr<core::service> make_jetstream_disabled();
+
+// A service for the server to run in `account` on owner thread `owner`.
+struct account_service {
+  std::unique_ptr<core::service> svc;
+  std::string account;
+  std::size_t owner = 0;
+};
+
+// JetStream for several accounts: n instances (one per owner thread) for each account of
+// `enabled`, sharing the server-wide storage counters; and for each account of `disabled` a
+// responder that answers its $JS.API requests with 10039, as nats-server does.
+std::vector<account_service> make_jetstream_accounts(std::size_t n, const std::vector<account_limits>& enabled,
+                                                     const std::vector<std::string>& disabled);
 
 }  // namespace js

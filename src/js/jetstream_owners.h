@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/core/service.h"
+#include "src/js/jetstream.h"
 #include "src/js/stream_config.h"
 #include "src/js/subject_registry.h"
 
@@ -40,6 +41,27 @@ constexpr std::size_t owner_of(std::string_view name, std::size_t owners) {
   return owners <= 1 ? 0 : std::size_t(placement_hash(name) % owners);
 }
 
+// In an account other than $G the hash covers the account too ("<account>\0<stream>"), so
+// accounts that each have an ORDERS spread over the owners; $G keeps the hash of the name
+// alone, so existing deployments do not move.
+constexpr std::uint64_t placement_hash(std::string_view account, std::string_view name) {
+  if (account == "$G") return placement_hash(name);
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : account) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  h *= 1099511628211ull;  // the 0 separator (xor with 0 changes nothing)
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+constexpr std::size_t owner_of(std::string_view account, std::string_view name, std::size_t owners) {
+  return owners <= 1 ? 0 : std::size_t(placement_hash(account, name) % owners);
+}
+
 // One stream in the hub's placement table: its owner and the config it last reported
 // (for overlap checks, mirror rules, reservations, NAMES and DIRECT.GET without asking).
 struct placed_stream {
@@ -59,8 +81,18 @@ struct owner_slot {
   std::atomic<std::uint64_t> api_errors{0};
 };
 
+// What every account's JetStream shares: the server-wide storage in use and reserved (the
+// sum of max_bytes of the streams that set it), for the server's max_memory/max_file_store.
+struct server_usage {
+  std::atomic<std::int64_t> used[2] = {0, 0};      // memory, file
+  std::atomic<std::int64_t> reserved[2] = {0, 0};  // kept by each account's hub with its table
+};
+
 struct owner_set {
-  explicit owner_set(std::size_t n) {
+  explicit owner_set(std::size_t n, account_limits acc = {}, std::shared_ptr<server_usage> srv = nullptr,
+                     std::size_t js_accounts = 1)
+      : limits(std::move(acc)), server(srv ? std::move(srv) : std::make_shared<server_usage>()),
+        accounts(js_accounts) {
     for (std::size_t i = 0; i < n; ++i) slots.push_back(std::make_unique<owner_slot>());
   }
   std::size_t size() const { return slots.size(); }
@@ -74,8 +106,11 @@ struct owner_set {
   // Every stream's subjects (kept with `table`, same rules), for the overlap check of a create
   // or update in time that follows its own subjects, not the number of streams.
   subject_registry subjects;
-  // Server-wide storage use (memory, file), published by every group.
+  // The account's storage use (memory, file), published by every group.
   std::atomic<std::int64_t> used_bytes[2] = {0, 0};
+  account_limits limits;  // the account served and its limits
+  std::shared_ptr<server_usage> server;
+  std::size_t accounts = 1;  // accounts with JetStream on this server (/jsz)
 };
 
 // The n instances (n >= 1), each to run on its own owner thread; instance 0 is the hub.

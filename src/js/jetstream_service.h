@@ -1,6 +1,7 @@
 #pragma once
 // The JetStream service object (the hub, the control plane): serves $JS.API, validates,
-// persists stream metadata under <store_dir>/jetstream/$G/streams/<name>/, and owns the
+// persists stream metadata under <store_dir>/jetstream/<account>/streams/<name>/ (one set of
+// instances per account with JetStream, each in its account's subjects), and owns the
 // stream groups (stream_group.h), which it polls only while they have work: a group that
 // receives a message is queued in the active list, one with timed work waits in a deadline
 // heap. It is the groups' group_host. With --js_threads N there are N of these, one per
@@ -71,18 +72,28 @@ class jetstream final : public core::service, public core::internal_handler, pub
   int wake_eventfd() override { return _host->wake_eventfd(); }
   void wake(stream_group& g) override;
   const std::string& domain() const override { return _domain; }
+  const std::string& account() const override { return _owners->limits.account; }
   const std::string& server_name() const override { return _host->server_name(); }
   const core::server_options& options() const override { return _host->options(); }
   // Server storage limits (resources.cc): -1 = unlimited.
   std::int64_t storage_limit(storage_type t) const;
   storage_usage usage(storage_type t, std::string_view except_stream) const;
+  // The account's and the server's limits for a stream create (or update of
+  // `except_stream`): max_streams (10027), max_consumers (10026), the account's and the
+  // server's memory/file reservations (10028/10047).
+  std::optional<api_error> check_limits(const stream_config& cfg, std::string_view except_stream, bool create) const;
+  // The account's consumers-per-stream cap with the stream's own (nats-server 2.9: the
+  // smaller of the two that are set; <= 0: none).
+  std::int64_t max_consumers_of(const stream_config& cfg) const;
   void report_usage(storage_type t, std::int64_t delta) override {
     _owners->used_bytes[t == storage_type::memory ? 0 : 1].fetch_add(delta, std::memory_order_relaxed);
+    _owners->server->used[t == storage_type::memory ? 0 : 1].fetch_add(delta, std::memory_order_relaxed);
   }
   std::int64_t used_bytes(storage_type t) const {
     return _owners->used_bytes[t == storage_type::memory ? 0 : 1].load(std::memory_order_relaxed);
   }
   bool storage_exhausted(storage_type t) const override;
+  std::optional<api_error> account_limit_error(storage_type t, std::uint64_t size) const override;
   // Open fast-ingest batches across every stream of this owner thread.
   std::size_t* fast_batch_counter() override { return &_fast_batches_open; }
   struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
@@ -138,6 +149,9 @@ class jetstream final : public core::service, public core::internal_handler, pub
   struct deferred_msg;
   bool is_hub() const { return _index == 0; }
   const placement_table& table() const { return _owners->table; }
+  // Hub: the table's writes, which keep the server-wide reservations with it.
+  void table_put(const std::string& name, placed_stream p);
+  void table_erase(placement_table::iterator it);
   // Hub: a request about a stream another owner holds (or will hold: a create placed there)
   // goes to it as a copied message; false when it is answered here.
   bool forward(std::string_view rest, const core::inbound_msg& m);

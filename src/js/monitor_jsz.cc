@@ -68,7 +68,7 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
   out["storage"] = file;
   out["reserved_memory"] = 0;
   out["reserved_storage"] = 0;
-  out["accounts"] = 1;
+  out["accounts"] = _owners->accounts;
   out["ha_assets"] = 0;
   // The API counters are the hub's (it counts what it forwards; errors summed over the
   // owners); with several owners the other parts carry zeros and merge_jsz adds them up.
@@ -84,8 +84,8 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
   out["bytes"] = bytes;
   if (accounts) {
     ojson acc;
-    acc["name"] = "$G";
-    acc["id"] = "$G";
+    acc["name"] = account();
+    acc["id"] = account();
     acc["memory"] = mem;
     acc["storage"] = file;
     acc["reserved_memory"] = 0;
@@ -99,7 +99,8 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
   return true;
 }
 
-// Adds up the owners' parts: counters and sizes summed, stream details in name order.
+// Adds up the parts (one per owner thread and account): counters and sizes summed, the
+// accounts' details merged by name (accounts in name order, streams in name order).
 void jetstream::merge_jsz(std::vector<ojson> parts, ojson& out) const {
   if (parts.empty()) return;
   out = std::move(parts.front());
@@ -112,21 +113,33 @@ void jetstream::merge_jsz(std::vector<ojson> parts, ojson& out) const {
     for (const char* k : kSums) add(out, p, k);
     for (const char* k : {"total", "errors"}) add(out["api"], p.at("api"), k);
     if (!out.contains("account_details") || !p.contains("account_details")) continue;
-    ojson& acc = out["account_details"][0];
-    const ojson& pacc = p.at("account_details").at(0);
-    for (const char* k : {"memory", "storage"}) add(acc, pacc, k);
-    for (const char* k : {"total", "errors"}) add(acc["api"], pacc.at("api"), k);
-    if (pacc.contains("stream_detail"))
-      for (const auto& d : pacc.at("stream_detail")) acc["stream_detail"].push_back(d);
+    for (const ojson& pacc : p.at("account_details")) {
+      ojson* acc = nullptr;
+      for (ojson& a : out["account_details"])
+        if (a.value("name", std::string()) == pacc.value("name", std::string())) acc = &a;
+      if (!acc) {
+        out["account_details"].push_back(pacc);
+        continue;
+      }
+      for (const char* k : {"memory", "storage"}) add(*acc, pacc, k);
+      for (const char* k : {"total", "errors"}) add((*acc)["api"], pacc.at("api"), k);
+      if (pacc.contains("stream_detail"))
+        for (const auto& d : pacc.at("stream_detail")) (*acc)["stream_detail"].push_back(d);
+    }
   }
-  if (out.contains("account_details") && out["account_details"][0].contains("stream_detail")) {
-    ojson& list = out["account_details"][0]["stream_detail"];
-    std::vector<ojson> v(list.begin(), list.end());
-    std::sort(v.begin(), v.end(), [](const ojson& a, const ojson& b) {
-      return a.value("name", std::string()) < b.value("name", std::string());
-    });
-    list = ojson(v);
+  if (!out.contains("account_details")) return;
+  auto by_name = [](const ojson& a, const ojson& b) {
+    return a.value("name", std::string()) < b.value("name", std::string());
+  };
+  std::vector<ojson> accounts(out["account_details"].begin(), out["account_details"].end());
+  std::sort(accounts.begin(), accounts.end(), by_name);
+  for (ojson& acc : accounts) {
+    if (!acc.contains("stream_detail")) continue;
+    std::vector<ojson> v(acc["stream_detail"].begin(), acc["stream_detail"].end());
+    std::sort(v.begin(), v.end(), by_name);
+    acc["stream_detail"] = ojson(v);
   }
+  out["account_details"] = ojson(accounts);
 }
 
 void jetstream::monitor_metrics(std::string& out) {

@@ -489,6 +489,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   const auto acct = _cfg.storage == storage_type::memory ? storage::byte_accounting::memory
                                                          : storage::byte_accounting::file;
   const std::uint64_t size = storage::msg_size(acct, subject.size(), hdr.size(), payload.size());
+  if (auto e = _host.account_limit_error(_cfg.storage, size)) return fail(*e);
   if (auto e = check_discard_new(subject, size, rollup.has_value())) return fail(*e);
 
   const std::uint64_t prev_on_subject = _rewrites.republishes() ? _store->subject_last_seq(subject) : 0;

@@ -81,10 +81,13 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
     errors += slot->js->_api_errors.load(std::memory_order_relaxed);
   }
   j["consumers"] = std::max<std::int64_t>(consumers, 0);
-  j["limits"] = ojson{{"max_memory", o.max_memory_store},
-                      {"max_storage", o.max_file_store},
-                      {"max_streams", -1},
-                      {"max_consumers", -1},
+  // $G shows the server's storage limits (as before accounts had JetStream); an account its own.
+  const account_limits& acc = _owners->limits;
+  const bool global = acc.account == "$G";
+  j["limits"] = ojson{{"max_memory", global && acc.max_memory < 0 ? o.max_memory_store : acc.max_memory},
+                      {"max_storage", global && acc.max_file < 0 ? o.max_file_store : acc.max_file},
+                      {"max_streams", acc.max_streams},
+                      {"max_consumers", acc.max_consumers},
                       {"max_ack_pending", -1},
                       {"memory_max_stream_bytes", -1},
                       {"storage_max_stream_bytes", -1},
@@ -114,7 +117,7 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
     return respond(m.reply, j);
   }
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
-  if (auto e = check_reservation(storage_limit(cfg.storage), usage(cfg.storage, {}), cfg))
+  if (auto e = check_limits(cfg, {}, true))
     return respond_error(m.reply, type, *e);
   std::string error;
   auto s = make_stream(cfg, now(), error);
@@ -148,7 +151,7 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
   if (auto e = check_update(s->config(), cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
-  if (auto e = check_reservation(storage_limit(cfg.storage), usage(cfg.storage, cfg.name), cfg))
+  if (auto e = check_limits(cfg, cfg.name, false))
     return respond_error(m.reply, type, *e);
   const bool to_interest =
       s->config().retention == retention_policy::limits && cfg.retention == retention_policy::interest;

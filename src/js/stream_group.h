@@ -108,6 +108,9 @@ class stream_group final : public group_host, public stream_events, public relea
   const core::server_options& options() const override { return _owner.options(); }
   void report_usage(storage_type t, std::int64_t delta) override { _owner.report_usage(t, delta); }
   bool storage_exhausted(storage_type t) const override { return _owner.storage_exhausted(t); }
+  std::optional<api_error> account_limit_error(storage_type t, std::uint64_t size) const override {
+    return _owner.account_limit_error(t, size);
+  }
   // The stored bytes last reported to the owner.
   std::int64_t reported_bytes() const { return _reported_bytes; }
   std::size_t* fast_batch_counter() override { return _owner.fast_batch_counter(); }

@@ -312,7 +312,7 @@ ojson jetstream::finish_restore(const stream_config& cfg_in, const std::string& 
   stream_config cfg = cfg_in;
   if (find(cfg.name)) return fail(make_error(err::name_in_use_restore));
   if (auto e = check_overlap(cfg)) return fail(*e);
-  if (auto e = check_reservation(storage_limit(cfg.storage), usage(cfg.storage, {}), cfg)) return fail(*e);
+  if (auto e = check_limits(cfg, {}, true)) return fail(*e);
 
   const std::string dir = streams_dir() + "/" + cfg.name;
   std::error_code ec;

@@ -47,5 +47,19 @@ TEST(Placement, SimilarNamesSpread) {
   }
 }
 
+// Accounts: $G keeps the name's hash (existing deployments do not move); another account
+// hashes "<account>\0<name>", so two accounts' ORDERS need not share an owner.
+TEST(Placement, AccountsHashTheirNameWithTheStream) {
+  EXPECT_EQ(placement_hash("$G", "ORDERS"), placement_hash("ORDERS"));
+  EXPECT_EQ(owner_of("$G", "ORDERS", 4), owner_of("ORDERS", 4));
+  using namespace std::string_view_literals;
+  EXPECT_EQ(placement_hash("A", "ORDERS"), placement_hash("A\0ORDERS"sv));
+  EXPECT_NE(placement_hash("A", "ORDERS"), placement_hash("B", "ORDERS"));
+  EXPECT_NE(placement_hash("AB", "C"), placement_hash("A", "BC"));
+  std::vector<int> count(4, 0);
+  for (int i = 0; i < 400; ++i) ++count[owner_of("acct" + std::to_string(i), "ORDERS", 4)];
+  for (int c : count) EXPECT_GT(c, 50);
+}
+
 }  // namespace
 }  // namespace js
