@@ -153,7 +153,7 @@ void snapshot_sessions::on_chunk(std::map<std::string, restore>::iterator it, co
     _restores.erase(it);
   };
   if (m.reply.empty()) {
-    PG_WARN("JetStream: restore for stream '$G > {}' requires reply subject for each chunk", r.cfg.name);
+    PG_WARN("JetStream: restore for stream '{} > {}' requires reply subject for each chunk", _js.account(), r.cfg.name);
     return finish({});
   }
   r.last_activity = _js.now();
@@ -181,7 +181,7 @@ std::size_t snapshot_sessions::poll(base::nanos) {
     if (!_js._host->has_interest(s.deliver)) {
       if (s.no_interest_since == 0) s.no_interest_since = now;
       if (now - s.no_interest_since >= kNoInterestNs) {
-        PG_WARN("JetStream: snapshot of stream '$G > {}' lost interest", s.stream);
+        PG_WARN("JetStream: snapshot of stream '{} > {}' lost interest", _js.account(), s.stream);
         end_snapshot(cur, "NATS/1.0 408 No Interest\r\n\r\n");
         ++work;
       }
@@ -189,7 +189,7 @@ std::size_t snapshot_sessions::poll(base::nanos) {
     }
     s.no_interest_since = 0;
     if (s.flow.stalled(now)) {
-      PG_WARN("JetStream: snapshot of stream '$G > {}' got no flow response", s.stream);
+      PG_WARN("JetStream: snapshot of stream '{} > {}' got no flow response", _js.account(), s.stream);
       end_snapshot(cur, "NATS/1.0 408 No Flow Response\r\n\r\n");
       ++work;
     }
@@ -197,7 +197,7 @@ std::size_t snapshot_sessions::poll(base::nanos) {
   for (auto it = _restores.begin(); it != _restores.end();) {
     auto cur = it++;
     if (now - cur->second.last_activity >= kStallNs) {
-      PG_WARN("JetStream: restore for stream '$G > {}' is stalled", cur->second.cfg.name);
+      PG_WARN("JetStream: restore for stream '{} > {}' is stalled", _js.account(), cur->second.cfg.name);
       _js._host->unsubscribe(cur->second.sub);
       _restores.erase(cur);
       ++work;
@@ -271,7 +271,7 @@ void jetstream::api_snapshot(std::string_view token, const core::inbound_msg& m)
   resp["config"] = info["config"];
   resp["state"] = info["state"];
   respond(m.reply, resp);
-  PG_INFO("JetStream: snapshot of stream '$G > {}' ({} bytes) to {}", s.config().name, archive.size(), deliver);
+  PG_INFO("JetStream: snapshot of stream '{} > {}' ({} bytes) to {}", account(), s.config().name, archive.size(), deliver);
   if (!_snapshots) _snapshots = std::make_unique<snapshot_sessions>(*this);
   _snapshots->add_snapshot(s.config().name, deliver,
                            std::move(archive), clamp_snapshot_sizes(chunk_size, window_size, _host->options().max_payload));
@@ -323,7 +323,7 @@ ojson jetstream::finish_restore(const stream_config& cfg_in, const std::string& 
   auto cleanup = [&](std::string why) {
     std::error_code ec2;
     fs::remove_all(dir, ec2);
-    PG_WARN("JetStream: restore of stream '$G > {}' failed: {}", cfg.name, why);
+    PG_WARN("JetStream: restore of stream '{} > {}' failed: {}", account(), cfg.name, why);
     return fail(make_error(err::restore_failed, why));
   };
   auto store = open_store(cfg, dir, error);
@@ -365,7 +365,7 @@ ojson jetstream::finish_restore(const stream_config& cfg_in, const std::string& 
     auto ccfg = consumer_config_from_json(cj["config"]);
     auto state = cj.contains("state") ? consumer_state_from_json(cj["state"]) : std::nullopt;
     if (!ccfg || !state) {
-      PG_WARN("JetStream: restore of stream '$G > {}': skipping an unreadable consumer", cfg.name);
+      PG_WARN("JetStream: restore of stream '{} > {}': skipping an unreadable consumer", account(), cfg.name);
       continue;
     }
     const std::string cdir = consumer_dir(ref.get_stream(), ccfg->name);
@@ -385,7 +385,7 @@ ojson jetstream::finish_restore(const stream_config& cfg_in, const std::string& 
     c.start(&*state, t);
   }
   wake(ref);
-  PG_INFO("JetStream: restored stream '$G > {}' ({} messages, {} consumers)", cfg.name, contents->messages.size(),
+  PG_INFO("JetStream: restored stream '{} > {}' ({} messages, {} consumers)", account(), cfg.name, contents->messages.size(),
           contents->consumers.size());
   return typed_response(type, stream_info_json(ref.get_stream(), false, "", 0, false));
 }

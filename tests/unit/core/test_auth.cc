@@ -270,6 +270,40 @@ TEST(Accounts, ImportSubjectMapping) {
   EXPECT_EQ(service_import_subject(service_forward{"svc.>", "svc.>", 1}, "svc.x.y"), "svc.x.y");
 }
 
+// accounts { A { jetstream: ... } } as nats-server parses it: enabled/disabled or a map of
+// limits (with aliases and size suffixes); anything else is an error naming the key.
+TEST(Accounts, JetStreamPerAccountConfig) {
+  const auto p = write_conf(R"(
+    accounts {
+      A { users: [ {user: a, password: pa} ], jetstream: enabled }
+      B { users: [ {user: b, password: pb} ], jetstream: { max_mem: 1M, store: 2G, streams: 10, max_consumers: 5 } }
+      C { users: [ {user: c, password: pc} ], jetstream: disabled }
+      D { users: [ {user: d, password: pd} ] }
+    }
+  )");
+  server_options o;
+  std::string err;
+  std::vector<std::string> warns;
+  ASSERT_TRUE(load_config_file(p.string(), o, err, warns)) << err;
+  std::filesystem::remove(p);
+  ASSERT_EQ(o.accounts.size(), 4u);
+  EXPECT_TRUE(o.accounts[0].jetstream);
+  EXPECT_EQ(o.accounts[0].js_max_memory, -1);
+  EXPECT_TRUE(o.accounts[1].jetstream);
+  EXPECT_EQ(o.accounts[1].js_max_memory, 1000000);
+  EXPECT_EQ(o.accounts[1].js_max_file, 2000000000);
+  EXPECT_EQ(o.accounts[1].js_max_streams, 10);
+  EXPECT_EQ(o.accounts[1].js_max_consumers, 5);
+  EXPECT_FALSE(o.accounts[2].jetstream);
+  EXPECT_FALSE(o.accounts[3].jetstream);
+  for (const auto& w : warns) EXPECT_EQ(w.find("jetstream"), std::string::npos) << w;
+  const auto bad = write_conf("accounts { A { users: [ {user: a, password: pa} ], jetstream: maybe } }\n");
+  server_options o2;
+  EXPECT_FALSE(load_config_file(bad.string(), o2, err, warns));
+  EXPECT_NE(err.find("Expected 'enabled' or 'disabled' for string value, got 'maybe'"), std::string::npos) << err;
+  std::filesystem::remove(bad);
+}
+
 TEST(Accounts, ConfigBuildsRulesPerAccount) {
   const auto p = write_conf(R"(
     accounts {
