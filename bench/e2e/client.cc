@@ -1,6 +1,26 @@
 #include "bench/e2e/client.h"
 
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
 namespace peregrine::bench {
+namespace {
+
+std::string g_placement;  // last_placement_json(); one run per process
+
+}  // namespace
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
 
 std::string err_text(const std::string& what, natsStatus s) {
   std::string out = what + ": " + natsStatus_GetText(s);
@@ -10,9 +30,13 @@ std::string err_text(const std::string& what, natsStatus s) {
 }
 
 nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err) {
+  return open_conn_to(cfg, cfg.url, send_asap, err);
+}
+
+nc_ptr open_conn_to(const config& cfg, const std::string& url, bool send_asap, std::string& err) {
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, cfg.url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
   if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, send_asap);
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 5000);
@@ -22,7 +46,7 @@ nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err) {
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   natsOptions_Destroy(opts);
   if (s != NATS_OK) {
-    err = err_text("connect " + cfg.url, s);
+    err = err_text("connect " + url, s);
     return nullptr;
   }
   return nc_ptr(nc);
@@ -72,10 +96,60 @@ std::string open_stream(const config& cfg, bool file, int64_t window, js_session
   sc.Subjects = subjects;
   sc.SubjectsLen = 1;
   sc.Storage = file ? js_FileStorage : js_MemoryStorage;
+  sc.Replicas = cfg.replicas;
   jsStreamInfo* si = nullptr;
   const natsStatus st = js_AddStream(&si, js, &sc, nullptr, &jerr);
   if (si) jsStreamInfo_Destroy(si);
-  if (st != NATS_OK) return err_text("stream create", st);
+  if (st != NATS_OK) return err_text("stream create (err_code " + std::to_string(jerr) + ")", st);
+  s.url = cfg.url;
+  g_placement.clear();
+  if (cfg.replicas <= 1) return {};
+  s.leader = wait_stream_leader(js, s.stream, 30000);
+  if (s.leader.empty()) return "stream " + s.stream + ": no cluster leader within 30 s";
+  const std::vector<std::string> urls = split_list(cfg.url);
+  const std::vector<std::string> names = split_list(cfg.server_names);
+  if (cfg.place != "any") {
+    if (names.size() != urls.size()) return "--place needs --server-names naming each --url server";
+    std::string target;
+    for (size_t i = 0; i < urls.size() && target.empty(); ++i)
+      if ((names[i] == s.leader) == (cfg.place == "leader")) target = urls[i];
+    if (target.empty()) return "no " + cfg.place + " of " + s.stream + " (leader " + s.leader + ") among --url";
+    // Reconnect the session to the chosen server; the stream stays where it is.
+    s.js.reset();
+    s.nc = open_conn_to(cfg, target, window == 1, err);
+    if (!s.nc) return err;
+    if (natsConnection_JetStream(&js, s.nc.get(), &jo) != NATS_OK) return "no JetStream context";
+    s.js.reset(js);
+    s.url = target;
+  }
+  nlohmann::ordered_json p;
+  p["stream"] = s.stream;
+  p["replicas"] = cfg.replicas;
+  p["leader"] = s.leader;
+  p["place"] = cfg.place;
+  p["client_url"] = s.url;
+  g_placement = p.dump();
+  return {};
+}
+
+std::string last_placement_json() { return g_placement; }
+
+std::string wait_stream_leader(jsCtx* js, const std::string& stream, int timeout_ms) {
+  const int64_t deadline = now_ns() + static_cast<int64_t>(timeout_ms) * 1'000'000;
+  do {
+    jsStreamInfo* si = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    jsOptions o;
+    jsOptions_Init(&o);
+    o.Wait = 2000;
+    std::string leader;
+    if (js_GetStreamInfo(&si, js, stream.c_str(), &o, &jerr) == NATS_OK && si != nullptr && si->Cluster != nullptr &&
+        si->Cluster->Leader != nullptr)
+      leader = si->Cluster->Leader;
+    if (si) jsStreamInfo_Destroy(si);
+    if (!leader.empty()) return leader;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (now_ns() < deadline);
   return {};
 }
 

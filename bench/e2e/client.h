@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bench/e2e/modes.h"
 
@@ -41,6 +42,9 @@ std::string err_text(const std::string& what, natsStatus s);
 // send_asap: write every publish immediately (latency modes) instead of batching (throughput).
 // On failure returns null and sets err.
 nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err);
+// The same to `url` (one server or a comma-separated list) instead of cfg.url.
+nc_ptr open_conn_to(const config& cfg, const std::string& url, bool send_asap, std::string& err);
+std::vector<std::string> split_list(const std::string& text);
 
 // A connection with a synchronous subscription on `subject`, flushed so the server has it.
 struct sync_sub {
@@ -54,6 +58,8 @@ struct js_session {
   nc_ptr nc;
   js_ptr js;
   std::string stream;
+  std::string url;     // the server the connection is on (cfg.url unless placed)
+  std::string leader;  // replicated stream: its leader when the session was opened
   js_session() = default;
   js_session(const js_session&) = delete;
   js_session& operator=(const js_session&) = delete;
@@ -65,5 +71,12 @@ struct js_session {
 // Returns an error text, empty on success.
 std::string open_stream(const config& cfg, bool file, int64_t window, js_session& s,
                         const std::string& subject, const std::string& tag);
+
+// Placement of the last stream open_stream made (replicas, leader, the client's server), as a
+// JSON object for the report's "extra"; empty for R1 streams.
+std::string last_placement_json();
+
+// The stream's cluster leader, polled until known (bounded by timeout_ms); empty if none.
+std::string wait_stream_leader(jsCtx* js, const std::string& stream, int timeout_ms);
 
 }  // namespace peregrine::bench

@@ -36,6 +36,14 @@ struct config {
   // js-batch / js-fast: batches in flight over a raw socket with pre-encoded messages (0 =
   // one batch at a time through libnats).
   int pipeline = 0;
+  // Clusters (bench/cluster_compare.sh): --url may list several servers (comma separated);
+  // streams get num_replicas `replicas`; with `place` leader|follower and `server_names` (the
+  // --url servers' server_name, same order) the JetStream modes move their connection to the
+  // stream leader or to a follower once the stream exists.
+  int replicas = 1;
+  std::string server_names;
+  std::string place = "any";
+  int rounds = 3;            // js-failover: leader kills
 };
 
 struct result {
@@ -48,6 +56,7 @@ struct result {
   latency_set lat;                  // paced modes (closed loop: intended == actual send)
   std::vector<series_point> series;
   std::string error;                // non-empty if the run was cut short
+  std::string extra_json;           // mode-specific report object ("extra"), JSON text
 };
 
 // Live counter the progress reporter reads while a mode runs.
@@ -102,5 +111,10 @@ result run_js_fetch(const config& cfg, progress& prog);
 result run_js_consume_latency(const config& cfg, progress& prog);
 // JetStream: ack sync round trips on fetched messages.
 result run_js_ack_rtt(const config& cfg, progress& prog);
+
+// JetStream failover (js_failover_mode.cc): sync publishes with retries to a replicated stream
+// while the driving script kill -9s its leader --rounds times (a line protocol on stdin and
+// stdout); per round the gap to the next ack, then a read-back of every acknowledged message.
+result run_js_failover(const config& cfg, progress& prog);
 
 }  // namespace peregrine::bench

@@ -175,7 +175,7 @@ result run_js_publish(const config& cfg, progress& prog, bool file) {
   std::vector<nc_ptr> extra;
   std::vector<js_ptr> ctxs;
   for (int k = 1; k < n; ++k) {
-    extra.push_back(open_conn(cfg, true, r.error));
+    extra.push_back(open_conn_to(cfg, s.url, true, r.error));
     if (!extra.back()) return r;
     jsCtx* js = nullptr;
     if (natsConnection_JetStream(&js, extra.back().get(), nullptr) != NATS_OK) return r.error = "no JetStream context", r;

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/e2e/client.h"
 #include "bench/e2e/modes.h"
 #include "bench/e2e/compare.h"
 #include "bench/e2e/report.h"
@@ -111,11 +112,11 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--mode", cfg.mode,
                  "latency | rr | throughput | raw-throughput | js-mem | js-file | js-async-mem | js-async-file | "
-                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch | js-fast | fanout | kv-put | kv-get | js-direct-get | js-push-latency | js-ordered-latency | pubsub-pipelined")
+                 "js-fetch | js-consume-latency | js-ack-rtt | js-batch | js-fast | fanout | kv-put | kv-get | js-direct-get | js-push-latency | js-ordered-latency | pubsub-pipelined | js-failover")
       ->check(CLI::IsMember({"latency", "rr", "throughput", "raw-throughput", "js-mem", "js-file",
                              "js-async-mem", "js-async-file", "js-fetch", "js-consume-latency", "js-ack-rtt",
                              "js-batch", "js-fast", "fanout", "kv-put", "kv-get", "js-direct-get", "js-push-latency",
-                             "js-ordered-latency", "pubsub-pipelined"}))
+                             "js-ordered-latency", "pubsub-pipelined", "js-failover"}))
       ->capture_default_str();
   app.add_option("--count", cfg.count, "measured messages / requests (open loop: also bounded by --duration)")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--size", cfg.size, "payload bytes (>= 16: the throughput modes carry a timestamp)")
@@ -161,6 +162,16 @@ int main(int argc, char** argv) {
   app.add_option("--keys", cfg.keys, "kv-get, js-direct-get: distinct keys read round robin")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  app.add_option("--replicas", cfg.replicas, "JetStream modes: the stream's num_replicas (a cluster; js-failover: 3 by default)")
+      ->check(CLI::Range(1, 5));
+  app.add_option("--server-names", cfg.server_names,
+                 "server_name of each --url server, comma separated in the same order (--place, js-failover)");
+  app.add_option("--place", cfg.place, "replicated stream: put the client on its leader or a follower")
+      ->check(CLI::IsMember({"any", "leader", "follower"}))
+      ->capture_default_str();
+  app.add_option("--rounds", cfg.rounds, "js-failover: leader kills (the driving script does them; see bench/cluster_compare.sh)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   std::string hgrm_path;
   app.add_option("--hgrm", hgrm_path, "write the (corrected) percentile spectrum in HdrHistogram .hgrm format");
   std::string svg_path, time_svg_path;
@@ -183,6 +194,7 @@ int main(int argc, char** argv) {
   if (compare->parsed()) return run_compare(cmp);
   cfg.file = storage == "file" || cfg.mode == "js-file" || cfg.mode == "js-async-file";
   cfg.ack_all = ack == "all";
+  if (cfg.mode == "js-failover" && app.count("--replicas") == 0) cfg.replicas = 3;
 
   if (nats_Open(-1) != NATS_OK) {
     std::fprintf(stderr, "peregrine-bench: cannot initialise libnats\n");
@@ -218,6 +230,8 @@ int main(int argc, char** argv) {
       r = run_pubsub_pipelined(cfg, prog);
     else if (cfg.mode == "js-push-latency" || cfg.mode == "js-ordered-latency")
       r = run_js_push(cfg, prog, cfg.mode == "js-ordered-latency");
+    else if (cfg.mode == "js-failover")
+      r = run_js_failover(cfg, prog);
     else if (cfg.mode == "js-direct-get")
       r = run_js_direct_get(cfg, prog);
     else if (cfg.mode == "raw-throughput" && !cfg.tls_ca.empty())
@@ -229,6 +243,7 @@ int main(int argc, char** argv) {
   }
   // Throughput-style modes keep raw samples; fold them into the histogram the reports read.
   for (int64_t v : r.samples_ns) r.lat.corrected.record(v);
+  if (r.extra_json.empty()) r.extra_json = last_placement_json();
   r.samples_ns.clear();
   meta.command = command_line(argc, argv);
   if (json)

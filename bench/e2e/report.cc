@@ -174,6 +174,8 @@ ordered_json report_json(const config& cfg, const result& r, const run_meta& met
   j["mean_us"] = std::round(h.mean() / 10.0) / 100.0;
   j["ok"] = r.error.empty();
   j["error"] = r.error;
+  // Mode-specific results (js-failover's rounds, a replicated stream's placement).
+  if (!r.extra_json.empty()) j["extra"] = ordered_json::parse(r.extra_json, nullptr, false);
   if (h.count() > 0) {
     // Open loop: "corrected", "uncorrected", "send_delay". Closed loop and throughput modes
     // have no schedule to correct against: one "measured" histogram.
