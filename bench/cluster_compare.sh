@@ -185,7 +185,8 @@ declare -A counts=([r3-sync-follower]=$JS_COUNT [r3-sync-leader]=$JS_COUNT [r3-a
                    [r3-fetch]=$FETCH_COUNT [failover]=1)
 for m in $MODES; do [[ -n ${counts[$m]:-} ]] || die "unknown mode $m"; done
 
-# run_failover <side>: js-failover as a coprocess; its @kill/@restart lines are served here.
+# run_failover <side> -> bench_out: js-failover as a coprocess; its @kill/@restart lines are
+# served here, in the main shell (it owns the server processes it kills and restarts).
 run_failover() {
   local side=$1 line name report="" ts
   coproc FO { "$bench_bin" --mode js-failover --url "$(urls_of "$side")" --server-names "$(names_of "$side")" \
@@ -216,15 +217,16 @@ run_failover() {
   cat "$work/failover-$side.err" >&2
   : >"$work/failover-$side.err"
   [[ -n $report ]] || report='{"ok":false,"error":"js-failover produced no report"}'
-  printf '%s\n' "$report"
+  bench_out=$report
 }
 
-# run_bench <side> <mode> <round> -> the JSON report line, with "cpu_us_per_msg" added
+# run_bench <side> <mode> <round> -> bench_out: the JSON report line, with "cpu_us_per_msg" added
 run_bench() {
   local side=$1 mode=$2 out args t0 t1
   t0=$(cpu_ticks "$side")
   if [[ $mode == failover ]]; then
-    out=$(run_failover "$side")
+    run_failover "$side"
+    out=$bench_out
   else
     read -r -a args <<<"${mode_args[$mode]}"
     out=$("$bench_bin" --url "$(urls_of "$side")" --server-names "$(names_of "$side")" --replicas 3 "${args[@]}" \
@@ -235,12 +237,13 @@ run_bench() {
   t1=$(cpu_ticks "$side")
   out=$(python3 -c 'import json, sys, os
 j = json.loads(sys.argv[1]); n = j.get("received", 0) or 0
+if j.get("mode") in ("js-file", "js-fetch"): n += j.get("warmup", 0)  # the warmup messages cost too
 if j.get("mode") == "js-fetch": n *= 2  # each fetched message was published (prefill) and fetched
 tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
 j["cpu_us_per_msg"] = round((int(sys.argv[3]) - int(sys.argv[2])) * tick_us / n, 2) if n else ""
 print(json.dumps(j))' "$out" "$t0" "$t1" 2>/dev/null || printf '%s' "$out")
-  [[ -n ${OUT_DIR:-} ]] && mkdir -p "$OUT_DIR" && printf '%s\n' "$out" >"$OUT_DIR/$3-$mode-$side.json"
-  printf '%s\n' "$out"
+  if [[ -n ${OUT_DIR:-} ]]; then mkdir -p "$OUT_DIR" && printf '%s\n' "$out" >"$OUT_DIR/$3-$mode-$side.json"; fi
+  bench_out=$out
 }
 
 for side in $SIDES; do
@@ -272,7 +275,8 @@ for round in $(seq "$ROUNDS"); do
     turn=$((turn + 1))
     for side in "${order[@]}"; do
       echo "round $round: $mode against $side ..." >&2
-      results[$round,$mode,$side]=$(run_bench "$side" "$mode" "$round")
+      run_bench "$side" "$mode" "$round"
+      results[$round,$mode,$side]=$bench_out
     done
   done
 done
@@ -288,7 +292,7 @@ for round in $(seq "$ROUNDS"); do
       r3-sync-*) metrics=(msgs_per_s p50_us p90_us p99_us max_us cpu_us_per_msg) ;;
       r3-async) metrics=(msgs_per_s mb_per_s cpu_us_per_msg) ;;
       r3-fetch) metrics=(msgs_per_s mb_per_s p50_us p99_us cpu_us_per_msg) ;;
-      failover) metrics=(extra.failover_p50_ms extra.failover_max_ms acked extra.readback.missing extra.readback.duplicates) ;;
+      failover) metrics=(extra.failover_p50_ms extra.failover_max_ms extra.acked extra.readback.missing extra.readback.duplicates) ;;
     esac
     for m in "${metrics[@]}"; do
       pv=$(jget "${results[$round,$mode,peregrine]:-}" "$m")

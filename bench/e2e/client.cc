@@ -29,6 +29,14 @@ std::string err_text(const std::string& what, natsStatus s) {
   return out;
 }
 
+natsStatus set_urls(natsOptions* opts, const std::string& urls) {
+  const std::vector<std::string> list = split_list(urls);
+  if (list.size() <= 1) return natsOptions_SetURL(opts, urls.c_str());
+  std::vector<const char*> ptrs;
+  for (const std::string& u : list) ptrs.push_back(u.c_str());
+  return natsOptions_SetServers(opts, ptrs.data(), static_cast<int>(ptrs.size()));
+}
+
 nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err) {
   return open_conn_to(cfg, cfg.url, send_asap, err);
 }
@@ -36,7 +44,7 @@ nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err) {
 nc_ptr open_conn_to(const config& cfg, const std::string& url, bool send_asap, std::string& err) {
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
+  if (s == NATS_OK) s = set_urls(opts, url);
   if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, send_asap);
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 5000);

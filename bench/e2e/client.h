@@ -45,6 +45,8 @@ nc_ptr open_conn(const config& cfg, bool send_asap, std::string& err);
 // The same to `url` (one server or a comma-separated list) instead of cfg.url.
 nc_ptr open_conn_to(const config& cfg, const std::string& url, bool send_asap, std::string& err);
 std::vector<std::string> split_list(const std::string& text);
+// One URL, or a comma-separated list (natsOptions_SetServers: libnats' SetURL takes one).
+natsStatus set_urls(natsOptions* opts, const std::string& urls);
 
 // A connection with a synchronous subscription on `subject`, flushed so the server has it.
 struct sync_sub {

@@ -41,7 +41,7 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 nc_ptr open_reconnecting(const config& cfg, std::string& err) {
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, cfg.url.c_str());
+  if (s == NATS_OK) s = set_urls(opts, cfg.url);
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
   if (s == NATS_OK) s = natsOptions_SetTimeout(opts, 2000);
