@@ -25,6 +25,8 @@
 #
 # Knobs (env): SIZE=128 WARMUP=200 JS_COUNT=3000 JSA_COUNT=50000 FETCH_COUNT=50000
 #              FETCH_BATCH=100 FAILOVER_ROUNDS=5 DURATION=60 ROUNDS=1 (repeat every mode)
+#              PUB_TIMEOUT_MS=1000 (failover: a publish's wait for its PubAck before the retry; a
+#                     publish the dead leader swallowed costs this much of the measured gap)
 #              MODES="r3-sync-follower r3-sync-leader r3-async r3-fetch failover"
 #              SIDES="peregrine nats" (SIDES=nats: nats-server only)
 #              OUT_DIR= (keep every run's JSON report, <round>-<mode>-<side>.json, and the logs)
@@ -52,6 +54,7 @@ JSA_COUNT=${JSA_COUNT:-50000}
 FETCH_COUNT=${FETCH_COUNT:-50000}
 FETCH_BATCH=${FETCH_BATCH:-100}
 FAILOVER_ROUNDS=${FAILOVER_ROUNDS:-5}
+PUB_TIMEOUT_MS=${PUB_TIMEOUT_MS:-1000}
 DURATION=${DURATION:-60}
 ROUNDS=${ROUNDS:-1}
 MODES=${MODES:-r3-sync-follower r3-sync-leader r3-async r3-fetch failover}
@@ -190,7 +193,7 @@ for m in $MODES; do [[ -n ${counts[$m]:-} ]] || die "unknown mode $m"; done
 run_failover() {
   local side=$1 line name report="" ts
   coproc FO { "$bench_bin" --mode js-failover --url "$(urls_of "$side")" --server-names "$(names_of "$side")" \
-                --storage file --replicas 3 --rounds "$FAILOVER_ROUNDS" --size "$SIZE" --subject "cc.fo" \
+                --storage file --replicas 3 --rounds "$FAILOVER_ROUNDS" --pub-timeout "$PUB_TIMEOUT_MS" --size "$SIZE" --subject "cc.fo" \
                 --server-note "$side 3-node cluster" --json --quiet 2>>"$work/failover-$side.err"; }
   fo_pid=$FO_PID
   local out=${FO[0]} in=${FO[1]}
@@ -284,7 +287,7 @@ done
 ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a + 0 < 0 || b + 0 <= 0) print "-"; else printf "%.2f", a / b }'
 }
-printf '%-6s %-17s %-18s %14s %14s %9s\n' round mode metric peregrine nats-server pg/nats
+printf '%-6s %-17s %-20s %14s %14s %9s\n' round mode metric peregrine nats-server pg/nats
 printf '%s\n' "-----------------------------------------------------------------------------------"
 for round in $(seq "$ROUNDS"); do
   for mode in $MODES; do
@@ -292,12 +295,12 @@ for round in $(seq "$ROUNDS"); do
       r3-sync-*) metrics=(msgs_per_s p50_us p90_us p99_us max_us cpu_us_per_msg) ;;
       r3-async) metrics=(msgs_per_s mb_per_s cpu_us_per_msg) ;;
       r3-fetch) metrics=(msgs_per_s mb_per_s p50_us p99_us cpu_us_per_msg) ;;
-      failover) metrics=(extra.failover_p50_ms extra.failover_max_ms extra.acked extra.readback.missing extra.readback.duplicates) ;;
+      failover) metrics=(extra.failover_p50_ms extra.failover_max_ms extra.leader_seen_p50_ms extra.acked extra.readback.missing extra.readback.duplicates) ;;
     esac
     for m in "${metrics[@]}"; do
       pv=$(jget "${results[$round,$mode,peregrine]:-}" "$m")
       nv=$(jget "${results[$round,$mode,nats]:-}" "$m")
-      printf '%-6s %-17s %-18s %14s %14s %9s\n' "$round" "$mode" "${m#extra.}" "${pv:--}" "${nv:--}" "$(ratio "$pv" "$nv")"
+      printf '%-6s %-17s %-20s %14s %14s %9s\n' "$round" "$mode" "${m#extra.}" "${pv:--}" "${nv:--}" "$(ratio "$pv" "$nv")"
     done
     for side in "${sides[@]}"; do
       line=${results[$round,$mode,$side]}
@@ -306,8 +309,8 @@ for round in $(seq "$ROUNDS"); do
         python3 -c 'import json, sys
 x = json.loads(sys.argv[1]).get("extra") or {}
 for r in x.get("rounds", []):
-    print("       %s round %d: killed %s, next ack after %.1f ms, new leader %s, rejoined in %.1f s" % (
-        sys.argv[2], r["round"], r["killed"], r["kill_to_ack_ms"], r["new_leader"] or "-", r["rejoin_s"]))
+    print("       %s round %d: killed %s, next ack after %.1f ms, new leader %s seen after %.1f ms, rejoined in %.1f s" % (
+        sys.argv[2], r["round"], r["killed"], r["kill_to_ack_ms"], r["new_leader"] or "-", r.get("leader_seen_ms", -1), r["rejoin_s"]))
 rb = x.get("readback") or {}
 if rb: print("       %s read-back: %s acked, %s stored, %s missing, %s mismatched, %s duplicates, retries %s" % (
     sys.argv[2], rb.get("acked_indexes"), rb.get("stored"), rb.get("missing"), rb.get("mismatched"),

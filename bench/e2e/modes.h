@@ -44,6 +44,7 @@ struct config {
   std::string server_names;
   std::string place = "any";
   int rounds = 3;            // js-failover: leader kills
+  int64_t pub_timeout_ms = 1000;  // js-failover: a publish attempt's wait for its PubAck
 };
 
 struct result {

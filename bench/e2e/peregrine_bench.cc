@@ -172,6 +172,10 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", cfg.rounds, "js-failover: leader kills (the driving script does them; see bench/cluster_compare.sh)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  app.add_option("--pub-timeout", cfg.pub_timeout_ms,
+                 "js-failover: ms a publish waits for its PubAck before it is retried (a lost request costs this)")
+      ->check(CLI::Range(10, 60000))
+      ->capture_default_str();
   std::string hgrm_path;
   app.add_option("--hgrm", hgrm_path, "write the (corrected) percentile spectrum in HdrHistogram .hgrm format");
   std::string svg_path, time_svg_path;
