@@ -243,6 +243,7 @@ j = json.loads(sys.argv[1]); n = j.get("received", 0) or 0
 if j.get("mode") in ("js-file", "js-fetch"): n += j.get("warmup", 0)  # the warmup messages cost too
 if j.get("mode") == "js-fetch": n *= 2  # each fetched message was published (prefill) and fetched
 tick_us = 1e6 / os.sysconf("SC_CLK_TCK")
+if j.get("mode") == "js-failover": n = 0  # servers restarted: their CPU counters began again
 j["cpu_us_per_msg"] = round((int(sys.argv[3]) - int(sys.argv[2])) * tick_us / n, 2) if n else ""
 print(json.dumps(j))' "$out" "$t0" "$t1" 2>/dev/null || printf '%s' "$out")
   if [[ -n ${OUT_DIR:-} ]]; then mkdir -p "$OUT_DIR" && printf '%s\n' "$out" >"$OUT_DIR/$3-$mode-$side.json"; fi

@@ -165,9 +165,26 @@ bool ask_script(const std::string& command, const std::string& expect, std::stri
   return reply.rfind(expect, 0) == 0;
 }
 
-// Reads the stream back through an ordered consumer: sequence -> message index.
+// Reads the stream back message by message (STREAM.MSG.GET): sequence -> message index.
+std::string read_back_by_get(jsCtx* js, const std::string& stream, uint64_t last_seq,
+                             std::map<uint64_t, uint64_t>& stored) {
+  for (uint64_t seq = 1; seq <= last_seq; ++seq) {
+    natsMsg* m = nullptr;
+    jsErrCode jerr = static_cast<jsErrCode>(0);
+    const natsStatus st = js_GetMsg(&m, js, stream.c_str(), seq, nullptr, &jerr);
+    if (st == NATS_NOT_FOUND || jerr == 10037) continue;  // no message at seq
+    if (st != NATS_OK) return err_text("read-back get of sequence " + std::to_string(seq), st);
+    uint64_t idx = 0;
+    if (parse_index(natsMsg_GetData(m), natsMsg_GetDataLength(m), idx)) stored[seq] = idx;
+    natsMsg_Destroy(m);
+  }
+  return {};
+}
+
+// Reads the stream back through an ordered consumer (by MSG.GET where the server cannot make
+// one on a replicated stream): sequence -> message index; `via` says which.
 std::string read_back(jsCtx* js, const std::string& stream, const std::string& filter, uint64_t last_seq,
-                      std::map<uint64_t, uint64_t>& stored) {
+                      std::map<uint64_t, uint64_t>& stored, std::string& via) {
   jsSubOptions so;
   jsSubOptions_Init(&so);
   so.Stream = stream.c_str();
@@ -175,7 +192,11 @@ std::string read_back(jsCtx* js, const std::string& stream, const std::string& f
   natsSubscription* raw = nullptr;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   natsStatus st = js_SubscribeSync(&raw, js, filter.c_str(), nullptr, &so, &jerr);
-  if (st != NATS_OK) return err_text("read-back subscribe (err_code " + std::to_string(jerr) + ")", st);
+  via = "ordered consumer";
+  if (st != NATS_OK) {
+    via = "msg get (ordered consumer: " + err_text("err_code " + std::to_string(jerr), st) + ")";
+    return read_back_by_get(js, stream, last_seq, stored);
+  }
   sub_ptr sub(raw);
   uint64_t seen = 0;
   while (seen < last_seq) {
@@ -287,7 +308,8 @@ result run_js_failover(const config& cfg, progress& prog) {
 
   std::map<uint64_t, uint64_t> stored;
   const cluster_view end = view_of(ctl_js.get(), stream);
-  std::string rb_error = read_back(ctl_js.get(), stream, subject + ".>", end.last_seq, stored);
+  std::string via;
+  std::string rb_error = read_back(ctl_js.get(), stream, subject + ".>", end.last_seq, stored, via);
   const readback_result rb = check_readback(acks, stored);
   if (rb_error.empty() && !rb.ok()) rb_error = "acknowledged messages missing from the stream";
   if (r.error.empty()) r.error = rb_error;
@@ -308,7 +330,7 @@ result run_js_failover(const config& cfg, progress& prog) {
   x["retries"] = {{"timeout", pub.timeouts.load()}, {"no_responders", pub.no_responders.load()},
                   {"unavailable_10008", pub.unavailable.load()}, {"other", pub.other.load()},
                   {"last_error", pub.last_error}};
-  x["readback"] = {{"ok", rb_error.empty() && rb.ok()}, {"error", rb_error}, {"last_seq", end.last_seq},
+  x["readback"] = {{"ok", rb_error.empty() && rb.ok()}, {"error", rb_error}, {"via", via}, {"last_seq", end.last_seq},
                    {"stored", rb.stored}, {"acked_indexes", rb.acked}, {"missing", rb.missing},
                    {"mismatched", rb.mismatched}, {"duplicates", rb.duplicates},
                    {"unacked_stored", rb.unacked_stored}, {"lost_seqs", rb.lost_seqs}};
