@@ -299,8 +299,9 @@ for round in $(seq "$ROUNDS"); do
       failover) metrics=(extra.failover_p50_ms extra.failover_max_ms extra.leader_seen_p50_ms extra.acked extra.readback.missing extra.readback.duplicates) ;;
     esac
     for m in "${metrics[@]}"; do
-      pv=$(jget "${results[$round,$mode,peregrine]:-}" "$m")
-      nv=$(jget "${results[$round,$mode,nats]:-}" "$m")
+      pv="" nv=""  # a failed run's figures are not shown (its !! line says why)
+      [[ $(jget "${results[$round,$mode,peregrine]:-}" ok) == true ]] && pv=$(jget "${results[$round,$mode,peregrine]}" "$m")
+      [[ $(jget "${results[$round,$mode,nats]:-}" ok) == true ]] && nv=$(jget "${results[$round,$mode,nats]}" "$m")
       printf '%-6s %-17s %-20s %14s %14s %9s\n' "$round" "$mode" "${m#extra.}" "${pv:--}" "${nv:--}" "$(ratio "$pv" "$nv")"
     done
     for side in "${sides[@]}"; do
