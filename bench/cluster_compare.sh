@@ -192,7 +192,7 @@ for m in $MODES; do [[ -n ${counts[$m]:-} ]] || die "unknown mode $m"; done
 # served here, in the main shell (it owns the server processes it kills and restarts).
 run_failover() {
   local side=$1 line name report="" ts
-  coproc FO { "$bench_bin" --mode js-failover --url "$(urls_of "$side")" --server-names "$(names_of "$side")" \
+  coproc FO { exec "$bench_bin" --mode js-failover --url "$(urls_of "$side")" --server-names "$(names_of "$side")" \
                 --storage file --replicas 3 --rounds "$FAILOVER_ROUNDS" --pub-timeout "$PUB_TIMEOUT_MS" --size "$SIZE" --subject "cc.fo" \
                 --server-note "$side 3-node cluster" --json --quiet 2>>"$work/failover-$side.err"; }
   fo_pid=$FO_PID
