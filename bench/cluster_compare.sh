@@ -196,7 +196,9 @@ run_failover() {
                 --storage file --replicas 3 --rounds "$FAILOVER_ROUNDS" --pub-timeout "$PUB_TIMEOUT_MS" --size "$SIZE" --subject "cc.fo" \
                 --server-note "$side 3-node cluster" --json --quiet 2>>"$work/failover-$side.err"; }
   fo_pid=$FO_PID
-  local out=${FO[0]} in=${FO[1]}
+  # Our own copies of the pipes: bash closes FO's when the bench exits, maybe before its last line is read.
+  local out in
+  exec {out}<&"${FO[0]}" {in}>&"${FO[1]}"
   while IFS= read -r line <&"$out"; do
     case $line in
       "@kill "*)
@@ -215,6 +217,7 @@ run_failover() {
       *) report=$line ;;
     esac
   done
+  exec {out}<&- {in}>&-
   wait "$fo_pid" 2>/dev/null || true
   fo_pid=
   cat "$work/failover-$side.err" >&2
