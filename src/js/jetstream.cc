@@ -80,12 +80,15 @@ bool jetstream::start(core::service_host& host, std::string& error) {
     return false;
   }
   if (is_hub()) {  // the control plane: only owner 0 serves $JS.API
-    _api_sub = host.subscribe("$JS.API.>", "", this);
-    if (!_domain.empty()) _domain_sub = host.subscribe("$JS." + _domain + ".API.>", "", this);
-    if (_api_sub == 0) {
-      error = "cannot subscribe $JS.API.>";
-      return false;
-    }
+    for (const std::string& api : api_prefixes())
+      for (const std::string& pattern : hub_api_patterns(_owners->size())) {
+        const std::uint64_t id = host.subscribe(api + pattern, "", this);
+        if (id == 0) {
+          error = "cannot subscribe " + api + pattern;
+          return false;
+        }
+        _api_subs.push_back(id);
+      }
   }
   host.add_poller(this);
   load_streams();
@@ -123,9 +126,7 @@ void jetstream::stop() {
           "{} streams closed in {} ms",
           states.size(), (t2 - t1) / base::kMilli, (t1 - t0) / base::kMilli, _streams.size(),
           (clk.monotonic_ns() - t2) / base::kMilli);
-  if (_api_sub) _host->unsubscribe(_api_sub);
-  if (_domain_sub) _host->unsubscribe(_domain_sub);
-  _api_sub = _domain_sub = 0;
+  for (auto id : std::exchange(_api_subs, {})) _host->unsubscribe(id);
 }
 
 std::size_t jetstream::poll(base::nanos) {
@@ -158,16 +159,38 @@ std::size_t jetstream::poll_groups(std::int64_t t) {
 
 void jetstream::wake(stream_group& g) { _active.wake(g); }
 
+std::vector<std::string> jetstream::api_prefixes() const {
+  std::vector<std::string> out{"$JS.API"};
+  if (!_domain.empty()) out.push_back("$JS." + _domain + ".API");
+  return out;
+}
+
+// One owner: the whole API. Several: every API subject except the 7-token
+// CONSUMER.MSG.NEXT.<stream>.<consumer>, which each owner (the hub too) subscribes for its
+// own streams, so a pull reaches only its owner's ring (no copy for the hub to parse and
+// drop), and except DIRECT.>, which the streams' responders serve on their owners (where
+// none is, the core's own no-responders status is what the hub would have sent). The
+// patterns are disjoint: no subject is delivered twice. What they leave out besides is an
+// unknown multi-token API subject (say $JS.API.FOO.BAR), which then has no responders
+// instead of the hub's bad-request reply.
+std::vector<std::string> jetstream::hub_api_patterns(std::size_t owners) {
+  if (owners <= 1) return {".>"};
+  std::vector<std::string> out{".*", ".STREAM.>", ".META.>", ".ACCOUNT.>", ".SERVER.>", ".CONSUMER.*",
+                               // MSG with 1, 2 or 4+ tokens after it (malformed pulls: answered as before)
+                               ".CONSUMER.MSG.*", ".CONSUMER.MSG.*.*", ".CONSUMER.MSG.*.*.*.>"};
+  for (const char* op : {"CREATE", "DURABLE", "INFO", "DELETE", "NAMES", "LIST", "PAUSE", "UNPIN", "RESET", "LEADER"})
+    out.push_back(std::string(".CONSUMER.") + op + ".>");
+  return out;
+}
+
 void jetstream::place(std::unique_ptr<stream_group> g) {
   _active.add(*g);
   const std::string name = g->name();
-  if (!is_hub()) {
-    // Pulls go straight to the owner thread: routing carries them to its ring (the hub's
-    // $JS.API.> sees them too and leaves them to this subscription).
+  if (_owners->size() > 1) {
+    // Pulls go straight to the owner thread: routing carries them to its ring.
     auto& ids = _next_subs[name];
-    for (const std::string& api : {std::string("$JS.API"), _domain.empty() ? std::string() : "$JS." + _domain + ".API"})
-      if (!api.empty())
-        if (auto id = _host->subscribe(api + ".CONSUMER.MSG.NEXT." + name + ".*", "", this); id != 0) ids.push_back(id);
+    for (const std::string& api : api_prefixes())
+      if (auto id = _host->subscribe(api + ".CONSUMER.MSG.NEXT." + name + ".*", "", this); id != 0) ids.push_back(id);
   }
   _streams.emplace(name, std::move(g));
 }
@@ -220,7 +243,6 @@ bool jetstream::forward(std::string_view rest, const core::inbound_msg& m) {
     if (changes) report_later(name);
     return false;
   }
-  if (rest.starts_with("CONSUMER.MSG.NEXT.")) return true;  // its owner subscribes the subject itself
   // Counted here, where INFO is answered (as dispatch counts it).
   _api_total.fetch_add(1, std::memory_order_relaxed);
   if (changes) _inflight = std::string(name);
@@ -329,6 +351,7 @@ stream_group* jetstream::group_of(std::string_view name) {
 
 void jetstream::on_msg(const core::inbound_msg& in) {
   PG_ASSERT_OWNER(_thread);
+  _msgs_in.fetch_add(1, std::memory_order_relaxed);
   core::inbound_msg m = in;
   std::string_view rest = m.subject;
   std::string rewritten;

@@ -169,6 +169,10 @@ class jetstream final : public core::service, public core::internal_handler, pub
   bool all_loaded();
   // Hub: STREAM.LIST pages gather stream infos from the owners holding them.
   void list_streams(std::string reply, ojson head, std::vector<std::string> names);
+  // "$JS.API" and, with a domain, "$JS.<domain>.API".
+  std::vector<std::string> api_prefixes() const;
+  // What the hub subscribes under each prefix with `owners` owner threads.
+  static std::vector<std::string> hub_api_patterns(std::size_t owners);
   // Runs `fn` on owner `to` in its next poll, after its rings were drained.
   void post_task(std::size_t to, std::function<void()> fn);
   // Consumers added or removed here (account INFO sums them over the owners).
@@ -267,9 +271,11 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // own calls (a pull status reply sent to an API subject).
   std::vector<std::unique_ptr<stream_group>> _retired_streams;
   active_set<stream_group> _active;
-  std::uint64_t _api_sub = 0;
-  std::uint64_t _domain_sub = 0;
-  // Owners other than the hub: each stream's MSG.NEXT subscriptions.
+  // The hub's $JS.API subscriptions (hub_api_patterns under each of api_prefixes).
+  std::vector<std::uint64_t> _api_subs;
+  // Messages this instance's own subscriptions received (API requests, pulls), for /metrics.
+  std::atomic<std::uint64_t> _msgs_in{0};
+  // With several owners: each stream's MSG.NEXT subscriptions.
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> _next_subs;
   std::unique_ptr<snapshot_sessions> _snapshots;  // created by the first snapshot or restore
 };

@@ -146,6 +146,10 @@ void jetstream::monitor_metrics(std::string& out) {
   auto family = [&](const char* name, const char* type, const char* help) {
     out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
   };
+  family("peregrine_jetstream_owner_messages_total", "counter",
+         "API requests and pulls this JetStream owner thread handled (its own subscriptions, and requests the control plane forwarded to it).");
+  out += fmt::format("peregrine_jetstream_owner_messages_total{{owner=\"{}\"}} {}\n", _index,
+                     _msgs_in.load(std::memory_order_relaxed));
   family("peregrine_stream_messages", "gauge", "Messages stored in the stream.");
   for (auto& [name, g] : _streams)
     out += fmt::format("peregrine_stream_messages{{stream=\"{}\"}} {}\n", name,
