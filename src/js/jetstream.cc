@@ -173,7 +173,7 @@ std::vector<std::string> jetstream::api_prefixes() const {
 // patterns are disjoint: no subject is delivered twice. What they leave out besides is an
 // unknown multi-token API subject (say $JS.API.FOO.BAR), which then has no responders
 // instead of the hub's bad-request reply.
-std::vector<std::string> jetstream::hub_api_patterns(std::size_t owners) {
+std::vector<std::string> hub_api_patterns(std::size_t owners) {
   if (owners <= 1) return {".>"};
   std::vector<std::string> out{".*", ".STREAM.>", ".META.>", ".ACCOUNT.>", ".SERVER.>", ".CONSUMER.*",
                                // MSG with 1, 2 or 4+ tokens after it (malformed pulls: answered as before)

@@ -62,6 +62,11 @@ constexpr std::size_t owner_of(std::string_view account, std::string_view name, 
   return owners <= 1 ? 0 : std::size_t(placement_hash(account, name) % owners);
 }
 
+// What the hub subscribes under "$JS.API" (and a domain's prefix) with `owners` owner
+// threads: everything with one; with several, disjoint patterns that leave out the pulls
+// (CONSUMER.MSG.NEXT.<stream>.<consumer>) and DIRECT.>, which the owners serve themselves.
+std::vector<std::string> hub_api_patterns(std::size_t owners);
+
 // One stream in the hub's placement table: its owner and the config it last reported
 // (for overlap checks, mirror rules, reservations, NAMES and DIRECT.GET without asking).
 struct placed_stream {

@@ -171,8 +171,6 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void list_streams(std::string reply, ojson head, std::vector<std::string> names);
   // "$JS.API" and, with a domain, "$JS.<domain>.API".
   std::vector<std::string> api_prefixes() const;
-  // What the hub subscribes under each prefix with `owners` owner threads.
-  static std::vector<std::string> hub_api_patterns(std::size_t owners);
   // Runs `fn` on owner `to` in its next poll, after its rings were drained.
   void post_task(std::size_t to, std::function<void()> fn);
   // Consumers added or removed here (account INFO sums them over the owners).

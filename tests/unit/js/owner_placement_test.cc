@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "src/core/subject.h"
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,29 @@ TEST(Placement, OwnersAreStable) {
       {"a", 0xaf63dc4c8601ec8cull % 4}, {"foobar", 0x85944171f73967e8ull % 3}, {"", 0xcbf29ce484222325ull % 5}};
   for (const auto& [name, owner] : pinned) EXPECT_EQ(owner_of(name, name == "a" ? 4 : name.empty() ? 5 : 3), owner);
   static_assert(owner_of("foobar", 3) == 0x85944171f73967e8ull % 3, "computable at compile time");
+}
+
+// The hub's API subscriptions with several owners: each API subject reaches it through at
+// most one pattern (never twice), and every one but a pull or a direct get reaches it.
+TEST(Placement, HubPatternsAreDisjointAndLeaveOutPullsAndDirectGets) {
+  EXPECT_EQ(hub_api_patterns(1), std::vector<std::string>{".>"});
+  const auto patterns = hub_api_patterns(2);
+  auto matches = [&](const std::string& subject) {
+    int n = 0;
+    for (const auto& p : patterns) n += core::subject_matches("$JS.API" + p, subject);
+    return n;
+  };
+  for (const char* served :
+       {"$JS.API.INFO", "$JS.API.NOPE", "$JS.API.STREAM.CREATE.S", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.MSG.GET.S",
+        "$JS.API.CONSUMER.CREATE.S", "$JS.API.CONSUMER.CREATE.S.C.f.>", "$JS.API.CONSUMER.DURABLE.CREATE.S.C",
+        "$JS.API.CONSUMER.INFO.S.C", "$JS.API.CONSUMER.DELETE.S.C", "$JS.API.CONSUMER.NAMES.S", "$JS.API.CONSUMER.LIST.S",
+        "$JS.API.CONSUMER.PAUSE.S.C", "$JS.API.CONSUMER.UNPIN.S.C", "$JS.API.CONSUMER.RESET.S.C",
+        "$JS.API.CONSUMER.LEADER.STEPDOWN.S.C", "$JS.API.CONSUMER.NOPE", "$JS.API.CONSUMER.MSG.NEXT",
+        "$JS.API.CONSUMER.MSG.NEXT.S", "$JS.API.CONSUMER.MSG.NEXT.S.C.extra", "$JS.API.META.LEADER.STEPDOWN",
+        "$JS.API.ACCOUNT.PURGE.A", "$JS.API.SERVER.REMOVE"})
+    EXPECT_EQ(matches(served), 1) << served;
+  for (const char* owners_own : {"$JS.API.CONSUMER.MSG.NEXT.S.C", "$JS.API.DIRECT.GET.S", "$JS.API.DIRECT.GET.S.a.b"})
+    EXPECT_EQ(matches(owners_own), 0) << owners_own;
 }
 
 TEST(Placement, OneOwnerTakesEverything) {
