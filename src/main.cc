@@ -228,8 +228,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (opts.jetstream)
-      PG_INFO("JetStream runs standalone on this server: streams are not replicated or shared with the cluster "
-              "(the servers only form the meta group)");
+      PG_INFO("JetStream in a cluster: streams with num_replicas > 1 are replicated over the meta group's "
+              "servers; R1 streams stay on the server that created them");
   }
   core::server_options configured = opts;  // as configured (port -1 unresolved): reloads diff against it
   if (opts.jetstream) {
@@ -366,6 +366,7 @@ int main(int argc, char** argv) {
   }
   PG_INFO("Initiating Shutdown...");
   srv.shutdown();
+  if (repl) repl->stop();  // its event sink points into JetStream, destroyed with the server
   if (!ports_file.empty()) unlink(ports_file.c_str());
   if (!opts.pid_file.empty()) unlink(opts.pid_file.c_str());
   PG_INFO("Server Exiting..");

@@ -5,6 +5,7 @@
 // JetStream API read the meta group's state and ask it to step down. Every call is
 // thread-safe and returns at once.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,69 @@ struct meta_status {
   std::vector<meta_peer_status> replicas;  // the other members (filled on the leader)
 };
 
+// Replicated groups other than the meta group (a stream's), as JetStream drives them from its
+// owner thread: events come out of the replication thread through a sink that must only
+// enqueue (false: full, offered again later, in order).
+struct group_event {
+  enum class kind : std::uint8_t { apply, role };
+  kind what = kind::apply;
+  std::uint64_t group = 0;
+  std::uint64_t index = 0;  // apply: the committed entry's index, term and type
+  std::uint64_t term = 0;   // apply: the entry's term; role: the group's current term
+  std::uint8_t type = 1;    // repl::entry_type (1 command, 2 barrier, 3 change)
+  std::vector<std::uint8_t> data;
+  bool leader = false;      // role: this server leads the group
+  std::string leader_name;  // role: the known leader ("" while none)
+};
+
+struct group_propose_result {
+  enum class status : std::uint8_t { ok, not_leader, failed };
+  status st = status::failed;
+  std::uint64_t index = 0;
+};
+
+struct group_progress {
+  bool running = false;
+  std::string leader;
+  std::uint64_t commit = 0;
+  struct peer {
+    std::string name;
+    bool offline = false;
+    std::uint64_t match = 0;          // on the leader: the log index it is known to hold
+    std::int64_t since_rx_ms = -1;    // since a frame last came from its server, -1 never
+  };
+  std::vector<peer> peers;  // every member, this server included
+};
+
 class cluster_replication {
  public:
   virtual ~cluster_replication() = default;
+  // Every group's events, the meta group's applies included (set once, before the host runs).
+  virtual void set_group_events(std::function<bool(group_event&)> sink) { (void)sink; }
+  // Starts (or, after a restart, resumes from the journal) group `id` with these members.
+  virtual void create_group(std::uint64_t id, std::vector<std::string> members) {
+    (void)id;
+    (void)members;
+  }
+  virtual void remove_group(std::uint64_t id) { (void)id; }
+  // Proposes `data` if this server still leads `group` in `term`. Waits for the replication
+  // thread's next turn (the caller needs the entry's index).
+  virtual group_propose_result propose(std::uint64_t group, std::uint64_t term, std::vector<std::uint8_t> data) {
+    (void)group;
+    (void)term;
+    (void)data;
+    return {};
+  }
+  // The group's progress as its leader sees it (waits for the replication thread's turn).
+  virtual group_progress progress(std::uint64_t group) {
+    (void)group;
+    return {};
+  }
+  // Hands the group's leadership to its most caught-up member (forwarded from a follower).
+  virtual bool group_stepdown(std::uint64_t group) {
+    (void)group;
+    return false;
+  }
   virtual void route_peer(const std::string& name, const std::string& host, int repl_port,
                           bool up) = 0;
   virtual meta_status meta() const = 0;

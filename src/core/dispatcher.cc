@@ -160,6 +160,7 @@ void dispatcher::apply(shard_msg& m) {
       s->account = m.account;
       s->via_route = m.via_route;
       s->weight = m.weight;
+      s->announce = m.announce;
       auto& slot = _remote[m.conn_id][m.sid];
       if (slot) {
         subs_for(slot->account).remove(slot.get());
@@ -481,8 +482,12 @@ std::uint64_t dispatcher::subscribe(std::string_view subject, std::string_view q
   return subscribe_in(kGlobalAccount, subject, queue, h);
 }
 
+std::uint64_t dispatcher::subscribe_cluster(std::string_view subject, internal_handler* h) {
+  return subscribe_in(kGlobalAccount, subject, {}, h, true);
+}
+
 std::uint64_t dispatcher::subscribe_in(std::uint32_t account, std::string_view subject, std::string_view queue,
-                                       internal_handler* h) {
+                                       internal_handler* h, bool announce) {
   auto s = std::make_unique<subscription>();
   s->account = account;
   const std::uint64_t id = _next_internal_sid++;
@@ -493,8 +498,10 @@ std::uint64_t dispatcher::subscribe_in(std::uint32_t account, std::string_view s
   s->conn_id = 0;
   s->conn = &_internal;
   s->handler = h;
+  s->announce = announce;
   if (!subs_for(account).insert(s.get()).ok()) return 0;
   ++_sub_stats.inserts;
+  interest_change(*s, +1);  // only an announced one, on shard 0
   broadcast_sub(shard_msg::kind::sub_add, _internal, *s);
   _internal.subs.emplace(s->sid, std::move(s));
   return id;

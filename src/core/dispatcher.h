@@ -71,6 +71,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void stop_services();
   // service_host
   std::uint64_t subscribe(std::string_view subject, std::string_view queue, internal_handler* h) override;
+  std::uint64_t subscribe_cluster(std::string_view subject, internal_handler* h) override;
   void unsubscribe(std::uint64_t id) override;
   void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                std::string_view payload) override;
@@ -88,7 +89,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   int wake_eventfd() override;
   // The same in another account (the system account's services and events, system_account.h).
   std::uint64_t subscribe_in(std::uint32_t account, std::string_view subject, std::string_view queue,
-                             internal_handler* h);
+                             internal_handler* h, bool announce = false);
   void publish_in(std::uint32_t account, std::string_view subject, std::string_view reply,
                   std::string_view headers, std::string_view payload);
   bool has_interest_in(std::uint32_t account, std::string_view subject) { return subs_for(account).has_match(subject); }
@@ -155,7 +156,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void route_msg(client& c, const route_op& op);
   // Local interest as the cluster sees it (shard 0 with a cluster): RS+/RS- on changes.
   bool counts_as_interest(const subscription& s) const {
-    return _index == 0 && _srv.routes && s.conn_id != 0 && !s.via_route && !s.handler;
+    return _index == 0 && _srv.routes && !s.via_route && (s.announce || (s.conn_id != 0 && !s.handler));
   }
   void interest_change(const subscription& s, int delta);
   // "account subject[ queue]": the RS+ arguments without the weight.

@@ -221,6 +221,7 @@ void dispatcher::broadcast_sub(shard_msg::kind k, client& c, const subscription&
       m.account = s.account;
       m.via_route = s.via_route;
       m.weight = s.weight;
+      m.announce = s.announce;
     }
     post(to, std::move(m));
   }

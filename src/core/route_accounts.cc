@@ -56,6 +56,7 @@ void dispatcher::rebuild_interest() {
   for (const auto& [conn, subs] : _remote)
     for (const auto& [sid, s] : subs)
       if (s) add(*s);
+  for (const auto& [sid, s] : _internal.subs) add(*s);
   // Responses to service requests made here, answered on another server.
   const std::string replies = service_reply_prefix() + ">";
   for (const auto& importer : accounts)

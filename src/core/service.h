@@ -46,6 +46,12 @@ class service_host {
   // 0 if the subject is invalid.
   virtual std::uint64_t subscribe(std::string_view subject, std::string_view queue,
                                   internal_handler* h) = 0;
+  // The same, and announced to the cluster's routes (RS+), so publishes on other servers reach
+  // it: a replicated stream's subjects on its leader, the cluster's internal JetStream
+  // requests. No queue group.
+  virtual std::uint64_t subscribe_cluster(std::string_view subject, internal_handler* h) {
+    return subscribe(subject, {}, h);
+  }
   virtual void unsubscribe(std::uint64_t id) = 0;
   // Publishes as the server; headers may be empty.
   virtual void publish(std::string_view subject, std::string_view reply, std::string_view headers,

@@ -35,6 +35,7 @@ struct shard_msg {
   std::uint32_t account = 0;   // sub_add: the subscriber's account
   bool via_route = false;                 // sub_add: a route's interest
   std::uint32_t weight = 1;               // sub_add
+  bool announce = false;                  // sub_add: an internal subscription announced to routes
   std::shared_ptr<const shared_msg> msg;  // deliver
   std::vector<delivery_target> targets;   // deliver
 };

@@ -28,6 +28,7 @@ struct subscription {
   internal_handler* handler = nullptr;  // set for server-internal subscriptions (JetStream)
   bool via_route = false;       // interest of another server, held by a route connection
   std::uint32_t weight = 1;     // a route's queue interest: members behind it (RS+ weight)
+  bool announce = false;        // an internal subscription the cluster sees (RS+): replicated JetStream
 };
 
 struct match_result {

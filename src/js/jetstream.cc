@@ -13,6 +13,7 @@
 #include "src/core/subject_overlap.h"
 #include "src/js/api_worker.h"
 #include "src/js/big_request.h"
+#include "src/js/cluster_streams.h"
 #include "src/js/json_util.h"
 #include "src/js/stream_source.h"
 #include "src/js/jetstream_service.h"
@@ -91,6 +92,10 @@ bool jetstream::start(core::service_host& host, std::string& error) {
       }
   }
   host.add_poller(this);
+  if (is_hub() && host.replication()) {
+    _cluster = std::make_unique<cluster_streams>(host, *host.replication(), _domain);
+    _cluster->start();
+  }
   load_streams();
   // What this owner restored joins the hub's table (the hub's own streams directly).
   for (const auto& [name, g] : _streams) {
@@ -135,6 +140,7 @@ std::size_t jetstream::poll(base::nanos) {
   std::size_t work = _tasks.size();
   for (auto& task : std::exchange(_tasks, {})) task();
   work += poll_groups(now());
+  if (_cluster) work += _cluster->poll(now());
   if (!_all_loaded && is_hub() && all_loaded()) ++work;  // what waited for the owners goes now
   work += poll_big_info();
   work += poll_big();
@@ -367,6 +373,7 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     return;
   }
   if (rest == "META.LEADER.STEPDOWN" && _host->replication()) return api_meta_stepdown(m);
+  if (_cluster && _cluster->on_api(rest, m)) return;  // a replicated stream's request
   if (rest.starts_with("DIRECT.")) {
     // Served by the stream's own responder (on its owner); nothing answers for a stream that
     // does not exist or does not allow direct gets (or a subject no stream subscribes).

@@ -33,6 +33,7 @@ class file_store;
 namespace js {
 
 class api_worker;
+class cluster_streams;
 
 class jetstream final : public core::service, public core::internal_handler, public shard::poller, public group_host {
  public:
@@ -276,6 +277,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // With several owners: each stream's MSG.NEXT subscriptions.
   std::map<std::string, std::vector<std::uint64_t>, std::less<>> _next_subs;
   std::unique_ptr<snapshot_sessions> _snapshots;  // created by the first snapshot or restore
+  // Hub in a cluster with a meta group: the replicated streams (cluster_streams.h).
+  std::unique_ptr<cluster_streams> _cluster;
 };
 
 }  // namespace js

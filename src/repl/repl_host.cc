@@ -185,7 +185,7 @@ void repl_host::start_group(const group_definition& def, const recovered_group* 
   cfg.election_timeout_ms = _o.election_timeout_ms;
   cfg.heartbeat_timeout_ms = _o.heartbeat_timeout_ms;
   cfg.seed = std::random_device{}();
-  if (def.group == kMetaGroup) slot.apply = _meta_apply;
+  slot.apply = def.group == kMetaGroup ? _meta_apply : group_apply_fn();
   if (!rec) _journal->define_group(def);  // written (synced) with the group's first records
   auto [it, added] = _groups.emplace(def.group, std::move(slot));
   if (!added) return;
@@ -228,6 +228,7 @@ void repl_host::offer_applies(group_slot& g) {
     if (g.def.group == kMetaGroup) _meta_applied.fetch_add(1, std::memory_order_relaxed);
     g.unapplied.pop_front();
   }
+  if (g.def.group != kMetaGroup) report_role(g);
 }
 
 void repl_host::fire_timers(std::uint64_t now) {
@@ -475,7 +476,7 @@ int repl_host::poll_timeout_ms(std::uint64_t now) const {
     wait = std::min<std::uint64_t>(wait, _view_since_ms + _o.settle_ms - now);
   if (_journal && !_journal->idle() && !_completions_signal) wait = std::min<std::uint64_t>(wait, 1);
   for (const auto& [id, g] : _groups)
-    if (!g.unapplied.empty()) wait = std::min<std::uint64_t>(wait, 1);
+    if (!g.unapplied.empty() || role_unreported(g)) wait = std::min<std::uint64_t>(wait, 1);
   return int(wait);
 }
 

@@ -71,6 +71,14 @@ class repl_host final : public core::cluster_replication {
                   bool up) override;
   core::meta_status meta() const override;
   bool meta_stepdown() override;
+  // Stream groups (repl_groups.cc).
+  void set_group_events(std::function<bool(core::group_event&)> sink) override;
+  void create_group(std::uint64_t id, std::vector<std::string> members) override;
+  void remove_group(std::uint64_t id) override;
+  core::group_propose_result propose(std::uint64_t group, std::uint64_t term,
+                                     std::vector<std::uint8_t> data) override;
+  core::group_progress progress(std::uint64_t group) override;
+  bool group_stepdown(std::uint64_t group) override;
 
   std::uint64_t meta_applied() const { return _meta_applied.load(); }
 
@@ -92,6 +100,10 @@ class repl_host final : public core::cluster_replication {
     std::uint64_t timer_at = 0;
     apply_fn apply;
     std::deque<committed_entry> unapplied;  // committed, not yet taken by the owner
+    // The role last reported to the group's owner (stream groups: repl_groups.cc).
+    bool reported_leader = false;
+    std::uint64_t reported_term = 0;
+    std::uint64_t reported_leader_id = ~0ull;
   };
   struct timer {
     std::uint64_t at;
@@ -114,12 +126,17 @@ class repl_host final : public core::cluster_replication {
   void notify_durable(std::uint64_t now);
   void handle(group_slot& g, actions& a, std::uint64_t now);
   void offer_applies(group_slot& g);
+  bool report_role(group_slot& g);  // false: the owner's queue is full, try again
+  template <class F>
+  auto call_sync(F fn) -> decltype(fn());
   void start_group(const group_definition& def, const recovered_group* rec, std::uint64_t now);
   void stepdown(std::uint64_t group, std::uint64_t now);
   void refresh_view(std::uint64_t now);
   void try_bootstrap(std::uint64_t now);
   void publish_status(std::uint64_t now);
   int poll_timeout_ms(std::uint64_t now) const;
+  apply_fn group_apply_fn();  // a stream group's: its entries as events to _group_sink
+  bool role_unreported(const group_slot& g) const;
 
   const repl_host_options _o;
   int _listen_fd = -1;
@@ -147,6 +164,7 @@ class repl_host final : public core::cluster_replication {
   std::map<std::uint64_t, group_slot> _groups;
   std::priority_queue<timer, std::vector<timer>, std::greater<timer>> _timers;
   apply_fn _meta_apply;
+  std::function<bool(core::group_event&)> _group_sink;
   std::atomic<std::uint64_t> _meta_applied{0};
 };
 

@@ -1,0 +1,570 @@
+#include "src/js/cluster_streams.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "src/base/go_text.h"
+#include "src/base/log.h"
+#include "src/js/cluster_info.h"
+#include "src/js/json_util.h"
+#include "src/js/placement.h"
+#include "src/js/stream_replica.h"
+#include "src/js/stream_config.h"
+#include "storage/memory_store.h"
+
+namespace js {
+
+namespace re = repl_entries;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+constexpr std::uint64_t kMetaGroup = 1;          // repl::kMetaGroup (src/repl/repl_host.h)
+constexpr const char* kAccount = "$G";           // one account until accounts are clustered
+constexpr std::int64_t kAnswerWindowNs = 10'000'000'000;  // a create's reply waits this long
+constexpr int kMaxHops = 2;
+
+std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
+
+// The stream's Raft group id: unique per incarnation of the name (a re-created stream gets a
+// new group, so a replica never mistakes an old log for its own); 0 and 1 are taken.
+std::uint64_t group_id_for(const std::string& name, std::int64_t created_ns) {
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(name);
+  mix("/");
+  mix(std::to_string(created_ns));
+  return h < 2 ? h + 2 : h;
+}
+
+ojson typed(std::string_view type, ojson body) {
+  ojson j = ojson::object();
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  for (auto it = body.begin(); it != body.end(); ++it) j[it.key()] = std::move(it.value());
+  return j;
+}
+
+// The replicated_log of one stream group, as its owner thread sees it: role and term as of
+// the last event it applied; proposals go to the replication thread with that term.
+class remote_log final : public repl::replicated_log {
+ public:
+  remote_log(core::cluster_replication& r, std::uint64_t group) : _repl(r), _group(group) {}
+  repl::propose_result propose(std::span<const std::uint8_t> data) override {
+    using st = core::group_propose_result::status;
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    const auto r = _repl.propose(_group, term_, std::vector<std::uint8_t>(data.begin(), data.end()));
+    if (r.st == st::ok) return {repl::propose_status::ok, r.index};
+    return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
+  }
+  bool is_leader() const override { return leader; }
+  std::uint64_t term() const override { return term_; }
+
+  bool leader = false;
+  std::uint64_t term_ = 0;
+
+ private:
+  core::cluster_replication& _repl;
+  std::uint64_t _group;
+};
+
+}  // namespace
+
+struct cluster_streams::sub_handler final : core::internal_handler {
+  cluster_streams* owner = nullptr;
+  hosted* h = nullptr;
+  void on_msg(const core::inbound_msg& m) override { owner->on_publish(*h, m); }
+};
+
+struct cluster_streams::hosted {
+  re::stream_assign assignment;
+  stream_config cfg;
+  std::unique_ptr<storage::memory_store> store;
+  std::unique_ptr<remote_log> log;
+  std::unique_ptr<stream_replica> replica;
+  std::string leader_name;
+  std::vector<std::uint64_t> subs;  // the stream's subjects, while this server leads
+  sub_handler handler;
+  std::uint64_t next_token = 1;
+  std::map<std::uint64_t, std::string> replies;  // token -> reply subject
+  // token -> what kind of API reply it gets ("" = a PubAck)
+  std::map<std::uint64_t, std::string> api_type;
+};
+
+cluster_streams::cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain)
+    : _host(host), _repl(repl), _domain(std::move(domain)), _self(host.server_name()), _meta(_self),
+      _events(16384) {}
+
+// The replication thread stops before the services are destroyed (src/main.cc).
+cluster_streams::~cluster_streams() = default;
+
+void cluster_streams::start() {
+  const int wake = _host.wake_eventfd();
+  _repl.set_group_events([this, wake](core::group_event& ev) {
+    if (!_events.try_push(std::move(ev))) return false;
+    if (wake >= 0) {
+      const std::uint64_t one = 1;
+      (void)!::write(wake, &one, sizeof one);
+    }
+    return true;
+  });
+  _sub = _host.subscribe_cluster(prefix_of(_self) + ">", this);
+}
+
+std::vector<std::string> cluster_streams::names() const {
+  std::vector<std::string> out;
+  for (const auto& [k, s] : _meta.streams()) out.push_back(k.second);
+  return out;
+}
+
+bool cluster_streams::is_replicated(std::string_view name) const {
+  return _meta.find(kAccount, std::string(name)) != nullptr;
+}
+
+bool cluster_streams::meta_leader(std::string& leader) const {
+  const auto m = _repl.meta();
+  leader = m.leader;
+  return m.running && m.self_leader;
+}
+
+void cluster_streams::respond(std::string_view reply, const ojson& j) {
+  if (!reply.empty()) _host.publish(reply, "", "", j.dump());
+}
+
+void cluster_streams::respond_error(std::string_view reply, std::string_view type, const api_error& e) {
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  j["error"] = to_json(e);
+  respond(reply, j);
+}
+
+void cluster_streams::forward(const std::string& server, std::string_view what, const core::inbound_msg& m,
+                              int hops) {
+  const std::string subject = prefix_of(server) + std::to_string(hops + 1) + "." + std::string(what);
+  _host.publish(subject, m.reply, m.headers, m.payload);
+}
+
+// ---- API
+
+bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, int hops) {
+  auto token_after = [&](std::string_view p) -> std::optional<std::string_view> {
+    if (!rest.starts_with(p)) return std::nullopt;
+    std::string_view t = rest.substr(p.size());
+    if (t.empty() || t.find('.') != std::string_view::npos) return std::nullopt;
+    return t;
+  };
+  if (auto name = token_after("STREAM.CREATE.")) {
+    if (is_replicated(*name)) {
+      api_create(*name, m, hops);
+      return true;
+    }
+    // Only a create asking for replicas is ours; the config's checks come first (the hub's).
+    stream_config cfg;
+    if (parse_stream_config(m.payload, cfg) || cfg.num_replicas <= 1) return false;
+    api_create(*name, m, hops);
+    return true;
+  }
+  if (auto name = token_after("STREAM.DELETE.")) {
+    if (!is_replicated(*name)) return false;
+    api_delete(*name, m, hops);
+    return true;
+  }
+  for (std::string_view p : {"STREAM.INFO.", "STREAM.PURGE.", "STREAM.MSG.GET.", "STREAM.LEADER.STEPDOWN.",
+                             "STREAM.UPDATE."}) {
+    if (auto name = token_after(p)) {
+      if (!is_replicated(*name)) return false;
+      p.remove_suffix(1);
+      api_at_leader(p.substr(7), *name, m, hops);
+      return true;
+    }
+  }
+  return false;
+}
+
+void cluster_streams::api_create(std::string_view name, const core::inbound_msg& m, int hops) {
+  constexpr std::string_view type = "stream_create_response";
+  std::string leader;
+  if (!meta_leader(leader)) {
+    if (leader.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+    return forward(leader, "STREAM.CREATE." + std::string(name), m, hops);
+  }
+  stream_config cfg;
+  if (auto e = parse_stream_config(m.payload, cfg)) return respond_error(m.reply, type, *e);
+  if (name != cfg.name) return respond_error(m.reply, type, make_error(err::name_mismatch));
+  if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
+  const std::int64_t now = _host.clk().wall_ns();
+  if (const auto* s = _meta.find(kAccount, cfg.name)) {
+    stream_config old;
+    const bool parsed = !parse_stream_config(s->assignment.config_json, old) && !normalise(old);
+    if (!parsed || !same_config(old, cfg)) return respond_error(m.reply, type, make_error(err::name_in_use));
+    // The same config again: its leader answers (as for a fresh create).
+    for (const auto& p : s->assignment.peers) {
+      core::inbound_msg n = m;
+      n.payload = cfg.name;
+      forward(p, "CREATED", n, kMaxHops);
+    }
+    return;
+  }
+  if (_creating.count(cfg.name)) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  // Candidates: the meta group's members as the leader sees them.
+  const auto meta = _repl.meta();
+  std::vector<placement_candidate> cands;
+  cands.push_back({_self, meta.cluster, {}, false, _meta.assets_on(_self)});
+  for (const auto& r : meta.replicas) cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
+  placement_request req;
+  req.replicas = unsigned(cfg.num_replicas);
+  req.default_cluster = meta.cluster;
+  const auto placed = place_replicas(req, cands);
+  if (placed.error) return respond_error(m.reply, type, *placed.error);
+  re::stream_assign a;
+  a.account = kAccount;
+  a.name = cfg.name;
+  a.config_json = to_json(cfg, false).dump();
+  a.peers = placed.peers;
+  a.created_ns = now;
+  a.group_id = group_id_for(cfg.name, now);
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{a}));
+  if (r.st != core::group_propose_result::status::ok)
+    return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  _creating[cfg.name] = {std::string(m.reply), now + kAnswerWindowNs};
+}
+
+void cluster_streams::api_delete(std::string_view name, const core::inbound_msg& m, int hops) {
+  constexpr std::string_view type = "stream_delete_response";
+  std::string leader;
+  if (!meta_leader(leader)) {
+    if (leader.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+    return forward(leader, "STREAM.DELETE." + std::string(name), m, hops);
+  }
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::stream_remove{kAccount, std::string(name)}}));
+  if (r.st != core::group_propose_result::status::ok)
+    return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  _deleting[std::string(name)] = {std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs};
+}
+
+void cluster_streams::api_at_leader(std::string_view what, std::string_view name, const core::inbound_msg& m,
+                                    int hops) {
+  const std::string rest = "STREAM." + std::string(what) + "." + std::string(name);
+  auto it = _hosted.find(name);
+  if (it != _hosted.end() && it->second->log->leader && it->second->replica->ready())
+    return serve_at_leader(*it->second, what, m);
+  std::string target;
+  if (it != _hosted.end()) target = it->second->leader_name;
+  if (target.empty() || target == _self) {
+    // Not hosted here: one of its peers knows the leader.
+    const auto* s = _meta.find(kAccount, std::string(name));
+    if (it == _hosted.end() && s && !s->assignment.peers.empty()) target = s->assignment.peers.front();
+  }
+  std::string type = what == "INFO" ? "stream_info_response"
+                     : what == "PURGE" ? "stream_purge_response"
+                     : what == "MSG.GET" ? "stream_msg_get_response"
+                     : what == "UPDATE" ? "stream_update_response"
+                                        : "stream_leader_stepdown_response";
+  if (target.empty() || target == _self || hops >= kMaxHops)
+    return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  forward(target, rest, m, hops);
+}
+
+void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m) {
+  const std::int64_t now = _host.clk().wall_ns();
+  if (what == "INFO") return respond(m.reply, typed("stream_info_response", stream_info(h, now)));
+  if (what == "LEADER.STEPDOWN") {
+    _repl.group_stepdown(h.assignment.group_id);
+    return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_leader_stepdown_response"},
+                                  {"success", true}});
+  }
+  if (what == "UPDATE")
+    return respond_error(m.reply, "stream_update_response",
+                         make_error(err::stream_update, "updates of replicated streams are not supported yet"));
+  if (what == "MSG.GET") {
+    constexpr std::string_view type = "stream_msg_get_response";
+    const auto req = nlohmann::json::parse(m.payload, nullptr, false);
+    if (!req.is_object()) return respond_error(m.reply, type, make_error(err::bad_request));
+    base::result<storage::stored_msg> msg = base::errc::not_found;
+    if (auto l = req.find("last_by_subj"); l != req.end() && l->is_string()) msg = h.store->load_last(l->get<std::string>());
+    else if (auto s = req.find("seq"); s != req.end() && s->is_number_unsigned()) msg = h.store->load(s->get<std::uint64_t>());
+    else return respond_error(m.reply, type, make_error(err::bad_request));
+    if (!msg.ok()) return respond_error(m.reply, type, make_error(err::no_message_found));
+    ojson body;
+    body["subject"] = msg->subject;
+    body["seq"] = msg->seq;
+    if (!msg->headers.empty()) body["hdrs"] = base64_encode(msg->headers);
+    if (!msg->payload.empty()) body["data"] = base64_encode(msg->payload);
+    body["time"] = base::rfc3339_nano(msg->ts);
+    return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"message", body}});
+  }
+  // PURGE
+  constexpr std::string_view type = "stream_purge_response";
+  storage::purge_request pr;
+  if (!m.payload.empty()) {
+    const auto req = nlohmann::json::parse(m.payload, nullptr, false);
+    if (!req.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json));
+    pr.filter = req.value("filter", "");
+    pr.seq = req.value("seq", std::uint64_t(0));
+    pr.keep = req.value("keep", std::uint64_t(0));
+    if (pr.seq && pr.keep) return respond_error(m.reply, type, make_error(err::bad_request));
+  }
+  const std::uint64_t token = h.next_token++;
+  std::vector<replica_reply> out;
+  const auto st = h.replica->purge(pr, token, out);
+  if (st == submit_status::proposed) {
+    h.replies[token] = std::string(m.reply);
+    h.api_type[token] = std::string(type);
+  } else if (st == submit_status::answered) {
+    h.replies[token] = std::string(m.reply);
+    h.api_type[token] = std::string(type);
+    publish_replies(h, out);
+  } else {
+    respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  }
+}
+
+// ---- the cluster's requests to this server
+
+void cluster_streams::on_msg(const core::inbound_msg& m) {
+  std::string_view rest = m.subject.substr(prefix_of(_self).size());
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos) return;
+  const int hops = std::atoi(std::string(rest.substr(0, dot)).c_str());
+  rest.remove_prefix(dot + 1);
+  if (rest == "CREATED") {  // the meta leader: answer this create once the stream is led here
+    const std::string name(m.payload);
+    auto it = _hosted.find(name);
+    if (it != _hosted.end() && it->second->log->leader && it->second->replica->ready()) {
+      ojson j = typed("stream_create_response", stream_info(*it->second, _host.clk().wall_ns()));
+      j["did_create"] = true;
+      return respond(m.reply, j);
+    }
+    _answer_when_leading[name].push_back({std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs});
+    return;
+  }
+  if (!on_api(rest, m, hops)) {
+    // The stream is gone (or not known here yet): as the hub would answer.
+    if (rest.starts_with("STREAM."))
+      respond_error(m.reply, "stream_info_response", make_error(err::stream_not_found));
+  }
+}
+
+// ---- events from the replication thread
+
+std::size_t cluster_streams::poll(std::int64_t) {
+  const std::int64_t now = _host.clk().wall_ns();
+  std::size_t work = _events.drain([&](core::group_event&& ev) { on_event(ev, now); }, 4096);
+  for (auto& [name, h] : _hosted)
+    if (h->log->leader && h->replica->tick(now)) ++work;
+  auto expire = [&](auto& map) {
+    std::erase_if(map, [&](auto& kv) {
+      if (kv.second.deadline_ns > now) return false;
+      return true;  // the client's request timed out long ago
+    });
+  };
+  expire(_creating);
+  expire(_deleting);
+  for (auto& [name, v] : _answer_when_leading)
+    std::erase_if(v, [&](const pending_reply& p) { return p.deadline_ns <= now; });
+  std::erase_if(_answer_when_leading, [](const auto& kv) { return kv.second.empty(); });
+  return work;
+}
+
+void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
+  if (ev.group == kMetaGroup) return apply_meta(ev, now_ns);
+  auto it = _by_group.find(ev.group);
+  if (it == _by_group.end()) return;  // removed meanwhile
+  hosted& h = *it->second;
+  if (ev.what == core::group_event::kind::role) {
+    h.log->leader = ev.leader;
+    h.log->term_ = ev.term;
+    h.leader_name = ev.leader_name;
+    h.replica->on_role(now_ns);
+  } else {
+    repl::committed_entry e;
+    e.index = ev.index;
+    e.value.term = ev.term;
+    e.value.type = repl::entry_type(ev.type);
+    e.value.data = std::move(ev.data);
+    std::vector<replica_reply> out;
+    h.replica->apply(e, out);
+    if (h.replica->failed()) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
+    publish_replies(h, out);
+    h.replica->on_role(now_ns);  // a leader_start that could not be proposed is tried again
+  }
+  after_event(h, now_ns);
+}
+
+void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_ns) {
+  if (ev.what != core::group_event::kind::apply || ev.type != std::uint8_t(repl::entry_type::command)) return;
+  std::vector<meta_change> mine;
+  const auto op = re::decode_meta(ev.data);
+  if (!_meta.apply(ev.data, mine)) {
+    PG_ERROR("meta entry {} does not decode: ignored", ev.index);
+    return;
+  }
+  for (const auto& c : mine) {
+    if (c.what == meta_change::kind::create_stream) host_stream(c.stream);
+    if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name);
+  }
+  if (!op) return;
+  if (const auto* a = std::get_if<re::stream_assign>(&*op)) {
+    auto p = _creating.find(a->name);
+    if (p == _creating.end()) return;
+    // Its leader answers the client (once elected and caught up).
+    core::inbound_msg n;
+    n.reply = p->second.reply;
+    n.payload = a->name;
+    for (const auto& peer : a->peers) forward(peer, "CREATED", n, kMaxHops);
+    _creating.erase(p);
+  } else if (const auto* r = std::get_if<re::stream_remove>(&*op)) {
+    auto p = _deleting.find(r->name);
+    if (p == _deleting.end()) return;
+    respond(p->second.reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_delete_response"}, {"success", true}});
+    _deleting.erase(p);
+  }
+  (void)now_ns;
+}
+
+void cluster_streams::host_stream(const re::stream_assign& a) {
+  if (_hosted.count(a.name)) return;
+  auto h = std::make_unique<hosted>();
+  h->assignment = a;
+  if (auto e = parse_stream_config(a.config_json, h->cfg)) {
+    PG_ERROR("replicated stream {}: its assigned config does not parse: {}", a.name, e->description);
+    return;
+  }
+  (void)normalise(h->cfg);
+  // The Raft log is the durable copy: a restarted replica replays it into an empty store.
+  h->store = std::make_unique<storage::memory_store>(h->cfg.storage == storage_type::memory
+                                                         ? storage::byte_accounting::memory
+                                                         : storage::byte_accounting::file);
+  h->log = std::make_unique<remote_log>(_repl, a.group_id);
+  h->replica = std::make_unique<stream_replica>(h->cfg, *h->store, *h->log, _self);
+  h->handler.owner = this;
+  h->handler.h = h.get();
+  _by_group[a.group_id] = h.get();
+  PG_INFO("Replicated stream {} (R{}) placed here, group {}", a.name, a.peers.size(), a.group_id);
+  _hosted.emplace(a.name, std::move(h));
+  _repl.create_group(a.group_id, a.peers);
+}
+
+void cluster_streams::drop_stream(const std::string& name) {
+  auto it = _hosted.find(name);
+  if (it == _hosted.end()) return;
+  for (auto id : it->second->subs) _host.unsubscribe(id);
+  _repl.remove_group(it->second->assignment.group_id);
+  _by_group.erase(it->second->assignment.group_id);
+  _hosted.erase(it);
+}
+
+void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
+  const bool serving = h.log->leader && h.replica->ready();
+  if (serving && h.subs.empty()) {
+    for (const auto& s : h.cfg.subjects) h.subs.push_back(_host.subscribe_cluster(s, &h.handler));
+    PG_INFO("Replicated stream {}: leading (term {})", h.cfg.name, h.log->term_);
+  } else if (!serving && !h.subs.empty()) {
+    for (auto id : h.subs) _host.unsubscribe(id);
+    h.subs.clear();
+  }
+  if (!serving) return;
+  auto it = _answer_when_leading.find(h.cfg.name);
+  if (it == _answer_when_leading.end()) return;
+  ojson j = typed("stream_create_response", stream_info(h, now_ns));
+  j["did_create"] = true;
+  for (const auto& p : it->second) respond(p.reply, j);
+  _answer_when_leading.erase(it);
+}
+
+void cluster_streams::on_publish(hosted& h, const core::inbound_msg& m) {
+  const std::uint64_t token = h.next_token++;
+  std::vector<replica_reply> out;
+  const auto st = h.replica->publish(_host.clk().wall_ns(), m.subject, m.headers, m.payload, token, out);
+  if (!m.reply.empty() && (st == submit_status::proposed || st == submit_status::answered))
+    h.replies[token] = std::string(m.reply);
+  publish_replies(h, out);
+}
+
+void cluster_streams::publish_replies(hosted& h, std::vector<replica_reply>& out) {
+  for (auto& r : out) {
+    auto it = h.replies.find(r.token);
+    if (it == h.replies.end()) continue;
+    const std::string reply = std::move(it->second);
+    h.replies.erase(it);
+    auto t = h.api_type.find(r.token);
+    if (t != h.api_type.end()) {  // an API request (purge)
+      const std::string type = t->second;
+      h.api_type.erase(t);
+      if (r.error) {
+        respond_error(reply, type, *r.error);
+      } else {
+        respond(reply, ojson{{"type", "io.nats.jetstream.api.v1." + type}, {"success", true}, {"purged", r.seq}});
+      }
+      continue;
+    }
+    ojson j;
+    if (r.error) {
+      j["error"] = to_json(*r.error);
+      j["stream"] = h.cfg.name;
+      if (!_domain.empty()) j["domain"] = _domain;
+      j["seq"] = 0;
+      respond(reply, j);
+      continue;
+    }
+    std::string body = "{\"stream\":" + nlohmann::json(h.cfg.name).dump() + ",";
+    if (!_domain.empty()) body += "\"domain\":" + nlohmann::json(_domain).dump() + ",";
+    body += "\"seq\":" + std::to_string(r.seq);
+    if (r.duplicate) body += ",\"duplicate\": true";
+    body += "}";
+    _host.publish(reply, "", "", body);
+  }
+}
+
+// ---- StreamInfo
+
+ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
+  const auto p = _repl.progress(h.assignment.group_id);
+  replica_group_state g;
+  g.cluster = _repl.meta().cluster;
+  g.leader = p.leader;
+  g.commit_index = p.commit;
+  for (const auto& peer : p.peers) {
+    replica_peer_state s;
+    s.name = peer.name;
+    s.peer_id = core::server_name_hash(peer.name);
+    s.offline = peer.offline;
+    s.match_index = peer.match;
+    s.last_seen_ns = peer.since_rx_ms < 0 ? -1 : now_ns - peer.since_rx_ms * 1'000'000;
+    g.peers.push_back(std::move(s));
+  }
+  return cluster_json(g, now_ns);
+}
+
+ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns) {
+  const auto st = h.store->state(false);
+  ojson state;
+  state["messages"] = st.msgs;
+  state["bytes"] = st.bytes;
+  state["first_seq"] = st.first_seq;
+  state["first_ts"] = base::rfc3339_nano(st.msgs ? st.first_ts : 0);
+  state["last_seq"] = st.last_seq;
+  state["last_ts"] = base::rfc3339_nano(st.last_ts);
+  if (st.num_subjects) state["num_subjects"] = st.num_subjects;
+  if (st.num_deleted) state["num_deleted"] = st.num_deleted;
+  state["consumer_count"] = 0;
+  ojson j;
+  j["total"] = 0;
+  j["offset"] = 0;
+  j["limit"] = 0;
+  j["config"] = to_json(h.cfg, true);
+  j["created"] = base::rfc3339_nano(h.assignment.created_ns);
+  j["state"] = std::move(state);
+  if (!_domain.empty()) j["domain"] = _domain;
+  j["cluster"] = cluster_json_of(h, now_ns);
+  j["ts"] = base::rfc3339_nano(now_ns);
+  return j;
+}
+
+}  // namespace js

@@ -1,0 +1,99 @@
+#pragma once
+// Replicated streams in a clustered server (issue 11): the wiring between the meta group,
+// the stream groups on the replication thread (core::cluster_replication) and the pure
+// replicated logic (meta_state, placement, stream_replica, cluster_info). Owned by the hub
+// (JetStream instance 0) and run on its thread; every replicated stream of this server lives
+// here, not in the hub's stream groups.
+//
+// - Events (the meta group's committed entries, the stream groups' entries and role
+//   changes) arrive from pg-repl on one bounded SPSC ring and are applied in poll().
+// - Every server's hub subscribes `$PG.JSC.<server>.>` announced to the routes: the cluster's
+//   own requests to this server (an API request forwarded to the meta leader or a stream's
+//   leader, the meta leader's "answer this create once you lead" notice).
+// - A stream's leader (once its leader_start is applied) subscribes the stream's subjects,
+//   announced to the routes, so publishes from clients on any server reach it; followers do
+//   not subscribe (they take no writes), so nothing is forwarded twice.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/base/spsc_ring.h"
+#include "src/core/cluster_replication.h"
+#include "src/core/service.h"
+#include "src/js/meta_state.h"
+#include "src/js/api_errors.h"
+
+namespace js {
+
+// stream_replica.h is included by the .cc only (its batch_msg is not atomic_batch.h's).
+struct replica_reply;
+
+class cluster_streams final : public core::internal_handler {
+ public:
+  cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain);
+  ~cluster_streams() override;
+  cluster_streams(const cluster_streams&) = delete;
+  cluster_streams& operator=(const cluster_streams&) = delete;
+
+  // Sets the replication thread's event sink and subscribes this server's request subject.
+  void start();
+  // `rest` = the API subject after "$JS.API."; true when it concerns a replicated stream
+  // (or a create with num_replicas > 1) and was handled here.
+  bool on_api(std::string_view rest, const core::inbound_msg& m) { return on_api(rest, m, 0); }
+  std::size_t poll(std::int64_t now_ns);
+  // Requests of the cluster to this server ($PG.JSC.<server>.<hops>.<what>).
+  void on_msg(const core::inbound_msg& m) override;
+  // Replicated streams' names (every server knows them from the meta log).
+  std::vector<std::string> names() const;
+  bool is_replicated(std::string_view name) const;
+
+ private:
+  struct hosted;
+  struct sub_handler;
+  struct pending_reply {
+    std::string reply;
+    std::int64_t deadline_ns = 0;
+  };
+
+  bool on_api(std::string_view rest, const core::inbound_msg& m, int hops);
+  void api_create(std::string_view name, const core::inbound_msg& m, int hops);
+  void api_delete(std::string_view name, const core::inbound_msg& m, int hops);
+  void api_at_leader(std::string_view what, std::string_view name, const core::inbound_msg& m, int hops);
+  void serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m);
+  // Sends `m` on to `server` as $PG.JSC.<server>.<hops+1>.<what>, keeping its reply.
+  void forward(const std::string& server, std::string_view what, const core::inbound_msg& m, int hops);
+  bool meta_leader(std::string& leader) const;
+
+  void on_event(core::group_event& ev, std::int64_t now_ns);
+  void apply_meta(const core::group_event& ev, std::int64_t now_ns);
+  void host_stream(const repl_entries::stream_assign& a);
+  void drop_stream(const std::string& name);
+  void after_event(hosted& h, std::int64_t now_ns);
+  void publish_replies(hosted& h, std::vector<replica_reply>& out);
+  void on_publish(hosted& h, const core::inbound_msg& m);
+
+  nlohmann::ordered_json stream_info(hosted& h, std::int64_t now_ns);
+  nlohmann::ordered_json cluster_json_of(hosted& h, std::int64_t now_ns);
+  void respond(std::string_view reply, const nlohmann::ordered_json& j);
+  void respond_error(std::string_view reply, std::string_view type, const api_error& e);
+
+  core::service_host& _host;
+  core::cluster_replication& _repl;
+  std::string _domain;
+  std::string _self;
+  meta_state _meta;
+  base::spsc_ring<core::group_event> _events;
+  std::uint64_t _sub = 0;
+  std::map<std::string, std::unique_ptr<hosted>, std::less<>> _hosted;  // streams with a replica here
+  std::map<std::uint64_t, hosted*> _by_group;
+  // On the meta leader: creates and deletes waiting for their meta entry to apply.
+  std::map<std::string, pending_reply, std::less<>> _creating, _deleting;
+  // Creates this server answers once it leads the stream (the meta leader's notice).
+  std::map<std::string, std::vector<pending_reply>, std::less<>> _answer_when_leading;
+};
+
+}  // namespace js

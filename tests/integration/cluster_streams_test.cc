@@ -1,0 +1,400 @@
+// Replicated streams (R3) on three real peregrine-server processes: created with libnats from
+// a client on one server, published to with sync PubAcks from clients on the others, read
+// back through every server, StreamInfo's cluster section, LEADER.STEPDOWN moving the leader,
+// kill -9 of the stream leader during a steady publish stream (no acknowledged message lost, a
+// new leader acknowledging within 2 s), kill -9 of a follower that catches up from the log
+// after its restart. Every wait polls with a bound.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "tests/integration/cluster_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string base64_decode(const std::string& in) {
+  static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int val = 0, bits = -8;
+  for (char c : in) {
+    const auto p = chars.find(c);
+    if (p == std::string::npos) break;
+    val = (val << 6) + int(p);
+    bits += 6;
+    if (bits >= 0) {
+      out.push_back(char((val >> bits) & 0xFF));
+      bits -= 8;
+    }
+  }
+  return out;
+}
+
+double timeout_mult() {
+  const char* m = std::getenv("TIMEOUT_MULT");
+  return m ? std::max(1.0, std::atof(m)) : 1.0;
+}
+
+std::chrono::milliseconds scaled(int ms) { return std::chrono::milliseconds(int(ms * timeout_mult())); }
+
+class cluster_streams : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
+    if (server_binary().find("nats-server") != std::string::npos)
+      GTEST_SKIP() << "uses $JS.API requests and /jsz fields of Peregrine's replication only";
+    for (int i = 0; i < 3; ++i) {
+      cport_[i] = pick_free_port();
+      http_[i] = pick_free_port();
+    }
+    const std::vector<int> all(cport_.begin(), cport_.end());
+    for (int i = 0; i < 3; ++i)
+      servers_.push_back(std::make_unique<server_process>(
+          cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
+          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
+    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
+    ASSERT_TRUE(wait_meta_leader(scaled(15000))) << logs();
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << logs();
+    servers_.clear();
+  }
+
+  std::string logs() const {
+    std::string out;
+    for (std::size_t i = 0; i < servers_.size(); ++i)
+      out += "---- server " + std::string(1, char('A' + i)) + " log ----\n" + servers_[i]->log();
+    return out;
+  }
+
+  bool wait_meta_leader(std::chrono::milliseconds limit) {
+    const auto deadline = clock_type::now() + limit;
+    while (clock_type::now() < deadline) {
+      int agree = 0;
+      std::string leader;
+      for (int i = 0; i < 3; ++i) {
+        if (!servers_[i]->running()) continue;
+        const json j = json::parse(http_get(http_[i], "/jsz"), nullptr, false);
+        const std::string l = j.is_object() ? j.value("meta_cluster", json::object()).value("leader", "") : "";
+        if (!l.empty() && (leader.empty() || l == leader)) {
+          leader = l;
+          ++agree;
+        }
+      }
+      if (agree >= 2) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
+  // A $JS.API request as JSON (an empty object on timeout).
+  json api(natsConnection* nc, const std::string& subject, const std::string& body, int timeout_ms = 3000) {
+    natsMsg* reply = nullptr;
+    if (natsConnection_RequestString(&reply, nc, subject.c_str(), body.c_str(), timeout_ms) != NATS_OK)
+      return json::object();
+    json j = json::parse(data_of(reply), nullptr, false);
+    natsMsg_Destroy(reply);
+    return j.is_object() ? j : json::object();
+  }
+
+  // STREAM.CREATE with libnats on server i, retried while the cluster answers 10008.
+  void create_r3(int i, const std::string& name, const std::string& subject) {
+    auto nc = connect(servers_[i]->url());
+    ASSERT_TRUE(nc);
+    jsCtx* js = nullptr;
+    ASSERT_EQ(natsConnection_JetStream(&js, nc.get(), nullptr), NATS_OK);
+    jsStreamConfig cfg;
+    jsStreamConfig_Init(&cfg);
+    cfg.Name = name.c_str();
+    const char* subjects[] = {subject.c_str()};
+    cfg.Subjects = subjects;
+    cfg.SubjectsLen = 1;
+    cfg.Replicas = 3;
+    cfg.Storage = js_FileStorage;
+    jsStreamInfo* si = nullptr;
+    jsErrCode jerr = jsErrCode(0);
+    natsStatus s = NATS_ERR;
+    const auto deadline = clock_type::now() + scaled(10000);
+    while (clock_type::now() < deadline) {
+      s = js_AddStream(&si, js, &cfg, nullptr, &jerr);
+      if (s == NATS_OK || (jerr != 10008 && s != NATS_TIMEOUT)) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    ASSERT_EQ(s, NATS_OK) << "err_code " << int(jerr) << " " << nats_GetLastError(nullptr);
+    ASSERT_NE(si->Cluster, nullptr);
+    EXPECT_STREQ(si->Cluster->Name, "pgtest");
+    ASSERT_NE(si->Cluster->Leader, nullptr);
+    EXPECT_EQ(si->Cluster->ReplicasLen, 2) << "the leader is not among the replicas";
+    EXPECT_EQ(si->Config->Replicas, 3);
+    jsStreamInfo_Destroy(si);
+    jsCtx_Destroy(js);
+  }
+
+  // StreamInfo asked on server i (an empty object on timeout).
+  json info(int i, const std::string& name) {
+    auto nc = connect(servers_[i]->url());
+    if (!nc) return json::object();
+    return api(nc.get(), "$JS.API.STREAM.INFO." + name, "");
+  }
+
+  // The leader every asked server reports, once they agree and it is not `not_this`.
+  std::string stream_leader(const std::string& name, std::chrono::milliseconds limit, const std::string& not_this = {}) {
+    const auto deadline = clock_type::now() + limit;
+    while (clock_type::now() < deadline) {
+      std::set<std::string> seen;
+      for (int i = 0; i < 3; ++i) {
+        if (!servers_[i]->running()) continue;
+        seen.insert(info(i, name).value("cluster", json::object()).value("leader", ""));
+      }
+      if (seen.size() == 1 && !seen.begin()->empty() && *seen.begin() != not_this) return *seen.begin();
+      std::this_thread::sleep_for(50ms);
+    }
+    return {};
+  }
+
+  // A sync publish (request), retried until acknowledged or the limit passes; 0 on failure.
+  std::uint64_t publish(natsConnection* nc, const std::string& subject, const std::string& data,
+                        const std::string& msg_id, std::chrono::milliseconds limit) {
+    const auto deadline = clock_type::now() + limit;
+    while (clock_type::now() < deadline) {
+      natsMsg* m = nullptr;
+      natsMsg* reply = nullptr;
+      natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), int(data.size()));
+      natsMsgHeader_Set(m, "Nats-Msg-Id", msg_id.c_str());
+      const natsStatus s = natsConnection_RequestMsg(&reply, nc, m, 500);
+      natsMsg_Destroy(m);
+      if (s == NATS_OK) {
+        const json ack = json::parse(data_of(reply), nullptr, false);
+        natsMsg_Destroy(reply);
+        if (ack.is_object() && ack.contains("seq") && !ack.contains("error")) return ack["seq"].get<std::uint64_t>();
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return 0;
+  }
+
+  // Every acknowledged message read back through server i (MSG.GET reaches the leader).
+  void expect_all(int i, const std::string& name, const std::map<std::uint64_t, std::string>& acked) {
+    auto nc = connect(servers_[i]->url());
+    ASSERT_TRUE(nc);
+    for (const auto& [seq, data] : acked) {
+      const json r = api(nc.get(), "$JS.API.STREAM.MSG.GET." + name, R"({"seq":)" + std::to_string(seq) + "}");
+      ASSERT_TRUE(r.contains("message")) << "seq " << seq << " via " << char('A' + i) << ": " << r.dump();
+      EXPECT_EQ(r["message"].value("seq", 0u), seq);
+      EXPECT_EQ(base64_decode(r["message"].value("data", "")), data) << "seq " << seq;
+    }
+  }
+
+  int index_of(const std::string& server) const { return server.empty() ? -1 : server[0] - 'A'; }
+
+  std::array<int, 3> cport_{}, http_{};
+  std::vector<std::unique_ptr<server_process>> servers_;
+};
+
+TEST_F(cluster_streams, r3_created_published_on_every_server_and_stepped_down) {
+  create_r3(0, "ORDERS", "orders.>");
+  const std::string leader = stream_leader("ORDERS", scaled(10000));
+  ASSERT_FALSE(leader.empty()) << "no agreed stream leader";
+
+  // Sync PubAcks from clients on B and C (and A): sequences follow one another.
+  std::map<std::uint64_t, std::string> acked;
+  for (int i = 0; i < 30; ++i) {
+    const int on = i % 3;
+    auto nc = connect(servers_[on]->url());
+    ASSERT_TRUE(nc);
+    const std::string data = "order-" + std::to_string(i);
+    const std::uint64_t seq = publish(nc.get(), "orders.new", data, "id-" + std::to_string(i), scaled(5000));
+    ASSERT_EQ(seq, std::uint64_t(i + 1)) << "publish " << i << " on " << char('A' + on);
+    acked[seq] = data;
+  }
+  // A retried Msg-Id is a duplicate with its first sequence.
+  {
+    auto nc = connect(servers_[1]->url());
+    natsMsg* m = nullptr;
+    natsMsg* reply = nullptr;
+    natsMsg_Create(&m, "orders.new", nullptr, "x", 1);
+    natsMsgHeader_Set(m, "Nats-Msg-Id", "id-3");
+    ASSERT_EQ(natsConnection_RequestMsg(&reply, nc.get(), m, 3000), NATS_OK);
+    natsMsg_Destroy(m);
+    const json ack = json::parse(data_of(reply), nullptr, false);
+    natsMsg_Destroy(reply);
+    EXPECT_EQ(ack.value("seq", 0u), 4u) << ack.dump();
+    EXPECT_TRUE(ack.value("duplicate", false)) << ack.dump();
+  }
+  for (int i = 0; i < 3; ++i) expect_all(i, "ORDERS", acked);
+
+  // StreamInfo on every server: the state and the cluster as the leader sees it, both
+  // followers current once they have the leader's commit.
+  const auto deadline = clock_type::now() + scaled(5000);
+  json si;
+  while (clock_type::now() < deadline) {
+    si = info(2, "ORDERS");
+    const auto reps = si.value("cluster", json::object()).value("replicas", json::array());
+    if (reps.size() == 2 && reps[0].value("current", false) && reps[1].value("current", false)) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(si["state"].value("messages", 0u), 30u) << si.dump();
+  EXPECT_EQ(si["state"].value("last_seq", 0u), 30u);
+  EXPECT_EQ(si["config"].value("num_replicas", 0), 3);
+  const json cl = si["cluster"];
+  EXPECT_EQ(cl.value("name", ""), "pgtest");
+  EXPECT_EQ(cl.value("leader", ""), leader);
+  ASSERT_EQ(cl["replicas"].size(), 2u) << cl.dump();
+  for (const auto& r : cl["replicas"]) {
+    EXPECT_NE(r.value("name", ""), leader);
+    EXPECT_TRUE(r.value("current", false)) << cl.dump();
+    EXPECT_EQ(r.value("peer", "").size(), 8u);
+  }
+
+  // Stepdown asked on a server that does not lead: the leader moves, publishes continue,
+  // and the new leader's own store (a follower's until now) holds everything.
+  const int other = (index_of(leader) + 1) % 3;
+  {
+    auto nc = connect(servers_[other]->url());
+    const json r = api(nc.get(), "$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", "");
+    EXPECT_EQ(r.dump(), R"({"type":"io.nats.jetstream.api.v1.stream_leader_stepdown_response","success":true})");
+  }
+  const std::string next = stream_leader("ORDERS", scaled(10000), leader);
+  ASSERT_FALSE(next.empty()) << "the leader did not move from " << leader;
+  {
+    auto nc = connect(servers_[other]->url());
+    for (int i = 30; i < 35; ++i) {
+      const std::uint64_t seq = publish(nc.get(), "orders.new", "order-" + std::to_string(i), "id-" + std::to_string(i), scaled(5000));
+      ASSERT_EQ(seq, std::uint64_t(i + 1));
+      acked[seq] = "order-" + std::to_string(i);
+    }
+  }
+  expect_all(index_of(next), "ORDERS", acked);
+
+  // Purge and delete reach the leader and the meta leader.
+  {
+    auto nc = connect(servers_[(index_of(next) + 1) % 3]->url());
+    const json p = api(nc.get(), "$JS.API.STREAM.PURGE.ORDERS", "");
+    EXPECT_TRUE(p.value("success", false)) << p.dump();
+    EXPECT_EQ(p.value("purged", 0u), 35u) << p.dump();
+    const json d = api(nc.get(), "$JS.API.STREAM.DELETE.ORDERS", "");
+    EXPECT_TRUE(d.value("success", false)) << d.dump();
+    // Every server applies the removal from the meta log (the reply came from the leader's).
+    for (int i = 0; i < 3; ++i) {
+      const auto deadline = clock_type::now() + scaled(5000);
+      json gone;
+      while (clock_type::now() < deadline) {
+        gone = info(i, "ORDERS");
+        if (gone.value("error", json::object()).value("err_code", 0) == 10059) break;
+        std::this_thread::sleep_for(50ms);
+      }
+      EXPECT_EQ(gone.value("error", json::object()).value("err_code", 0), 10059) << gone.dump();
+    }
+  }
+}
+
+TEST_F(cluster_streams, too_few_servers_is_10005) {
+  auto nc = connect(servers_[0]->url());
+  ASSERT_TRUE(nc);
+  json r;
+  const auto deadline = clock_type::now() + scaled(10000);
+  while (clock_type::now() < deadline) {
+    r = api(nc.get(), "$JS.API.STREAM.CREATE.BIG", R"({"name":"BIG","subjects":["big"],"num_replicas":5})");
+    if (r.value("error", json::object()).value("err_code", 0) != 10008) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(r.value("error", json::object()).value("err_code", 0), 10005) << r.dump();
+  EXPECT_EQ(r["error"].value("description", ""), "no suitable peers for placement") << r.dump();
+}
+
+TEST_F(cluster_streams, leader_kill9_loses_no_acknowledged_message_and_follower_catches_up) {
+  create_r3(1, "EVENTS", "events.>");
+  std::map<std::uint64_t, std::string> acked;
+  int next_id = 0;
+  std::vector<long> failovers;
+  for (int round = 0; round < 3; ++round) {
+    const std::string leader = stream_leader("EVENTS", scaled(10000));
+    ASSERT_FALSE(leader.empty()) << "round " << round;
+    const int li = index_of(leader);
+    const int pub_on = (li + 1) % 3;
+    auto nc = connect(servers_[pub_on]->url());
+    ASSERT_TRUE(nc);
+    // Steady publishing, then kill -9 of the leader mid-stream.
+    for (int i = 0; i < 20; ++i, ++next_id) {
+      const std::string data = "ev-" + std::to_string(next_id);
+      const std::uint64_t seq = publish(nc.get(), "events.x", data, "e-" + std::to_string(next_id), scaled(5000));
+      ASSERT_NE(seq, 0u) << "round " << round << " publish " << i;
+      acked[seq] = data;
+    }
+    ::kill(servers_[li]->pid(), SIGKILL);
+    const auto killed = clock_type::now();
+    servers_[li]->stop();
+    const std::string data = "ev-" + std::to_string(next_id);
+    const std::uint64_t seq = publish(nc.get(), "events.x", data, "e-" + std::to_string(next_id++), scaled(10000));
+    const long ms = long(std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - killed).count());
+    ASSERT_NE(seq, 0u) << "no acknowledged publish after killing " << leader;
+    acked[seq] = data;
+    failovers.push_back(ms);
+    std::cerr << "round " << round << ": killed leader " << leader << ", next PubAck after " << ms << " ms\n";
+    EXPECT_LE(ms, 2000 * timeout_mult());
+    for (int i = 0; i < 10; ++i, ++next_id) {
+      const std::string d = "ev-" + std::to_string(next_id);
+      const std::uint64_t s = publish(nc.get(), "events.x", d, "e-" + std::to_string(next_id), scaled(5000));
+      ASSERT_NE(s, 0u);
+      acked[s] = d;
+    }
+    // The killed server comes back and catches up from the log.
+    ASSERT_TRUE(servers_[li]->start()) << servers_[li]->error();
+  }
+  // Sequences are gapless and every acknowledged one is there, read through every server.
+  std::uint64_t expect = 1;
+  for (const auto& [seq, d] : acked) EXPECT_EQ(seq, expect++);
+  for (int i = 0; i < 3; ++i) expect_all(i, "EVENTS", acked);
+
+  // A follower killed: publishes go on with two servers; restarted, it catches up.
+  const std::string leader = stream_leader("EVENTS", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  const int fi = (index_of(leader) + 1) % 3;
+  ::kill(servers_[fi]->pid(), SIGKILL);
+  servers_[fi]->stop();
+  {
+    auto nc = connect(servers_[index_of(leader)]->url());
+    for (int i = 0; i < 10; ++i, ++next_id) {
+      const std::string d = "ev-" + std::to_string(next_id);
+      const std::uint64_t s = publish(nc.get(), "events.x", d, "e-" + std::to_string(next_id), scaled(5000));
+      ASSERT_NE(s, 0u);
+      acked[s] = d;
+    }
+  }
+  ASSERT_TRUE(servers_[fi]->start()) << servers_[fi]->error();
+  // Caught up: the leader reports it current; then it takes over and serves everything.
+  const std::string follower(1, char('A' + fi));
+  const auto deadline = clock_type::now() + scaled(15000);
+  bool current = false;
+  while (clock_type::now() < deadline && !current) {
+    for (const auto& r : info(index_of(leader), "EVENTS").value("cluster", json::object()).value("replicas", json::array()))
+      if (r.value("name", "") == follower && r.value("current", false)) current = true;
+    if (!current) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(current) << "restarted follower " << follower << " never current";
+  // With the third server down, a stepdown can only hand leadership to the restarted
+  // follower (the leader and it are a majority): its own store must hold everything.
+  const int third = 3 - index_of(leader) - fi;
+  ::kill(servers_[third]->pid(), SIGKILL);
+  servers_[third]->stop();
+  std::string moved;
+  for (int tries = 0; tries < 5 && moved.empty(); ++tries) {  // until the leader saw the link drop
+    auto nc = connect(servers_[index_of(leader)]->url());
+    const json r = api(nc.get(), "$JS.API.STREAM.LEADER.STEPDOWN.EVENTS", "");
+    EXPECT_TRUE(r.value("success", false)) << r.dump();
+    moved = stream_leader("EVENTS", scaled(3000), leader);
+  }
+  ASSERT_EQ(moved, follower) << "leadership did not reach " << follower;
+  expect_all(fi, "EVENTS", acked);
+}
+
+}  // namespace
+}  // namespace peregrine::test
