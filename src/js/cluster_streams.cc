@@ -337,10 +337,12 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     const std::string name(m.payload);
     auto it = _hosted.find(name);
     if (it != _hosted.end() && it->second->log->leader && it->second->replica->ready()) {
-      ojson j = typed("stream_create_response", stream_info(*it->second, _host.clk().wall_ns()));
+      ojson j = typed("stream_create_response", stream_info(*it->second, _host.clk().wall_ns(), false));
       j["did_create"] = true;
       return respond(m.reply, j);
     }
+    if (it != _hosted.end() && !it->second->leader_name.empty() && it->second->leader_name != _self)
+      return;  // its leader answers
     _answer_when_leading[name].push_back({std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs});
     return;
   }
@@ -469,10 +471,14 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
     for (auto id : h.subs) _host.unsubscribe(id);
     h.subs.clear();
   }
-  if (!serving) return;
+  if (!serving) {
+    // Another server leads and answers the create: a reply kept here would be a second one.
+    if (!h.leader_name.empty() && h.leader_name != _self) _answer_when_leading.erase(h.cfg.name);
+    return;
+  }
   auto it = _answer_when_leading.find(h.cfg.name);
   if (it == _answer_when_leading.end()) return;
-  ojson j = typed("stream_create_response", stream_info(h, now_ns));
+  ojson j = typed("stream_create_response", stream_info(h, now_ns, false));
   j["did_create"] = true;
   for (const auto& p : it->second) respond(p.reply, j);
   _answer_when_leading.erase(it);
@@ -542,7 +548,7 @@ ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
   return cluster_json(g, now_ns);
 }
 
-ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns) {
+ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged) {
   const auto st = h.store->state(false);
   ojson state;
   state["messages"] = st.msgs;
@@ -555,9 +561,11 @@ ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns) {
   if (st.num_deleted) state["num_deleted"] = st.num_deleted;
   state["consumer_count"] = 0;
   ojson j;
-  j["total"] = 0;
-  j["offset"] = 0;
-  j["limit"] = 0;
+  if (paged) {  // STREAM.INFO's, as the hub's (a create's reply has none)
+    j["total"] = 0;
+    j["offset"] = 0;
+    j["limit"] = 0;
+  }
   j["config"] = to_json(h.cfg, true);
   j["created"] = base::rfc3339_nano(h.assignment.created_ns);
   j["state"] = std::move(state);

@@ -76,7 +76,7 @@ class cluster_streams final : public core::internal_handler {
   void publish_replies(hosted& h, std::vector<replica_reply>& out);
   void on_publish(hosted& h, const core::inbound_msg& m);
 
-  nlohmann::ordered_json stream_info(hosted& h, std::int64_t now_ns);
+  nlohmann::ordered_json stream_info(hosted& h, std::int64_t now_ns, bool paged = true);
   nlohmann::ordered_json cluster_json_of(hosted& h, std::int64_t now_ns);
   void respond(std::string_view reply, const nlohmann::ordered_json& j);
   void respond_error(std::string_view reply, std::string_view type, const api_error& e);
