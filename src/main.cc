@@ -328,6 +328,10 @@ int main(int argc, char** argv) {
   }
   if (repl) {
     PG_INFO("Listening for replication connections on {}:{}", opts.cluster_host, repl->port());
+    // JetStream sets the replication's event sink in its start(), which runs on shard 0's
+    // first turn: a recovered meta group must not apply its log before that.
+    for (core::dispatcher* d : srv.shards())
+      while (!d->services_started()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     repl->start();
   }
   PG_INFO("Server is ready");

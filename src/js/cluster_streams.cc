@@ -6,6 +6,7 @@
 
 #include "src/base/go_text.h"
 #include "src/base/log.h"
+#include "src/js/api_json.h"
 #include "src/js/cluster_info.h"
 #include "src/js/json_util.h"
 #include "src/js/placement.h"
@@ -41,13 +42,6 @@ std::uint64_t group_id_for(const std::string& name, std::int64_t created_ns) {
   mix("/");
   mix(std::to_string(created_ns));
   return h < 2 ? h + 2 : h;
-}
-
-ojson typed(std::string_view type, ojson body) {
-  ojson j = ojson::object();
-  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
-  for (auto it = body.begin(); it != body.end(); ++it) j[it.key()] = std::move(it.value());
-  return j;
 }
 
 // The replicated_log of one stream group, as its owner thread sees it: role and term as of
@@ -116,9 +110,13 @@ void cluster_streams::start() {
   _sub = _host.subscribe_cluster(prefix_of(_self) + ">", this);
 }
 
-std::vector<std::string> cluster_streams::names() const {
-  std::vector<std::string> out;
-  for (const auto& [k, s] : _meta.streams()) out.push_back(k.second);
+std::vector<std::pair<std::string, std::vector<std::string>>> cluster_streams::names() const {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& [k, s] : _meta.streams()) {
+    stream_config cfg;
+    (void)parse_stream_config(s.assignment.config_json, cfg);
+    out.emplace_back(k.second, std::move(cfg.subjects));
+  }
   return out;
 }
 
@@ -273,7 +271,7 @@ void cluster_streams::api_at_leader(std::string_view what, std::string_view name
 
 void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m) {
   const std::int64_t now = _host.clk().wall_ns();
-  if (what == "INFO") return respond(m.reply, typed("stream_info_response", stream_info(h, now)));
+  if (what == "INFO") return respond(m.reply, typed_response("stream_info_response", stream_info(h, now)));
   if (what == "LEADER.STEPDOWN") {
     _repl.group_stepdown(h.assignment.group_id);
     return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_leader_stepdown_response"},
@@ -337,7 +335,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     const std::string name(m.payload);
     auto it = _hosted.find(name);
     if (it != _hosted.end() && it->second->log->leader && it->second->replica->ready()) {
-      ojson j = typed("stream_create_response", stream_info(*it->second, _host.clk().wall_ns(), false));
+      ojson j = typed_response("stream_create_response", stream_info(*it->second, _host.clk().wall_ns(), false));
       j["did_create"] = true;
       return respond(m.reply, j);
     }
@@ -478,7 +476,7 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
   }
   auto it = _answer_when_leading.find(h.cfg.name);
   if (it == _answer_when_leading.end()) return;
-  ojson j = typed("stream_create_response", stream_info(h, now_ns, false));
+  ojson j = typed_response("stream_create_response", stream_info(h, now_ns, false));
   j["did_create"] = true;
   for (const auto& p : it->second) respond(p.reply, j);
   _answer_when_leading.erase(it);

@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/base/spsc_ring.h"
@@ -47,8 +48,8 @@ class cluster_streams final : public core::internal_handler {
   std::size_t poll(std::int64_t now_ns);
   // Requests of the cluster to this server ($PG.JSC.<server>.<hops>.<what>).
   void on_msg(const core::inbound_msg& m) override;
-  // Replicated streams' names (every server knows them from the meta log).
-  std::vector<std::string> names() const;
+  // Replicated streams' names and subjects (every server knows them from the meta log).
+  std::vector<std::pair<std::string, std::vector<std::string>>> names() const;
   bool is_replicated(std::string_view name) const;
 
  private:

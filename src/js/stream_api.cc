@@ -7,6 +7,7 @@
 
 #include "src/core/subject.h"
 #include "src/js/big_request.h"
+#include "src/js/cluster_streams.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/api_json.h"
 #include "src/js/json_decode.h"
@@ -232,6 +233,14 @@ void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
     bool match = filter.empty();
     for (const auto& subj : p.cfg.subjects) match = match || core::subjects_overlap(subj, filter);
     if (match) names.push_back(name);
+  }
+  if (_cluster) {  // replicated streams, from the meta log (cluster_streams.h)
+    for (const auto& [name, subjects] : _cluster->names()) {
+      bool match = filter.empty();
+      for (const auto& subj : subjects) match = match || core::subjects_overlap(subj, filter);
+      if (match) names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());
   }
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);

@@ -230,6 +230,14 @@ TEST_F(cluster_streams, r3_created_published_on_every_server_and_stepped_down) {
     EXPECT_TRUE(ack.value("duplicate", false)) << ack.dump();
   }
   for (int i = 0; i < 3; ++i) expect_all(i, "ORDERS", acked);
+  {  // STREAM.NAMES on every server lists it (from the meta log)
+    for (int i = 0; i < 3; ++i) {
+      auto nc = connect(servers_[i]->url());
+      const json n = api(nc.get(), "$JS.API.STREAM.NAMES", "");
+      EXPECT_EQ(n.value("streams", json::array()), json::array({"ORDERS"})) << n.dump();
+      EXPECT_EQ(n.value("total", 0), 1);
+    }
+  }
 
   // StreamInfo on every server: the state and the cluster as the leader sees it, both
   // followers current once they have the leader's commit.
