@@ -74,7 +74,7 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
   j["reserved_memory"] = 0;
   j["reserved_storage"] = 0;
   // The table and the owners' counters (no loop over the streams or the owners' threads).
-  j["streams"] = table().size();
+  j["streams"] = table().size() + (_cluster ? _cluster->names().size() : 0);
   std::int64_t consumers = 0;
   std::uint64_t errors = 0;
   for (const auto& slot : _owners->slots) {

@@ -236,6 +236,7 @@ TEST_F(cluster_streams, r3_created_published_on_every_server_and_stepped_down) {
       const json n = api(nc.get(), "$JS.API.STREAM.NAMES", "");
       EXPECT_EQ(n.value("streams", json::array()), json::array({"ORDERS"})) << n.dump();
       EXPECT_EQ(n.value("total", 0), 1);
+      EXPECT_EQ(api(nc.get(), "$JS.API.INFO", "").value("streams", 0), 1);
     }
   }
 
