@@ -92,7 +92,8 @@ bool jetstream::start(core::service_host& host, std::string& error) {
       }
   }
   host.add_poller(this);
-  if (is_hub() && host.replication()) {
+  // Replicated streams are $G's only (one event sink per server; accounts are not clustered).
+  if (is_hub() && host.replication() && account() == "$G") {
     _cluster = std::make_unique<cluster_streams>(host, *host.replication(), _domain);
     _cluster->start();
   }
