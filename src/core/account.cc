@@ -21,8 +21,9 @@ const unsigned char* reply_key() {
   return key;
 }
 
-std::string mac_of(std::uint32_t account, std::int64_t issued_s, std::string_view reply) {
-  const std::string data = std::to_string(account) + "." + std::to_string(issued_s) + "." + std::string(reply);
+std::string mac_of(std::uint32_t account, std::int64_t expires_ms, char kind, std::string_view reply) {
+  const std::string data =
+      std::to_string(account) + "." + std::to_string(expires_ms) + "." + kind + "." + std::string(reply);
   unsigned char out[crypto_shorthash_BYTES];
   crypto_shorthash(out, reinterpret_cast<const unsigned char*>(data.data()), data.size(), reply_key());
   static const char* hex = "0123456789abcdef";
@@ -79,31 +80,54 @@ std::string service_import_subject(const service_forward& f, std::string_view su
 
 bool is_service_reply(std::string_view subject) { return subject.substr(0, kReplyPrefix.size()) == kReplyPrefix; }
 
-std::string service_reply(std::uint32_t account, std::string_view reply, std::int64_t now_s) {
-  return service_reply_prefix() + std::to_string(account) + "." + std::to_string(now_s) + "." +
-         mac_of(account, now_s, reply) + "." + std::string(reply);
+std::string service_reply(std::uint32_t account, std::string_view reply, std::int64_t now_ms, bool singleton,
+                          std::int64_t threshold_ms) {
+  const std::int64_t expires = now_ms + threshold_ms;
+  const char kind = singleton ? 's' : 'm';
+  return service_reply_prefix() + std::to_string(account) + "." + std::to_string(expires) + "." + kind +
+         mac_of(account, expires, kind, reply) + "." + std::string(reply);
 }
 
-bool parse_service_reply(std::string_view subject, std::int64_t now_s, std::uint32_t& account, std::string& reply) {
+bool parse_service_reply(std::string_view subject, std::int64_t now_ms, service_reply_info& out) {
   const std::string& prefix = service_reply_prefix();
   if (subject.substr(0, prefix.size()) != prefix) return false;  // another server's (or a fake)
   std::string_view rest = subject.substr(prefix.size());
-  auto number = [&rest](auto& out) {  // "<digits>." at the front of rest
+  auto number = [&rest](auto& v) {  // "<digits>." at the front of rest
     const auto dot = rest.find('.');
     if (dot == std::string_view::npos) return false;
-    const auto [p, ec] = std::from_chars(rest.data(), rest.data() + dot, out);
+    const auto [p, ec] = std::from_chars(rest.data(), rest.data() + dot, v);
     if (ec != std::errc() || p != rest.data() + dot) return false;
     rest.remove_prefix(dot + 1);
     return true;
   };
-  std::int64_t issued = 0;
-  if (!number(account) || !number(issued)) return false;
+  if (!number(out.account) || !number(out.expires_ms)) return false;
   const auto dot = rest.find('.');
-  if (dot == std::string_view::npos || dot + 1 >= rest.size()) return false;
-  const std::string_view mac = rest.substr(0, dot);
-  reply = std::string(rest.substr(dot + 1));
-  if (mac.size() != 16 || sodium_memcmp(mac.data(), mac_of(account, issued, reply).data(), 16) != 0) return false;
-  return now_s >= issued - 5 && now_s - issued <= kServiceReplyTtlS;  // 5 s of clock steps forgiven
+  if (dot != 17 || dot + 1 >= rest.size() || (rest[0] != 's' && rest[0] != 'm')) return false;
+  const char kind = rest[0];
+  const std::string_view mac = rest.substr(1, 16);
+  out.reply = std::string(rest.substr(dot + 1));
+  out.singleton = kind == 's';
+  if (sodium_memcmp(mac.data(), mac_of(out.account, out.expires_ms, kind, out.reply).data(), 16) != 0) return false;
+  return now_ms <= out.expires_ms;
+}
+
+bool response_ledger::pass(std::string_view subject, const service_reply_info& r, bool empty_payload,
+                           std::int64_t now_ms) {
+  if (!r.singleton && !empty_payload) {  // a stream's ordinary message: only an ended one is refused
+    std::lock_guard lk(_mu);
+    return _ended.empty() || !_ended.count(std::string(subject));
+  }
+  std::lock_guard lk(_mu);
+  if (now_ms >= _next_prune_ms) {
+    std::erase_if(_ended, [now_ms](const auto& e) { return e.second < now_ms; });
+    _next_prune_ms = now_ms + 1000;
+  }
+  return _ended.emplace(std::string(subject), r.expires_ms).second;
+}
+
+std::size_t response_ledger::size() const {
+  std::lock_guard lk(_mu);
+  return _ended.size();
 }
 
 }  // namespace core

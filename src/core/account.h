@@ -5,7 +5,9 @@
 // JetStream.
 #include <cstdint>
 #include <string>
+#include <mutex>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace core {
@@ -22,10 +24,14 @@ struct stream_forward {
 
 // A request published in the owning (importing) account on `local` goes to `to_account` on
 // `remote`, with its reply rewritten so the response comes back (service_reply).
+// The export's response_type decides how many responses pass back: Singleton one, Stream
+// and Chunked any number until an empty one ends them; all within the threshold (default 2 min).
 struct service_forward {
   std::string local;
   std::string remote;
   std::uint32_t to_account = 0;
+  bool singleton = true;
+  std::int64_t threshold_ms = 120'000;
 };
 
 struct account_rules {
@@ -44,19 +50,41 @@ bool stream_import_interest(const stream_forward& f, std::string_view subscribed
 // The subject a service import sends a request on `subject` to.
 std::string service_import_subject(const service_forward& f, std::string_view subject);
 
-// Replies of service imports: "_R_.<tag>.<account>.<issued s>.<mac>.<reply>". The tag is
-// random per process: a cluster announces "_R_.<tag>.>" in each exporting account, so a
-// response given on another server comes back over the route to the server that issued it
-// (as nats-server's per-account "_R_.<prefix>.>" wildcard does). The mac (keyed SipHash, a
-// key per process) means an exporter can answer requests but not forge messages into any
-// subject of the importing account; a reply is good for kServiceReplyTtlS after the request
-// (nats-server's service response threshold), then answers are dropped.
-inline constexpr std::int64_t kServiceReplyTtlS = 120;
+// Replies of service imports: "_R_.<tag>.<account>.<expires ms>.<kind><mac>.<reply>" (kind
+// 's' for Singleton, 'm' for more). The tag is random per process: a cluster announces
+// "_R_.<tag>.>" in each exporting account, so a response given on another server comes back
+// over the route to the server that issued it (as nats-server's per-account "_R_.<prefix>.>"
+// wildcard does). The mac (keyed SipHash, a key per process) means an exporter can answer
+// requests but not forge messages into any subject of the importing account, nor stretch a
+// reply's threshold or kind; after the threshold answers are dropped.
+inline constexpr std::int64_t kServiceReplyTtlMs = 120'000;
 bool is_service_reply(std::string_view subject);
 // "_R_.<tag>.": this process's replies start with it.
 const std::string& service_reply_prefix();
-std::string service_reply(std::uint32_t account, std::string_view reply, std::int64_t now_s);
+std::string service_reply(std::uint32_t account, std::string_view reply, std::int64_t now_ms, bool singleton = false,
+                          std::int64_t threshold_ms = kServiceReplyTtlMs);
+struct service_reply_info {
+  std::uint32_t account = 0;  // the requester's
+  std::string reply;          // the requester's own reply subject
+  bool singleton = false;
+  std::int64_t expires_ms = 0;
+};
 // True with the requester's account and reply when `subject` is a genuine, live service reply.
-bool parse_service_reply(std::string_view subject, std::int64_t now_s, std::uint32_t& account, std::string& reply);
+bool parse_service_reply(std::string_view subject, std::int64_t now_ms, service_reply_info& out);
+
+// Which responses to a service reply pass (shared by the shards: responders of one request may
+// publish on different shards): a Singleton's first, a stream's until its empty message (which
+// passes), none after. Entries go when their reply expires. Thread-safe; touched only by
+// responses through imports, never by other traffic.
+class response_ledger {
+ public:
+  bool pass(std::string_view subject, const service_reply_info& r, bool empty_payload, std::int64_t now_ms);
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex _mu;
+  std::unordered_map<std::string, std::int64_t> _ended;  // reply subject -> its expiry
+  std::int64_t _next_prune_ms = 0;
+};
 
 }  // namespace core

@@ -2,6 +2,8 @@
 
 #include <crypt.h>
 
+#include <cctype>
+
 #include "src/core/subject.h"
 
 namespace core {
@@ -101,7 +103,17 @@ std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
       const std::uint32_t from = id_of(im.account);
       if (from == kGlobalAccount) continue;  // validated at load; never import from $G
       if (im.service) {
-        t->accounts[i].services_out.push_back(service_forward{im.to.empty() ? im.subject : im.to, im.subject, from});
+        service_forward f{im.to.empty() ? im.subject : im.to, im.subject, from};
+        // The export it goes through sets how responses come back (nats-server: Singleton unless said).
+        for (const auto& ex : o.accounts[from - 1].exports) {
+          if (!ex.service || !subject_is_subset(im.subject, ex.subject)) continue;
+          std::string rt = ex.response_type;
+          for (char& ch : rt) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+          f.singleton = rt.empty() || rt.starts_with("single");  // not stream, chunk, chunked
+          if (ex.response_threshold_ms > 0) f.threshold_ms = ex.response_threshold_ms;
+          break;
+        }
+        t->accounts[i].services_out.push_back(std::move(f));
       } else {
         t->accounts[from].streams_out.push_back(stream_forward{im.subject, i, im.prefix, im.to});
       }
@@ -143,6 +155,18 @@ std::shared_ptr<const auth_table> build_auth_table(const server_options& o) {
     if (t->system_account == kGlobalAccount && name != "$G") {
       t->accounts.push_back(account_rules{name, {}, {}});
       t->system_account = std::uint32_t(t->accounts.size() - 1);
+    }
+    // nats-server's system imports in every account: its own connz and statz, asked of the
+    // cluster ("$SYS.REQ.ACCOUNT.PING.CONNZ" in A is "$SYS.REQ.ACCOUNT.A.CONNZ" in $SYS; every
+    // server answers, so any number of responses). Not in $G: its fast path has no imports.
+    for (std::uint32_t i = 1; i < t->accounts.size(); ++i) {
+      if (i == t->system_account) continue;
+      const std::string& acc = t->accounts[i].name;
+      for (const auto& [local, ep] : {std::pair{"$SYS.REQ.ACCOUNT.PING.CONNZ", "CONNZ"},
+                                      std::pair{"$SYS.REQ.SERVER.PING.CONNZ", "CONNZ"},
+                                      std::pair{"$SYS.REQ.ACCOUNT.PING.STATZ", "STATZ"}})
+        t->accounts[i].services_out.push_back(
+            service_forward{local, "$SYS.REQ.ACCOUNT." + acc + "." + ep, t->system_account, false});
     }
   }
   return t;

@@ -179,6 +179,13 @@ struct reader {
         }
       } else if (key_is(k, {"response_type", "response"})) {
         ok = str(e, k, out.response_type);
+        std::string rt = out.response_type;
+        for (char& ch : rt) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        if (ok && rt != "single" && rt != "singleton" && rt != "stream" && rt != "chunk" && rt != "chunked")
+          return bad(e, k, "Unknown response type: \"" + out.response_type + "\"");  // nats-server's text
+      } else if (key_is(k, {"response_threshold", "response_max_time", "response_time"})) {
+        if (!e.is_scalar() || !parse_duration_ms(e.text, out.response_threshold_ms) || out.response_threshold_ms <= 0)
+          return bad(e, k, "Expected response threshold to be a parseable time duration, got \"" + e.text + "\"");
       } else {
         unknown("exports.", k, e);
       }

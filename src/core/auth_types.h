@@ -49,6 +49,8 @@ struct account_export {
   std::string subject;
   std::vector<std::string> accounts;  // empty: any account may import
   std::string response_type;          // service: Singleton (default), Stream, Chunked
+  // service: how long after a request its responses pass back through an import (0: 2 min)
+  std::int64_t response_threshold_ms = 0;
   bool operator==(const account_export&) const = default;
 };
 

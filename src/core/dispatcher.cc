@@ -501,7 +501,7 @@ std::uint64_t dispatcher::subscribe_in(std::uint32_t account, std::string_view s
   s->announce = announce;
   if (!subs_for(account).insert(s.get()).ok()) return 0;
   ++_sub_stats.inserts;
-  interest_change(*s, +1);  // only an announced one, on shard 0
+  interest_change(*s, +1);  // counted only if announced or a $SYS one, on shard 0
   broadcast_sub(shard_msg::kind::sub_add, _internal, *s);
   _internal.subs.emplace(s->sid, std::move(s));
   return id;
@@ -518,6 +518,7 @@ void dispatcher::publish(std::string_view subject, std::string_view reply, std::
 
 void dispatcher::publish_in(std::uint32_t account, std::string_view subject, std::string_view reply,
                             std::string_view headers, std::string_view payload) {
+  if (service_response(nullptr, account, subject, reply, headers, payload)) return;  // system answers via imports
   route(account, nullptr, subject, reply, headers, payload);
 }
 

@@ -155,8 +155,13 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void route_sub(client& c, const route_op& op);
   void route_msg(client& c, const route_op& op);
   // Local interest as the cluster sees it (shard 0 with a cluster): RS+/RS- on changes.
+  // The system account's internal subscriptions count too (nats-server's are route interest),
+  // so a $SYS.REQ.SERVER.PING reaches every server of the cluster.
   bool counts_as_interest(const subscription& s) const {
-    return _index == 0 && _srv.routes && !s.via_route && (s.announce || (s.conn_id != 0 && !s.handler));
+    if (_index != 0 || !_srv.routes || s.via_route) return false;
+    if (s.announce) return true;  // an internal subscription the cluster must see (subscribe_cluster)
+    if (s.handler) return s.account != kGlobalAccount && s.account == _live->auth->system_account;
+    return s.conn_id != 0;
   }
   void interest_change(const subscription& s, int delta);
   // "account subject[ queue]": the RS+ arguments without the weight.
@@ -170,6 +175,11 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   // At start (the service-reply prefixes) and after a reload: the interest recomputed from
   // every subscription, the difference sent to the routes.
   void rebuild_interest();
+  // A response (published in `account`) to a request this server sent through a service
+  // import: delivered in the requester's account, or dropped past its response_type; false when
+  // `subject` is no live service reply of this server.
+  bool service_response(client* from, std::uint32_t account, std::string_view subject, std::string_view reply,
+                        std::string_view headers, std::string_view payload);
   // A routed message in `account` through this server's stream exports and service replies.
   void route_forwards(client& c, const route_op& op, std::uint32_t account);
   bool _interest_stale = true;

@@ -99,16 +99,9 @@ void dispatcher::publish_in_account(client& from, std::string_view subject, std:
                                     std::string_view headers, std::string_view payload) {
   const auto& accounts = _live->auth->accounts;
   if (from.account >= accounts.size()) return;
-  const std::int64_t now_s = _loop.clk().wall_ns() / base::kSecond;  // its account went away in a reload
+  const std::int64_t now_ms = _loop.clk().wall_ns() / base::kMilli;  // its account went away in a reload
   // A response to an imported service travels back to the requester's account only.
-  if (is_service_reply(subject)) {
-    std::uint32_t to = 0;
-    std::string original;
-    if (parse_service_reply(subject, now_s, to, original) && to < accounts.size() && to != from.account) {
-      route(to, &from, original, reply, headers, payload, {}, false);
-      return;
-    }
-  }
+  if (service_response(&from, from.account, subject, reply, headers, payload)) return;
   // An import is interest of its own (nats-server subscribes internally for it): a request
   // it carries gets no 503 even when the other account has no subscriber.
   bool imported = false;
@@ -122,10 +115,27 @@ void dispatcher::publish_in_account(client& from, std::string_view subject, std:
   for (const auto& f : rules.services_out) {
     if (!subject_matches(f.local, subject)) continue;
     imported = true;
-    const std::string r = reply.empty() ? std::string() : service_reply(from.account, reply, now_s);
+    const std::string r =
+        reply.empty() ? std::string() : service_reply(from.account, reply, now_ms, f.singleton, f.threshold_ms);
     route(f.to_account, &from, service_import_subject(f, subject), r, headers, payload, {}, false);
   }
   route(from.account, &from, subject, reply, headers, payload, {}, !imported);
+}
+
+bool dispatcher::service_response(client* from, std::uint32_t account, std::string_view subject, std::string_view reply,
+                                  std::string_view headers, std::string_view payload) {
+  if (!is_service_reply(subject)) return false;
+  const auto& accounts = _live->auth->accounts;
+  const std::int64_t now_ms = _loop.clk().wall_ns() / base::kMilli;
+  service_reply_info r;
+  if (!parse_service_reply(subject, now_ms, r) || r.account >= accounts.size() || r.account == account) return false;
+  // The export's response_type: a Singleton's first response, a stream's up to its empty one.
+  if (!_srv.service_replies.pass(subject, r, headers.empty() && payload.empty(), now_ms)) {
+    _from_route = nullptr;
+    return true;
+  }
+  route(r.account, from, r.reply, reply, headers, payload, {}, false);
+  return true;
 }
 
 }  // namespace core

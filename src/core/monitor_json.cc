@@ -382,6 +382,8 @@ http_reply monitor_connz(server& srv, const http_query& q) {
     for (auto& c : s.closed) conns.push_back(std::move(c));
   }
   if (cid) std::erase_if(conns, [&](const conn_snapshot& c) { return c.cid != *cid; });
+  if (auto it = q.find("acc"); it != q.end() && !it->second.empty())  // one account's (nats-server's acc=)
+    std::erase_if(conns, [&](const conn_snapshot& c) { return (c.account.empty() ? "$G" : c.account) != it->second; });
   const std::int64_t now = wall_now();
   auto key = [&](const conn_snapshot& c) -> std::int64_t {
     if (sort == "rtt") return c.rtt_ns;
@@ -476,8 +478,9 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
     if (!valid_literal_subject(test))
       return bad_request("invalid test subject, must be valid publish subject: " + test);
   }
+  const std::string acc = q.count("acc") ? q.at("acc") : "";
   snapshot_request req;
-  req.all_subs = with_subs || !test.empty();
+  req.all_subs = with_subs || !test.empty() || !acc.empty();
   std::uint64_t count = 0;
   std::vector<sub_snapshot> subs;
   sublist_stats st;
@@ -490,6 +493,10 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
     st.matches += s.sublist.matches;
     st.fanout_sum += s.sublist.fanout_sum;
     st.max_fanout = std::max(st.max_fanout, s.sublist.max_fanout);
+  }
+  if (!acc.empty()) {  // one account's subscriptions (nats-server's acc=)
+    std::erase_if(subs, [&](const sub_snapshot& s) { return s.account != acc; });
+    count = subs.size();
   }
   if (!test.empty()) std::erase_if(subs, [&](const sub_snapshot& s) { return !subject_matches(s.subject, test); });
   ojson j;

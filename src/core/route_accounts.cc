@@ -53,6 +53,7 @@ void dispatcher::rebuild_interest() {
   for (const auto& [h, c] : _clients)
     if (!c->route)
       for (const auto& [sid, s] : c->subs) add(*s);
+  for (const auto& [sid, s] : _internal.subs) add(*s);
   for (const auto& [conn, subs] : _remote)
     for (const auto& [sid, s] : subs)
       if (s) add(*s);
@@ -75,16 +76,8 @@ void dispatcher::rebuild_interest() {
 
 void dispatcher::route_forwards(client& c, const route_op& op, std::uint32_t account) {
   const auto& accounts = _live->auth->accounts;
-  if (is_service_reply(op.subject)) {  // a response to a request this server mapped
-    std::uint32_t to = 0;
-    std::string original;
-    const std::int64_t now_s = _loop.clk().wall_ns() / base::kSecond;
-    if (parse_service_reply(op.subject, now_s, to, original) && to < accounts.size() && to != account) {
-      _from_route = &op;
-      route(to, &c, original, op.reply, op.headers, op.payload, {}, false);
-      return;
-    }
-  }
+  _from_route = &op;  // a response to a request this server mapped
+  if (service_response(&c, account, op.subject, op.reply, op.headers, op.payload)) return;
   _from_route = &op;  // consumed by each route(): local receivers only
   route(account, &c, op.subject, op.reply, op.headers, op.payload, {}, false);
   // Stream exports: what this server's importers subscribed to (its shadow interest brought it).

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/account.h"
 #include "src/core/auth.h"
 #include "src/core/options.h"
 
@@ -40,6 +41,7 @@ struct server_shared {
   std::atomic<std::uint64_t> slow_consumers{0};
   std::atomic<std::uint64_t> in_msgs{0};
   std::atomic<std::uint64_t> sys_seq{0};  // ServerInfo "seq" of system account messages
+  response_ledger service_replies;          // responses through service imports (account.h)
   // Lame duck: the monotonic time it started (0: not in lame duck mode).
   std::atomic<std::int64_t> lame_duck_since_ns{0};
 

@@ -3,6 +3,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <future>
+#include <optional>
+#include <random>
 #include <mutex>
 #include <thread>
 
@@ -148,13 +151,23 @@ std::string sys_event_id(std::uint64_t a, std::uint64_t b) {
 
 namespace {
 
+using namespace std::chrono_literals;
+
 std::int64_t wall_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
+// nats-server's pacing: STATSZ 1 s after start, the interval doubling up to 10 s; an
+// account's CONNS on every change and every 30 s while it has connections.
+constexpr auto kFirstStatsz = 1s;
+constexpr auto kStatszInterval = 10s;
+constexpr auto kConnsHeartbeat = 30s;
+constexpr auto kTick = 1s;  // the worker's wake while idle: changes in connection counts
+
 // Subscribes the request subjects in the system account on shard 0; each request is queued for
-// the worker, which builds the answer and hands the publish back to shard 0.
+// the worker, which builds the answer and hands the publish back to shard 0. The worker also
+// sends the periodic events, each only while someone subscribes to it.
 class system_service final : public service, public internal_handler {
  public:
   system_service(server& srv, std::uint32_t account) : _srv(srv), _account(account) {}
@@ -165,7 +178,7 @@ class system_service final : public service, public internal_handler {
     _shard0 = _srv.shards()[0];
     const std::string& id = host.server_id();
     for (const std::string& s : {std::string("$SYS.REQ.SERVER.PING"), std::string("$SYS.REQ.SERVER.PING.*"),
-                                "$SYS.REQ.SERVER." + id + ".*"})
+                                "$SYS.REQ.SERVER." + id + ".*", std::string("$SYS.REQ.ACCOUNT.*.*")})
       _shard0->subscribe_in(_account, s, {}, this);
     _info = sys_info_of(host.options(), id, host.server_name());
     _worker = std::thread([this] { run(); });
@@ -180,12 +193,17 @@ class system_service final : public service, public internal_handler {
     }
     _cv.notify_all();
     if (_worker.joinable()) _worker.join();
+    // On shard 0's thread (services stop there): the last word goes out before the routes close.
+    if (_shard0) {
+      const auto body = sys_server_json(_info, _srv.shared().sys_seq.fetch_add(1) + 1, wall_now_ns()).dump();
+      _shard0->publish_in(_account, "$SYS.SERVER." + _info.id + ".SHUTDOWN", {}, {}, body);
+    }
   }
 
   void on_msg(const inbound_msg& m) override {
     if (m.reply.empty()) return;
     sys_request r = parse_sys_request(m.subject, _info.id);
-    if (r.k == sys_request::kind::none) return;
+    if (r.k == sys_request::kind::none && !parse_account_request(m.subject, r)) return;
     {
       std::lock_guard lk(_mu);
       if (_jobs.size() >= kMaxQueued || _stopping) return;  // a flood of requests: answer what fits
@@ -201,43 +219,136 @@ class system_service final : public service, public internal_handler {
     std::string body;
   };
   static constexpr std::size_t kMaxQueued = 256;
+  using steady = std::chrono::steady_clock;
 
   void run() {
     pthread_setname_np(pthread_self(), "pg-sys");
+    _statsz_every = kFirstStatsz;
+    _statsz_due = steady::now() + kFirstStatsz;
     for (;;) {
-      job j;
+      std::optional<job> j;
       {
         std::unique_lock lk(_mu);
-        _cv.wait(lk, [&] { return _stopping || !_jobs.empty(); });
+        _cv.wait_until(lk, std::min(_statsz_due, steady::now() + kTick), [&] { return _stopping || !_jobs.empty(); });
         if (_stopping) return;
-        j = std::move(_jobs.front());
-        _jobs.pop_front();
+        if (!_jobs.empty()) {
+          j = std::move(_jobs.front());
+          _jobs.pop_front();
+        }
       }
-      std::string out = answer(j);
-      const std::uint32_t acc = _account;
-      _shard0->call_on_shard([acc, reply = std::move(j.reply), out = std::move(out)](dispatcher& d) {
-        d.publish_in(acc, reply, {}, {}, out);
-      });
+      if (j) {
+        std::string out = answer(*j);
+        if (!out.empty()) send(j->reply, std::move(out));
+      }
+      if (steady::now() >= _next_periodic) periodic();
     }
   }
 
-  std::string answer(const job& j) {
+  void send(std::string subject, std::string body) {
+    const std::uint32_t acc = _account;
+    _shard0->call_on_shard([acc, subject = std::move(subject), body = std::move(body)](dispatcher& d) {
+      d.publish_in(acc, subject, {}, {}, body);
+    });
+  }
+
+  ojson server_json() { return sys_server_json(_info, _srv.shared().sys_seq.fetch_add(1) + 1, wall_now_ns()); }
+
+  // Which of `subjects` someone subscribes to in the system account (shard 0's sublist holds
+  // every subscription, route interest included).
+  std::vector<bool> listened(std::vector<std::string> subjects) {
+    auto done = std::make_shared<std::promise<std::vector<bool>>>();
+    auto f = done->get_future();
+    const std::uint32_t acc = _account;
+    _shard0->call_on_shard([done, acc, subjects = std::move(subjects)](dispatcher& d) {
+      std::vector<bool> r;
+      for (const auto& s : subjects) r.push_back(d.has_interest_in(acc, s));
+      done->set_value(std::move(r));
+    });
+    if (f.wait_for(2s) != std::future_status::ready) return {};
+    return f.get();
+  }
+
+  std::vector<std::string> account_names() const {
+    std::vector<std::string> names;
+    for (const auto& a : _srv.shared().live()->auth->accounts) names.push_back(a.name);
+    return names;
+  }
+
+  std::map<std::string, account_stat> stats_now() {
+    snapshot_request q;
+    q.conns = true;
+    std::vector<conn_snapshot> open;
+    for (auto& s : collect_snapshots(_srv, q))
+      for (auto& c : s.open) open.push_back(std::move(c));
+    return account_stats(open);
+  }
+
+  void periodic() {
+    const auto now = steady::now();
+    _next_periodic = now + kTick;
+    const std::string statsz_subject = "$SYS.SERVER." + _info.id + ".STATSZ";
+    const auto accounts = account_names();
+    std::vector<std::string> subjects{statsz_subject};
+    for (const auto& a : accounts) {
+      subjects.push_back("$SYS.ACCOUNT." + a + ".SERVER.CONNS");
+      subjects.push_back("$SYS.SERVER.ACCOUNT." + a + ".CONNS");
+    }
+    const std::vector<bool> heard = listened(subjects);
+    if (heard.size() != subjects.size()) return;
+    if (now >= _statsz_due) {
+      _statsz_every = std::min<steady::duration>(_statsz_every * 2, kStatszInterval);
+      _statsz_due = now + _statsz_every;
+      if (heard[0]) send(statsz_subject, statsz_answer().dump());
+    }
+    bool any = false;
+    for (std::size_t i = 0; i < accounts.size(); ++i) any = any || heard[1 + 2 * i] || heard[2 + 2 * i];
+    if (!any) {
+      _conns_sent.clear();
+      return;
+    }
+    const auto stats = stats_now();
+    for (std::size_t i = 0; i < accounts.size(); ++i) {
+      const bool new_subject = heard[1 + 2 * i], old_subject = heard[2 + 2 * i];
+      if (!new_subject && !old_subject) continue;
+      const std::string& name = accounts[i];
+      auto it = stats.find(name);
+      const std::uint64_t conns = it == stats.end() ? 0 : it->second.conns;
+      auto sent = _conns_sent.find(name);
+      const bool changed = sent == _conns_sent.end() ? conns > 0 : sent->second.conns != conns;
+      const bool beat = sent != _conns_sent.end() && conns > 0 && now - sent->second.at >= kConnsHeartbeat;
+      if (!changed && !beat) continue;
+      _conns_sent[name] = conns_sent{conns, now};
+      const std::string body = account_conns_event_json(name, it == stats.end() ? account_stat{} : it->second,
+                                                        server_json(), sys_event_id(_rng(), _rng()), wall_now_ns())
+                                   .dump();
+      if (old_subject) send("$SYS.SERVER.ACCOUNT." + name + ".CONNS", body);  // nats-server sends both
+      if (new_subject) send("$SYS.ACCOUNT." + name + ".SERVER.CONNS", body);
+    }
+  }
+
+  ojson statsz_answer() {
     ojson res;
-    res["server"] = sys_server_json(_info, _srv.shared().sys_seq.fetch_add(1) + 1, wall_now_ns());
+    res["server"] = server_json();
+    const auto varz = nlohmann::json::parse(monitor_varz(_srv, {}, {}).body, nullptr, false);
+    std::uint64_t active = 0;
+    for (const auto& [name, st] : stats_now()) active += st.conns > 0 ? 1 : 0;
+    res["statsz"] = sys_statsz_json(varz.is_object() ? varz : nlohmann::json::object(), active);
+    return res;
+  }
+
+  std::string answer(const job& j) {
+    if (j.req.k == sys_request::kind::account_api) return answer_account(j);
     http_query q;
     std::string error;
     if (!sys_query_from_body(j.body, q, error)) {
+      ojson res;
+      res["server"] = server_json();
       res["error"] = ojson{{"code", 400}, {"description", error}};
       return res.dump();
     }
-    if (j.req.k == sys_request::kind::statsz) {
-      const auto varz = nlohmann::json::parse(monitor_varz(_srv, {}, {}).body, nullptr, false);
-      const auto acc = nlohmann::json::parse(monitor_accstatz(_srv, {}).body, nullptr, false);
-      std::uint64_t active = 0;
-      if (acc.is_object() && acc.contains("account_statz")) active = acc["account_statz"].size();
-      res["statsz"] = sys_statsz_json(varz.is_object() ? varz : nlohmann::json::object(), active);
-      return res.dump();
-    }
+    if (j.req.k == sys_request::kind::statsz) return statsz_answer().dump();
+    ojson res;
+    res["server"] = server_json();
     const std::string& ep = j.req.endpoint;
     http_reply r = ep == "VARZ"       ? monitor_varz(_srv, q, {})
                    : ep == "CONNZ"    ? monitor_connz(_srv, q)
@@ -248,14 +359,120 @@ class system_service final : public service, public internal_handler {
                    : ep == "ACCOUNTZ" ? monitor_accountz(_srv, q)
                    : ep == "LEAFZ"    ? monitor_leafz(_srv, q)
                                       : monitor_gatewayz(_srv, q);
+    wrap(res, r);
+    return res.dump();
+  }
+
+  static void wrap(ojson& res, const http_reply& r) {
     auto data = ojson::parse(r.body, nullptr, false);
     if (r.status == 400 || data.is_discarded()) {
       res["error"] = ojson{{"code", r.status}, {"description", r.body}};
     } else {
       res["data"] = std::move(data);
     }
+  }
+
+  // $SYS.REQ.ACCOUNT.<acc>.<EP>; empty when nats-server stays silent (no such account, or an
+  // account without connections for STATZ and CONNS).
+  std::string answer_account(const job& j) {
+    const auto body = nlohmann::json::parse(j.body.empty() ? std::string("{}") : j.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      ojson res;
+      res["server"] = server_json();
+      res["error"] = ojson{{"code", 400}, {"description", "invalid request body: not a JSON object"}};
+      return res.dump();
+    }
+    const auto live = _srv.shared().live();
+    const auto& auth = *live->auth;
+    std::string acc = j.req.account;
+    const std::string& ep = j.req.endpoint;
+    const bool ping = acc == "PING";
+    if (ping && ep == "CONNZ") acc = auth.accounts[_account].name;  // the system account's own
+    const auto names = account_names();
+    if (!ping || ep == "CONNZ")
+      if (std::find(names.begin(), names.end(), acc) == names.end()) return {};
+    ojson res;
+    if (ep == "STATZ" || ep == "CONNS") {
+      const auto stats = stats_now();
+      if (ep == "CONNS") {
+        auto it = stats.find(acc);
+        if (it == stats.end() || it->second.conns == 0) return {};
+        return account_conns_event_json(acc, it->second, server_json(), sys_event_id(_rng(), _rng()), wall_now_ns())
+            .dump();
+      }
+      std::vector<std::string> wanted;
+      if (!ping) {
+        wanted.push_back(acc);
+      } else if (body.contains("accounts") && body["accounts"].is_array()) {
+        for (const auto& a : body["accounts"])
+          if (a.is_string()) wanted.push_back(a.get<std::string>());
+      } else {
+        wanted = names;
+      }
+      const bool unused = body.value("include_unused", false);
+      ojson list = account_statz_list(wanted, stats, unused);
+      if (list.empty()) return {};
+      res["server"] = server_json();
+      ojson data;
+      data["server_id"] = _info.id;
+      data["now"] = base::rfc3339_nano(wall_now_ns());
+      data["account_statz"] = std::move(list);
+      res["data"] = std::move(data);
+      return res.dump();
+    }
+    res["server"] = server_json();
+    http_query q;
+    std::string error;
+    sys_query_from_body(j.body, q, error);
+    if (ep == "CONNZ") {
+      q["acc"] = acc;
+      wrap(res, monitor_connz(_srv, q));
+    } else if (ep == "SUBSZ") {
+      q["acc"] = acc;
+      q["subs"] = "1";
+      wrap(res, monitor_subsz(_srv, q));
+    } else if (ep == "LEAFZ") {
+      ojson data;
+      data["server_id"] = _info.id;
+      data["now"] = base::rfc3339_nano(wall_now_ns());
+      data["leafnodes"] = 0;
+      data["leafs"] = nullptr;
+      res["data"] = std::move(data);
+    } else if (ep == "JSZ") {
+      if (!_srv.shared().opts.jetstream || acc != "$G") {
+        res["data"] = nullptr;
+        res["error"] = ojson{{"code", 500}, {"description", "jetstream not enabled"}};  // nats-server's words
+      } else {
+        q["acc"] = acc;
+        q["accounts"] = "true";
+        wrap(res, core::monitor_jsz(_srv, q));
+      }
+    } else {  // INFO
+      account_info_input in;
+      in.name = acc;
+      for (const auto& a : live->opts.accounts)
+        if (a.name == acc) in.config = &a;
+      in.update_wall_ns = _srv.config_load_wall_ns();
+      in.jetstream = acc == "$G" && _srv.shared().opts.jetstream;
+      const auto stats = stats_now();
+      if (auto it = stats.find(acc); it != stats.end()) in.conns = it->second.conns;
+      http_query sq{{"acc", acc}, {"subs", "1"}};
+      const auto subsz = nlohmann::json::parse(monitor_subsz(_srv, sq).body, nullptr, false);
+      if (subsz.is_object()) in.subscriptions = subsz.value("total", 0);
+      in.system_account = auth.accounts[_account].name;
+      const std::uint32_t id = std::uint32_t(std::find(names.begin(), names.end(), acc) - names.begin());
+      if (id < auth.accounts.size())
+        for (const auto& f : auth.accounts[id].services_out)
+          if (f.to_account == _account && f.local.starts_with("$SYS.")) in.system_imports.emplace_back(f.local, f.remote);
+      res["data"] = account_info_json(in);
+    }
     return res.dump();
   }
+
+  struct conns_sent {
+    std::uint64_t conns = 0;
+    steady::time_point at;
+  };
 
   server& _srv;
   const std::uint32_t _account;
@@ -266,6 +483,11 @@ class system_service final : public service, public internal_handler {
   std::deque<job> _jobs;
   bool _stopping = false;
   std::thread _worker;
+  // worker thread only
+  std::mt19937_64 _rng{std::random_device{}()};
+  steady::duration _statsz_every{};
+  steady::time_point _statsz_due{}, _next_periodic{};
+  std::map<std::string, conns_sent> _conns_sent;
 };
 
 }  // namespace

@@ -4,12 +4,16 @@
 // service runs on shard 0 and builds answers on a worker thread of its own with the HTTP
 // monitor's builders (they wait for shard snapshots, which shard 0 itself cannot do).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/auth_types.h"
 #include "src/core/monitor.h"
 #include "src/core/monitor_types.h"
 #include "src/core/service.h"
@@ -20,11 +24,44 @@ class server;
 
 // What a subject in the system account asks for.
 struct sys_request {
-  enum class kind { none, statsz, server_api } k = kind::none;
-  std::string endpoint;  // "VARZ", "CONNZ", ... (server_api)
+  enum class kind { none, statsz, server_api, account_api } k = kind::none;
+  std::string endpoint;  // "VARZ", "CONNZ", ... (server_api), "STATZ", "INFO", ... (account_api)
+  std::string account;   // account_api: the account asked about, or "PING" (every account)
 };
 // $SYS.REQ.SERVER.PING (statsz), $SYS.REQ.SERVER.PING.<EP>, $SYS.REQ.SERVER.<id>.<EP>.
 sys_request parse_sys_request(std::string_view subject, std::string_view server_id);
+
+// $SYS.REQ.ACCOUNT.<acc>.{SUBSZ,CONNZ,LEAFZ,JSZ,INFO,STATZ,CONNS}, $SYS.REQ.ACCOUNT.PING.{STATZ,CONNZ}.
+bool parse_account_request(std::string_view subject, sys_request& r);
+
+// One account's connections on this server (nats-server's AccountStat, from open
+// connections: sent is what was delivered to them, received what they published).
+struct account_stat {
+  std::uint64_t conns = 0;
+  std::uint64_t sent_msgs = 0, sent_bytes = 0, received_msgs = 0, received_bytes = 0;
+  std::uint64_t slow_consumers = 0;
+  bool operator==(const account_stat&) const = default;
+};
+std::map<std::string, account_stat> account_stats(const std::vector<conn_snapshot>& open);
+nlohmann::ordered_json account_stat_json(const std::string& name, const account_stat& a);
+// account_statz's list: the named accounts with connections (or all of them, include_unused).
+nlohmann::ordered_json account_statz_list(const std::vector<std::string>& accounts,
+                                          const std::map<std::string, account_stat>& stats, bool include_unused);
+// $SYS.ACCOUNT.<acc>.SERVER.CONNS (and $SYS.REQ.ACCOUNT.<acc>.CONNS's answer): AccountNumConns.
+nlohmann::ordered_json account_conns_event_json(const std::string& name, const account_stat& a,
+                                                const nlohmann::ordered_json& server, const std::string& event_id,
+                                                std::int64_t now_wall_ns);
+// $SYS.REQ.ACCOUNT.<acc>.INFO: nats-server's AccountInfo.
+struct account_info_input {
+  std::string name;
+  const account_config* config = nullptr;  // null for $G and a system account made by the server
+  std::int64_t update_wall_ns = 0;
+  bool jetstream = false;
+  std::uint64_t conns = 0, subscriptions = 0;
+  std::string system_account;
+  std::vector<std::pair<std::string, std::string>> system_imports;  // (subject, to)
+};
+nlohmann::ordered_json account_info_json(const account_info_input& in);
 
 // A request body (JSON options, as nats-server's *Options structs) as the HTTP query the
 // monitor's builders take; false with `error` set (the 400 description) when it is not JSON.

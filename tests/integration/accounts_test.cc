@@ -1,7 +1,10 @@
 // Accounts for core NATS: subjects are isolated per account; stream exports/imports (with a
 // prefix) and service exports/imports (renamed, replies routed back). Runs against nats-server
 // 2.9.10 as well (accounts_nats_server).
+#include <cstring>
+#include <sstream>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "tests/integration/server_fixture.h"
@@ -199,6 +202,86 @@ TEST_F(accounts, request_through_an_import_without_responder_times_out) {
   if (reply) natsMsg_Destroy(reply);
   // The import is interest (as nats-server 2.9.10): the request times out instead of a 503.
   EXPECT_EQ(s, NATS_TIMEOUT) << status_text(s);
+}
+
+// Service exports' response_type (nats-server's rules): a Singleton import passes one response,
+// Stream and Chunked pass responses until an empty one (which passes) ends them; none of them
+// after the export's response_threshold.
+class response_types : public accounts {
+ protected:
+  std::string extra_conf() const override {
+    return R"(
+accounts {
+  A: {
+    users: [ { user: a, password: pa } ]
+    exports: [ { service: "single" }, { service: "strm", response_type: stream },
+               { service: "chk", response_type: Chunked }, { service: "late", response_type: stream, response_threshold: "300ms" } ]
+  }
+  B: {
+    users: [ { user: b, password: pb } ]
+    imports: [ { service: { account: A, subject: "single" } }, { service: { account: A, subject: "strm" } },
+               { service: { account: A, subject: "chk" } }, { service: { account: A, subject: "late" } } ]
+  }
+}
+)";
+  }
+  // The payloads B's requester gets when A's responder answers r1, r2, "" and r4 to one request.
+  std::vector<std::string> answers(raw_client& responder, raw_client& requester, const std::string& subject,
+                                   std::chrono::milliseconds delay = 0ms) {
+    std::vector<std::string> got;
+    if (!requester.send("PUB " + subject + " inbox." + subject + " 1\r\nq\r\n")) return got;
+    auto line = responder.read_line(3s);
+    const bool hmsg = line && line->rfind("HMSG " + subject + " ", 0) == 0;  // nats-server adds Nats-Request-Info
+    if (!line || (!hmsg && line->rfind("MSG " + subject + " ", 0) != 0)) return {"<no request: " + line.value_or("") + ">"};
+    std::istringstream head(*line);
+    std::string op, subj, sid, reply;
+    std::size_t size = 0;
+    head >> op >> subj >> sid >> reply;
+    if (hmsg) head >> size;  // the header length, then the total
+    head >> size;
+    responder.read_bytes(size + 2, 3s);
+    std::this_thread::sleep_for(delay);  // past the threshold on purpose
+    std::string out;
+    for (const char* body : {"r1", "r2", "", "r4"})
+      out += "PUB " + reply + " " + std::to_string(strlen(body)) + "\r\n" + body + "\r\n";
+    if (!responder.send(out) || !responder.ping_pong()) return {"<responder failed>"};
+    if (!requester.send("PING\r\n")) return got;
+    for (;;) {  // the answers come before the PONG (after they went through the server)
+      auto l = requester.read_line(3s);
+      if (!l || *l == "PONG\r\n") break;
+      if (l->rfind("MSG ", 0) == 0) {
+        auto body = requester.read_line(3s);
+        got.push_back(body ? body->substr(0, body->size() - 2) : "<cut>");
+      }
+    }
+    return got;
+  }
+};
+
+TEST_F(response_types, each_export_passes_the_responses_its_type_allows) {
+  raw_client a, b;
+  ASSERT_TRUE(open_as(a, "a", "pa"));
+  ASSERT_TRUE(open_as(b, "b", "pb"));
+  ASSERT_TRUE(a.send("SUB single 1\r\nSUB strm 2\r\nSUB chk 3\r\nSUB late 4\r\n"));
+  ASSERT_TRUE(a.ping_pong());
+  ASSERT_TRUE(b.send("SUB inbox.* 9\r\n"));
+  ASSERT_TRUE(b.ping_pong());
+  EXPECT_EQ(answers(a, b, "single"), (std::vector<std::string>{"r1"}));
+  EXPECT_EQ(answers(a, b, "strm"), (std::vector<std::string>{"r1", "r2", ""}));
+  EXPECT_EQ(answers(a, b, "chk"), (std::vector<std::string>{"r1", "r2", ""}));
+  EXPECT_EQ(answers(a, b, "late", 1500ms), (std::vector<std::string>{}));
+}
+
+TEST(response_type_config, unknown_type_and_bad_threshold_are_config_errors) {
+  if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
+  server_process bad_type("accounts { A { exports: [ { service: x, response_type: bogus } ] } }\n");
+  EXPECT_FALSE(bad_type.start());
+  const std::string type_text = bad_type.error() + bad_type.log();
+  EXPECT_NE(type_text.find("Unknown response type: \"bogus\""), std::string::npos) << type_text;
+  server_process bad_threshold("accounts { A { exports: [ { service: x, response_threshold: soon } ] } }\n");
+  EXPECT_FALSE(bad_threshold.start());
+  const std::string threshold_text = bad_threshold.error() + bad_threshold.log();
+  EXPECT_NE(threshold_text.find("response threshold"), std::string::npos) << threshold_text;
 }
 
 }  // namespace

@@ -2,11 +2,13 @@
 // NATS ($SYS.REQ.SERVER.PING..., $SYS.REQ.SERVER.<id>...), answered as nats-server 2.9 does:
 // {"server": ServerInfo, "data": ...} (or "statsz"). Users of other accounts do not reach
 // these services. Runs against nats-server 2.9.10 as well (system_account_nats_server).
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/integration/raw_client.h"
 #include "tests/integration/server_fixture.h"
 
 namespace peregrine::test {
@@ -35,9 +37,9 @@ accounts {
   }
   // The reply to a request as JSON (null when none came).
   static json ask(natsConnection* nc, const std::string& subject, const std::string& body = "",
-                  natsStatus* status = nullptr) {
+                  natsStatus* status = nullptr, int timeout_ms = 5000) {
     natsMsg* reply = nullptr;
-    const natsStatus s = natsConnection_RequestString(&reply, nc, subject.c_str(), body.c_str(), 5000);
+    const natsStatus s = natsConnection_RequestString(&reply, nc, subject.c_str(), body.c_str(), timeout_ms);
     if (status) *status = s;
     if (s != NATS_OK) return nullptr;
     msg_ptr owned(reply);
@@ -171,6 +173,166 @@ TEST_F(system_account, connect_and_disconnect_events) {
   EXPECT_EQ(disconnect_ev["sent"]["bytes"], 5);
   EXPECT_EQ(disconnect_ev["reason"], "Client Closed");
   EXPECT_GT(disconnect_ev["server"]["seq"].get<std::uint64_t>(), connect_ev["server"]["seq"].get<std::uint64_t>());
+}
+
+// $SYS.REQ.ACCOUNT.<acc>.<EP>: one account's view, answered as nats-server 2.9.10 does (no
+// answer for STATZ/CONNS of an account without connections unless include_unused).
+TEST_F(system_account, account_requests_answer_for_one_account) {
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(sys);
+  natsStatus st = NATS_OK;
+  // A has no connections yet: STATZ and CONNS stay silent, include_unused answers.
+  ask(sys.get(), "$SYS.REQ.ACCOUNT.A.STATZ", "", &st, 700);
+  EXPECT_EQ(st, NATS_TIMEOUT);
+  const json unused = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.STATZ", R"({"include_unused":true})");
+  ASSERT_TRUE(unused.is_object()) << unused.dump();
+  EXPECT_EQ(keys(unused["data"]), (std::vector<std::string>{"server_id", "now", "account_statz"}));
+  ASSERT_EQ(unused["data"]["account_statz"].size(), 1u);
+  EXPECT_EQ(keys(unused["data"]["account_statz"][0]),
+            (std::vector<std::string>{"acc", "conns", "leafnodes", "total_conns", "sent", "received", "slow_consumers"}));
+  EXPECT_EQ(unused["data"]["account_statz"][0]["conns"], 0);
+
+  auto a = open_as("a", "pa");
+  ASSERT_TRUE(a);
+  auto sub = subscribe_sync(a.get(), "orders.>");
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(natsConnection_Flush(a.get()), NATS_OK);
+  const json statz = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.STATZ");
+  ASSERT_TRUE(statz.is_object());
+  EXPECT_EQ(statz["data"]["account_statz"][0]["acc"], "A");
+  EXPECT_EQ(statz["data"]["account_statz"][0]["conns"], 1);
+  const json conns = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.CONNS");
+  ASSERT_TRUE(conns.is_object());
+  EXPECT_EQ(keys(conns), (std::vector<std::string>{"type", "id", "timestamp", "server", "acc", "conns", "leafnodes",
+                                                   "total_conns", "sent", "received", "slow_consumers"}));
+  EXPECT_EQ(conns["type"], "io.nats.server.advisory.v1.account_connections");
+  EXPECT_EQ(conns["conns"], 1);
+  const json connz = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.CONNZ");
+  ASSERT_TRUE(connz.is_object());
+  EXPECT_EQ(connz["data"]["num_connections"], 1) << connz.dump();  // A's only, not sys's
+  const json subsz = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.SUBSZ");
+  ASSERT_TRUE(subsz.is_object());
+  bool found = false;
+  for (const auto& e : subsz["data"]["subscriptions_list"]) {
+    EXPECT_EQ(e["account"], "A");
+    found = found || e["subject"] == "orders.>";
+  }
+  EXPECT_TRUE(found) << subsz.dump();
+  const json info = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.INFO");
+  ASSERT_TRUE(info.is_object());
+  EXPECT_EQ(info["data"]["account_name"], "A");
+  EXPECT_EQ(info["data"]["client_connections"], 1);
+  EXPECT_EQ(info["data"]["jetstream_enabled"], false);
+  std::set<std::string> imported;
+  for (const auto& i : info["data"]["imports"]) imported.insert(i["subject"].get<std::string>());
+  EXPECT_EQ(imported, (std::set<std::string>{"$SYS.REQ.ACCOUNT.PING.CONNZ", "$SYS.REQ.SERVER.PING.CONNZ",
+                                             "$SYS.REQ.ACCOUNT.PING.STATZ"}));
+  const json leafz = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.LEAFZ");
+  ASSERT_TRUE(leafz.is_object());
+  EXPECT_EQ(leafz["data"]["leafnodes"], 0);
+  const json jsz = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.JSZ");
+  ASSERT_TRUE(jsz.is_object());
+  EXPECT_EQ(jsz["error"]["description"], "jetstream not enabled");
+  const json bad = ask(sys.get(), "$SYS.REQ.ACCOUNT.A.STATZ", "{bad");
+  ASSERT_TRUE(bad.is_object());
+  EXPECT_EQ(bad["error"]["code"], 400);
+  // Every account with connections, or those named.
+  const json all = ask(sys.get(), "$SYS.REQ.ACCOUNT.PING.STATZ");
+  ASSERT_TRUE(all.is_object());
+  std::set<std::string> accs;
+  for (const auto& e : all["data"]["account_statz"]) accs.insert(e["acc"].get<std::string>());
+  EXPECT_EQ(accs, (std::set<std::string>{"$SYS", "A"}));
+  const json named = ask(sys.get(), "$SYS.REQ.ACCOUNT.PING.STATZ", R"({"accounts":["A"]})");
+  ASSERT_TRUE(named.is_object());
+  ASSERT_EQ(named["data"]["account_statz"].size(), 1u);
+  EXPECT_EQ(named["data"]["account_statz"][0]["acc"], "A");
+}
+
+// Every account imports its own connz and statz from the system account, as in nats-server.
+TEST_F(system_account, accounts_ask_for_their_own_connz_and_statz) {
+  auto a = open_as("a", "pa");
+  auto a2 = open_as("a", "pa");
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(a && a2 && sys);
+  const json connz = ask(a.get(), "$SYS.REQ.ACCOUNT.PING.CONNZ");
+  ASSERT_TRUE(connz.is_object()) << connz.dump();
+  EXPECT_EQ(connz["data"]["num_connections"], 2) << connz.dump();
+  const json server_connz = ask(a.get(), "$SYS.REQ.SERVER.PING.CONNZ");
+  ASSERT_TRUE(server_connz.is_object());
+  EXPECT_EQ(server_connz["data"]["num_connections"], 2);
+  const json statz = ask(a.get(), "$SYS.REQ.ACCOUNT.PING.STATZ");
+  ASSERT_TRUE(statz.is_object()) << statz.dump();
+  ASSERT_EQ(statz["data"]["account_statz"].size(), 1u);
+  EXPECT_EQ(statz["data"]["account_statz"][0]["acc"], "A");
+  EXPECT_EQ(statz["data"]["account_statz"][0]["conns"], 2);
+  // Only those: the server's other requests stay in the system account.
+  natsStatus st = NATS_OK;
+  ask(a.get(), "$SYS.REQ.SERVER.PING", "", &st);
+  EXPECT_EQ(st, NATS_NO_RESPONDERS);
+}
+
+TEST_F(system_account, statsz_is_sent_periodically_to_listeners) {
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(sys);
+  auto sub = subscribe_sync(sys.get(), "$SYS.SERVER.*.STATSZ");
+  ASSERT_TRUE(sub);
+  ASSERT_EQ(natsConnection_Flush(sys.get()), NATS_OK);
+  // 1 s after start, then every 2, 4, 8 and 10 s.
+  auto m = next_msg(sub.get(), 15s);
+  ASSERT_TRUE(m) << "no STATSZ";
+  const json j = json::parse(std::string(natsMsg_GetData(m.get()), natsMsg_GetDataLength(m.get())), nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"server", "statsz"}));
+  EXPECT_EQ(std::string(natsMsg_GetSubject(m.get())), "$SYS.SERVER." + j["server"]["id"].get<std::string>() + ".STATSZ");
+  EXPECT_GE(j["statsz"]["connections"].get<int>(), 1);
+}
+
+TEST_F(system_account, account_connection_counts_are_sent_when_they_change) {
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(sys);
+  auto fresh = subscribe_sync(sys.get(), "$SYS.ACCOUNT.A.SERVER.CONNS");
+  auto old = subscribe_sync(sys.get(), "$SYS.SERVER.ACCOUNT.A.CONNS");
+  ASSERT_TRUE(fresh && old);
+  ASSERT_EQ(natsConnection_Flush(sys.get()), NATS_OK);
+  auto count_of = [](natsSubscription* s) -> int {
+    auto m = next_msg(s, 5s);
+    if (!m) return -1;
+    const json j = json::parse(std::string(natsMsg_GetData(m.get()), natsMsg_GetDataLength(m.get())), nullptr, false);
+    if (!j.is_object() || j["acc"] != "A" || j["type"] != "io.nats.server.advisory.v1.account_connections") return -2;
+    return j["conns"].get<int>();
+  };
+  {
+    auto a = open_as("a", "pa");
+    ASSERT_TRUE(a);
+    EXPECT_EQ(count_of(fresh.get()), 1);
+    EXPECT_EQ(count_of(old.get()), 1);
+  }
+  EXPECT_EQ(count_of(fresh.get()), 0);
+  EXPECT_EQ(count_of(old.get()), 0);
+}
+
+TEST_F(system_account, shutdown_event_carries_the_server_info) {
+  auto sys = open_as("sys", "ps");
+  ASSERT_TRUE(sys);
+  const json ping = ask(sys.get(), "$SYS.REQ.SERVER.PING");
+  ASSERT_TRUE(ping.is_object());
+  // A raw client reads what arrived before the close (libnats drops it on the disconnect).
+  raw_client watcher;
+  ASSERT_TRUE(watcher.open(port(), "CONNECT {\"verbose\":false,\"user\":\"sys\",\"pass\":\"ps\"}\r\n"));
+  ASSERT_TRUE(watcher.send("SUB $SYS.SERVER.*.SHUTDOWN 1\r\n"));
+  ASSERT_TRUE(watcher.ping_pong());
+  server_->stop();
+  const auto all = watcher.read_until_closed(5s);
+  ASSERT_TRUE(all) << "still open";
+  const std::string id = ping["server"]["id"];
+  const std::string head = "MSG $SYS.SERVER." + id + ".SHUTDOWN 1 ";
+  const auto at = all->find(head);
+  ASSERT_NE(at, std::string::npos) << "no SHUTDOWN in: " << *all;
+  const auto body_at = all->find("\r\n", at) + 2;
+  const json j = json::parse(all->substr(body_at, all->find("\r\n", body_at) - body_at), nullptr, false);
+  ASSERT_TRUE(j.is_object()) << *all;
+  EXPECT_EQ(j["id"], id);
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"name", "host", "id", "ver", "seq", "jetstream", "time"}));
 }
 
 }  // namespace

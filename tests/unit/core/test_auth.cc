@@ -208,32 +208,61 @@ std::filesystem::path write_conf(const std::string& text) {
 }
 
 TEST(Accounts, ServiceRepliesAreAuthenticated) {
-  const std::int64_t t = 1'700'000'000;
+  const std::int64_t t = 1'700'000'000'000;  // ms
   const std::string r = service_reply(3, "_INBOX.abc.def", t);
   EXPECT_TRUE(is_service_reply(r));
-  std::uint32_t account = 0;
-  std::string reply;
-  ASSERT_TRUE(parse_service_reply(r, t + 1, account, reply));
-  EXPECT_EQ(account, 3u);
-  EXPECT_EQ(reply, "_INBOX.abc.def");
-  EXPECT_TRUE(parse_service_reply(r, t + kServiceReplyTtlS, account, reply));
-  EXPECT_FALSE(parse_service_reply(r, t + kServiceReplyTtlS + 1, account, reply));  // expired
-  // Another account, issue time or reply under the same mac is a forgery.
+  service_reply_info info;
+  ASSERT_TRUE(parse_service_reply(r, t + 1, info));
+  EXPECT_EQ(info.account, 3u);
+  EXPECT_EQ(info.reply, "_INBOX.abc.def");
+  EXPECT_FALSE(info.singleton);
+  EXPECT_EQ(info.expires_ms, t + kServiceReplyTtlMs);
+  EXPECT_TRUE(parse_service_reply(r, t + kServiceReplyTtlMs, info));
+  EXPECT_FALSE(parse_service_reply(r, t + kServiceReplyTtlMs + 1, info));  // expired
+  // Another account, expiry, kind or reply under the same mac is a forgery.
   std::string forged = r;
   forged.replace(service_reply_prefix().size(), 1, "2");
-  EXPECT_FALSE(parse_service_reply(forged, t, account, reply));
+  EXPECT_FALSE(parse_service_reply(forged, t, info));
   std::string later = r;
-  later.replace(later.find(std::to_string(t)), 10, std::to_string(t + 100));
-  EXPECT_FALSE(parse_service_reply(later, t + 100, account, reply));
-  EXPECT_FALSE(parse_service_reply(r.substr(0, r.size() - 1) + "x", t, account, reply));
-  EXPECT_FALSE(parse_service_reply("_R_.3.1700000000.0000000000000000.x", t, account, reply));
+  later.replace(later.find(std::to_string(t + kServiceReplyTtlMs)), 13, std::to_string(t + kServiceReplyTtlMs + 100'000));
+  EXPECT_FALSE(parse_service_reply(later, t, info));
+  std::string single = r;
+  single[single.find(".m") + 1] = 's';
+  EXPECT_FALSE(parse_service_reply(single, t, info));
+  EXPECT_FALSE(parse_service_reply(r.substr(0, r.size() - 1) + "x", t, info));
+  EXPECT_FALSE(parse_service_reply("_R_.3.1700000000.m0000000000000000.x", t, info));
   // Another process's reply (another tag), even with this process's mac after it.
   std::string foreign = r;
   foreign.replace(4, 6, foreign.substr(4, 6) == "AAAAAA" ? "BBBBBB" : "AAAAAA");
-  EXPECT_FALSE(parse_service_reply(foreign, t, account, reply));
+  EXPECT_FALSE(parse_service_reply(foreign, t, info));
   EXPECT_EQ(r.rfind(service_reply_prefix(), 0), 0u);
-  EXPECT_FALSE(parse_service_reply("_R_.x", t, account, reply));
-  EXPECT_FALSE(parse_service_reply("orders.x", t, account, reply));
+  EXPECT_FALSE(parse_service_reply("_R_.x", t, info));
+  EXPECT_FALSE(parse_service_reply("orders.x", t, info));
+  // A Singleton's kind and a threshold of its own.
+  const std::string s1 = service_reply(1, "in.1", t, true, 500);
+  ASSERT_TRUE(parse_service_reply(s1, t, info));
+  EXPECT_TRUE(info.singleton);
+  EXPECT_FALSE(parse_service_reply(s1, t + 501, info));
+}
+
+// Which responses pass: a Singleton's first; a stream's until its empty message; entries go
+// after their reply expires.
+TEST(Accounts, ResponseLedgerAppliesResponseTypes) {
+  response_ledger ledger;
+  const std::int64_t t = 1'000'000;
+  service_reply_info single{1, "in.s", true, t + 100};
+  EXPECT_TRUE(ledger.pass("_R_.s", single, false, t));
+  EXPECT_FALSE(ledger.pass("_R_.s", single, false, t + 1));
+  EXPECT_FALSE(ledger.pass("_R_.s", single, true, t + 1));
+  service_reply_info stream{1, "in.m", false, t + 100};
+  EXPECT_TRUE(ledger.pass("_R_.m", stream, false, t));
+  EXPECT_TRUE(ledger.pass("_R_.m", stream, false, t));
+  EXPECT_TRUE(ledger.pass("_R_.m", stream, true, t));  // the empty message ends it, and passes
+  EXPECT_FALSE(ledger.pass("_R_.m", stream, false, t));
+  EXPECT_EQ(ledger.size(), 2u);
+  service_reply_info other{1, "in.o", true, t + 5000};
+  EXPECT_TRUE(ledger.pass("_R_.o", other, false, t + 2000));  // prunes the expired two
+  EXPECT_EQ(ledger.size(), 1u);
 }
 
 // The exporter's subject a cluster announces for an importer's subscription (its shadow).
@@ -327,7 +356,14 @@ TEST(Accounts, ConfigBuildsRulesPerAccount) {
   ASSERT_EQ(t->accounts[1].streams_out.size(), 1u);
   EXPECT_EQ(t->accounts[1].streams_out[0].to_account, 2u);
   EXPECT_EQ(t->accounts[1].streams_out[0].prefix, "from_a");
-  ASSERT_EQ(t->accounts[2].services_out.size(), 1u);
+  // Its own import, then nats-server's three system imports (connz and statz of the account).
+  ASSERT_EQ(t->accounts[2].services_out.size(), 4u);
+  EXPECT_EQ(t->accounts[2].services_out[1].local, "$SYS.REQ.ACCOUNT.PING.CONNZ");
+  EXPECT_EQ(t->accounts[2].services_out[1].remote, "$SYS.REQ.ACCOUNT.B.CONNZ");
+  EXPECT_EQ(t->accounts[2].services_out[1].to_account, 3u);
+  EXPECT_FALSE(t->accounts[2].services_out[1].singleton);
+  EXPECT_TRUE(t->accounts[2].services_out[0].singleton);  // the export's default response_type
+  EXPECT_EQ(t->accounts[3].services_out.size(), 0u);       // none in the system account itself
   EXPECT_EQ(t->accounts[2].services_out[0].local, "a.help");
   EXPECT_EQ(t->accounts[2].services_out[0].remote, "help");
   EXPECT_EQ(t->accounts[2].services_out[0].to_account, 1u);

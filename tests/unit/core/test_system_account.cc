@@ -79,4 +79,75 @@ TEST(SystemAccount, WhichAccountIsTheSystemAccount) {
   EXPECT_EQ(build_auth_table(o)->system_account, kGlobalAccount);
 }
 
+TEST(SystemAccount, AccountRequestSubjects) {
+  sys_request r;
+  ASSERT_TRUE(parse_account_request("$SYS.REQ.ACCOUNT.A.CONNZ", r));
+  EXPECT_EQ(r.k, sys_request::kind::account_api);
+  EXPECT_EQ(r.account, "A");
+  EXPECT_EQ(r.endpoint, "CONNZ");
+  for (const char* ep : {"SUBSZ", "LEAFZ", "JSZ", "INFO", "STATZ", "CONNS"})
+    EXPECT_TRUE(parse_account_request(std::string("$SYS.REQ.ACCOUNT.$G.") + ep, r)) << ep;
+  EXPECT_TRUE(parse_account_request("$SYS.REQ.ACCOUNT.PING.STATZ", r));
+  EXPECT_EQ(r.account, "PING");
+  EXPECT_TRUE(parse_account_request("$SYS.REQ.ACCOUNT.PING.CONNZ", r));
+  EXPECT_FALSE(parse_account_request("$SYS.REQ.ACCOUNT.PING.INFO", r));  // PING: STATZ and CONNZ only
+  EXPECT_FALSE(parse_account_request("$SYS.REQ.ACCOUNT.A.VARZ", r));
+  EXPECT_FALSE(parse_account_request("$SYS.REQ.ACCOUNT.A.B.CONNZ", r));
+  EXPECT_FALSE(parse_account_request("$SYS.REQ.ACCOUNT.CONNZ", r));
+  EXPECT_FALSE(parse_account_request("$SYS.REQ.SERVER.PING", r));
+}
+
+TEST(SystemAccount, AccountStatsFromConnections) {
+  std::vector<conn_snapshot> open(3);
+  open[0].account = "A";
+  open[0].in_msgs = 2;
+  open[0].in_bytes = 10;
+  open[0].out_msgs = 1;
+  open[0].out_bytes = 4;
+  open[1].account = "A";
+  open[1].out_msgs = 3;
+  open[2].account = "";  // $G
+  const auto stats = account_stats(open);
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_EQ(stats.at("A").conns, 2u);
+  EXPECT_EQ(stats.at("A").sent_msgs, 4u);
+  EXPECT_EQ(stats.at("A").received_bytes, 10u);
+  EXPECT_EQ(stats.at("$G").conns, 1u);
+  // Accounts without connections are left out unless asked for.
+  auto list = account_statz_list({"A", "B"}, stats, false);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0]["acc"], "A");
+  EXPECT_EQ(list[0].dump(),
+            R"({"acc":"A","conns":2,"leafnodes":0,"total_conns":2,"sent":{"msgs":4,"bytes":4},)"
+            R"("received":{"msgs":2,"bytes":10},"slow_consumers":0})");
+  EXPECT_EQ(account_statz_list({"A", "B"}, stats, true).size(), 2u);
+  const auto ev = account_conns_event_json("A", stats.at("A"), nlohmann::ordered_json{{"id", "N"}}, "E", 0);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : ev.items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"type", "id", "timestamp", "server", "acc", "conns", "leafnodes",
+                                            "total_conns", "sent", "received", "slow_consumers"}));
+}
+
+TEST(SystemAccount, AccountInfoListsExportsAndImports) {
+  account_config a;
+  a.name = "A";
+  a.exports.push_back(account_export{true, "help.>", {}, "stream"});
+  a.exports.push_back(account_export{false, "feed.>", {}, ""});
+  account_info_input in;
+  in.name = "A";
+  in.config = &a;
+  in.conns = 2;
+  in.system_account = "$SYS";
+  in.system_imports = {{"$SYS.REQ.ACCOUNT.PING.CONNZ", "$SYS.REQ.ACCOUNT.A.CONNZ"}};
+  const auto j = account_info_json(in);
+  EXPECT_EQ(j["account_name"], "A");
+  EXPECT_EQ(j["client_connections"], 2);
+  ASSERT_EQ(j["exports"].size(), 2u);
+  EXPECT_EQ(j["exports"][0]["response_type"], "Streamed");
+  EXPECT_FALSE(j["exports"][1].contains("response_type"));
+  ASSERT_EQ(j["imports"].size(), 1u);
+  EXPECT_EQ(j["imports"][0]["account"], "$SYS");
+  EXPECT_EQ(j["imports"][0]["to"], "$SYS.REQ.ACCOUNT.A.CONNZ");
+}
+
 }  // namespace
