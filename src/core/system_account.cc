@@ -192,12 +192,13 @@ class system_service final : public service, public internal_handler {
       _stopping = true;
     }
     _cv.notify_all();
-    if (_worker.joinable()) _worker.join();
-    // On shard 0's thread (services stop there): the last word goes out before the routes close.
-    if (_shard0) {
+    // On shard 0's thread (services stop there): the last word goes out before the routes
+    // close, and before the join (the worker may be waiting for shard 0, which then is here).
+    if (_shard0 && _worker.joinable()) {
       const auto body = sys_server_json(_info, _srv.shared().sys_seq.fetch_add(1) + 1, wall_now_ns()).dump();
       _shard0->publish_in(_account, "$SYS.SERVER." + _info.id + ".SHUTDOWN", {}, {}, body);
     }
+    if (_worker.joinable()) _worker.join();
   }
 
   void on_msg(const inbound_msg& m) override {
@@ -264,8 +265,12 @@ class system_service final : public service, public internal_handler {
       for (const auto& s : subjects) r.push_back(d.has_interest_in(acc, s));
       done->set_value(std::move(r));
     });
-    if (f.wait_for(2s) != std::future_status::ready) return {};
-    return f.get();
+    for (int i = 0; i < 40; ++i) {  // up to 2 s, but not past a stop (shard 0 then waits for us)
+      if (f.wait_for(50ms) == std::future_status::ready) return f.get();
+      std::lock_guard lk(_mu);
+      if (_stopping) return {};
+    }
+    return {};
   }
 
   std::vector<std::string> account_names() const {
