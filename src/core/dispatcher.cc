@@ -469,6 +469,9 @@ namespace core {
 
 void dispatcher::stop_services() {
   for (auto it = _services.rbegin(); it != _services.rend(); ++it) (*it)->stop();
+  // Their last words ($SYS.SERVER.<id>.SHUTDOWN) go to the kernel now: shutdown() right
+  // after cancels sends still in flight.
+  for (const auto& [h, c] : _clients) _transport->flush_now(h);
   _transport->flush();
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 #include <random>
 
 #include "peregrine_config.h"
@@ -287,6 +288,20 @@ void server::shutdown() {
   if (_monitor) _monitor->stop();  // before the shards: a request in flight gives up on them
   if (!_started) return;
   _started = false;
+  if (!_shards.empty()) {
+    // Services' last words while shard 0 still serves: one turn runs them, the next one
+    // starts after their sends were handed to the kernel (bounded waits: a stuck shard).
+    for (int turn = 0; turn < 2; ++turn) {
+      auto done = std::make_shared<std::promise<void>>();
+      auto ran = done->get_future();
+      _shards[0]->call_on_shard([done, turn](dispatcher& d) {
+        if (turn == 0)
+          for (const auto& svc : d.services()) announce_system_shutdown(*svc);
+        done->set_value();
+      });
+      ran.wait_for(std::chrono::milliseconds(500));
+    }
+  }
   if (_routes) _routes->stop();  // no more sockets handed to the shards
   for (auto& s : _shards) s->event_loop().stop();
   for (auto& t : _threads) t.join();

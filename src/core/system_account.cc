@@ -192,13 +192,18 @@ class system_service final : public service, public internal_handler {
       _stopping = true;
     }
     _cv.notify_all();
-    // On shard 0's thread (services stop there): the last word goes out before the routes
-    // close, and before the join (the worker may be waiting for shard 0, which then is here).
-    if (_shard0 && _worker.joinable()) {
-      const auto body = sys_server_json(_info, _srv.shared().sys_seq.fetch_add(1) + 1, wall_now_ns()).dump();
-      _shard0->publish_in(_account, "$SYS.SERVER." + _info.id + ".SHUTDOWN", {}, {}, body);
-    }
+    // Not announced yet (a stop without server::shutdown): before the join, since the
+    // worker may be waiting for shard 0, which then is here.
+    if (_worker.joinable()) announce_stop();
     if (_worker.joinable()) _worker.join();
+  }
+
+  // On shard 0's thread: the last word goes out before the clients and routes close.
+  void announce_stop() {
+    if (!_shard0 || _shutdown_sent) return;
+    _shutdown_sent = true;
+    const auto body = sys_server_json(_info, _srv.shared().sys_seq.fetch_add(1) + 1, wall_now_ns()).dump();
+    _shard0->publish_in(_account, "$SYS.SERVER." + _info.id + ".SHUTDOWN", {}, {}, body);
   }
 
   void on_msg(const inbound_msg& m) override {
@@ -457,7 +462,7 @@ class system_service final : public service, public internal_handler {
       in.name = acc;
       for (const auto& a : live->opts.accounts)
         if (a.name == acc) in.config = &a;
-      in.update_wall_ns = _srv.config_load_wall_ns();
+      in.update_wall_ns = _srv.start_wall_ns();  // accounts change only with a restart
       in.jetstream = acc == "$G" && _srv.shared().opts.jetstream;
       const auto stats = stats_now();
       if (auto it = stats.find(acc); it != stats.end()) in.conns = it->second.conns;
@@ -487,6 +492,7 @@ class system_service final : public service, public internal_handler {
   std::condition_variable _cv;
   std::deque<job> _jobs;
   bool _stopping = false;
+  bool _shutdown_sent = false;  // shard 0's thread
   std::thread _worker;
   // worker thread only
   std::mt19937_64 _rng{std::random_device{}()};
@@ -496,6 +502,10 @@ class system_service final : public service, public internal_handler {
 };
 
 }  // namespace
+
+void announce_system_shutdown(service& s) {
+  if (auto* sys = dynamic_cast<system_service*>(&s)) sys->announce_stop();
+}
 
 std::unique_ptr<service> make_system_service(server& srv, std::uint32_t system_account) {
   if (system_account == kGlobalAccount) return nullptr;

@@ -88,5 +88,8 @@ sys_server_info sys_info_of(const server_options& o, const std::string& id, cons
 
 // The system account's request service; null when the server has no system account.
 std::unique_ptr<service> make_system_service(server& srv, std::uint32_t system_account);
+// On shard 0's thread when the server begins to stop, while clients are still served:
+// publishes $SYS.SERVER.<id>.SHUTDOWN (once) when `s` is the system service.
+void announce_system_shutdown(service& s);
 
 }  // namespace core

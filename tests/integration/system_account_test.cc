@@ -327,7 +327,7 @@ TEST_F(system_account, shutdown_event_carries_the_server_info) {
   const std::string id = ping["server"]["id"];
   const std::string head = "MSG $SYS.SERVER." + id + ".SHUTDOWN 1 ";
   const auto at = all->find(head);
-  ASSERT_NE(at, std::string::npos) << "no SHUTDOWN in: " << *all;
+  ASSERT_NE(at, std::string::npos) << "no SHUTDOWN in: " << *all << "\nserver log:\n" << server_->log();
   const auto body_at = all->find("\r\n", at) + 2;
   const json j = json::parse(all->substr(body_at, all->find("\r\n", body_at) - body_at), nullptr, false);
   ASSERT_TRUE(j.is_object()) << *all;
