@@ -182,6 +182,17 @@ constexpr std::array kTable{
     entry{10204, 400, "invalid reset: {}"},
     entry{10212, 400, "message schedules invalid scheduler"},
     entry{10223, 400, "message schedules time zone is invalid"},
+    // Durable sourcing and the flow_control ack policy (2.14, ADR-58/60).
+    entry{10213, 400, "stream mirror consumer config is invalid"},
+    entry{10214, 400, "stream mirror consumer requires flow control ack policy"},
+    entry{10215, 400, "stream source consumer config is invalid"},
+    entry{10216, 400, "duplicate stream source consumer detected"},
+    entry{10217, 400, "stream source consumer requires flow control ack policy"},
+    entry{10218, 400, "flow control ack policy requires a push based consumer"},
+    entry{10219, 400, "flow control ack policy requires flow control"},
+    entry{10220, 400, "flow control ack policy requires max ack pending"},
+    entry{10221, 400, "flow control ack policy requires unset ack wait"},
+    entry{10222, 400, "flow control ack policy requires unset max deliver"},
     entry{10196, 400, "consumer can not have priority groups when policy is none"},
     entry{10197, 400, "PinnedTTL cannot be set when PriorityPolicy is none"},
 };

@@ -147,6 +147,16 @@ constexpr std::uint16_t schedule_source = 10203;
 constexpr std::uint16_t invalid_reset = 10204;
 constexpr std::uint16_t schedule_scheduler = 10212;
 constexpr std::uint16_t schedule_time_zone = 10223;
+constexpr std::uint16_t mirror_consumer_invalid = 10213;
+constexpr std::uint16_t mirror_consumer_needs_ack_fc = 10214;
+constexpr std::uint16_t source_consumer_invalid = 10215;
+constexpr std::uint16_t source_consumer_duplicate = 10216;
+constexpr std::uint16_t source_consumer_needs_ack_fc = 10217;
+constexpr std::uint16_t ack_fc_requires_push = 10218;
+constexpr std::uint16_t ack_fc_requires_fc = 10219;
+constexpr std::uint16_t ack_fc_requires_max_ack_pending = 10220;
+constexpr std::uint16_t ack_fc_requires_no_ack_wait = 10221;
+constexpr std::uint16_t ack_fc_requires_no_max_deliver = 10222;
 }  // namespace err
 
 }  // namespace js

@@ -47,6 +47,7 @@ base::nanos consumer_state_machine::deadline_of(std::uint64_t sseq,
 }
 
 void consumer_state_machine::arm(std::uint64_t sseq) {
+  if (_p.ack == ack_policy::flow_control) return;  // no ack_wait: redelivered only by a reset
   disarm(sseq);
   _timers.emplace(deadline_of(sseq, _pending.at(sseq)), sseq);
 }
@@ -215,7 +216,7 @@ bool consumer_state_machine::on_ack(const ack_subject& subj, const ack_body& bod
     case ack_kind::ack:
     case ack_kind::next:
       if (!delivered) break;
-      if (_p.ack == ack_policy::all) {
+      if (_p.ack == ack_policy::all || _p.ack == ack_policy::flow_control) {
         ack_all_upto(sseq, subj.consumer_seq, now, out);
       } else {
         ack_one(sseq, now, out);
@@ -455,7 +456,8 @@ consumer_numbers consumer_state_machine::numbers(base::nanos now) const {
 bool consumer_state_machine::needs(std::uint64_t seq) const {
   if (_max_delivered.count(seq)) return true;  // kept for inspection
   if (seq <= _floor.stream_seq) return false;
-  if (_p.ack != ack_policy::explicit_) return seq >= _sseq || _p.ack == ack_policy::all;
+  if (_p.ack != ack_policy::explicit_)
+    return seq >= _sseq || _p.ack == ack_policy::all || _p.ack == ack_policy::flow_control;
   return seq >= _sseq || _pending.count(seq) != 0;
 }
 
@@ -472,6 +474,8 @@ void consumer_state_machine::reset(std::uint64_t floor, base::nanos now, actions
   consumer_snapshot s;
   s.delivered = s.ack_floor = sequence_pair{0, floor};
   restore(s, now);
+  _fc_outstanding = 0;  // everything is delivered again: the window starts empty
+  _fc_pending.clear();
   _replay_prev_ts = 0;
   _replay_due = 0;
   deliver(now, out);

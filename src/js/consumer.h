@@ -33,7 +33,9 @@
 
 namespace js {
 
-enum class ack_policy : std::uint8_t { none, all, explicit_ };
+// flow_control (2.14, durable sourcing): like `all`, but the acks are the receiver's answers
+// to flow-control requests (Nats-Last-Stream), and nothing is redelivered by time.
+enum class ack_policy : std::uint8_t { none, all, explicit_, flow_control };
 enum class priority_policy : std::uint8_t { none, overflow, pinned_client, prioritized };
 
 // Effective (already defaulted and validated) config fields the machine acts on.
@@ -263,8 +265,11 @@ class consumer_state_machine {
 
   // Push: interest on deliver_subject appeared/disappeared (push_bound).
   void set_push_interest(bool active, base::nanos now, actions& out);
-  // Push: a (possibly empty) publish to a $JS.FC... subject this consumer issued.
-  void on_flow_control_reply(const std::string& subject, base::nanos now, actions& out);
+  // Push: a (possibly empty) publish to a $JS.FC... subject this consumer issued. `last` =
+  // its Nats-Last-Consumer / Nats-Last-Stream headers: with ack_policy flow_control they ack
+  // everything up to that stream sequence (from any of this consumer's FC subjects).
+  void on_flow_control_reply(const std::string& subject, base::nanos now, actions& out,
+                             std::optional<sequence_pair> last = std::nullopt);
   // Push: deliver_subject changed while unbound; everything pending is redelivered.
   void rebind_push(std::string deliver_subject, base::nanos now, actions& out);
 
@@ -312,6 +317,7 @@ class consumer_state_machine {
               const std::string& to, base::nanos now, actions& out);
   void deliver_push(base::nanos now, actions& out);
   void push_heartbeat(base::nanos now, actions& out);
+  void request_flow_control(actions& out);
   bool push() const { return !_p.deliver_subject.empty(); }
   base::nanos inactive_deadline() const;
   bool idle_for_inactivity() const { return push() ? !_push_active : _waiting.empty(); }

@@ -288,7 +288,15 @@ void consumer_agent::on_msg(const core::inbound_msg& m) {
 void consumer_agent::fc_handler::on_msg(const core::inbound_msg& m) {
   const std::int64_t now = _a._host.now();
   actions out;
-  _a._m->on_flow_control_reply(std::string(m.subject), now, out);
+  // A sourcing receiver answers with what it stored (ack_policy flow_control acks by it).
+  std::optional<sequence_pair> last;
+  if (!m.headers.empty()) {
+    auto c = find_header(m.headers, "Nats-Last-Consumer");
+    auto s = find_header(m.headers, "Nats-Last-Stream");
+    if (c && s)
+      if (auto cn = parse_u64(*c), sn = parse_u64(*s); cn && sn) last = sequence_pair{*cn, *sn};
+  }
+  _a._m->on_flow_control_reply(std::string(m.subject), now, out, last);
   _a.run(out, now);
 }
 

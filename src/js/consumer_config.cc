@@ -63,6 +63,7 @@ const std::unordered_map<std::string, setter>& setters() {
          if (s == "none") c.ack = ack_policy::none;
          else if (s == "all") c.ack = ack_policy::all;
          else if (s == "explicit") c.ack = ack_policy::explicit_;
+         else if (s == "flow_control") c.ack = ack_policy::flow_control;
          else jdec::enum_error(v);
        }},
       {"ack_wait", [](consumer_config& c, const json& v) { c.ack_wait = get_duration(v); }},
@@ -281,7 +282,8 @@ std::optional<api_error> normalise(consumer_config& c, const stream_config& s, b
   if (auto e = not_negative(c.inactive_threshold, "inactive_threshold")) return e;
   if (auto e = not_negative(c.priority_timeout, "priority_timeout")) return e;
   if (!c.push() && c.max_waiting == 0) c.max_waiting = kDefaultMaxWaiting;
-  if (c.ack != ack_policy::none && c.ack_wait == 0) c.ack_wait = kDefaultAckWait;
+  // 2.14: only explicit and all get the default (flow_control must leave ack_wait unset).
+  if ((c.ack == ack_policy::explicit_ || c.ack == ack_policy::all) && c.ack_wait == 0) c.ack_wait = kDefaultAckWait;
   if (!c.backoff.empty()) {
     if (pedantic && c.ack_wait != c.backoff.front())
       return pedantic_error("first backoff value has to equal batch AckWait");
@@ -303,6 +305,12 @@ std::optional<api_error> normalise(consumer_config& c, const stream_config& s, b
   if (c.inactive_threshold == 0 && !c.durable()) c.inactive_threshold = kEphemeralInactive;
   if (c.priority == priority_policy::pinned_client && c.priority_timeout == 0) c.priority_timeout = kDefaultPinnedTtl;
   if (c.name.empty()) c.name = c.durable_name;
+  // flow_control acks ride on flow-control replies with the sourcing heartbeat (1 s); outside
+  // pedantic mode the server sets both (nats-server 2.14 setConsumerConfigDefaults).
+  if (c.ack == ack_policy::flow_control && !pedantic) {
+    c.flow_control = true;
+    c.idle_heartbeat = kSourceHeartbeat;
+  }
   return std::nullopt;
 }
 
@@ -324,6 +332,15 @@ std::optional<api_error> validate(const consumer_config& c, const stream_config&
   if (c.ack_wait < 0) return make_error(err::ack_wait_negative);
   for (auto b : c.backoff)
     if (b < 0) return make_error(err::backoff_negative);
+  if (c.ack == ack_policy::flow_control) {
+    if (!c.push()) return make_error(err::ack_fc_requires_push);
+    if (!c.flow_control) return make_error(err::ack_fc_requires_fc);
+    if (c.idle_heartbeat != kSourceHeartbeat)
+      return make_error(err::stream_invalid_config, "flow control ack policy heartbeat needs to be 1s");
+    if (c.max_ack_pending <= 0) return make_error(err::ack_fc_requires_max_ack_pending);
+    if (c.ack_wait != 0 || !c.backoff.empty()) return make_error(err::ack_fc_requires_no_ack_wait);
+    if (c.max_deliver > 0) return make_error(err::ack_fc_requires_no_max_deliver);
+  }
   // 2.11+ rule (the level this server claims): as many backoff steps as deliveries is fine;
   // 2.9 refused len(backoff) == max_deliver.
   if (!c.backoff.empty() && c.max_deliver != -1 && std::int64_t(c.backoff.size()) > c.max_deliver)
@@ -419,7 +436,12 @@ std::string_view to_string(deliver_policy d) {
   return "all";
 }
 std::string_view to_string(ack_policy a) {
-  return a == ack_policy::none ? "none" : a == ack_policy::all ? "all" : "explicit";
+  switch (a) {
+    case ack_policy::none: return "none";
+    case ack_policy::all: return "all";
+    case ack_policy::flow_control: return "flow_control";
+    default: return "explicit";
+  }
 }
 std::string_view to_string(replay_policy r) { return r == replay_policy::original ? "original" : "instant"; }
 std::string_view to_string(priority_policy p) {
@@ -467,7 +489,8 @@ ojson to_json(const consumer_config& c, bool with_server_meta) {
   std::map<std::string, std::string> meta = c.metadata;
   if (with_server_meta) {
     const bool level1 = c.pause_until || c.priority != priority_policy::none;
-    meta["_nats.req.level"] = level1 ? "1" : "0";
+    // API level 4 (2.14) for the flow_control ack policy, 1 (2.11) for pause/priority groups.
+    meta["_nats.req.level"] = c.ack == ack_policy::flow_control ? "4" : level1 ? "1" : "0";
     meta["_nats.level"] = std::to_string(kApiLevel);
     meta["_nats.ver"] = PEREGRINE_NATS_LEVEL;
   }

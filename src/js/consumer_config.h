@@ -23,6 +23,8 @@ constexpr std::int64_t kDefaultMaxWaiting = 512;
 constexpr std::int64_t kDefaultMaxAckPending = 1000;
 constexpr std::int64_t kEphemeralInactive = 5 * base::kSecond;
 constexpr std::int64_t kDefaultPinnedTtl = 120 * base::kSecond;
+// The heartbeat of sourcing consumers, and the only one the flow_control ack policy allows.
+constexpr std::int64_t kSourceHeartbeat = base::kSecond;
 
 struct consumer_config {
   std::string durable_name;

@@ -40,21 +40,28 @@ void consumer_state_machine::deliver_push(base::nanos now, actions& out) {
     if (_p.idle_heartbeat > 0) _push_hb_next = now + _p.idle_heartbeat;
     if (!_p.flow_control) continue;
     _fc_outstanding += size;
-    if (_fc_pending.empty() && _fc_outstanding > _fc_window / 2) {
-      _fc_pending = "$JS.FC." + _p.stream_name + "." + _p.consumer_name + "." + _p.new_fc_token();
-      _fc_bytes_at_request = _fc_outstanding;
-      status_reply s;
-      s.to = _p.deliver_subject;
-      s.code = 100;
-      s.description = "FlowControl Request";
-      s.reply = _fc_pending;
-      out.emplace_back(std::move(s));
-    }
+    if (_fc_pending.empty() && _fc_outstanding > _fc_window / 2) request_flow_control(out);
   }
+  // flow_control acks: at max_ack_pending only an answered request lets delivery go on, so
+  // ask at once rather than at the next heartbeat (ADR-58).
+  if (_p.ack == ack_policy::flow_control && _fc_pending.empty() && ack_pending_full()) request_flow_control(out);
+}
+
+void consumer_state_machine::request_flow_control(actions& out) {
+  _fc_pending = "$JS.FC." + _p.stream_name + "." + _p.consumer_name + "." + _p.new_fc_token();
+  _fc_bytes_at_request = _fc_outstanding;
+  status_reply s;
+  s.to = _p.deliver_subject;
+  s.code = 100;
+  s.description = "FlowControl Request";
+  s.reply = _fc_pending;
+  out.emplace_back(std::move(s));
 }
 
 void consumer_state_machine::push_heartbeat(base::nanos now, actions& out) {
   if (!push() || !_push_active || _p.idle_heartbeat <= 0 || now < _push_hb_next) return;
+  // Idle with unacked deliveries: a flow-control request moves the ack floor up.
+  if (_p.ack == ack_policy::flow_control && _fc_pending.empty() && !_pending.empty()) request_flow_control(out);
   status_reply s;
   s.to = _p.deliver_subject;
   s.code = 100;
@@ -78,8 +85,21 @@ void consumer_state_machine::set_push_interest(bool active, base::nanos now, act
 }
 
 void consumer_state_machine::on_flow_control_reply(const std::string& subject, base::nanos now,
-                                                   actions& out) {
-  if (_fc_pending.empty() || subject != _fc_pending) return;  // stale ids are ignored
+                                                   actions& out, std::optional<sequence_pair> last) {
+  bool acked = false;
+  if (last && _p.ack == ack_policy::flow_control && last->stream_seq > 0 && _sseq > 1) {
+    // Only what was delivered; the receiver reports what it stored.
+    const std::uint64_t sseq = std::min(last->stream_seq, _sseq - 1);
+    const std::uint64_t dseq = std::min(last->consumer_seq, _dseq - 1);
+    const std::size_t before = _pending.size();
+    ack_all_upto(sseq, dseq, now, out);
+    acked = _pending.size() != before;
+    _last_activity = now;
+  }
+  if (_fc_pending.empty() || subject != _fc_pending) {  // stale ids are ignored
+    if (acked) deliver(now, out);
+    return;
+  }
   _fc_outstanding -= std::min(_fc_outstanding, _fc_bytes_at_request);
   _fc_window = std::min(kMaxWindow, _fc_window * 2);
   _fc_pending.clear();

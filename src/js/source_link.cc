@@ -20,7 +20,11 @@ std::string random_id(std::size_t n) {
 }  // namespace
 
 source_link::source_link(group_host& host, stream& owner, source_spec spec, bool mirror, std::uint64_t copied)
-    : _host(host), _owner(owner), _spec(std::move(spec)), _mirror(mirror), _tracker(mirror, copied) {}
+    : _host(host),
+      _owner(owner),
+      _spec(std::move(spec)),
+      _mirror(mirror),
+      _tracker(mirror, copied, _spec.durable()) {}
 
 source_link::~source_link() { stop(false); }
 
@@ -36,7 +40,8 @@ void source_link::stop(bool delete_consumer) {
 void source_link::drop_consumer(bool delete_consumer) {
   for (auto id : _subs) _host.unsubscribe(id);
   _subs.clear();
-  if (!_consumer_name.empty() && delete_consumer) {
+  // A durable origin consumer belongs to the user: it is never deleted, only left unbound.
+  if (!_consumer_name.empty() && delete_consumer && !_spec.durable()) {
     const std::string api = _spec.external_api.empty() ? "$JS.API" : _spec.external_api;
     _host.publish(api + ".CONSUMER.DELETE." + _spec.name + "." + _consumer_name, "", "", "");
     _consumer_name.clear();
@@ -44,6 +49,7 @@ void source_link::drop_consumer(bool delete_consumer) {
   _deliver_subject.clear();
   _reply_subject.clear();
   _inbox.clear();  // all of it came from the consumer we just dropped
+  _held.clear();   // answers for the dropped consumer's requests
 }
 
 void source_link::on_msg(const core::inbound_msg& m) {
@@ -60,6 +66,14 @@ void source_link::on_msg(const core::inbound_msg& m) {
 void source_link::send_create(std::uint64_t start_seq, std::int64_t now) {
   (void)now;
   drop_consumer();
+  if (_spec.durable()) {
+    // Reset first and bind the deliver subject only after the answer: the consumer then
+    // delivers from its ack floor with delivery sequence 1, nothing from before the reset.
+    _reply_subject = "$JSC.R." + random_id(12);
+    if (auto sid = _host.subscribe(_reply_subject, "", this)) _subs.push_back(sid);
+    _host.publish(consumer_reset_subject(_spec), _reply_subject, "", "");
+    return;
+  }
   const std::string id = random_id(12);
   _deliver_subject = _spec.external_deliver.empty() ? std::string(_mirror ? "$JS.M." : "$JS.S.") + id
                                                     : _spec.external_deliver + (_mirror ? ".M." : ".S.") + id;
@@ -86,6 +100,7 @@ std::size_t source_link::poll(std::int64_t now) {
     handle(q, now);
     ++work;
   }
+  if (!_held.empty()) send_held_answers();
   return work;
 }
 
@@ -117,6 +132,18 @@ void source_link::handle(const queued& q, std::int64_t now) {
 
 void source_link::handle_create_reply(const queued& q, std::int64_t now) {
   auto j = ojson::parse(q.payload, nullptr, false);
+  if (_spec.durable()) {
+    if (auto e = check_reset_response(j, _mirror)) {
+      _tracker.create_failed(std::move(*e), now);
+      drop_consumer();
+      return;
+    }
+    _consumer_name = _spec.consumer_name;
+    _deliver_subject = _spec.consumer_deliver;
+    if (auto sid = _host.subscribe(_deliver_subject, "", this)) _subs.push_back(sid);
+    _tracker.create_ok(now);
+    return;
+  }
   if (j.is_discarded() || !j.is_object()) {
     _tracker.create_failed(make_error(_mirror ? 10029 : 10045, "invalid consumer create response"), now);
     return;
@@ -135,21 +162,39 @@ void source_link::handle_create_reply(const queued& q, std::int64_t now) {
 }
 
 void source_link::handle_status(const queued& q, std::int64_t now) {
-  auto& h = _host;
   if (q.headers.find("FlowControl Request") != std::string::npos) {
     // Everything before it is stored by now (handled in order): let the origin go on.
-    if (!q.reply.empty()) h.publish(q.reply, "", "", "");
+    if (!q.reply.empty()) answer_flow_control(q.reply);
     return;
   }
   if (q.headers.find("Idle Heartbeat") == std::string::npos) return;
   if (auto stalled = find_header(q.headers, "Nats-Consumer-Stalled"); stalled && !stalled->empty())
-    h.publish(*stalled, "", "", "");
+    answer_flow_control(std::string(*stalled));
   std::uint64_t last_consumer = 0, last_stream = 0;
   if (auto v = find_header(q.headers, "Nats-Last-Consumer"))
     if (auto n = parse_u64(*v)) last_consumer = *n;
   if (auto v = find_header(q.headers, "Nats-Last-Stream"))
     if (auto n = parse_u64(*v)) last_stream = *n;
   if (_tracker.on_heartbeat(last_consumer, last_stream, now)) drop_consumer();
+}
+
+void source_link::answer_flow_control(const std::string& to) {
+  if (!_spec.durable()) {
+    _host.publish(to, "", "", "");
+    return;
+  }
+  // The answer acks what it names on the origin, so it waits until that is durable here.
+  _held.push_back({_owner.store().last_seq(), to,
+                   flow_control_answer(_tracker.last_delivery(), _tracker.copied())});
+  send_held_answers();
+}
+
+void source_link::send_held_answers() {
+  const std::uint64_t durable = _owner.store().durable_seq();
+  while (!_held.empty() && _held.front().wait_seq <= durable) {
+    _host.publish(_held.front().to, "", _held.front().headers, "");
+    _held.pop_front();
+  }
 }
 
 ojson source_link::info_json(std::int64_t now) const {

@@ -41,11 +41,19 @@ class source_link final : public core::internal_handler {
     bool create_reply = false;
     std::string subject, reply, headers, payload;
   };
+  // A flow-control answer sent once the store is durable up to `wait_seq` (durable sourcing:
+  // it acks the origin's messages, which a work queue then deletes).
+  struct held_answer {
+    std::uint64_t wait_seq;
+    std::string to, headers;
+  };
   void send_create(std::uint64_t start_seq, std::int64_t now);
   void drop_consumer(bool delete_consumer = true);
   void handle(const queued& q, std::int64_t now);
   void handle_create_reply(const queued& q, std::int64_t now);
   void handle_status(const queued& q, std::int64_t now);
+  void answer_flow_control(const std::string& to);
+  void send_held_answers();
 
   group_host& _host;
   stream& _owner;
@@ -57,6 +65,7 @@ class source_link final : public core::internal_handler {
   std::string _consumer_name;  // from the create response, for the delete
   std::vector<std::uint64_t> _subs;
   std::deque<queued> _inbox;
+  std::deque<held_answer> _held;
   bool _stopped = false;
 };
 

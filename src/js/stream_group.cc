@@ -102,7 +102,9 @@ std::size_t stream_group::consumer_count() const {
 
 std::optional<api_error> stream_group::check_workqueue(const consumer_config& c, const std::string& self) const {
   if (_stream->config().retention != retention_policy::workqueue) return std::nullopt;
-  if (c.ack != ack_policy::explicit_) return make_error(err::wq_requires_explicit_ack);
+  // flow_control (2.14) is what durable sourcing of a work queue uses (ADR-58).
+  if (c.ack != ack_policy::explicit_ && c.ack != ack_policy::flow_control)
+    return make_error(err::wq_requires_explicit_ack);
   const auto mine = c.filters();
   for (const auto& [name, other] : _consumers) {
     if (name == self) continue;

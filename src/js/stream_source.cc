@@ -34,8 +34,18 @@ std::optional<api_error> check_filters(const source_spec& s, bool mirror) {
   return std::nullopt;
 }
 
+// A durable consumer (2.14): a valid name, a literal deliver subject, and the start and the
+// filter set on the consumer, not here (nats-server checkStreamCfg).
+bool durable_consumer_ok(const source_spec& s, const ojson& j) {
+  if (!check_stream_name(s.consumer_name).empty()) return false;
+  if (!core::valid_literal_subject(s.consumer_deliver)) return false;
+  if (auto it = j.find("opt_start_seq"); it != j.end() && it->is_number() && *it != 0) return false;
+  if (j.contains("opt_start_time")) return false;
+  return s.filter_subject.empty();
+}
+
 std::string dedup_key(const source_spec& s) {
-  std::string k = s.name + "\x1f" + s.external_api + "\x1f" + s.filter_subject;
+  std::string k = s.name + "\x1f" + s.external_api + "\x1f" + s.consumer_name + "\x1f" + s.filter_subject;
   for (const auto& [a, b] : s.transforms) k += "\x1f" + a + "\x1e" + b;
   return k;
 }
@@ -57,6 +67,11 @@ source_spec parse_source_spec(const ojson& j) {
     s.external_api = str_field(*it, "api");
     s.external_deliver = str_field(*it, "deliver");
   }
+  if (auto it = j.find("consumer"); it != j.end() && it->is_object()) {
+    s.consumer_name = str_field(*it, "name");
+    s.consumer_deliver = str_field(*it, "deliver_subject");
+    if (s.consumer_name.empty()) s.consumer_name = " ";  // present but unnamed: invalid, not absent
+  }
   return s;
 }
 
@@ -67,22 +82,31 @@ std::optional<api_error> validate_mirror_and_sources(const stream_config& c) {
     if (c.allow_atomic) return make_error(10198);
     if (c.allow_batched) return make_error(10209);
     if (c.allow_msg_schedules) return make_error(10186);
-    if (c.subject_delete_marker_ttl > 0) return make_error(10052, "subject delete markers forbidden on mirrors");
     const auto m = parse_source_spec(c.mirror);
+    if (m.durable() && !durable_consumer_ok(m, c.mirror)) return make_error(err::mirror_consumer_invalid);
+    if (c.subject_delete_marker_ttl > 0) return make_error(10052, "subject delete markers forbidden on mirrors");
     if (!c.mirror.is_object() || !check_stream_name(m.name).empty()) return make_error(10142);
     // Both opt_start_seq and opt_start_time: accepted, the sequence wins (2.9.10 as HEAD).
     if (auto e = check_filters(m, true)) return e;
   }
   if (c.has_sources()) {
     if (c.allow_msg_schedules) return make_error(10187);
-    std::vector<std::string> seen;
+    std::vector<std::string> seen, consumers;
     for (const auto& j : c.sources) {
       const auto s = parse_source_spec(j);
       if (!j.is_object() || !check_stream_name(s.name).empty()) return make_error(10141);
-      if (auto e = check_filters(s, false)) return e;
       auto key = dedup_key(s);
       if (std::find(seen.begin(), seen.end(), key) != seen.end()) return make_error(10140);
       seen.push_back(std::move(key));
+      if (auto e = check_filters(s, false)) return e;
+      if (s.durable()) {
+        if (!durable_consumer_ok(s, j)) return make_error(err::source_consumer_invalid);
+        // One origin consumer feeds one source.
+        auto ckey = s.name + "\x1f" + s.external_api + "\x1f" + s.consumer_name;
+        if (std::find(consumers.begin(), consumers.end(), ckey) != consumers.end())
+          return make_error(err::source_consumer_duplicate);
+        consumers.push_back(std::move(ckey));
+      }
     }
   }
   return std::nullopt;
@@ -119,6 +143,31 @@ std::optional<std::string> apply_source_transforms(const source_spec& s, std::st
 
 std::string consumer_create_subject(const source_spec& s) {
   return (s.external_api.empty() ? std::string("$JS.API") : s.external_api) + ".CONSUMER.CREATE." + s.name;
+}
+
+std::string consumer_reset_subject(const source_spec& s) {
+  return (s.external_api.empty() ? std::string("$JS.API") : s.external_api) + ".CONSUMER.RESET." + s.name + "." +
+         s.consumer_name;
+}
+
+std::optional<api_error> check_reset_response(const ojson& j, bool mirror) {
+  if (!j.is_object()) return make_error(mirror ? 10029 : 10045, "invalid consumer reset response");
+  if (auto e = j.find("error"); e != j.end() && e->is_object()) {
+    api_error err;
+    err.code = e->value("code", 500);
+    err.err_code = e->value("err_code", std::uint16_t(0));
+    err.description = e->value("description", std::string());
+    return err;
+  }
+  auto cfg = j.find("config");
+  if (cfg == j.end() || !cfg->is_object() || cfg->value("ack_policy", std::string()) != "flow_control")
+    return make_error(mirror ? err::mirror_consumer_needs_ack_fc : err::source_consumer_needs_ack_fc);
+  return std::nullopt;
+}
+
+std::string flow_control_answer(std::uint64_t last_consumer, std::uint64_t last_stream) {
+  return "NATS/1.0\r\nNats-Last-Consumer: " + std::to_string(last_consumer) + "\r\nNats-Last-Stream: " +
+         std::to_string(last_stream) + "\r\n\r\n";
 }
 
 std::string consumer_create_body(const source_spec& s, std::string_view deliver_subject, std::uint64_t start_seq,
@@ -235,7 +284,7 @@ std::optional<std::pair<std::string, std::uint64_t>> parse_stream_source_header(
 // ---- source_tracker --------------------------------------------------------------------
 
 std::optional<std::uint64_t> source_tracker::due_create(std::int64_t now) {
-  if (_phase == phase::creating && now - _created_at >= kCreateTimeoutNs)
+  if (_phase == phase::creating && now - _created_at >= _create_timeout)
     create_failed(make_error(_mirror ? 10029 : 10045, "timeout"), now);
   if (_phase == phase::active && _last_heard != 0 && now - _last_heard >= kStallNs) restart(now);
   if (_phase != phase::idle && _phase != phase::backoff) return std::nullopt;
@@ -303,7 +352,7 @@ std::int64_t source_tracker::next_deadline() const {
   switch (_phase) {
     case phase::idle:
     case phase::backoff: return _next_attempt;
-    case phase::creating: return _created_at + kCreateTimeoutNs;
+    case phase::creating: return _created_at + _create_timeout;
     case phase::active: return _last_heard + kStallNs;
   }
   return _next_attempt;

@@ -23,6 +23,12 @@ struct source_spec {
   std::vector<std::pair<std::string, std::string>> transforms;  // (src, dest); dest "" = keep
   std::string external_api;
   std::string external_deliver;
+  // Durable sourcing (2.14, ADR-58): `consumer: {name, deliver_subject}` names a durable push
+  // consumer with ack_policy flow_control, pre-created on the origin, used instead of an
+  // ephemeral one; it is reset (CONSUMER.RESET), never created or deleted by the copier.
+  std::string consumer_name;
+  std::string consumer_deliver;
+  bool durable() const { return !consumer_name.empty(); }
 };
 
 // Decodes one StreamSource object (already a JSON object); lenient about unknown fields.
@@ -33,6 +39,16 @@ std::optional<api_error> validate_mirror_and_sources(const stream_config& cfg);
 std::vector<std::string> source_filters(const source_spec& s);
 // The subject after the source's transforms, or nullopt when no transform matches.
 std::optional<std::string> apply_source_transforms(const source_spec& s, std::string_view subject);
+
+// Durable sourcing: <api>.CONSUMER.RESET.<origin>.<consumer> (empty body: the consumer starts
+// again after its ack floor, which the copier's answers moved).
+std::string consumer_reset_subject(const source_spec& s);
+// The reset response: the origin's error, or 10214 (mirror) / 10217 (source) when the consumer
+// does not use ack_policy flow_control; nullopt when the copier may go on.
+std::optional<api_error> check_reset_response(const ojson& j, bool mirror);
+// The answer to a flow-control request (and to Nats-Consumer-Stalled): what this copier
+// stored, which acks it on a flow_control consumer.
+std::string flow_control_answer(std::uint64_t last_consumer, std::uint64_t last_stream);
 
 // $JS.API.CONSUMER.CREATE.<origin>[.<name>.<filter>] is not used: the plain create subject
 // with a config body works on every server level; `api` is external.api or "$JS.API".
@@ -81,11 +97,13 @@ class source_tracker {
   static constexpr std::int64_t kMinRetryNs = 2'000'000'000;
   static constexpr std::int64_t kMaxRetryNs = 120'000'000'000;
   static constexpr std::int64_t kCreateTimeoutNs = 30'000'000'000;
+  static constexpr std::int64_t kResetTimeoutNs = 5'000'000'000;  // durable sourcing
   // No message or heartbeat for this long (heartbeats come every second): set up again.
   static constexpr std::int64_t kStallNs = 10'000'000'000;
 
   // `copied` = last origin sequence already stored (0 = none yet).
-  source_tracker(bool mirror, std::uint64_t copied) : _mirror(mirror), _copied(copied) {}
+  source_tracker(bool mirror, std::uint64_t copied, bool durable = false)
+      : _mirror(mirror), _copied(copied), _create_timeout(durable ? kResetTimeoutNs : kCreateTimeoutNs) {}
 
   // Time to send a create request? Returns the sequence to start at (copied + 1, or 0 for a
   // first setup that uses the spec's opt_start_*); moves to `creating`.
@@ -105,6 +123,8 @@ class source_tracker {
 
   phase state() const { return _phase; }
   std::uint64_t copied() const { return _copied; }
+  // Delivery sequence of the last message seen from the current consumer (0 = none yet).
+  std::uint64_t last_delivery() const { return _dseq; }
   std::uint64_t lag() const { return _lag; }
   // ns since the origin was last heard from, -1 if never.
   std::int64_t active(std::int64_t now) const { return _last_heard == 0 ? -1 : now - _last_heard; }
@@ -117,6 +137,7 @@ class source_tracker {
  private:
   bool _mirror;
   std::uint64_t _copied;
+  std::int64_t _create_timeout;
   phase _phase = phase::idle;
   std::uint64_t _dseq = 0;  // last delivery sequence seen from the current consumer
   std::uint64_t _lag = 0;

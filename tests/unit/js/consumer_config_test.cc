@@ -264,5 +264,41 @@ TEST(consumer_config, pedantic_refuses_adjustments) {
   EXPECT_EQ(problem(R"({"durable_name":"D","ack_policy":"explicit","backoff":[1000000000,2000000000]})").first, 0);
 }
 
+// ack_policy flow_control (2.14): the server fills in flow_control and the 1 s heartbeat, leaves
+// ack_wait unset, and refuses what durable sourcing cannot work with (10218-10222; nats-server
+// consumer.go checkConsumerCfg order and texts).
+TEST(consumer_config, flow_control_ack_policy_defaults_and_rules) {
+  auto c = parsed(R"({"durable_name":"SRC","deliver_subject":"src.dlv","ack_policy":"flow_control"})");
+  EXPECT_TRUE(c.flow_control);
+  EXPECT_EQ(c.idle_heartbeat, 1'000'000'000);
+  EXPECT_EQ(c.ack_wait, 0);
+  EXPECT_EQ(c.max_ack_pending, 1000);
+  EXPECT_EQ(c.max_deliver, -1);
+  EXPECT_FALSE(validate(c, a_stream()));
+  const auto j = to_json(c, true);
+  EXPECT_EQ(j["ack_policy"], "flow_control");
+  EXPECT_EQ(j["metadata"]["_nats.req.level"], "4");
+  EXPECT_FALSE(j.contains("ack_wait"));
+  // A work queue may be sourced durably with it.
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","deliver_subject":"src.dlv","ack_policy":"flow_control"})",
+                    a_stream(retention_policy::workqueue)).first, 0);
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","ack_policy":"flow_control"})"),
+            (std::pair<int, std::string>{10218, "flow control ack policy requires a push based consumer"}));
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","deliver_subject":"d","ack_policy":"flow_control","ack_wait":5000000000})"),
+            (std::pair<int, std::string>{10221, "flow control ack policy requires unset ack wait"}));
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","deliver_subject":"d","ack_policy":"flow_control","backoff":[1000000000]})"),
+            (std::pair<int, std::string>{10221, "flow control ack policy requires unset ack wait"}));
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","deliver_subject":"d","ack_policy":"flow_control","max_deliver":5})"),
+            (std::pair<int, std::string>{10222, "flow control ack policy requires unset max deliver"}));
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","deliver_subject":"d","ack_policy":"flow_control","max_ack_pending":-1})"),
+            (std::pair<int, std::string>{10220, "flow control ack policy requires max ack pending"}));
+  // Pedantic: nothing is filled in, so the first missing piece is named.
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","deliver_subject":"d","ack_policy":"flow_control"},"pedantic":true)").first,
+            10219);
+  EXPECT_EQ(problem(R"({"durable_name":"SRC","deliver_subject":"d","ack_policy":"flow_control","flow_control":true,)"
+                    R"("idle_heartbeat":2000000000},"pedantic":true)"),
+            (std::pair<int, std::string>{10052, "flow control ack policy heartbeat needs to be 1s"}));
+}
+
 }  // namespace
 }  // namespace js

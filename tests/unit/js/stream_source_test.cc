@@ -228,5 +228,67 @@ TEST(source_tracker, unanswered_create_times_out_and_silence_sets_up_again) {
   EXPECT_TRUE(t.due_create(ok_at + source_tracker::kStallNs)) << "no heartbeat for 10 s: set up again";
 }
 
+// Durable sourcing (2.14): the `consumer` rules of nats-server's checkStreamCfg (10213/10215/
+// 10216), the reset request and response, the flow-control answer, the 5 s reset timeout.
+TEST(stream_source, durable_consumer_rules) {
+  const ojson good{{"name", "ORDERS"}, {"consumer", {{"name", "SRC"}, {"deliver_subject", "src.orders"}}}};
+  EXPECT_EQ(code_of(validate_mirror_and_sources(mirror_cfg(good))), 0);
+  auto bad = [&](ojson patch) {
+    ojson m = good;
+    m.update(patch);
+    return code_of(validate_mirror_and_sources(mirror_cfg(m)));
+  };
+  EXPECT_EQ(bad({{"consumer", {{"deliver_subject", "src.orders"}}}}), 10213);
+  EXPECT_EQ(bad({{"consumer", {{"name", "a.b"}, {"deliver_subject", "src.orders"}}}}), 10213);
+  EXPECT_EQ(bad({{"consumer", {{"name", "SRC"}, {"deliver_subject", "src.*"}}}}), 10213);
+  EXPECT_EQ(bad({{"consumer", {{"name", "SRC"}}}}), 10213);
+  EXPECT_EQ(bad({{"opt_start_seq", 5}}), 10213);
+  EXPECT_EQ(bad({{"opt_start_time", "2026-01-01T00:00:00Z"}}), 10213);
+  EXPECT_EQ(bad({{"filter_subject", "orders.x"}}), 10213);
+  EXPECT_EQ(bad({{"subject_transforms", {{{"src", "orders.*"}, {"dest", "o.{{wildcard(1)}}"}}}}}), 0);
+
+  stream_config s;
+  s.name = "ALL";
+  const ojson a{{"name", "A"}, {"consumer", {{"name", "C1"}, {"deliver_subject", "d.1"}}}};
+  ojson a2 = a;
+  a2["subject_transforms"] = ojson::array({{{"src", "x.>"}, {"dest", ""}}});
+  s.sources = ojson::array({a, {{"name", "B"}}});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 0);
+  s.sources = ojson::array({a, a2});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 10216) << "one origin consumer, two sources";
+  ojson a3 = a;
+  a3["filter_subject"] = "a.x";
+  s.sources = ojson::array({a3});
+  EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 10215);
+}
+
+TEST(stream_source, durable_reset_request_and_answer) {
+  auto spec = parse_source_spec({{"name", "ORDERS"}, {"consumer", {{"name", "SRC"}, {"deliver_subject", "src.o"}}}});
+  EXPECT_TRUE(spec.durable());
+  EXPECT_EQ(spec.consumer_deliver, "src.o");
+  EXPECT_EQ(consumer_reset_subject(spec), "$JS.API.CONSUMER.RESET.ORDERS.SRC");
+  spec.external_api = "$JS.hub.API";
+  EXPECT_EQ(consumer_reset_subject(spec), "$JS.hub.API.CONSUMER.RESET.ORDERS.SRC");
+
+  const auto ok = ojson::parse(R"({"type":"io.nats.jetstream.api.v1.consumer_reset_response","stream_name":"ORDERS",)"
+                               R"("name":"SRC","config":{"ack_policy":"flow_control"},"reset_seq":4})");
+  EXPECT_FALSE(check_reset_response(ok, true));
+  auto wrong = ok;
+  wrong["config"]["ack_policy"] = "explicit";
+  EXPECT_EQ(code_of(check_reset_response(wrong, true)), 10214);
+  EXPECT_EQ(check_reset_response(wrong, false)->description, "stream source consumer requires flow control ack policy");
+  const auto missing = ojson::parse(R"({"error":{"code":404,"err_code":10014,"description":"consumer not found"}})");
+  EXPECT_EQ(code_of(check_reset_response(missing, false)), 10014);
+
+  EXPECT_EQ(flow_control_answer(7, 42), "NATS/1.0\r\nNats-Last-Consumer: 7\r\nNats-Last-Stream: 42\r\n\r\n");
+
+  source_tracker t(false, 10, true);
+  auto start = t.due_create(kSec);
+  ASSERT_TRUE(start);
+  EXPECT_FALSE(t.due_create(kSec + source_tracker::kResetTimeoutNs - 1));
+  t.due_create(kSec + source_tracker::kResetTimeoutNs);
+  EXPECT_EQ(t.state(), source_tracker::phase::backoff) << "an unanswered reset fails after 5 s";
+}
+
 }  // namespace
 }  // namespace js
