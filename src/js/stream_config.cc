@@ -241,8 +241,9 @@ std::optional<api_error> normalise(stream_config& c) {
     c.allow_rollup_hdrs = true;
     c.deny_purge = false;
   }
-  // Mirrors never de-duplicate; sourced streams do, with the default window (2.9 to 2.12).
-  if (c.duplicate_window == 0 && !c.has_mirror()) {
+  // Mirrors never de-duplicate; from 2.14 (the level claimed) sourced streams only with a
+  // window of their own (2.9-2.12 gave them the 2 min default).
+  if (c.duplicate_window == 0 && !c.has_mirror() && !c.has_sources()) {
     c.duplicate_window = kDefaultDuplicateWindow;
     if (c.max_age > 0 && c.max_age < c.duplicate_window) {
       if (c.pedantic) return make_error(10157, "duplicate window cannot be bigger than max age");

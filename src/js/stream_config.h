@@ -25,9 +25,9 @@ constexpr std::int64_t kMinAge = 100'000'000;                      // 100 ms
 // The API level this server reports ($JS.API.INFO api.level, `_nats.level`, the
 // Nats-Required-Api-Level check). 2 = the 2.12.0 set: counters, atomic batches, message
 // schedules, persist_mode async; 3 = late 2.12.x: the stream snapshot API with window_size
-// (stream_snapshot.cc). Not 4: no ack_policy flow_control, no durable sourcing (fast-ingest
-// batches and consumer reset exist).
-constexpr int kApiLevel = 3;
+// (stream_snapshot.cc); 4 = 2.14: fast-ingest batches, consumer reset, ack_policy
+// flow_control and durable sourcing, sourced streams without a default duplicate window.
+constexpr int kApiLevel = 4;
 
 struct stream_config {
   std::string name;

@@ -478,3 +478,56 @@ test("atomic batch publish: consumers see the batch only once committed, all of 
   const got = await drain(await c.fetch({ max_messages: 3, expires: 1000 }));
   assert.deepEqual(got.map((m) => [m.seq, m.headers?.get("Nats-Batch-Sequence")]), [[1, "1"], [2, "2"], [3, "3"]]);
 });
+
+// 2.14 (the level Peregrine claims): nats.js enables consumers.reset() only for servers >= 2.14.0
+// ("consumer reset requires server 2.14.0" below it). Delivery restarts after the ack floor, or
+// at a requested sequence; the reply is the ConsumerInfo plus reset_seq.
+test("consumer reset through nats.js (gated at 2.14.0)", newer, async () => {
+  assert.ok(nc.features.get("js_consumer_reset").ok, `server version ${nc.info.version} enables reset`);
+  await stream("RESET", ["reset.>"]);
+  await publishOrders([["reset.a", "1"], ["reset.a", "2"], ["reset.a", "3"], ["reset.a", "4"]]);
+  await jsm.consumers.add("RESET", { durable_name: "r", ack_policy: AckPolicy.Explicit });
+  const c = await js.consumers.get("RESET", "r");
+  let got = await drain(await c.fetch({ max_messages: 4, expires: 1000 }));
+  assert.deepEqual(got.map((m) => m.seq), [1, 2, 3, 4]);
+  got[0].ack();
+  got[1].ack();
+  await nc.flush();
+  let r = await jsm.consumers.reset("RESET", "r");
+  assert.equal(r.reset_seq, 3, "after the ack floor");
+  assert.equal(r.delivered.consumer_seq, 0);
+  assert.equal(r.num_ack_pending, 0);
+  got = await drain(await c.fetch({ max_messages: 4, expires: 1000 }));
+  assert.deepEqual(got.map((m) => [m.seq, m.info.deliverySequence]), [[3, 1], [4, 2]]);
+  r = await jsm.consumers.reset("RESET", "r", 2);
+  assert.equal(r.reset_seq, 2);
+  got = await drain(await c.fetch({ max_messages: 4, expires: 1000 }));
+  assert.deepEqual(got.map((m) => m.seq), [2, 3, 4]);
+});
+
+// Durable sourcing (2.14, ADR-58) set up from nats.js: a flow_control consumer on a work queue
+// and a stream sourcing through it; the queue drains as the copies are stored.
+test("durable sourcing of a work queue (ack_policy flow_control)", newer, async () => {
+  await stream("JOBS", ["jobs.>"], { retention: "workqueue" });
+  const ci = await jsm.consumers.add("JOBS", {
+    durable_name: "copier", deliver_subject: "copier.jobs", ack_policy: "flow_control",
+  });
+  assert.equal(ci.config.ack_policy, "flow_control");
+  assert.equal(ci.config.flow_control, true);
+  assert.equal(ci.config.idle_heartbeat, 1000 * NS);
+  await jsm.streams.add({
+    name: "JOBS-COPY", sources: [{ name: "JOBS", consumer: { name: "copier", deliver_subject: "copier.jobs" } }],
+  });
+  await publishOrders([["jobs.a", "1"], ["jobs.b", "2"], ["jobs.a", "3"]]);
+  let copy, jobs;
+  for (let i = 0; i < 100; i++) {
+    copy = await jsm.streams.info("JOBS-COPY");
+    jobs = await jsm.streams.info("JOBS");
+    if (copy.state.messages === 3 && jobs.state.messages === 0) break;
+    await sleep(100);
+  }
+  assert.equal(copy.state.messages, 3);
+  assert.equal(jobs.state.messages, 0, "acked by the flow-control answers, so removed");
+  const m = await jsm.streams.getMessage("JOBS-COPY", { seq: 3 });
+  assert.match(m.header.get("Nats-Stream-Source"), /^JOBS 3 /);
+});

@@ -151,7 +151,15 @@ TEST_F(js_mirror, sources_merge_with_stream_source_header_and_dedup) {
     for (auto& c : lower) c = static_cast<char>(std::tolower(c));
     ASSERT_FALSE(create({{"name", std::string("ORDERS-") + r}, {"subjects", {lower + ".orders.>"}}}).contains("error"));
   }
+  // 2.9-2.12 give a sourced stream the 2 min window; 2.14 (Peregrine's level) none unless set.
+  json d = create({{"name", "NO-WINDOW"}, {"sources", {{{"name", "ORDERS-US"}}}}});
+  ASSERT_FALSE(d.contains("error")) << d;
+  if (reference_server()) EXPECT_EQ(d["config"]["duplicate_window"], 120000000000LL);
+  else EXPECT_FALSE(d["config"].contains("duplicate_window")) << d;
+  ASSERT_FALSE(request("$JS.API.STREAM.DELETE.NO-WINDOW").contains("error"));
+  // Dedup across sources needs a window: set as 2.9.10 defaults it.
   json r = create({{"name", "ALL-ORDERS"},
+                   {"duplicate_window", 120000000000LL},
                    {"sources", {{{"name", "ORDERS-US"}}, {{"name", "ORDERS-EU"}}, {{"name", "ORDERS-APAC"}}}}});
   ASSERT_FALSE(r.contains("error")) << r;
   EXPECT_EQ(r["config"]["duplicate_window"], 120000000000LL);

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kLevel = 3;  // what the server claims (src/js/stream_config.h kApiLevel)
+constexpr int kLevel = 4;  // what the server claims (src/js/stream_config.h kApiLevel)
 
 class js_persist_level : public js_test {
  protected:
@@ -93,40 +93,40 @@ TEST_F(js_persist_level, required_api_level) {
   ASSERT_FALSE(publish("s.a", "x").contains("error"));
   const json refused = json::parse(R"({"code":412,"err_code":10185,"description":"JetStream minimum api level required"})");
   // Our level and below are served.
-  for (const char* ok : {"0", "1", "2", "3"}) {
+  for (const char* ok : {"0", "1", "2", "3", "4"}) {
     json j = body_of(request_at("$JS.API.INFO", "", ok));
     EXPECT_FALSE(j.contains("error")) << ok << " " << j;
     EXPECT_EQ(j["api"]["level"], kLevel);
   }
   // Above it (or not a number): 412 10185 with the API's response type.
-  for (const char* high : {"4", "5", "x"}) {
+  for (const char* high : {"5", "x"}) {
     json j = body_of(request_at("$JS.API.INFO", "", high));
     EXPECT_EQ(j["error"], refused) << high << " " << j;
     EXPECT_EQ(j["type"], "io.nats.jetstream.api.v1.account_info_response");
   }
-  json j = body_of(request_at("$JS.API.STREAM.INFO.S", "", "4"));
+  json j = body_of(request_at("$JS.API.STREAM.INFO.S", "", "5"));
   EXPECT_EQ(j["error"], refused) << j;
   EXPECT_EQ(j["type"], "io.nats.jetstream.api.v1.stream_info_response");
-  j = body_of(request_at("$JS.API.CONSUMER.RESET.S.C", "", "4"));
+  j = body_of(request_at("$JS.API.CONSUMER.RESET.S.C", "", "5"));
   EXPECT_EQ(j["error"], refused) << j;
   EXPECT_EQ(j["type"], "io.nats.jetstream.api.v1.consumer_reset_response");
-  EXPECT_FALSE(body_of(request_at("$JS.API.CONSUMER.RESET.S.C", "", "3")).contains("error"));
+  EXPECT_FALSE(body_of(request_at("$JS.API.CONSUMER.RESET.S.C", "", "4")).contains("error"));
   // Direct get answers with a status.
-  msg_ptr m = request_at("$JS.API.DIRECT.GET.S", R"({"seq":1})", "4");
+  msg_ptr m = request_at("$JS.API.DIRECT.GET.S", R"({"seq":1})", "5");
   ASSERT_TRUE(m);
   const char* status = nullptr;
   ASSERT_EQ(natsMsgHeader_Get(m.get(), "Status", &status), NATS_OK);
   EXPECT_STREQ(status, "412");
-  m = request_at("$JS.API.DIRECT.GET.S", R"({"seq":1})", "3");
+  m = request_at("$JS.API.DIRECT.GET.S", R"({"seq":1})", "4");
   ASSERT_TRUE(m);
   EXPECT_EQ(std::string(natsMsg_GetData(m.get()), size_t(natsMsg_GetDataLength(m.get()))), "x");
   // An atomic batch message: above our level drops the batch (412); at it, the header is
   // stripped before the message is staged.
   ASSERT_FALSE(create({{"name", "B"}, {"subjects", {"b.>"}}, {"allow_atomic", true}, {"allow_direct", true}})
                    .contains("error"));
-  json b = publish("b.1", "one", {{"Nats-Batch-Id", "x1"}, {"Nats-Batch-Sequence", "1"}, {"Nats-Required-Api-Level", "4"}});
+  json b = publish("b.1", "one", {{"Nats-Batch-Id", "x1"}, {"Nats-Batch-Sequence", "1"}, {"Nats-Required-Api-Level", "5"}});
   EXPECT_EQ(b["error"], refused) << b;
-  b = publish("b.1", "one", {{"Nats-Batch-Id", "x2"}, {"Nats-Batch-Sequence", "1"}, {"Nats-Required-Api-Level", "3"},
+  b = publish("b.1", "one", {{"Nats-Batch-Id", "x2"}, {"Nats-Batch-Sequence", "1"}, {"Nats-Required-Api-Level", "4"},
                              {"Nats-Batch-Commit", "1"}});
   EXPECT_EQ(b["count"], 1) << b;
   msg_ptr stored = request_at("$JS.API.DIRECT.GET.B", R"({"last_by_subj":"b.1"})", "0");

@@ -40,7 +40,7 @@ TEST(stream_config, normalisation_rules) {
   EXPECT_EQ(c.max_bytes, -1);
   EXPECT_EQ(c.duplicate_window, 1000000000);  // capped by max_age
   auto m = to_json(parsed(R"({"name":"S","metadata":{"_nats.ver":"x","k":"v"}})"), true)["metadata"];
-  EXPECT_EQ(m.dump(), R"({"_nats.level":"3","_nats.req.level":"0","_nats.ver":"2.11.0","k":"v"})");
+  EXPECT_EQ(m.dump(), R"({"_nats.level":"4","_nats.req.level":"0","_nats.ver":"2.14.0","k":"v"})");
   EXPECT_EQ(parsed(R"({"name":"S","discard":"NEW"})").discard, discard_policy::new_msgs);
   stream_config p;
   ASSERT_FALSE(parse_stream_config(R"({"name":"S","max_msgs":-5,"pedantic":true})", p));
@@ -203,6 +203,16 @@ TEST(stream_config, same_config_ignores_server_version_keys) {
   auto b = parsed(R"({"name":"S","metadata":{"_nats.ver":"2.14.0","_nats.level":"4"}})");
   EXPECT_TRUE(same_config(a, b));
   EXPECT_FALSE(same_config(a, parsed(R"({"name":"S","max_msgs":3})")));
+}
+
+// 2.14 (the level claimed): a sourced stream gets no default duplicate window (2.9-2.12: 2 min);
+// a plain stream keeps it, a mirror never has one.
+TEST(stream_config, sourced_streams_have_no_default_duplicate_window) {
+  EXPECT_EQ(parsed(R"({"name":"S","sources":[{"name":"A"}]})").duplicate_window, 0);
+  EXPECT_EQ(parsed(R"({"name":"S","sources":[{"name":"A"}],"duplicate_window":5000000000})").duplicate_window,
+            5'000'000'000);
+  EXPECT_EQ(parsed(R"({"name":"S","mirror":{"name":"A"}})").duplicate_window, 0);
+  EXPECT_EQ(parsed(R"({"name":"S"})").duplicate_window, 120'000'000'000);
 }
 
 }  // namespace
