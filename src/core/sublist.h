@@ -57,6 +57,8 @@ class sublist {
   std::size_t cache_size() const noexcept;
   // Trie nodes currently allocated (tests use it to check that remove prunes).
   std::size_t node_count() const noexcept;
+  // Cached subjects compared with changed wildcard filters so far (tests bound the cost).
+  std::uint64_t invalidation_checks() const noexcept;
 
  private:
   struct impl;
