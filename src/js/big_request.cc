@@ -161,14 +161,21 @@ std::size_t jetstream::apply_big_request() {
     if (!start_applying_big_request()) _big.reset();  // answered
     return 1;
   }
-  {  // the created stream's subjects, or an update's changes to them, a slice per turn
+  {  // the created stream's subjects, an update's changes to them, or a deleted stream's, a slice per turn
     const auto& clk = _host->clk();
     const base::nanos until = clk.monotonic_ns() + kBigSliceNs;
     bool subscribed = false;
-    while (!(subscribed = job.update ? job.s->resubscribe_some(64) : job.s->subscribe_some(64)) &&
-           clk.monotonic_ns() < until) {
+    auto some = [&] {
+      return job.remove ? job.s->unsubscribe_some(64) : job.update ? job.s->resubscribe_some(64) : job.s->subscribe_some(64);
+    };
+    while (!(subscribed = some()) && clk.monotonic_ns() < until) {
     }
     if (!subscribed) return 1;
+  }
+  if (job.remove) {
+    finish_delete(job.token, job.reply);
+    _big.reset();
+    return 1;
   }
   if (!_worker->done(job.ticket)) return signalled ? 0 : 1;  // meta.inf
   answer_big_request();

@@ -236,6 +236,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::size_t apply_big_request();
   bool start_applying_big_request();
   void answer_big_request();
+  // The end of a STREAM.DELETE (stream_api.cc): closed, retired, its directory removed, answered.
+  void finish_delete(const std::string& name, std::string_view reply);
   // A STREAM.INFO over many subjects (big_info.cc, when wants_big_info): answered from
   // poll_big_info once the worker paged it.
   void start_big_info(stream& s, std::string_view filter, std::uint64_t offset, ojson info, std::string_view reply);

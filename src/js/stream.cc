@@ -107,6 +107,20 @@ void stream::unsubscribe() {
   _to_subscribe.clear();
 }
 
+bool stream::unsubscribe_some(std::size_t max) {
+  for (; max > 0 && !_to_unsubscribe.empty(); --max) {
+    _host.unsubscribe(_to_unsubscribe.back());
+    _to_unsubscribe.pop_back();
+  }
+  for (; max > 0 && !_sub_ids.empty(); --max) {
+    if (_sub_ids.back() != 0) _host.unsubscribe(_sub_ids.back());
+    _sub_ids.pop_back();
+  }
+  if (!_to_unsubscribe.empty() || !_sub_ids.empty()) return false;
+  unsubscribe();  // direct get and the rest: a few
+  return true;
+}
+
 void stream::unsubscribe_direct() {
   for (auto id : _direct_ids) _host.unsubscribe(id);
   _direct_ids.clear();

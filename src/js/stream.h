@@ -77,6 +77,9 @@ class stream final : public core::internal_handler {
   // stream subjects, then the direct get subjects; true once all are subscribed.
   bool subscribe_some(std::size_t max);
   void unsubscribe();
+  // The same in slices (a big stream's delete): drops up to `max` more subscriptions; true
+  // once none is left.
+  bool unsubscribe_some(std::size_t max);
   // Replaces the config (already validated) and applies limits and subscriptions. sliced: a
   // change of subjects is only planned (the subjects both configs hold stay subscribed), and
   // resubscribe_some carries it out in slices; true once the subscriptions follow the config.

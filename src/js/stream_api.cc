@@ -203,16 +203,33 @@ void jetstream::api_delete(std::string_view token, const core::inbound_msg& m) {
   stream_group* g = group_of(token);
   if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));
   const std::string name = g->name();
-  const std::string dir = g->get_stream().dir();
   count_consumers(-std::int64_t(g->consumers().size()));
   g->delete_consumers();
   g = group_of(name);  // 409s to waiting pulls may have run API calls meanwhile
   if (!g) return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+  if (g->get_stream().config().subjects.size() >= kBigDeleteSubjects && !_big) {
+    // Its subscriptions go in slices (poll_big); requests about it, and stream changes,
+    // wait behind it as behind a big create (must_wait).
+    _big = std::make_unique<big_request>();
+    _big->remove = _big->decoded = true;
+    _big->token = name;
+    _big->reply = std::string(m.reply);
+    _big->s = &g->get_stream();
+    return;
+  }
+  finish_delete(name, m.reply);
+}
+
+void jetstream::finish_delete(const std::string& name, std::string_view reply) {
+  constexpr std::string_view type = "stream_delete_response";
+  stream_group* g = group_of(name);
+  if (!g) return respond(reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+  const std::string dir = g->get_stream().dir();
   g->get_stream().close();
   retire(name);
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
-  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+  respond(reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
   advisory("delete", name);
 }
 

@@ -360,6 +360,46 @@ TEST_F(js_big, stream_update_changing_74000_subjects_swaps_them) {
   EXPECT_EQ(state("SWAP")["messages"], 4 * attempts);
 }
 
+// A STREAM.DELETE of a 74,000-subject stream unsubscribes them in slices across loop turns
+// (in one go it held the loop ~130 ms); a request right behind it sees the stream gone, its
+// subjects have no responders, and a new stream may take them at once. Of three deletes (the
+// stream created again between them) at least one must keep the PING bound.
+TEST_F(js_big, stream_delete_of_74000_subjects_beside_a_ping_loop) {
+  constexpr int kSubjects = 74000;
+  nlohmann::json cfg = {{"name", "DEL"}, {"storage", "memory"}, {"subjects", nlohmann::json::array()}};
+  for (int i = 0; i < kSubjects; ++i) cfg["subjects"].push_back("d." + std::to_string(i) + ".x");
+  const std::string body = cfg.dump();
+  bool kept_up = false;
+  for (int attempt = 1; attempt <= 3 && !kept_up; ++attempt) {
+    double took = 0, t = 0;
+    const auto c = timed_request("$JS.API.STREAM.CREATE.DEL", body, t);  // the subjects free again
+    ASSERT_TRUE(c.is_object()) << "no answer in 20 s";
+    ASSERT_FALSE(c.contains("error")) << c["error"].dump();
+    ASSERT_EQ(publish("d." + std::to_string(kSubjects - 1) + ".x", "v")["stream"], "DEL");
+    const double noise = idle_ping_noise(port(), 300);
+    ping_loop pings(port());
+    ASSERT_TRUE(pings.ok());
+    std::this_thread::sleep_for(50ms);
+    const auto d = timed_request("$JS.API.STREAM.DELETE.DEL", "", took);
+    const auto info = timed_request("$JS.API.STREAM.INFO.DEL", "", t);
+    const double worst_ping = pings.stop();
+    std::cout << "STREAM.DELETE of " << kSubjects << " subjects: " << took << " ms; slowest of " << pings.pings()
+              << " PINGs meanwhile: " << worst_ping << " ms (idle noise " << noise << " ms)\n";
+    ASSERT_TRUE(d.is_object()) << "no answer in 20 s";
+    ASSERT_EQ(d["success"], true) << d.dump();
+    EXPECT_EQ(info["error"]["err_code"], 10059) << info.dump();
+    for (const int i : {0, kSubjects / 2, kSubjects - 1}) {
+      natsMsg* reply = nullptr;
+      EXPECT_EQ(natsConnection_RequestString(&reply, nc_.get(), ("d." + std::to_string(i) + ".x").c_str(), "v", 2000),
+                NATS_NO_RESPONDERS) << i;
+      natsMsg_Destroy(reply);
+    }
+    ASSERT_GE(worst_ping, 0) << "a PING went unanswered for 20 s";
+    kept_up = pings_within(worst_ping, noise, took);
+  }
+  EXPECT_TRUE(kept_up) << "PINGs waited more than 10 ms beyond the noise for each of three big deletes";
+}
+
 nlohmann::json big_config(const std::string& name, int subjects, const std::string& prefix) {
   nlohmann::json cfg = {{"name", name}, {"storage", "memory"}, {"subjects", nlohmann::json::array()}};
   for (int i = 0; i < subjects; ++i) cfg["subjects"].push_back(prefix + "." + std::to_string(i) + ".x");
