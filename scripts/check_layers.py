@@ -35,7 +35,7 @@ PEERS = {
 # What a higher layer (other than src/main.cc, which does the wiring) may see of a component:
 # its interface, not the concrete implementations behind it.
 INTERFACES = {
-    "net": ["net/transport.h", "net/tls_options.h"],
+    "net": ["net/transport.h", "net/tls_options.h", "net/tls_stream.h"],
     "storage": ["storage/store.h", "storage/consumer_state.h"],
 }
 WIRING = "src/main.cc"

@@ -11,6 +11,7 @@
 
 #include "net/dpdk/dpdk_factory.h"
 #include "net/epoll_transport.h"
+#include "net/tls/tls_session.h"
 #include "net/tls/tls_transport.h"
 #include "net/uring_transport.h"
 #include "peregrine_config.h"
@@ -98,13 +99,43 @@ class option_transports final : public core::transport_factory {
   bool _fallback_logged = false;
 };
 
+// A tls_session behind the interface src/repl sees.
+class tls_session_stream final : public net::tls_stream {
+ public:
+  tls_session_stream(std::shared_ptr<net::tls_context> ctx, const std::string& server_name)
+      : _s(std::move(ctx), server_name) {}
+  void start(std::string& out) override { _s.start(out); }
+  state feed(std::string_view in, std::string& plain, std::string& out) override {
+    switch (_s.feed(in, plain, out)) {
+      case net::tls_session::state::handshaking: return state::handshaking;
+      case net::tls_session::state::established: return state::established;
+      case net::tls_session::state::failed: return state::failed;
+      case net::tls_session::state::closed: return state::closed;
+    }
+    return state::failed;
+  }
+  bool write(std::string_view plain, std::string& out) override { return _s.write(plain, out); }
+  bool established() const override { return _s.established(); }
+  const std::string& error() const override { return _s.error(); }
+
+ private:
+  net::tls_session _s;
+};
+
+// Replication links over the routes' TLS contexts (cluster.tls).
+net::tls_stream_factory replication_tls(std::shared_ptr<net::tls_context> server,
+                                        std::shared_ptr<net::tls_context> client) {
+  return [server, client](bool dialed, const std::string& host) -> std::unique_ptr<net::tls_stream> {
+    return std::make_unique<tls_session_stream>(dialed ? client : server, dialed ? host : std::string());
+  };
+}
+
 // The replication thread's settings: the journal beside the streams, the configured routes as
 // the meta group's minimum size (meta_bootstrap.h), pinned to the last CPU of --cpus.
 repl::repl_host_options repl_options(const core::server_options& o) {
   repl::repl_host_options r;
   r.server_name = o.server_name;
   r.cluster_name = o.cluster_name;
-  r.listen_host = o.cluster_host;
   r.journal_dir = o.store_dir + "/repl";
   r.min_meta_size = o.routes.size();
   if (const auto last = o.cpus.find_last_of(",-"); !o.cpus.empty()) {
@@ -258,21 +289,8 @@ int main(int argc, char** argv) {
     }
     PG_INFO("TLS required for client connections");
   }
-  // Replication (src/repl): declared before the server, so it outlives the shards that call it.
-  std::unique_ptr<repl::repl_host> repl;
-  if (opts.cluster && opts.jetstream) {
-    if (opts.cluster_name.empty()) {
-      PG_WARN("JetStream clustering needs a cluster name (cluster {{ name }}): no meta group on this server");
-    } else {
-      repl = std::make_unique<repl::repl_host>(repl_options(opts));
-      if (auto st = repl->listen(); !st) {
-        PG_ERROR("Error listening for replication connections on {}: {}", opts.cluster_host,
-                 std::strerror(st.err().sys_errno));
-        return 1;
-      }
-    }
-  }
   auto transports = std::make_unique<option_transports>(opts, tls);
+  std::shared_ptr<net::tls_context> route_tls_server, route_tls_client;
   if (opts.cluster && opts.cluster_tls.enabled) {
     std::string error;
     auto server = net::tls_context::create_server(opts.cluster_tls, error);
@@ -283,10 +301,23 @@ int main(int argc, char** argv) {
       PG_ERROR("error parsing cluster tls config: {}", error);
       return 1;
     }
+    route_tls_server = server;  // replication links use the routes' certificates
+    route_tls_client = client;
     transports->set_route_tls(std::move(server), std::move(client));
   }
+  // Replication (src/repl): declared before the server, so it outlives the shards that call it.
+  std::unique_ptr<repl::repl_host> repl;
+  if (opts.cluster && opts.jetstream) {
+    if (opts.cluster_name.empty()) {
+      PG_WARN("JetStream clustering needs a cluster name (cluster {{ name }}): no meta group on this server");
+    } else {
+      auto ro = repl_options(opts);
+      if (route_tls_server) ro.tls = replication_tls(route_tls_server, route_tls_client);
+      repl = std::make_unique<repl::repl_host>(std::move(ro));
+    }
+  }
   core::server srv(opts, std::move(transports));
-  if (repl) srv.set_replication(repl.get(), repl->port());
+  if (repl) srv.set_replication(repl.get());
   if (opts.jetstream) {  // per account with JetStream, one instance per owner thread (on owner k)
     std::vector<js::account_limits> enabled;
     std::vector<std::string> disabled;
@@ -327,7 +358,7 @@ int main(int argc, char** argv) {
     PG_INFO("Listening for route connections on {}:{}", opts.cluster_host, srv.cluster_port());
   }
   if (repl) {
-    PG_INFO("Listening for replication connections on {}:{}", opts.cluster_host, repl->port());
+    PG_INFO("Replication connections share the cluster port {}", srv.cluster_port());
     // JetStream sets the replication's event sink in its start(), which runs on shard 0's
     // first turn: a recovered meta group must not apply its log before that.
     for (core::dispatcher* d : srv.shards())

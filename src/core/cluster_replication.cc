@@ -1,8 +1,11 @@
 #include "src/core/cluster_replication.h"
 
 #include <sodium.h>
+#include <unistd.h>
 
 namespace core {
+
+void cluster_replication::adopt_connection(int fd) { ::close(fd); }
 
 std::string server_name_hash(const std::string& name) {
   unsigned char d[crypto_hash_sha256_BYTES];

@@ -1,7 +1,9 @@
 #pragma once
 // What the core sees of replication (src/repl's repl_host implements it; the core cannot
-// include src/repl). Shard 0 reports route peers so the replication thread knows where each
-// server's replication listener is (`pg_repl_port` in the route INFO); monitoring and the
+// include src/repl). Shard 0 reports route peers so the replication thread knows where to
+// dial each server (`pg_repl_port` in the route INFO: its cluster port, which takes
+// replication connections too); the route listener hands over the sockets that start with
+// "PGREPL" (adopt_connection); monitoring and the
 // JetStream API read the meta group's state and ask it to step down. Every call is
 // thread-safe and returns at once.
 #include <cstdint>
@@ -96,6 +98,9 @@ class cluster_replication {
   virtual void route_peer(const std::string& name, const std::string& host, int repl_port,
                           bool up) = 0;
   virtual meta_status meta() const = 0;
+  // An accepted socket on the cluster port whose first line is "PGREPL ..." (nothing read
+  // yet). The implementation owns it from now on; the default closes it.
+  virtual void adopt_connection(int fd);
   // Hands meta leadership to another member (forwarded to the leader from a follower).
   // False when there is no meta group or no known leader.
   virtual bool meta_stepdown() = 0;

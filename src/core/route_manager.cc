@@ -9,12 +9,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
 
 #include "src/base/clock.h"
 #include "src/base/log.h"
+#include "src/base/tcp_listen.h"
 
 namespace core {
 namespace {
@@ -38,6 +40,7 @@ route_manager::route_manager(const server_options& o, handoff_fn handoff)
 
 route_manager::~route_manager() {
   stop();
+  for (const auto& a : _accepted) ::close(a.fd);
   if (_listen_fd >= 0) ::close(_listen_fd);
 }
 
@@ -48,31 +51,10 @@ std::int64_t route_manager::backoff_ms(int failures) {
 }
 
 base::status route_manager::listen() {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* res = nullptr;
-  const std::string port = std::to_string(_opts.cluster_port < 0 ? 0 : _opts.cluster_port);
-  const char* host = _opts.cluster_host.empty() ? nullptr : _opts.cluster_host.c_str();
-  if (::getaddrinfo(host, port.c_str(), &hints, &res) != 0 || !res)
-    return base::error{base::errc::invalid_argument, EINVAL};
-  int fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (fd < 0 || ::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
-    const int e = errno;
-    ::freeaddrinfo(res);
-    if (fd >= 0) ::close(fd);
-    return base::error{base::errc::io_error, e};
-  }
-  ::freeaddrinfo(res);
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  _port = ss.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port)
-                                   : ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  _listen_fd = fd;
+  auto l = base::listen_tcp(_opts.cluster_host, _opts.cluster_port, 128, true);
+  if (!l) return l.err();
+  _listen_fd = l->fd;
+  _port = l->port;
   return {};
 }
 
@@ -164,19 +146,72 @@ int route_manager::dial(const std::string& url) {
   return fd;
 }
 
+route_manager::first_bytes route_manager::classify(std::string_view peeked) {
+  constexpr std::string_view magic = "PGREPL";
+  const std::size_t n = std::min(peeked.size(), magic.size());
+  if (peeked.substr(0, n) != magic.substr(0, n)) return first_bytes::route;
+  return n == magic.size() ? first_bytes::replication : first_bytes::undecided;
+}
+
+void route_manager::accept_all() {
+  for (;;) {
+    const int fd = ::accept4(_listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (_repl_handoff) {
+      _accepted.push_back({fd, now_ms()});
+    } else {
+      _handoff(fd, {}, false);
+    }
+  }
+}
+
+void route_manager::classify_accepted(const std::vector<short>& revents) {
+  const std::int64_t now = now_ms();
+  std::vector<accepted> waiting;
+  for (std::size_t i = 0; i < _accepted.size(); ++i) {
+    accepted a = _accepted[i];
+    first_bytes kind = first_bytes::undecided;
+    if (a.partial || (revents[i] & (POLLIN | POLLERR | POLLHUP))) {
+      char buf[8];
+      const ssize_t n = ::recv(a.fd, buf, 6, MSG_PEEK);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        ::close(a.fd);  // gone before it said anything
+        continue;
+      }
+      if (n > 0) kind = classify(std::string_view(buf, std::size_t(n)));
+      a.partial = n > 0;
+    }
+    if (kind == first_bytes::undecided && now - a.since_ms >= kClassifyMs) kind = first_bytes::route;
+    if (kind == first_bytes::replication) {
+      _repl_handoff(a.fd);
+    } else if (kind == first_bytes::route) {
+      _handoff(a.fd, {}, false);
+    } else {
+      waiting.push_back(a);
+    }
+  }
+  _accepted = std::move(waiting);
+}
+
 void route_manager::run() {
+  std::vector<pollfd> fds;
+  std::vector<short> revents;
   while (!_stop.load()) {
     if (_listen_fd >= 0) {
-      pollfd p{_listen_fd, POLLIN, 0};
-      if (::poll(&p, 1, 50) == 1) {
-        for (;;) {
-          const int fd = ::accept4(_listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-          if (fd < 0) break;
-          const int one = 1;
-          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          _handoff(fd, {}, false);
-        }
-      }
+      fds.clear();
+      fds.push_back({_listen_fd, POLLIN, 0});
+      for (const auto& a : _accepted) fds.push_back({a.fd, short(a.partial ? 0 : POLLIN), 0});
+      // A socket that has sent only part of "PGREPL" stays readable: it is peeked again in
+      // 10 ms rather than polled (which would return at once).
+      const bool partial = std::any_of(_accepted.begin(), _accepted.end(), [](const accepted& a) { return a.partial; });
+      const int wait = partial ? 10 : 50;
+      if (::poll(fds.data(), nfds_t(fds.size()), wait) > 0 && (fds[0].revents & POLLIN)) accept_all();
+      revents.clear();
+      for (std::size_t i = 1; i < fds.size(); ++i) revents.push_back(fds[i].revents);
+      revents.resize(_accepted.size(), 0);  // the ones accept_all() just added
+      if (!_accepted.empty()) classify_accepted(revents);
     } else {
       ::usleep(50'000);
     }

@@ -1,5 +1,6 @@
 #include "src/core/server.h"
 
+#include "src/core/cluster_replication.h"
 #include "src/core/system_account.h"
 
 #include <pthread.h>
@@ -175,7 +176,13 @@ base::status server::start_cluster() {
   _shared.own_client_urls = urls;
   j["connect_urls"] = o.cluster_no_advertise ? std::vector<std::string>{} : urls;
   j["lnoc"] = true;
-  if (_shared.repl_port > 0) j["pg_repl_port"] = _shared.repl_port;
+  // A Peregrine peer's replication connections come to this same port (route_manager tells
+  // them from routes by their first line); the field says we take them (nats-server has none).
+  if (_shared.replication) {
+    j["pg_repl_port"] = port;
+    cluster_replication* repl = _shared.replication;
+    _routes->set_repl_handoff([repl](int fd) { repl->adopt_connection(fd); });
+  }
   _shared.route_info = std::move(j);
   _shared.routes = _routes.get();
   return {};

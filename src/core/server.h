@@ -28,11 +28,9 @@ class server {
     if (owner == SIZE_MAX) owner = _pending_services.size();
     _pending_services.push_back({std::move(s), std::move(account), owner});
   }
-  // The replication thread (src/repl) and its listener port; call before start().
-  void set_replication(cluster_replication* r, int repl_port) {
-    _shared.replication = r;
-    _shared.repl_port = repl_port;
-  }
+  // The replication thread (src/repl); call before start(). Its connections arrive on the
+  // cluster port.
+  void set_replication(cluster_replication* r) { _shared.replication = r; }
   // Creates shards and transports, binds the listener and starts the shard threads.
   base::status start();
   // Stops accepting, stops every shard and joins the threads. Idempotent.

@@ -50,10 +50,10 @@ struct server_shared {
   // come and go and bumps cluster_gen; every shard then sends clients an async INFO.
   route_manager* routes = nullptr;
   nlohmann::ordered_json route_info;
-  // Replication (src/repl, set by main before start): told about route peers; its
-  // listener's port goes into the route INFO as "pg_repl_port" (other servers ignore it).
+  // Replication (src/repl, set by main before start): told about route peers; it takes its
+  // connections on the cluster port, announced as "pg_repl_port" in the route INFO (other
+  // servers ignore it).
   cluster_replication* replication = nullptr;
-  int repl_port = 0;
   std::vector<std::string> own_client_urls;
   std::atomic<std::uint64_t> cluster_gen{0};
   void set_cluster_urls(std::vector<std::string> urls) {

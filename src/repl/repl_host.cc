@@ -45,7 +45,6 @@ repl_host::~repl_host() {
   stop();
   _groups.clear();  // before the journal they write to
   _journal.reset();
-  if (_listen_fd >= 0) ::close(_listen_fd);
   if (_wake_fd >= 0) ::close(_wake_fd);
 }
 
@@ -53,32 +52,6 @@ std::int64_t repl_host::backoff_ms(int failures) {
   std::int64_t ms = 100;
   for (int i = 0; i < failures && ms < 2000; ++i) ms *= 2;
   return std::min<std::int64_t>(ms, 2000);
-}
-
-base::status repl_host::listen() {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* res = nullptr;
-  const char* host = _o.listen_host.empty() ? nullptr : _o.listen_host.c_str();
-  if (::getaddrinfo(host, "0", &hints, &res) != 0 || !res)
-    return base::error{base::errc::invalid_argument, EINVAL};
-  const int fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0 || ::bind(fd, res->ai_addr, res->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
-    const int e = errno;
-    ::freeaddrinfo(res);
-    if (fd >= 0) ::close(fd);
-    return base::error{base::errc::io_error, e};
-  }
-  ::freeaddrinfo(res);
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  _port = ss.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port)
-                                   : ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  _listen_fd = fd;
-  return {};
 }
 
 void repl_host::start() {
@@ -131,6 +104,16 @@ void repl_host::route_peer(const std::string& name, const std::string& host, int
       p.failures = 0;
       p.due_ms = 0;
     }
+  });
+}
+
+void repl_host::adopt_connection(int fd) {
+  post([this, fd] {
+    no_delay(fd);
+    auto l = std::make_unique<repl_link>(fd, false, false, std::string{});
+    l->set_opened_ms(now_ms());
+    if (_o.tls) l->use_tls(_o.tls(false, {}));
+    _links.push_back(std::move(l));
   });
 }
 
@@ -254,16 +237,6 @@ void repl_host::notify_durable(std::uint64_t now) {
   }
 }
 
-void repl_host::accept_links(std::uint64_t now) {
-  (void)now;
-  for (;;) {
-    const int fd = ::accept4(_listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) return;
-    no_delay(fd);
-    _links.push_back(std::make_unique<repl_link>(fd, false, false, std::string{}));
-  }
-}
-
 void repl_host::dial_due(std::uint64_t now) {
   for (auto& [name, p] : _peers) {
     if (!p.routed || p.port <= 0 || !(_o.server_name < name) || _up.count(name) || p.due_ms > now)
@@ -290,7 +263,9 @@ void repl_host::dial_due(std::uint64_t now) {
     }
     no_delay(fd);
     auto l = std::make_unique<repl_link>(fd, true, rc != 0, name);
+    l->set_opened_ms(now);
     l->queue_raw(encode_hello({kLinkVersion, _o.server_name, _o.cluster_name}));
+    if (_o.tls) l->use_tls(_o.tls(true, p.host));
     _links.push_back(std::move(l));
   }
 }
@@ -340,6 +315,9 @@ void repl_host::on_message(repl_link& l, const link_message& m, std::uint64_t no
 
 void repl_host::close_link(repl_link& l, std::uint64_t now) {
   if (l.fd() < 0) return;
+  if (!l.tls_error().empty())
+    PG_WARN("replication TLS {} {}: {}", l.dialed() ? "connection to" : "connection from",
+            l.peer().empty() ? std::string("a peer") : l.peer(), l.tls_error());
   if (l.up()) {
     auto it = _up.find(l.peer());
     if (it != _up.end() && it->second == &l) {
@@ -487,7 +465,6 @@ void repl_host::run() {
     std::uint64_t now = now_ms();
     fds.clear();
     fds.push_back({_wake_fd, POLLIN, 0});
-    fds.push_back({_listen_fd, POLLIN, 0});
     for (const auto& l : _links)
       fds.push_back({l->fd(), short(l->connecting() ? POLLOUT : (POLLIN | (l->wants_write() ? POLLOUT : 0))), 0});
     ::poll(fds.data(), nfds_t(fds.size()), poll_timeout_ms(now));
@@ -495,8 +472,8 @@ void repl_host::run() {
     std::uint64_t drained = 0;
     (void)!::read(_wake_fd, &drained, sizeof drained);
     run_commands();
-    if (fds[1].revents & POLLIN) accept_links(now);
-    for (std::size_t i = 2; i < fds.size(); ++i) service_link(*_links[i - 2], fds[i].revents, now);
+    // Only links polled above (run_commands may have adopted new ones behind them).
+    for (std::size_t i = 1; i < fds.size(); ++i) service_link(*_links[i - 1], fds[i].revents, now);
     if (_journal)
       while (_journal->poll()) {
       }
@@ -510,6 +487,12 @@ void repl_host::run() {
     if (_journal) _journal->flush();
     for (auto& l : _links) {
       if (l->fd() < 0) continue;
+      if (!l->up() && now > l->opened_ms() + kLinkHelloTimeoutMs) {
+        PG_DEBUG("replication connection {} {}: no hello within {} ms", l->dialed() ? "to" : "from",
+                 l->peer().empty() ? std::string("a peer") : l->peer(), kLinkHelloTimeoutMs);
+        close_link(*l, now);
+        continue;
+      }
       if (l->queued_bytes() > kMaxQueuedBytes || !l->write_some()) close_link(*l, now);
     }
     reap_closed();

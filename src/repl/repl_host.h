@@ -1,7 +1,8 @@
 #pragma once
 // The replication thread (`pg-repl`): drives every Raft group of this server from one loop.
-// It owns the replication listener and connections (repl_link, one per peer pair: the server
-// whose name sorts lower dials, and redials with backoff), the shared disk_journal (group
+// It owns the replication connections (repl_link, one per peer pair: the server whose name
+// sorts lower dials the other's cluster port, and redials with backoff; the route listener
+// hands over the accepted ones, see adopt_connection), the shared disk_journal (group
 // commit: one durable write per turn for every group's appends), a timer heap for the groups'
 // raft timeouts, and the meta group (bootstrap rule in meta_bootstrap.h). Committed entries
 // go to a group's apply function on this thread, which must only enqueue them for the
@@ -24,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/tls_stream.h"
 #include "src/base/result.h"
 #include "src/core/cluster_replication.h"
 #include "src/repl/disk_journal.h"
@@ -35,17 +37,22 @@
 namespace repl {
 
 inline constexpr std::uint64_t kMetaGroup = 1;
+// A connection whose hello (and TLS handshake) is not done by then is closed.
+inline constexpr std::uint64_t kLinkHelloTimeoutMs = 5000;
 
 struct repl_host_options {
   std::string server_name;
   std::string cluster_name;
-  std::string listen_host;      // the cluster listener's host; empty: every interface
   std::string journal_dir;      // the journal is <journal_dir>/journal
   std::size_t min_meta_size = 2;  // the configured route URLs (meta_bootstrap.h)
   std::uint64_t settle_ms = 1000;
   unsigned election_timeout_ms = 500;  // raft randomizes each in [t, 2t)
   unsigned heartbeat_timeout_ms = 100;
   int cpu = -1;                 // pin the thread here (-1: no pinning)
+  // cluster.tls: streams over the routes' contexts, so replication uses the same certificates
+  // and verification (accepted links: server side; dialed: client side, verifying the host).
+  // Null: plaintext.
+  net::tls_stream_factory tls;
 };
 
 class repl_host final : public core::cluster_replication {
@@ -58,9 +65,6 @@ class repl_host final : public core::cluster_replication {
   repl_host(const repl_host&) = delete;
   repl_host& operator=(const repl_host&) = delete;
 
-  // Binds the replication listener (an ephemeral port, announced in the route INFO).
-  base::status listen();
-  int port() const { return _port; }
   // The meta group's committed entries (set before start()).
   void set_meta_apply(apply_fn f) { _meta_apply = std::move(f); }
   void start();
@@ -71,6 +75,7 @@ class repl_host final : public core::cluster_replication {
                   bool up) override;
   core::meta_status meta() const override;
   bool meta_stepdown() override;
+  void adopt_connection(int fd) override;
   // Stream groups (repl_groups.cc).
   void set_group_events(std::function<bool(core::group_event&)> sink) override;
   void create_group(std::uint64_t id, std::vector<std::string> members) override;
@@ -115,7 +120,6 @@ class repl_host final : public core::cluster_replication {
   void open_journal();
   void post(std::function<void()> fn);
   void run_commands();
-  void accept_links(std::uint64_t now);
   void dial_due(std::uint64_t now);
   void service_link(repl_link& l, short revents, std::uint64_t now);
   bool accept_hello(repl_link& l, const link_hello& h, std::uint64_t now);
@@ -139,8 +143,6 @@ class repl_host final : public core::cluster_replication {
   bool role_unreported(const group_slot& g) const;
 
   const repl_host_options _o;
-  int _listen_fd = -1;
-  int _port = 0;
   int _wake_fd = -1;
   std::atomic<bool> _stop{false};
   std::thread _thread;

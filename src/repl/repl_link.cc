@@ -12,6 +12,45 @@ repl_link::repl_link(int fd, bool dialed, bool connecting, std::string expected)
 
 repl_link::~repl_link() { close(); }
 
+void repl_link::use_tls(std::unique_ptr<net::tls_stream> session) {
+  _tls = std::move(session);
+  if (_dialed) {  // our hello line is queued in plaintext; the ClientHello follows it
+    std::string hello;
+    _tls->start(hello);
+    _out.insert(_out.end(), hello.begin(), hello.end());
+    _tls_active = true;
+  }
+}
+
+bool repl_link::take_ciphertext(std::string_view cipher) {
+  std::string plain, reply;
+  const auto st = _tls->feed(cipher, plain, reply);
+  _out.insert(_out.end(), reply.begin(), reply.end());
+  _in.insert(_in.end(), plain.begin(), plain.end());
+  if (st == net::tls_stream::state::failed || st == net::tls_stream::state::closed) {
+    _tls_error = _tls->error().empty() ? "closed" : _tls->error();
+    return false;
+  }
+  return true;
+}
+
+bool repl_link::encrypt_pending() {
+  if (!_tls || _plain_out.empty() || !_tls->established()) return true;
+  std::string cipher;
+  if (!_tls->write(_plain_out, cipher)) {
+    _tls_error = _tls->error();
+    return false;
+  }
+  _plain_out.clear();
+  _out.insert(_out.end(), cipher.begin(), cipher.end());
+  return true;
+}
+
+bool repl_link::wants_write() const {
+  if (_connecting || _out_off < _out.size()) return true;
+  return _tls && !_plain_out.empty() && _tls->established();
+}
+
 void repl_link::close() {
   if (_fd >= 0) ::close(_fd);
   _fd = -1;
@@ -41,6 +80,11 @@ bool repl_link::read_some(std::uint64_t now_ms) {
     }
     _in.resize(at + std::size_t(n));
     _last_rx_ms = now_ms;
+    if (_tls_active) {  // what arrived is ciphertext: the plaintext replaces it in _in
+      const std::string cipher(reinterpret_cast<const char*>(_in.data() + at), std::size_t(n));
+      _in.resize(at);
+      if (!take_ciphertext(cipher)) return false;
+    }
     if (std::size_t(n) < 64 * 1024) return true;
   }
   return true;
@@ -57,10 +101,17 @@ bool repl_link::parse(const std::function<bool(const link_hello&)>& accept_hello
       if (r == link_parse::need_more) return true;
       if (r == link_parse::error) return false;
       if (!_peer.empty() && h.server_name != _peer) return false;  // dialed someone else
+      _in_off += used;
+      if (_tls && !_tls_active) {  // accepted: the rest is the peer's TLS handshake
+        const std::string cipher(reinterpret_cast<const char*>(_in.data() + _in_off), _in.size() - _in_off);
+        _in.clear();
+        _in_off = 0;
+        _tls_active = true;
+        if (!cipher.empty() && !take_ciphertext(cipher)) return false;
+      }
       if (!accept_hello(h)) return false;
       _peer = h.server_name;
       _up = true;
-      _in_off += used;
       continue;
     }
     link_message m;
@@ -77,13 +128,23 @@ bool repl_link::parse(const std::function<bool(const link_hello&)>& accept_hello
   return true;
 }
 
-void repl_link::queue_raw(std::string_view bytes) { _out.insert(_out.end(), bytes.begin(), bytes.end()); }
+void repl_link::queue_raw(std::string_view bytes) {
+  if (_tls_active) {
+    _plain_out.append(bytes);
+  } else {
+    _out.insert(_out.end(), bytes.begin(), bytes.end());
+  }
+}
 
 void repl_link::queue(link_kind kind, std::span<const std::uint8_t> payload) {
-  append_link_message(_out, kind, payload);
+  if (!_tls_active) return append_link_message(_out, kind, payload);
+  std::vector<std::uint8_t> framed;
+  append_link_message(framed, kind, payload);
+  _plain_out.append(reinterpret_cast<const char*>(framed.data()), framed.size());
 }
 
 bool repl_link::write_some() {
+  if (!encrypt_pending()) return false;
   if (_connecting || _out_off == _out.size()) return true;
   const ssize_t n = ::send(_fd, _out.data() + _out_off, _out.size() - _out_off, MSG_NOSIGNAL);
   if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;

@@ -10,14 +10,50 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <dirent.h>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <unistd.h>
 
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/raw_client.h"
 
 namespace peregrine::test {
 namespace {
 
 using json = nlohmann::ordered_json;  // key order is checked
+
+// The TCP ports process `pid` listens on: its socket fds' inodes matched against the LISTEN
+// entries (state 0A) of /proc/net/tcp and tcp6.
+std::set<int> listening_ports(pid_t pid) {
+  std::set<std::string> inodes;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      char target[128];
+      const ssize_t n = ::readlink((dir + "/" + e->d_name).c_str(), target, sizeof target - 1);
+      if (n <= 0) continue;
+      const std::string t(target, std::size_t(n));
+      if (t.starts_with("socket:[")) inodes.insert(t.substr(8, t.size() - 9));
+    }
+    ::closedir(d);
+  }
+  std::set<int> ports;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::ifstream in(table);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream f(line);
+      std::string sl, local, remote, st, queues, timer, retr, uid, timeout, inode;
+      f >> sl >> local >> remote >> st >> queues >> timer >> retr >> uid >> timeout >> inode;
+      if (st != "0A" || !inodes.count(inode)) continue;
+      ports.insert(std::stoi(local.substr(local.rfind(':') + 1), nullptr, 16));
+    }
+  }
+  return ports;
+}
 
 double timeout_mult() {
   const char* m = std::getenv("TIMEOUT_MULT");
@@ -34,11 +70,17 @@ class cluster_meta : public ::testing::Test {
       cport_[i] = pick_free_port();
       http_[i] = pick_free_port();
     }
+  }
+
+  // Starts A, B and C with routes to all three; `cluster_extra` goes inside cluster { }.
+  void start_all(const std::string& cluster_extra = {}) {
     const std::vector<int> all(cport_.begin(), cport_.end());
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 3; ++i) {
+      std::string conf = cluster_conf(std::string(1, char('A' + i)), cport_[i], all);
+      conf.insert(conf.rfind('}'), cluster_extra);
       servers_.push_back(std::make_unique<server_process>(
-          cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
-          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
+          conf + "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
+    }
     for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
   }
 
@@ -81,6 +123,7 @@ class cluster_meta : public ::testing::Test {
 };
 
 TEST_F(cluster_meta, leader_elected_stepped_down_failed_over_and_rejoined) {
+  ASSERT_NO_FATAL_FAILURE(start_all());
   const double mult = timeout_mult();
   const auto t0 = clock_type::now();
   const std::string first = agreed_leader(std::chrono::milliseconds(int(15000 * mult)));
@@ -163,6 +206,53 @@ TEST_F(cluster_meta, leader_elected_stepped_down_failed_over_and_rejoined) {
   const auto line = log.rfind(": ", last);
   EXPECT_NE(log.substr(line, last - line), ": 0 ") << log.substr(line, last - line);
   EXPECT_EQ(agreed_leader(std::chrono::milliseconds(int(5000 * mult))), back);
+}
+
+// Replication connections share the cluster port: a clustered JetStream server listens on
+// exactly the ports its config names (client, cluster, http), so no port it takes can be one
+// another server's config names (the ephemeral replication listener once took B's cluster port).
+TEST_F(cluster_meta, servers_listen_only_on_their_configured_ports) {
+  ASSERT_NO_FATAL_FAILURE(start_all());
+  ASSERT_FALSE(agreed_leader(std::chrono::milliseconds(int(15000 * timeout_mult()))).empty()) << "no meta leader";
+  for (int i = 0; i < 3; ++i) {
+    const std::set<int> want{servers_[i]->port(), cport_[i], http_[i]};
+    EXPECT_EQ(listening_ports(servers_[i]->pid()), want) << "server " << char('A' + i);
+  }
+}
+
+// cluster.tls covers the replication connections too (the routes' certificates, verify on):
+// the meta group forms over TLS, and a replication hello followed by plaintext is refused
+// without the server answering in plaintext.
+TEST_F(cluster_meta, tls_cluster_forms_the_meta_group_over_tls_replication) {
+  const std::string dir = PG_TLS_TEST_DIR;
+  ASSERT_NO_FATAL_FAILURE(start_all("  tls {\n    cert_file: \"" + dir + "/route.pem\"\n    key_file: \"" + dir +
+                                    "/route-key.pem\"\n    ca_file: \"" + dir +
+                                    "/ca.pem\"\n    verify: true\n    timeout: 5\n  }\n"));
+  ASSERT_FALSE(agreed_leader(std::chrono::milliseconds(int(15000 * timeout_mult()))).empty()) << "no meta leader";
+  raw_client r;
+  ASSERT_TRUE(r.connect(cport_[0]));
+  ASSERT_TRUE(r.send("PGREPL 1 Z pgtest\r\n"));
+  ASSERT_TRUE(r.send(std::string("\x05\x00\x00\x00\x02\x00\x00\x00\x00", 9)));  // a view, in plaintext
+  const auto rest = r.read_until_closed(std::chrono::milliseconds(int(10000 * timeout_mult())));
+  ASSERT_TRUE(rest.has_value()) << "a plaintext replication peer was kept";
+  EXPECT_EQ(rest->find("PGREPL"), std::string::npos) << "answered in plaintext: " << *rest;
+  const auto deadline = clock_type::now() + 10s;
+  while (servers_[0]->log().find("replication TLS connection from") == std::string::npos && clock_type::now() < deadline)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_NE(servers_[0]->log().find("replication TLS connection from"), std::string::npos);
+}
+
+// The same peer without TLS configured would have had the hello answered: the check above
+// means something.
+TEST_F(cluster_meta, a_plaintext_cluster_answers_a_replication_hello) {
+  ASSERT_NO_FATAL_FAILURE(start_all());
+  ASSERT_FALSE(agreed_leader(std::chrono::milliseconds(int(15000 * timeout_mult()))).empty()) << "no meta leader";
+  raw_client r;
+  ASSERT_TRUE(r.connect(cport_[0]));
+  ASSERT_TRUE(r.send("PGREPL 1 Z pgtest\r\n"));
+  const auto line = r.read_line(5s);
+  ASSERT_TRUE(line.has_value());
+  EXPECT_EQ(*line, "PGREPL 1 A pgtest\r\n");
 }
 
 }  // namespace

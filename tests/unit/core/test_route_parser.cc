@@ -168,3 +168,22 @@ TEST(route_url, forms) {
 
 }  // namespace
 }  // namespace core
+
+namespace core {
+namespace {
+
+// The cluster port takes replication connections too: their first line is "PGREPL ...".
+TEST(route_manager_classify, pgrepl_first_line_is_replication_anything_else_a_route) {
+  using fb = route_manager::first_bytes;
+  EXPECT_EQ(route_manager::classify("PGREPL 1 a c1\r\n"), fb::replication);
+  EXPECT_EQ(route_manager::classify("PGREPL"), fb::replication);
+  EXPECT_EQ(route_manager::classify("PGRE"), fb::undecided);  // wait for the rest
+  EXPECT_EQ(route_manager::classify("P"), fb::undecided);
+  EXPECT_EQ(route_manager::classify("CONNECT {}\r\n"), fb::route);
+  EXPECT_EQ(route_manager::classify("PING\r\n"), fb::route);  // shares only the P
+  EXPECT_EQ(route_manager::classify(std::string_view("\x16\x03\x01", 3)), fb::route);  // TLS ClientHello
+  EXPECT_EQ(route_manager::classify("INFO {}"), fb::route);
+}
+
+}  // namespace
+}  // namespace core

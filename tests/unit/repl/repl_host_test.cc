@@ -1,12 +1,20 @@
 // repl_host end to end inside one process: real loopback sockets, real journals in temp
-// dirs, the threads running; route peers are reported by hand (what shard 0 does). Waits poll
-// the hosts' meta snapshots with generous bounds.
+// dirs, the threads running; route peers are reported by hand (what shard 0 does), and each
+// host's "cluster port" is a listener of the test's that hands every accepted socket to the
+// host (what the route listener does with a "PGREPL" first line). Waits poll the hosts' meta
+// snapshots with generous bounds.
 #include "src/repl/repl_host.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
+
+#include "src/base/tcp_listen.h"
 
 #include "tests/unit/storage/temp_dir.h"
 
@@ -19,7 +27,6 @@ repl_host_options options(const std::string& name, const std::string& cluster, c
   repl_host_options o;
   o.server_name = name;
   o.cluster_name = cluster;
-  o.listen_host = "127.0.0.1";
   o.journal_dir = dir;
   o.min_meta_size = 2;
   o.settle_ms = 100;
@@ -36,16 +43,49 @@ bool eventually(F f, std::chrono::milliseconds limit = 15s) {
   return false;
 }
 
-void link(repl_host& a, const std::string& a_name, repl_host& b, const std::string& b_name) {
-  a.route_peer(b_name, "127.0.0.1", b.port(), true);
-  b.route_peer(a_name, "127.0.0.1", a.port(), true);
+// A host's cluster port: accepted sockets go to the host, as route_manager hands them over.
+class cluster_port {
+ public:
+  explicit cluster_port(repl_host& h) {
+    auto l = base::listen_tcp("127.0.0.1", 0, 16, false);
+    if (!l) return;
+    _fd = l->fd;
+    _port = l->port;
+    _thread = std::thread([this, &h] {
+      while (!_stop.load()) {
+        pollfd p{_fd, POLLIN, 0};
+        if (::poll(&p, 1, 20) != 1) continue;
+        const int fd = ::accept4(_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) h.adopt_connection(fd);
+      }
+    });
+  }
+  ~cluster_port() {
+    _stop.store(true);
+    if (_thread.joinable()) _thread.join();
+    if (_fd >= 0) ::close(_fd);
+  }
+  int port() const { return _port; }
+
+ private:
+  int _fd = -1;
+  int _port = 0;
+  std::atomic<bool> _stop{false};
+  std::thread _thread;
+};
+
+void link(repl_host& a, const std::string& a_name, const cluster_port& ap, repl_host& b,
+          const std::string& b_name, const cluster_port& bp) {
+  a.route_peer(b_name, "127.0.0.1", bp.port(), true);
+  b.route_peer(a_name, "127.0.0.1", ap.port(), true);
 }
 
 TEST(repl_host, two_servers_form_the_meta_group_elect_and_hand_over_leadership) {
   storage_test::temp_dir d;
   repl_host a(options("a", "c1", d.sub("a"))), b(options("b", "c1", d.sub("b")));
-  ASSERT_TRUE(a.listen().ok());
-  ASSERT_TRUE(b.listen().ok());
+  cluster_port ap(a), bp(b);
+  ASSERT_GT(ap.port(), 0);
+  ASSERT_GT(bp.port(), 0);
   std::atomic<int> applied{0};
   a.set_meta_apply([&](std::uint64_t, const committed_entry&) {
     ++applied;
@@ -53,7 +93,7 @@ TEST(repl_host, two_servers_form_the_meta_group_elect_and_hand_over_leadership) 
   });
   a.start();
   b.start();
-  link(a, "a", b, "b");
+  link(a, "a", ap, b, "b", bp);
   std::string leader;
   ASSERT_TRUE(eventually([&] {
     const auto ma = a.meta(), mb = b.meta();
@@ -82,21 +122,19 @@ TEST(repl_host, a_server_of_another_cluster_is_refused_and_a_late_one_stays_out)
   storage_test::temp_dir d;
   repl_host a(options("a", "c1", d.sub("a"))), b(options("b", "c1", d.sub("b")));
   repl_host x(options("x", "other", d.sub("x")));
-  for (repl_host* h : {&a, &b, &x}) {
-    ASSERT_TRUE(h->listen().ok());
-    h->start();
-  }
-  link(a, "a", x, "x");  // a dials x; x refuses a hello from cluster c1
-  link(a, "a", b, "b");
+  cluster_port ap(a), bp(b), xp(x);
+  for (repl_host* h : {&a, &b, &x}) h->start();
+  link(a, "a", ap, x, "x", xp);  // a dials x; x refuses a hello from cluster c1
+  link(a, "a", ap, b, "b", bp);
   ASSERT_TRUE(eventually([&] { return !a.meta().leader.empty() && a.meta().leader == b.meta().leader; }));
   EXPECT_EQ(a.meta().cluster_size, 2u);
   EXPECT_FALSE(x.meta().running);
   // c comes up after the group formed: linked to both, it is not a member and stays out.
   repl_host c(options("c", "c1", d.sub("c")));
-  ASSERT_TRUE(c.listen().ok());
+  cluster_port cp(c);
   c.start();
-  link(a, "a", c, "c");
-  link(b, "b", c, "c");
+  link(a, "a", ap, c, "c", cp);
+  link(b, "b", bp, c, "c", cp);
   std::this_thread::sleep_for(500ms);  // the absence of a change: bounded, nothing to poll for
   EXPECT_FALSE(c.meta().running);
   EXPECT_EQ(a.meta().cluster_size, 2u);
