@@ -58,9 +58,11 @@ const char* role_name(role r) {
 
 raft_group::raft_group(group_config config, log_store& log)
     : _config(std::move(config)), _log(log), _raft(std::make_unique<::raft>()) {
-  for (std::uint64_t v : _config.voters) _addresses.push_back(std::to_string(v));
-  _sent.assign(_config.voters.size(), 0);
-  _received.assign(_config.voters.size(), {});
+  _known = _config.voters;
+  if (!_config.join) _voters = _config.voters;
+  for (std::uint64_t v : _known) _addresses.push_back(std::to_string(v));
+  _sent.assign(_known.size(), 0);
+  _received.assign(_known.size(), {});
   std::memset(_raft.get(), 0, sizeof(::raft));
   // No raft_io and no raft_fsm: the step API, raft keeps only terms of its log in memory.
   const int rv = raft_init(_raft.get(), nullptr, nullptr, _config.self,
@@ -87,16 +89,69 @@ void raft_group::fail(const char* what, int rv) {
   if (_raft && _raft->errmsg[0] != '\0') _error += std::string(" (") + _raft->errmsg + ")";
 }
 
-int raft_group::voter_index(std::uint64_t id) const {
-  for (std::size_t i = 0; i < _config.voters.size(); ++i)
-    if (_config.voters[i] == id) return int(i);
+int raft_group::peer_index(std::uint64_t id) const {
+  for (std::size_t i = 0; i < _known.size(); ++i)
+    if (_known[i] == id) return int(i);
   return -1;
 }
 
+// libraft 0.22.1 records a follower's uncommitted configuration at the index of the first
+// entry of the AppendEntries batch that carried it, not at the change entry's own index
+// (found by the membership simulation: a command at that index, so the commit of the real
+// change never cleared it and the next leader refused every change with RAFT_CANTCHANGE).
+// Point it at the batch's last change entry, which is the one raft applied.
+void raft_group::fix_uncommitted_configuration_index() {
+  if (!_raft) return;
+  const raft_index at = _raft->configuration_uncommitted_index;
+  if (at == 0) return;
+  const entry* e = _log.entry_at(at);
+  if (e == nullptr || e->type == entry_type::change) return;
+  const raft_index last = raft_last_index(_raft.get());
+  for (raft_index i = last; i > at; --i) {
+    const entry* c = _log.entry_at(i);
+    if (c != nullptr && c->type == entry_type::change) {
+      _raft->configuration_uncommitted_index = i;
+      return;
+    }
+  }
+}
+
+void raft_group::learn_members() {
+  if (!_raft) return;
+  const raft_configuration& c = _raft->configuration;
+  if (c.n == 0) return;  // a joining server before the leader's log arrived
+  _voters.clear();
+  for (unsigned i = 0; i < c.n; ++i) {
+    const std::uint64_t id = c.servers[i].id;
+    if (c.servers[i].role == RAFT_VOTER) _voters.push_back(id);
+    if (peer_index(id) >= 0) continue;
+    _known.push_back(id);
+    _addresses.push_back(std::to_string(id));
+    _sent.push_back(0);
+    _received.push_back({});
+  }
+}
+
+std::vector<raft_group::member> raft_group::members() const {
+  std::vector<member> out;
+  if (!_raft) return out;
+  const raft_configuration& c = _raft->configuration;
+  for (unsigned i = 0; i < c.n; ++i) out.push_back({c.servers[i].id, c.servers[i].role == RAFT_VOTER});
+  return out;
+}
+
+bool raft_group::is_member(std::uint64_t id) const {
+  for (const member& m : members())
+    if (m.id == id) return true;
+  return false;
+}
+
+bool raft_group::change_pending() const { return _raft && _raft->configuration_uncommitted_index != 0; }
+
 bool raft_group::start(std::uint64_t now_ms, actions& out) {
   if (failed() || _started) return false;
-  if (_config.self == 0 || std::find(_config.voters.begin(), _config.voters.end(),
-                                     _config.self) == _config.voters.end()) {
+  if (_config.self == 0 || (!_config.join && std::find(_config.voters.begin(), _config.voters.end(),
+                                                         _config.self) == _config.voters.end())) {
     _error = "start: this server is not one of the group's voters";
     return false;
   }
@@ -105,7 +160,11 @@ bool raft_group::start(std::uint64_t now_ms, actions& out) {
     _error = "start: the log has entries but no term was saved";
     return false;
   }
-  if (loaded.hard.term == 0) {
+  if (loaded.hard.term == 0 && _config.join) {
+    loaded.hard = {0, 0, 1};  // nothing to bootstrap: the leader sends the log from index 1
+    loaded.start_index = 1;
+    _log.save_hard_state(loaded.hard);
+  } else if (loaded.hard.term == 0) {
     raft_configuration conf;
     raft_configuration_init(&conf);
     for (std::size_t i = 0; i < _config.voters.size(); ++i) {
@@ -173,7 +232,7 @@ void raft_group::on_frame(std::uint64_t now_ms, std::span<const std::uint8_t> fr
                           actions& out) {
   if (failed() || !_started) return;
   auto decoded = decode_frame(frame);
-  const int peer = decoded ? voter_index(decoded->route.from) : -1;
+  const int peer = decoded ? peer_index(decoded->route.from) : -1;
   if (!decoded || decoded->route.group != _config.group_id ||
       decoded->route.to != _config.self || decoded->route.from == _config.self || peer < 0) {
     if (decoded) drop_decoded(decoded->msg);
@@ -241,35 +300,97 @@ void raft_group::on_persisted(std::uint64_t now_ms, std::uint64_t seq, actions& 
   if (rv != 0) fail("persisted", rv);
 }
 
-propose_result raft_group::propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
-                                   actions& out) {
-  if (failed() || !_started) return {propose_status::failed, 0};
-  if (raft_state(_raft.get()) != RAFT_LEADER) return {propose_status::not_leader, 0};
+int raft_group::submit_entry(std::uint64_t now_ms, int type, std::span<const std::uint8_t> data,
+                             actions& out) {
   raft_entry e{};
   e.term = raft_current_term(_raft.get());
-  e.type = RAFT_COMMAND;
+  e.type = raft_entry_type(type);
   void* batch = raft_malloc(data.empty() ? 1 : data.size());
-  if (batch == nullptr) return {propose_status::failed, 0};
+  if (batch == nullptr) return RAFT_NOMEM;
   if (!data.empty()) std::memcpy(batch, data.data(), data.size());
   e.buf = {batch, data.size()};
   e.batch = batch;
-  const std::uint64_t index = raft_last_index(_raft.get()) + 1;
   raft_event ev{};
   ev.time = now_ms;
   ev.type = RAFT_SUBMIT;
   ev.submit.entries = &e;
   ev.submit.n = 1;
   const int rv = step(ev, out);  // on success stage_entries freed the batch
-  if (rv == RAFT_NOTLEADER) {
-    raft_free(batch);
-    return {propose_status::not_leader, 0};
-  }
+  if (rv != 0) raft_free(batch);
+  return rv;
+}
+
+propose_result raft_group::propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
+                                   actions& out) {
+  if (failed() || !_started) return {propose_status::failed, 0};
+  if (raft_state(_raft.get()) != RAFT_LEADER) return {propose_status::not_leader, 0};
+  const std::uint64_t index = raft_last_index(_raft.get()) + 1;
+  const int rv = submit_entry(now_ms, RAFT_COMMAND, data, out);
+  if (rv == RAFT_NOTLEADER) return {propose_status::not_leader, 0};
   if (rv != 0) {
-    raft_free(batch);
     fail("submit", rv);
     return {propose_status::failed, 0};
   }
   return {propose_status::ok, index};
+}
+
+bool raft_group::submit_configuration(std::uint64_t now_ms, const std::vector<member>& next,
+                                      actions& out) {
+  raft_configuration conf;
+  raft_configuration_init(&conf);
+  std::vector<std::string> addresses;
+  addresses.reserve(next.size());
+  for (const member& m : next) {
+    addresses.push_back(std::to_string(m.id));
+    if (raft_configuration_add(&conf, m.id, addresses.back().c_str(), m.voter ? RAFT_VOTER : RAFT_STANDBY) != 0) {
+      raft_configuration_close(&conf);
+      return false;
+    }
+  }
+  raft_buffer buf{};
+  const int erv = raft_configuration_encode(&conf, &buf);
+  raft_configuration_close(&conf);
+  if (erv != 0) return false;
+  const std::span<const std::uint8_t> data(static_cast<const std::uint8_t*>(buf.base), buf.len);
+  const int rv = submit_entry(now_ms, RAFT_CHANGE, data, out);
+  raft_free(buf.base);
+  if (rv == RAFT_NOTLEADER || rv == RAFT_CANTCHANGE) return false;
+  if (rv != 0) {
+    fail("submit configuration", rv);
+    return false;
+  }
+  return true;
+}
+
+bool raft_group::add_peer(std::uint64_t now_ms, std::uint64_t id, actions& out) {
+  if (failed() || !_started || raft_state(_raft.get()) != RAFT_LEADER || id == 0 || change_pending()) return false;
+  std::vector<member> next = members();
+  for (const member& m : next)
+    if (m.id == id) return false;
+  next.push_back({id, false});
+  return submit_configuration(now_ms, next, out);
+}
+
+bool raft_group::promote_caught_up(std::uint64_t now_ms, actions& out) {
+  if (failed() || !_started || raft_state(_raft.get()) != RAFT_LEADER || change_pending()) return false;
+  std::vector<member> next = members();
+  const std::uint64_t commit = commit_index();
+  for (member& m : next) {
+    if (m.voter || commit == 0 || match_index(m.id) < commit) continue;
+    m.voter = true;
+    return submit_configuration(now_ms, next, out);
+  }
+  return false;
+}
+
+bool raft_group::remove_peer(std::uint64_t now_ms, std::uint64_t id, actions& out) {
+  if (failed() || !_started || raft_state(_raft.get()) != RAFT_LEADER || id == _config.self || change_pending())
+    return false;
+  std::vector<member> next = members();
+  const auto before = next.size();
+  std::erase_if(next, [&](const member& m) { return m.id == id; });
+  if (next.size() == before) return false;
+  return submit_configuration(now_ms, next, out);
 }
 
 void raft_group::stage_entries(std::uint64_t first_index, const void* raft_entries, unsigned n,
@@ -291,7 +412,9 @@ void raft_group::apply_committed(actions& out) {
     const entry* e = _log.entry_at(_last_applied + 1);
     if (e == nullptr) break;  // committed but not staged here yet; the next step continues
     ++_last_applied;
-    if (e->type == entry_type::change && _last_applied > 1)
+    // Index 1 is the bootstrap configuration raft loaded at start, except on a joining server,
+    // which got it from the leader.
+    if (e->type == entry_type::change && (_last_applied > 1 || _config.join))
       _pending_configurations.push_back(_last_applied);
     out.applies.push_back({_last_applied, *e});
   }
@@ -301,6 +424,8 @@ int raft_group::step(raft_event& ev, actions& out) {
   raft_update u{};
   const int rv = raft_step(_raft.get(), &ev, &u);
   if (rv != 0) return rv;
+  fix_uncommitted_configuration_index();
+  learn_members();  // before the messages: the leader now sends to a server it just added
   if (u.flags & (RAFT_UPDATE_CURRENT_TERM | RAFT_UPDATE_VOTED_FOR))
     _log.save_hard_state(
         {raft_current_term(_raft.get()), raft_voted_for(_raft.get()), _incarnation});
@@ -315,7 +440,7 @@ int raft_group::step(raft_event& ev, actions& out) {
     for (unsigned i = 0; i < u.messages.n; ++i) {
       outbound_frame f;
       f.to = u.messages.batch[i].server_id;
-      const int peer = voter_index(f.to);
+      const int peer = peer_index(f.to);
       if (peer < 0) continue;
       frame_route route{_config.group_id, _config.self, f.to, _incarnation,
                         _sent[std::size_t(peer)] + 1};
@@ -358,7 +483,7 @@ int raft_group::step(raft_event& ev, actions& out) {
 
 bool raft_group::transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out) {
   if (failed() || !_started || raft_state(_raft.get()) != RAFT_LEADER) return false;
-  if (to == _config.self || voter_index(to) < 0) return false;
+  if (to == _config.self || std::find(_voters.begin(), _voters.end(), to) == _voters.end()) return false;
   raft_event ev{};
   ev.time = now_ms;
   ev.type = RAFT_TRANSFER;
@@ -386,12 +511,14 @@ std::string raft_group::debug_state() const {
                   " commit " + std::to_string(commit_index()) + " stored " +
                   std::to_string(_raft->last_stored) + " last " +
                   std::to_string(raft_last_index(_raft.get())) + " unencodable " +
-                  std::to_string(_unencodable) + " writes";
+                  std::to_string(_unencodable) + " conf " +
+                  std::to_string(_raft->configuration_committed_index) + "/" +
+                  std::to_string(_raft->configuration_uncommitted_index) + " writes";
   for (const auto& w : _writes)
     s += " " + std::to_string(w.seq) + "<=" + std::to_string(w.valid_upto);
   if (current_role() == role::leader) {
     s += " match";
-    for (std::uint64_t v : _config.voters) {
+    for (std::uint64_t v : _voters) {
       raft_index m = 0;
       if (raft_match_index(_raft.get(), v, &m) == 0) s += " " + std::to_string(m);
     }

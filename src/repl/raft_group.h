@@ -26,7 +26,11 @@ namespace repl {
 struct group_config {
   std::uint64_t group_id = 0;
   std::uint64_t self = 0;                // server id, > 0
-  std::vector<std::uint64_t> voters;     // every member, self included
+  std::vector<std::uint64_t> voters;     // every member, self included (join: the known ones)
+  // A server joining a formed group: no bootstrap; it starts with an empty log and waits for
+  // the leader (which added it, see add_peer) to send the log from index 1. Self need not be
+  // in `voters`, which only says whose frames to take until the configuration arrives.
+  bool join = false;
   unsigned election_timeout_ms = 1000;   // raft randomizes each timeout in [t, 2t)
   unsigned heartbeat_timeout_ms = 100;
   std::uint32_t seed = 1;                // raft's pseudo-random generator (election jitter)
@@ -84,13 +88,30 @@ class raft_group {
   propose_result propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
                          actions& out);
 
+  // Membership (leader only, one change at a time; false when this server does not lead, a
+  // change is still uncommitted, or the change makes no sense). add_peer adds `id` as a
+  // standby (it gets the log, does not count for quorum); promote_caught_up makes a standby
+  // whose log matches the commit index a voter (call it after events; true when it proposed);
+  // remove_peer drops a member other than this server (hand leadership on first).
+  bool add_peer(std::uint64_t now_ms, std::uint64_t id, actions& out);
+  bool promote_caught_up(std::uint64_t now_ms, actions& out);
+  bool remove_peer(std::uint64_t now_ms, std::uint64_t id, actions& out);
+  struct member {
+    std::uint64_t id;
+    bool voter;
+  };
+  // The current (possibly uncommitted) configuration, as raft holds it.
+  std::vector<member> members() const;
+  bool is_member(std::uint64_t id) const;
+  bool change_pending() const;  // a configuration change is not committed yet
+
   // Leader only: hands leadership to voter `to` (raft sends it TimeoutNow once its log is
   // caught up). False when this server does not lead or `to` is not another voter.
   bool transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out);
   // On the leader: how far `voter`'s log is known to match (0 when unknown).
   std::uint64_t match_index(std::uint64_t voter) const;
   std::uint64_t last_index() const;
-  const std::vector<std::uint64_t>& voters() const { return _config.voters; }
+  const std::vector<std::uint64_t>& voters() const { return _voters; }  // current voters
 
   role current_role() const;
   std::uint64_t term() const;
@@ -118,18 +139,26 @@ class raft_group {
                      actions& out);
   void apply_committed(actions& out);
   void fail(const char* what, int rv);
-  int voter_index(std::uint64_t id) const;  // -1 when not a voter
+  int peer_index(std::uint64_t id) const;  // -1 when not a known peer
+  void learn_members();  // known peers and voters from raft's configuration
+  void fix_uncommitted_configuration_index();
+  int submit_entry(std::uint64_t now_ms, int type, std::span<const std::uint8_t> data, actions& out);
+  bool submit_configuration(std::uint64_t now_ms, const std::vector<member>& next, actions& out);
 
   group_config _config;
   log_store& _log;
   std::unique_ptr<::raft> _raft;
-  std::vector<std::string> _addresses;  // parallel to _config.voters
+  // Every server this group has known (configured, or seen in a configuration), in the order
+  // met; never shrinks, so frames of a removed server are still matched (and raft ignores them).
+  std::vector<std::uint64_t> _known;
+  std::vector<std::uint64_t> _voters;
+  std::vector<std::string> _addresses;  // parallel to _known
   struct peer_seq {
     std::uint64_t incarnation = 0;
     std::uint64_t seq = 0;
   };
-  std::vector<std::uint64_t> _sent;    // per voter: sequence of the last frame sent to it
-  std::vector<peer_seq> _received;     // per voter: newest frame taken from it
+  std::vector<std::uint64_t> _sent;    // per known peer: sequence of the last frame sent to it
+  std::vector<peer_seq> _received;     // per known peer: newest frame taken from it
   std::uint64_t _incarnation = 0;
   std::deque<write_in_flight> _writes;
   std::vector<std::uint64_t> _pending_configurations;  // committed change entries (index > 1)

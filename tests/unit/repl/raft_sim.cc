@@ -21,7 +21,7 @@ namespace {
 constexpr std::uint64_t kGroup = 7;
 constexpr std::uint64_t kMaxEvents = 20'000'000;  // a runaway run is a failure, not a hang
 
-enum class ev_kind { deliver, disk_done, timer, restart, chaos, client };
+enum class ev_kind { deliver, disk_done, timer, restart, chaos, client, operate };
 
 struct event {
   ev_kind kind;
@@ -42,6 +42,8 @@ struct server {
   std::uint64_t disk_free_at = 0;      // writes complete in order
   std::vector<entry> applied;          // the state machine: applied[i - 1] is index i
   bool applied_after_heal = false;
+  bool joiner = false;   // membership: starts later, in join mode
+  bool started = false;  // booted at least once
 };
 
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
@@ -49,13 +51,20 @@ std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.
 class simulation {
  public:
   explicit simulation(const sim_options& o) : _o(o), _rng(o.seed) {
-    _servers.resize(o.servers);
-    for (unsigned i = 0; i < o.servers; ++i) _servers[i].id = i + 1;
-    _blocked.assign(o.servers, std::vector<bool>(o.servers, false));
+    const unsigned n = o.servers + (o.membership ? 1 : 0);
+    _servers.resize(n);
+    for (unsigned i = 0; i < n; ++i) _servers[i].id = i + 1;
+    if (o.membership) _servers.back().joiner = true;
+    _blocked.assign(n, std::vector<bool>(n, false));
   }
 
   sim_report run() {
-    for (auto& s : _servers) boot(s);
+    for (auto& s : _servers)
+      if (!s.joiner) boot(s);
+    if (_o.membership) {
+      schedule(300 + _rng.below(_o.chaos_ms / 2), {ev_kind::restart, unsigned(_servers.size() - 1), 0, 0});
+      schedule(1 + _rng.below(50), {ev_kind::operate});
+    }
     schedule(1 + _rng.below(100), {ev_kind::chaos});
     schedule(1 + _rng.below(20), {ev_kind::client});
     while (!_queue.empty() && _failure.empty() && !_converged) {
@@ -88,7 +97,10 @@ class simulation {
     group_config cfg;
     cfg.group_id = kGroup;
     cfg.self = s.id;
-    for (const auto& p : _servers) cfg.voters.push_back(p.id);
+    for (const auto& p : _servers)
+      if (!p.joiner) cfg.voters.push_back(p.id);  // the joiner: these are the servers it knows
+    cfg.join = s.joiner;
+    s.started = true;
     cfg.election_timeout_ms = _o.election_timeout_ms;
     cfg.heartbeat_timeout_ms = _o.heartbeat_timeout_ms;
     cfg.seed = std::uint32_t(_rng.next());
@@ -147,6 +159,9 @@ class simulation {
         return;
       case ev_kind::client:
         client();
+        return;
+      case ev_kind::operate:
+        operate();
         return;
     }
     handle(s, out);
@@ -234,8 +249,10 @@ class simulation {
                               it->second, s.id));
     }
     if (!_healed) return;
-    _converged = std::all_of(_servers.begin(), _servers.end(),
-                             [](const server& s) { return s.applied_after_heal; });
+    _converged = std::all_of(_servers.begin(), _servers.end(), [&](const server& s) {
+      return s.applied_after_heal || (_o.membership && s.id == 1 && _report.removed);
+    });
+    if (_o.membership && !(_report.joined && _report.removed)) _converged = false;
     if (_converged) {
       _report.recovery_ms = _now - _heal_at;
     } else if (_now > _heal_at + _o.liveness_bound_ms) {
@@ -307,6 +324,44 @@ class simulation {
       if (!alive(s)) boot(s);
   }
 
+  const server* leader() const {
+    for (const auto& s : _servers)
+      if (alive(s) && s.group->current_role() == role::leader) return &s;
+    return nullptr;
+  }
+
+  // The operator (membership runs): add the joiner, promote it, then remove server 1. What
+  // counts is the leader's committed configuration (no change pending).
+  void operate() {
+    schedule(_now + 20 + _rng.below(40), {ev_kind::operate});
+    const server* lp = leader();
+    if (lp == nullptr) return;
+    server& l = _servers[lp->id - 1];
+    const std::uint64_t joiner = _servers.back().id;
+    actions out;
+    if (!l.group->change_pending()) {
+      bool joiner_votes = false, one_member = false;
+      for (const auto& m : l.group->members()) {
+        if (m.id == joiner && m.voter) joiner_votes = true;
+        if (m.id == 1) one_member = true;
+      }
+      if (joiner_votes) _report.joined = true;
+      if (_report.joined && !one_member) _report.removed = true;
+      if (!l.group->is_member(joiner)) {
+        l.group->add_peer(_now, joiner, out);
+      } else if (!joiner_votes) {
+        l.group->promote_caught_up(_now, out);
+      } else if (one_member) {
+        if (l.id == 1) {
+          l.group->transfer_leadership(_now, joiner, out);
+        } else {
+          l.group->remove_peer(_now, 1, out);
+        }
+      }
+    }
+    handle(l, out);
+  }
+
   void final_checks() {
     // Applied logs identical: each is a prefix of the longest.
     const server* longest = &_servers[0];
@@ -320,12 +375,15 @@ class simulation {
     // Every entry applied anywhere is durable on a majority: read each disk as a crash
     // right now would leave it.
     std::vector<loaded_log> durable;
+    unsigned counted = 0;
     for (auto& s : _servers) {
+      if (_o.membership && s.id == 1) continue;  // removed: the final voters count
       memory_log_store copy = s.disk;
       copy.crash(0);
       durable.push_back(copy.load());
+      ++counted;
     }
-    const unsigned majority = unsigned(_servers.size() / 2 + 1);
+    const unsigned majority = counted / 2 + 1;
     for (const auto& [index, e] : _committed) {
       unsigned have = 0;
       for (const auto& d : durable) {
@@ -334,7 +392,7 @@ class simulation {
       }
       if (have < majority)
         return violation(fmt::format("committed index {} durable on {} of {} servers", index,
-                                     have, _servers.size()));
+                                     have, counted));
     }
   }
 

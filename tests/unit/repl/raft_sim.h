@@ -10,6 +10,13 @@
 // bounded simulated time. Checkers: at most one leader per term; every index applied with
 // the same entry everywhere (so applied logs are identical); every entry any server applied
 // is in the durable log of a majority at the end; no raft error.
+//
+// With `membership`, one more server starts later in join mode (not in the group) and the
+// leader adds it (standby, then voter once caught up, raft_group::promote_caught_up); once it
+// votes, server 1 is removed (leadership handed on first if it leads). Convergence then also
+// needs the joiner to be a voter and server 1 gone from the committed configuration, and
+// every member (server 1 no longer) to apply a post-heal entry; the durability check counts
+// the final voters.
 #include <cstdint>
 #include <string>
 
@@ -34,6 +41,7 @@ struct sim_options {
   bool disk_lies = false;
   bool drop_stale_frames = true;  // raft_group's order filter (group_config)
   std::uint64_t trace_from_ms = ~0ull;  // print every delivered frame from this time on
+  bool membership = false;  // a joining and a removed server (see above)
 };
 
 struct sim_report {
@@ -45,6 +53,8 @@ struct sim_report {
   std::uint64_t leaders = 0;          // distinct (term, leader) pairs seen
   std::uint64_t recovery_ms = 0;      // liveness phase: heal until every server applied
   std::uint64_t final_index = 0;
+  bool joined = false;   // membership: the joiner became a voter
+  bool removed = false;  // membership: server 1 left the committed configuration
 };
 
 sim_report run_simulation(const sim_options& options);
