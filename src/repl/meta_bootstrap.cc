@@ -38,6 +38,18 @@ std::optional<std::vector<std::string>> decide_bootstrap(const bootstrap_input& 
   return mine.members;
 }
 
+std::optional<std::vector<std::string>> decide_join(const bootstrap_input& in) {
+  std::optional<std::vector<std::string>> join;
+  for (const std::string& p : in.linked) {
+    auto it = in.views.find(p);
+    if (it == in.views.end() || !it->second.frozen) continue;
+    const auto& m = it->second.members;
+    if (m.empty() || std::binary_search(m.begin(), m.end(), in.self)) continue;
+    if (!join || m < *join) join = m;
+  }
+  return join;
+}
+
 std::uint64_t server_raft_id(const std::string& name) {
   std::uint64_t h = 1469598103934665603ull;
   for (unsigned char c : name) {

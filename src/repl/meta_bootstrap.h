@@ -9,8 +9,9 @@
 //   (2) V has at least max(2, min_size) servers (min_size: the configured route URLs), V has
 //       not changed for settle_ms, and every other member of V advertises exactly V.
 // Once in a group a server's view is frozen to the group's members (kept in the journal, so a
-// restart rejoins without this rule). Limits: a server that comes up after the group formed
-// and is not in it stays outside (adding members needs a membership change, not done yet); a
+// restart rejoins without this rule). A server that comes up after the group formed and is
+// not in it joins (decide_join): it starts the group in join mode (raft_group's group_config
+// join: no bootstrap, the log comes from the leader) and the leader adds it (repl_host). A
 // cluster whose servers can never all link up (min_size never reached) has no meta group.
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +39,10 @@ membership_view own_view(const std::string& self, const std::vector<std::string>
 
 // The member list to start the meta group with, or nothing yet.
 std::optional<std::vector<std::string>> decide_bootstrap(const bootstrap_input& in);
+
+// (3) Not in any group, and some linked peer advertises a frozen view that does not list this
+// server: the members to join (the smallest such list when peers disagree), without self.
+std::optional<std::vector<std::string>> decide_join(const bootstrap_input& in);
 
 // A server's Raft id: FNV-1a 64 of its name (never 0). Every server computes the same ids
 // from the same names.

@@ -157,6 +157,10 @@ void repl_host::start_group(const group_definition& def, const recovered_group* 
   group_config cfg;
   cfg.group_id = def.group;
   cfg.self = server_raft_id(_o.server_name);
+  // A definition without this server is a join (meta_bootstrap.h decide_join): the leader
+  // adds it and sends the log. Kept that way in the journal, so a restart before the log
+  // arrived joins again instead of bootstrapping a group of its own.
+  cfg.join = std::find(def.members.begin(), def.members.end(), _o.server_name) == def.members.end();
   for (const std::string& n : def.members) {
     const std::uint64_t id = server_raft_id(n);
     if (!slot.names.emplace(id, n).second) {
@@ -165,6 +169,7 @@ void repl_host::start_group(const group_definition& def, const recovered_group* 
     }
     cfg.voters.push_back(id);
   }
+  slot.names.emplace(cfg.self, _o.server_name);  // a joiner is not in its definition
   cfg.election_timeout_ms = _o.election_timeout_ms;
   cfg.heartbeat_timeout_ms = _o.heartbeat_timeout_ms;
   cfg.seed = std::random_device{}();
@@ -187,12 +192,42 @@ void repl_host::start_group(const group_definition& def, const recovered_group* 
   handle(g, a, now);
 }
 
+// A member's name from its raft id: the group's definition, else a peer whose name hashes to
+// it (a server added since; every server computes the same ids).
+const std::string* repl_host::name_of(group_slot& g, std::uint64_t id) {
+  if (auto it = g.names.find(id); it != g.names.end()) return &it->second;
+  for (const auto& [name, p] : _peers)
+    if (server_raft_id(name) == id) return &g.names.emplace(id, name).first->second;
+  return nullptr;
+}
+
+void repl_host::manage_membership(std::uint64_t now) {
+  auto it = _groups.find(kMetaGroup);
+  if (it == _groups.end()) return;
+  group_slot& g = it->second;
+  if (g.raft->current_role() != role::leader || g.raft->change_pending()) return;
+  actions a;
+  // A linked server of this cluster outside the group, with a registered route (a server of
+  // the cluster, not just something that sent a hello).
+  for (const auto& [name, l] : _up) {
+    const std::uint64_t id = server_raft_id(name);
+    auto p = _peers.find(name);
+    if (g.raft->is_member(id) || p == _peers.end() || !p->second.routed) continue;
+    g.names.emplace(id, name);
+    if (g.raft->add_peer(now, id, a)) PG_INFO("JetStream cluster: adding peer {} to the meta group", name);
+    handle(g, a, now);
+    return;  // one change at a time
+  }
+  if (g.raft->promote_caught_up(now, a)) PG_INFO("JetStream cluster: a caught-up meta group peer becomes a voter");
+  handle(g, a, now);
+}
+
 void repl_host::handle(group_slot& g, actions& a, std::uint64_t now) {
   (void)now;
   for (auto& s : a.sends) {
-    auto name = g.names.find(s.to);
-    if (name == g.names.end()) continue;
-    auto link = _up.find(name->second);
+    const std::string* name = name_of(g, s.to);
+    if (name == nullptr) continue;
+    auto link = _up.find(*name);
     if (link == _up.end()) continue;  // no connection: lost, raft resends
     link->second->queue(link_kind::raft, s.frame);
   }
@@ -357,7 +392,8 @@ void repl_host::stepdown(std::uint64_t group, std::uint64_t now) {
   if (g.raft->current_role() == role::leader) {
     std::uint64_t best = 0, best_match = 0;
     for (std::uint64_t v : g.raft->voters()) {
-      if (v == g.raft->id() || !_up.count(g.names[v])) continue;
+      const std::string* vn = name_of(g, v);
+      if (v == g.raft->id() || vn == nullptr || !_up.count(*vn)) continue;
       const std::uint64_t m = g.raft->match_index(v);
       if (best == 0 || m > best_match) {
         best = v;
@@ -367,13 +403,13 @@ void repl_host::stepdown(std::uint64_t group, std::uint64_t now) {
     if (best == 0) return;
     actions a;
     if (g.raft->transfer_leadership(now, best, a))
-      PG_INFO("Replication group {}: handing leadership to {}", group, g.names[best]);
+      PG_INFO("Replication group {}: handing leadership to {}", group, *name_of(g, best));
     handle(g, a, now);
     return;
   }
-  auto leader = g.names.find(g.raft->leader_id());
-  if (leader == g.names.end()) return;
-  if (auto l = _up.find(leader->second); l != _up.end())
+  const std::string* leader = name_of(g, g.raft->leader_id());
+  if (leader == nullptr) return;
+  if (auto l = _up.find(*leader); l != _up.end())
     l->second->queue(link_kind::stepdown, encode_group_id(group));
 }
 
@@ -381,6 +417,13 @@ void repl_host::refresh_view(std::uint64_t now) {
   membership_view v;
   if (auto it = _groups.find(kMetaGroup); it != _groups.end()) {
     v = {true, it->second.def.members};
+    std::vector<std::string> now_members;
+    for (const auto& m : it->second.raft->members())
+      if (const std::string* n = name_of(it->second, m.id)) now_members.push_back(*n);
+    if (!now_members.empty()) {  // the configuration raft holds (members added since)
+      std::sort(now_members.begin(), now_members.end());
+      v.members = std::move(now_members);
+    }
   } else {
     std::vector<std::string> linked;
     for (const auto& [name, l] : _up) linked.push_back(name);
@@ -406,6 +449,10 @@ void repl_host::try_bootstrap(std::uint64_t now) {
   if (auto members = decide_bootstrap(in)) {
     start_group({kMetaGroup, *members}, nullptr, now);
     refresh_view(now);  // frozen now: the others adopt it
+  } else if (auto formed = decide_join(in)) {
+    PG_INFO("JetStream cluster: joining the formed meta group as a new peer");
+    start_group({kMetaGroup, *formed}, nullptr, now);
+    refresh_view(now);
   }
 }
 
@@ -416,13 +463,17 @@ void repl_host::publish_status(std::uint64_t now) {
     group_slot& g = it->second;
     s.running = true;
     s.cluster = _o.cluster_name;
-    s.cluster_size = g.def.members.size();
-    if (auto l = g.names.find(g.raft->leader_id()); l != g.names.end()) s.leader = l->second;
+    const auto members = g.raft->members();
+    s.cluster_size = members.empty() ? g.def.members.size() : members.size();
+    if (const std::string* l = name_of(g, g.raft->leader_id())) s.leader = *l;
     s.self_leader = g.raft->current_role() == role::leader;
     if (s.self_leader) {
       const std::uint64_t last = g.raft->last_index();
-      for (const auto& [id, name] : g.names) {
-        if (id == g.raft->id()) continue;
+      for (const auto& m : members) {
+        const std::uint64_t id = m.id;
+        const std::string* n = name_of(g, id);
+        if (id == g.raft->id() || n == nullptr) continue;
+        const std::string& name = *n;
         core::meta_peer_status p;
         p.name = name;
         auto l = _up.find(name);
@@ -479,6 +530,7 @@ void repl_host::run() {
       }
     notify_durable(now);
     fire_timers(now);
+    manage_membership(now);
     for (auto& [id, g] : _groups) offer_applies(g);
     dial_due(now);
     refresh_view(now);

@@ -137,6 +137,9 @@ class repl_host final : public core::cluster_replication {
   void stepdown(std::uint64_t group, std::uint64_t now);
   void refresh_view(std::uint64_t now);
   void try_bootstrap(std::uint64_t now);
+  // The meta leader adds a linked server outside the group (standby), then promotes it.
+  void manage_membership(std::uint64_t now);
+  const std::string* name_of(group_slot& g, std::uint64_t id);
   void publish_status(std::uint64_t now);
   int poll_timeout_ms(std::uint64_t now) const;
   apply_fn group_apply_fn();  // a stream group's: its entries as events to _group_sink

@@ -242,6 +242,38 @@ TEST_F(cluster_meta, tls_cluster_forms_the_meta_group_over_tls_replication) {
   EXPECT_NE(servers_[0]->log().find("replication TLS connection from"), std::string::npos);
 }
 
+// A server that starts after the meta group formed, not in its routes lists, joins: the leader
+// adds it (standby, then voter once caught up) and /jsz shows four servers.
+TEST_F(cluster_meta, a_server_started_later_joins_the_meta_group) {
+  ASSERT_NO_FATAL_FAILURE(start_all());
+  const double mult = timeout_mult();
+  ASSERT_FALSE(agreed_leader(std::chrono::milliseconds(int(15000 * mult))).empty()) << "no meta leader";
+  const int dport = pick_free_port(), dhttp = pick_free_port();
+  std::vector<int> routes(cport_.begin(), cport_.end());
+  routes.push_back(dport);
+  servers_.push_back(std::make_unique<server_process>(
+      cluster_conf("D", dport, routes) + "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " +
+      std::to_string(dhttp) + "\n"));
+  ASSERT_TRUE(servers_.back()->start()) << servers_.back()->error();
+  const auto deadline = clock_type::now() + std::chrono::milliseconds(int(20000 * mult));
+  json leader_meta, d_meta;
+  bool joined = false;
+  while (!joined && clock_type::now() < deadline) {
+    for (int i = 0; i < 3 && !joined; ++i) {
+      leader_meta = jsz(i).value("meta_cluster", json::object());
+      if (!leader_meta.contains("replicas") || leader_meta.value("cluster_size", 0) != 4) continue;
+      std::set<std::string> names;
+      for (const auto& r : leader_meta["replicas"]) names.insert(r.value("name", ""));
+      d_meta = json::parse(http_get(dhttp, "/jsz"), nullptr, false).value("meta_cluster", json::object());
+      joined = names.count("D") && d_meta.value("leader", "") == leader_meta.value("leader", "");
+    }
+    if (!joined) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(joined) << "leader's meta_cluster: " << leader_meta.dump() << "\nD's: " << d_meta.dump() << "\n"
+                      << servers_.back()->log();
+  EXPECT_EQ(leader_meta["replicas"].size(), 3u);
+}
+
 // The same peer without TLS configured would have had the hello answered: the check above
 // means something.
 TEST_F(cluster_meta, a_plaintext_cluster_answers_a_replication_hello) {

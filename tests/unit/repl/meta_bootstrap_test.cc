@@ -51,9 +51,23 @@ TEST(meta_bootstrap, a_frozen_view_that_lists_us_is_adopted_at_once) {
   auto members = decide_bootstrap(in);
   ASSERT_TRUE(members);
   EXPECT_EQ(*members, (std::vector<std::string>{"a", "b", "c"}));
-  in.views["a"] = {true, {"a", "b"}};  // formed without us: we stay out
+  in.views["a"] = {true, {"a", "b"}};  // formed without us: not adopted, but joined
   in.views["b"] = {true, {"a", "b"}};
   EXPECT_FALSE(decide_bootstrap(in));
+  auto join = decide_join(in);
+  ASSERT_TRUE(join);
+  EXPECT_EQ(*join, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(meta_bootstrap, a_late_server_joins_the_formed_group_it_sees) {
+  auto in = three_linked("d");
+  EXPECT_FALSE(decide_join(in));  // nobody is in a group yet
+  in.views["a"] = {true, {"a", "b", "c"}};
+  auto join = decide_join(in);
+  ASSERT_TRUE(join);
+  EXPECT_EQ(*join, (std::vector<std::string>{"a", "b", "c"}));
+  in.views["a"] = {true, {"a", "b", "c", "d"}};  // lists us: that is adoption, not a join
+  EXPECT_FALSE(decide_join(in));
 }
 
 TEST(meta_bootstrap, raft_ids_are_stable_and_never_zero) {
