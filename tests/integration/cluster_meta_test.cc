@@ -198,7 +198,8 @@ TEST_F(cluster_meta, leader_elected_stepped_down_failed_over_and_rejoined) {
     if (!back.empty() && !agreed_leader(200ms).empty()) break;
     std::this_thread::sleep_for(50ms);
   }
-  EXPECT_FALSE(back.empty()) << "the restarted server did not rejoin";
+  EXPECT_FALSE(back.empty()) << "the restarted server did not rejoin"
+                             << (servers_[ki]->running() ? "" : " (it exited)");
   // It rejoined from its journal (the group and its members recovered), not by a new bootstrap.
   const std::string log = servers_[ki]->log();
   const auto last = log.rfind("bytes recovered");
