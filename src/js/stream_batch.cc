@@ -152,6 +152,8 @@ std::optional<api_error> stream::check_batch(const std::vector<batch_msg>& msgs,
     if (_cfg.max_bytes > 0 && st.bytes + bytes > static_cast<std::uint64_t>(_cfg.max_bytes))
       return make_error(err::store_failed, "maximum bytes exceeded");
   }
+  // The account's max_memory / max_file: the batch as a whole, as a publish is judged alone.
+  if (auto e = _host.account_limit_error(_cfg.storage, bytes)) return e;
   return std::nullopt;
 }
 

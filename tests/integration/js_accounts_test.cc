@@ -20,6 +20,11 @@ namespace {
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
+bool reference_server() {
+  const std::string bin = server_binary();
+  return bin.size() >= 11 && bin.compare(bin.size() - 11, 11, "nats-server") == 0;
+}
+
 class js_accounts : public server_test {
  protected:
   std::string extra_conf() const override {
@@ -211,6 +216,39 @@ TEST_F(js_accounts, account_limits_are_enforced) {
     EXPECT_EQ(stored, 3) << subject;
     EXPECT_EQ(refused, 3) << subject;
   }
+}
+
+// An atomic batch is judged as a whole against the account's storage: one that would take the
+// account past max_file is refused (10002) and none of it is stored; a small one fits.
+TEST_F(js_accounts, atomic_batch_past_the_account_limit_is_refused_whole) {
+  if (reference_server()) GTEST_SKIP() << "nats-server 2.9.10 has no atomic batches";
+  auto l = as("l", "pl");
+  ASSERT_TRUE(l);
+  ASSERT_TRUE(create(l.get(), {{"name", "AB"}, {"subjects", {"ab"}}, {"allow_atomic", true}}).value("did_create", false));
+  auto batch = [&](const std::string& id, int count) {
+    const std::string kilo(1000, 'x');
+    json last;
+    for (int i = 1; i <= count; ++i) {
+      natsMsg* m = nullptr;
+      EXPECT_EQ(natsMsg_Create(&m, "ab", nullptr, kilo.data(), int(kilo.size())), NATS_OK);
+      msg_ptr owned(m);
+      natsMsgHeader_Set(m, "Nats-Batch-Id", id.c_str());
+      natsMsgHeader_Set(m, "Nats-Batch-Sequence", std::to_string(i).c_str());
+      if (i == count) natsMsgHeader_Set(m, "Nats-Batch-Commit", "1");
+      natsMsg* reply = nullptr;
+      if (natsConnection_RequestMsg(&reply, l.get(), m, 2000) != NATS_OK) return json("timeout");
+      msg_ptr r(reply);
+      const std::string data(natsMsg_GetData(r.get()), std::size_t(natsMsg_GetDataLength(r.get())));
+      if (i == count) last = json::parse(data, nullptr, false);
+    }
+    return last;
+  };
+  const json big = batch("big", 5);  // ~5 KB into a 4 KB account
+  EXPECT_EQ(err_code(big), 10002) << big.dump();
+  EXPECT_EQ(messages(l.get(), "AB"), 0u);
+  const json small = batch("small", 2);
+  EXPECT_EQ(small.value("count", 0), 2) << small.dump();
+  EXPECT_EQ(messages(l.get(), "AB"), 2u);
 }
 
 TEST_F(js_accounts, info_shows_each_accounts_usage_and_limits) {
