@@ -10,6 +10,7 @@
 #include "src/js/cluster_info.h"
 #include "src/js/json_util.h"
 #include "src/js/placement.h"
+#include "src/js/stream.h"
 #include "src/js/stream_replica.h"
 #include "src/js/stream_config.h"
 #include "storage/memory_store.h"
@@ -547,17 +548,7 @@ ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
 }
 
 ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged) {
-  const auto st = h.store->state(false);
-  ojson state;
-  state["messages"] = st.msgs;
-  state["bytes"] = st.bytes;
-  state["first_seq"] = st.first_seq;
-  state["first_ts"] = base::rfc3339_nano(st.msgs ? st.first_ts : 0);
-  state["last_seq"] = st.last_seq;
-  state["last_ts"] = base::rfc3339_nano(st.last_ts);
-  if (st.num_subjects) state["num_subjects"] = st.num_subjects;
-  if (st.num_deleted) state["num_deleted"] = st.num_deleted;
-  state["consumer_count"] = 0;
+  ojson state = stream_state_json(h.store->state(false), false, nullptr, 0);
   ojson j;
   if (paged) {  // STREAM.INFO's, as the hub's (a create's reply has none)
     j["total"] = 0;

@@ -30,7 +30,7 @@
 
 namespace js {
 
-// stream_replica.h is included by the .cc only (its batch_msg is not atomic_batch.h's).
+// stream_replica.h is included by the .cc only.
 struct replica_reply;
 
 class cluster_streams final : public core::internal_handler {

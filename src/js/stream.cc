@@ -522,8 +522,8 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   return publish_result{publish_result::stored, *seq, {}, counted ? counted->total : std::string()};
 }
 
-ojson stream::state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const {
-  const auto st = _store->state(deleted_details);
+ojson stream_state_json(const storage::stream_state& st, bool deleted_details,
+                        const std::map<std::string, std::uint64_t>* subjects, std::uint64_t consumer_count) {
   ojson j;
   j["messages"] = st.msgs;
   j["bytes"] = st.bytes;
@@ -544,8 +544,13 @@ ojson stream::state_json(bool deleted_details, const std::map<std::string, std::
   if (st.num_deleted) j["num_deleted"] = st.num_deleted;
   if (deleted_details && !st.deleted.empty()) j["deleted"] = st.deleted;
   if (!st.lost.empty()) j["lost"] = ojson{{"msgs", st.lost}, {"bytes", st.lost_bytes}};
-  j["consumer_count"] = (_events ? _events->consumer_count() : 0);
+  j["consumer_count"] = consumer_count;
   return j;
+}
+
+ojson stream::state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const {
+  return stream_state_json(_store->state(deleted_details), deleted_details, subjects,
+                           _events ? _events->consumer_count() : 0);
 }
 
 }  // namespace js

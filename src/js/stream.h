@@ -54,6 +54,11 @@ std::optional<std::string> raise_ttl_to_marker_ttl(const stream_config& c, std::
 // subscriptions of the subjects both hold (pure; the API worker runs it for a big update).
 std::vector<std::int64_t> subject_positions(const std::vector<std::string>& prev, const std::vector<std::string>& next);
 
+// StreamInfo's `state` object in nats-server's field order (`subjects` already sorted, as Go
+// encodes a map), for a standalone stream and a replicated one alike.
+ojson stream_state_json(const storage::stream_state& st, bool deleted_details,
+                        const std::map<std::string, std::uint64_t>* subjects, std::uint64_t consumer_count);
+
 class stream final : public core::internal_handler {
  public:
   stream(group_host& host, stream_config cfg, std::int64_t created_ns, std::string dir,

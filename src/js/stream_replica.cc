@@ -241,7 +241,7 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view subj
   return propose(re::stream_op{std::move(m)}, std::move(p), out, token);
 }
 
-submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vector<batch_msg>& msgs,
+submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vector<replica_batch_msg>& msgs,
                                             std::uint64_t token, std::vector<replica_reply>& out) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
   if (!_ready) return submit_status::not_ready;

@@ -58,7 +58,9 @@ enum class submit_status : std::uint8_t {
   not_ready,   // leads, but its leader_start is not applied yet (as during an election)
 };
 
-struct batch_msg {
+// One message of an atomic batch as the replica proposes it (the standalone stream's staging
+// type is atomic_batch.h's batch_msg).
+struct replica_batch_msg {
   std::string subject;
   std::string headers;
   std::string payload;
@@ -79,7 +81,7 @@ class stream_replica {
                         std::string_view payload, std::uint64_t token,
                         std::vector<replica_reply>& out);
   // An atomic batch: checked as a whole, one entry, one PubAck for its last sequence.
-  submit_status publish_batch(std::int64_t now_ns, const std::vector<batch_msg>& msgs,
+  submit_status publish_batch(std::int64_t now_ns, const std::vector<replica_batch_msg>& msgs,
                               std::uint64_t token, std::vector<replica_reply>& out);
   submit_status purge(const storage::purge_request& req, std::uint64_t token,
                       std::vector<replica_reply>& out);

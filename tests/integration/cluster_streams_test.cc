@@ -20,23 +20,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::string base64_decode(const std::string& in) {
-  static const std::string chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char c : in) {
-    const auto p = chars.find(c);
-    if (p == std::string::npos) break;
-    val = (val << 6) + int(p);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(char((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
-
 double timeout_mult() {
   const char* m = std::getenv("TIMEOUT_MULT");
   return m ? std::max(1.0, std::atof(m)) : 1.0;

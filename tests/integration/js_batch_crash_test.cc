@@ -31,23 +31,6 @@ std::string batch_bytes(const std::string& id) {
   return out;
 }
 
-std::string base64_decode(const std::string& in) {
-  std::string out;
-  int val = 0, bits = -8;
-  for (unsigned char ch : in) {
-    const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const char* p = std::strchr(table, ch);
-    if (ch == '=' || !p || !ch) break;
-    val = (val << 6) + static_cast<int>(p - table);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
-
 class js_batch_crash : public js_test {};
 
 TEST_F(js_batch_crash, kill9_leaves_whole_batches_only) {

@@ -27,23 +27,6 @@ double time_scale() {
   return x > 0 ? x : 1.0;
 }
 
-std::string base64_decode(const std::string& in) {
-  static const std::string abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int bits = 0, acc = 0;
-  for (char c : in) {
-    const auto p = abc.find(c);
-    if (p == std::string::npos) break;  // '=' padding ends it
-    acc = (acc << 6) | static_cast<int>(p);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xff));
-    }
-  }
-  return out;
-}
-
 class js_delete_markers : public js_test {
  protected:
   // Polls pred every 50 ms for at most limit (stretched by the time scale).

@@ -22,23 +22,6 @@ bool reference_server() {
   return bin.size() >= 11 && bin.compare(bin.size() - 11, 11, "nats-server") == 0;
 }
 
-std::string base64_decode(const std::string& in) {
-  static const std::string table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  int val = 0, bits = -8;
-  for (char ch : in) {
-    const auto p = table.find(ch);
-    if (p == std::string::npos) break;
-    val = (val << 6) + static_cast<int>(p);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
-
 class js_durable_source : public js_test {
  protected:
   json consumer_create(const std::string& stream, const json& cfg) {

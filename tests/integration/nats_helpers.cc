@@ -88,4 +88,21 @@ std::vector<std::string> drain_subjects(natsSubscription* sub) {
   return ::testing::AssertionSuccess();
 }
 
+std::string base64_decode(const std::string& in) {
+  static const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  int acc = 0, bits = 0;
+  for (char c : in) {
+    const auto p = alphabet.find(c);
+    if (p == std::string::npos) break;
+    acc = ((acc << 6) | static_cast<int>(p)) & 0xffffff;  // 24 bits hold any pending ones
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
 }  // namespace peregrine::test

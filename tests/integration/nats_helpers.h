@@ -54,4 +54,8 @@ std::vector<std::string> drain_subjects(natsSubscription* sub);
 
 std::string status_text(natsStatus s);
 
+// Standard base64 (the JSON encoding of []byte fields: STREAM.MSG.GET's data and hdrs); stops
+// at padding or the first character outside the alphabet.
+std::string base64_decode(const std::string& in);
+
 }  // namespace peregrine::test

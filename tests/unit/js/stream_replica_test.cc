@@ -245,7 +245,7 @@ TEST(StreamReplica, SequenceGapStopsTheReplica) {
 TEST(StreamReplica, BatchIsOneEntryAndOneAck) {
   rig r;
   r.become_ready();
-  std::vector<js::batch_msg> msgs{{"orders.1", "", "a"}, {"orders.2", "", "b"}, {"orders.3", "", "c"}};
+  std::vector<js::replica_batch_msg> msgs{{"orders.1", "", "a"}, {"orders.2", "", "b"}, {"orders.3", "", "c"}};
   ASSERT_EQ(r.replica.publish_batch(kNow, msgs, 4, r.replies), submit_status::proposed);
   EXPECT_EQ(r.log.proposed.size(), 1u);
   auto acks = r.commit_all();
