@@ -540,6 +540,13 @@ void consumer_agent::finish_shutdown(const std::vector<storage::snapshot_file>& 
 }
 
 ojson consumer_agent::info_json(std::int64_t now) {
+  // Timers already due run first, as nats-server's processWaiting at info time: a pull that
+  // expired gets its 408 before this answer, never after an answer that no longer counts it.
+  if (!_stopped && _m->next_deadline() <= now) {
+    actions out;
+    _m->tick(now, out);
+    if (!out.empty()) run(out, now);
+  }
   _m->drop_uninterested();  // num_waiting counts live requests (nats-server: processWaiting)
   const consumer_numbers n = _m->numbers(now);
   ojson j;

@@ -60,6 +60,15 @@ class consumer_scenario : public js_test {
                    json{{"stream_name", stream}, {"config", cfg}}.dump());
   }
   json info(const std::string& stream, const std::string& c) { return request("$JS.API.CONSUMER.INFO." + stream + "." + c); }
+  // After a fetch that timed out on the client: wait until the server has expired that pull
+  // too. libnats 3.4 reuses one reply subject for every fetch, so a 408 the server sends a
+  // little after the client gave up (the request expires 10 ms before the client's timeout;
+  // a loaded sanitizer build can miss that) would end the next fetch at once. Once INFO shows
+  // no waiting request, the 408 is already queued ahead of the reply and the next fetch drops it.
+  void settle_pulls(const std::string& stream, const std::string& c) {
+    for (int i = 0; i < 200 && info(stream, c)["num_waiting"] != 0; i++)
+      std::this_thread::sleep_for(10ms);
+  }
 
   // A libnats pull subscription bound to an existing durable.
   sub_ptr bind(const std::string& stream, const std::string& consumer, natsConnection* nc = nullptr) {
@@ -295,6 +304,7 @@ TEST_F(consumer_scenario, delivery_and_acknowledgment_shipping) {
   // With one message outstanding and max_ack_pending 1 nothing new is handed out.
   natsStatus s;
   EXPECT_TRUE(fetch(sub.get(), 1, 300, &s).empty());
+  settle_pulls("ORDERS", "shipping");
   // nak: immediate redelivery of seq 2, tries 2.
   EXPECT_EQ(natsMsg_Nak(msgs[0].get(), nullptr), NATS_OK);
   msgs = fetch(sub.get(), 1, 2000);
