@@ -68,6 +68,7 @@ void dispatcher::connect(const std::vector<dispatcher*>& all) {
     _inbox.push_back(i == _index ? nullptr : std::make_unique<base::spsc_ring<shard_msg>>(kRingSize));
   _outbox.assign(n, nullptr);
   _overflow.assign(n, {});
+  _backlog.assign(n, {});
   _posted.assign(n, 0);
   _pushed.assign(n, 0);
   _acked.assign(n, 0);
@@ -114,19 +115,12 @@ void dispatcher::post(std::uint32_t to, shard_msg m) {
 
 std::size_t dispatcher::drain_inbox() {
   std::size_t work = 0;
+  _sub_slice.start(_loop.clk().monotonic_ns());
   for (std::uint32_t from = 0; from < _inbox.size(); ++from) {
     if (!_inbox[from]) continue;
     if (inbox_blocked(from)) continue;
     const std::uint64_t before = _applied[from];
-    for (std::size_t n = 0; n < 1024; ++n) {
-      if (_inbox[from]->drain([&](shard_msg&& m) { apply(m); }, 1) == 0) break;
-      ++work;
-      if (_stall_current) {  // a local subscriber filled up: hold this ring until it drains
-        _inbox_blocked_on[from] = _stall_current;
-        _stall_current = 0;
-        break;
-      }
-    }
+    work += drain_from(from);
     if (_applied[from] != before) {
       shard_msg ack;
       ack.k = shard_msg::kind::sub_ack;
@@ -143,6 +137,51 @@ std::size_t dispatcher::drain_inbox() {
     }
     if (work) _peers[to]->_loop.wake();
   }
+  return work;
+}
+
+// One peer's share of the turn: what waits in its backlog first, then its ring. Moving a
+// message into the backlog is cheap, so the ring is emptied well beyond what is applied,
+// and a PONG gated behind subscription changes is not held for them.
+std::size_t dispatcher::drain_from(std::uint32_t from) {
+  constexpr std::size_t kApplyPerTurn = 1024;
+  constexpr std::size_t kTakePerTurn = 4096;
+  inbox_backlog& backlog = _backlog[from];
+  auto& ring = *_inbox[from];
+  const base::clock& clk = _loop.clk();
+  std::size_t work = 0, applied = 0;
+  const auto run = [&](shard_msg& m) {  // false: a local subscriber filled up, hold this ring
+    if (inbox_backlog::is_sub_change(m.k)) _sub_slice.spent();
+    apply(m);
+    ++applied;
+    ++work;
+    if (!_stall_current) return true;
+    _inbox_blocked_on[from] = _stall_current;
+    _stall_current = 0;
+    return false;
+  };
+  while (!backlog.empty() && applied < kApplyPerTurn) {
+    if (inbox_backlog::is_sub_change(backlog.front_kind()) && !_sub_slice.fits(clk)) break;
+    shard_msg m = backlog.pop();
+    if (!run(m)) return work;
+  }
+  bool held = false;
+  for (std::size_t n = 0; n < kTakePerTurn && applied < kApplyPerTurn && !held && backlog.accepting(); ++n) {
+    const std::uint64_t pos = ring.consumed();
+    const std::size_t got = ring.drain(
+        [&](shard_msg&& m) {
+          const bool budget = !inbox_backlog::is_sub_change(m.k) || _sub_slice.fits(clk);
+          if (backlog.must_wait(m.k, budget)) {
+            backlog.push(std::move(m), pos);
+            ++work;
+          } else {
+            held = !run(m);
+          }
+        },
+        1);
+    if (got == 0) break;
+  }
+  if (!backlog.empty()) ++work;  // the loop keeps turning until it is applied
   return work;
 }
 
@@ -234,7 +273,7 @@ bool dispatcher::pong_ready_now(const client& c) const {
   if (_peers.size() <= 1) return true;
   if (c.sub_seq > 0 && c.sub_seq > min_acked()) return false;
   for (std::uint32_t i = 0; i < _inbox.size(); ++i) {
-    if (_inbox[i] && !_inbox[i]->empty()) return false;
+    if (_inbox[i] && (!_inbox[i]->empty() || _backlog[i].holds_deliveries())) return false;
     if (!_overflow[i].empty()) return false;
   }
   return true;
@@ -244,7 +283,7 @@ bool dispatcher::gate_open(const pong_gate& g, std::uint64_t acked) const {
   if (g.sub_seq > acked) return false;
   const std::size_t n = _inbox.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (_inbox[i] && _inbox[i]->consumed() < g.marks[i]) return false;
+    if (_inbox[i] && (_inbox[i]->consumed() < g.marks[i] || _backlog[i].first_delivery() < g.marks[i])) return false;
     if (_pushed[i] < g.marks[n + i]) return false;
   }
   return true;

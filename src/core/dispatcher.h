@@ -15,6 +15,7 @@
 #include "net/transport.h"
 #include "src/base/spsc_ring.h"
 #include "src/core/client.h"
+#include "src/core/inbox_backlog.h"
 #include "src/core/monitor_types.h"
 #include "src/core/route_parser.h"
 #include "src/core/server_shared.h"
@@ -107,6 +108,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
  private:
   void post(std::uint32_t to, shard_msg m);
   std::size_t drain_inbox();
+  std::size_t drain_from(std::uint32_t from);
   void apply(shard_msg& m);
   std::size_t tick(base::nanos now);
   std::size_t resume_stalled();
@@ -257,6 +259,8 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::vector<base::spsc_ring<shard_msg>*> _outbox;  // _outbox[to] = peer's _inbox[_index]
   std::vector<dispatcher*> _peers;
   std::vector<std::deque<shard_msg>> _overflow;  // ring full: retried each turn
+  std::vector<inbox_backlog> _backlog;  // [from]: taken off _inbox[from], not applied yet
+  sub_slice _sub_slice;                 // this turn's budget for subscription changes
   std::uint64_t _bcast_seq = 0;
   std::vector<std::uint64_t> _acked;     // highest broadcast seq each peer applied
   std::vector<std::uint64_t> _applied;   // highest seq applied from each peer (to ack)

@@ -184,6 +184,7 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
   out.loop_blocks = _loop.blocks();
   for (const auto& r : _inbox)
     if (r) out.ring_depth += r->size_approx();
+  for (const auto& b : _backlog) out.ring_depth += b.size();  // taken off the rings, not applied yet
   for (const auto& q : _overflow) out.overflow_depth += q.size();
   out.slow_consumers = _slow_cut;
   const net::transport_counters tc = _transport->counters();
