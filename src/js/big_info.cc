@@ -25,7 +25,9 @@ void page_big_info(jetstream::big_info& job) {
   auto& all = job.subjects;
   if (!job.filter.empty())
     std::erase_if(all, [&](const auto& e) { return !core::subject_matches(job.filter, e.first); });
-  std::sort(all.begin(), all.end());  // Go encodes a map sorted by key
+  // Go encodes a map sorted by key. Merge sort: the store's order made std::sort's
+  // introsort fall back to heap sort (a quarter of the worker's time in a profile).
+  std::stable_sort(all.begin(), all.end());
   const std::uint64_t total = all.size();
   const std::uint64_t offset = std::min<std::uint64_t>(job.offset, total);  // past the end: the end
   job.info["total"] = total;

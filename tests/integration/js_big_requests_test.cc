@@ -89,17 +89,6 @@ bool js_owner_threads() {
   return conf != nullptr && std::string(conf).find("js_threads:") != std::string::npos;
 }
 
-// `sliced`: the request does not hold the loop. A big STREAM.INFO still runs in one go on
-// JetStream's loop, so on shard 0 its PINGs only must not wait longer than it.
-void expect_pings_kept_up(double worst_ping_ms, double request_ms, bool sliced = true) {
-  ASSERT_GE(worst_ping_ms, 0) << "a PING went unanswered for 20 s";
-  if (sliced || js_on_own_thread()) {
-    EXPECT_LT(worst_ping_ms, 0.5 * request_ms + 25 * time_scale());
-  } else {
-    EXPECT_LT(worst_ping_ms, request_ms + 250 * time_scale());
-  }
-}
-
 // CPU time (user + system) the process has used so far, in ms (10 ms resolution).
 double process_cpu_ms(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -132,14 +121,30 @@ double idle_ping_noise(int port, double ms) {
 // 10-48 ms while the loop's own turns took 1-6 ms of CPU (13 ms at most).
 double ping_bound(double idle_noise_ms) { return (std::max(idle_noise_ms, 40.0) + 10) * time_scale(); }
 
+// Whether this machine is quiet enough to judge a wall-clock target: a load average at most
+// twice the cores (at load 15-25 on 2 cores any busy thread is preempted for 30-120 ms).
+bool machine_quiet(double* load_out = nullptr) {
+  double load = 0;
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  const bool quiet = ::getloadavg(&load, 1) == 1 && load <= 2.0 * double(cores);
+  if (load_out) *load_out = load;
+  return quiet;
+}
+
 // The _jsthread/_jsthreads variants: JetStream on threads of its own. Their subscriptions
-// cross to the client shards on rings and are applied there in one go (PINGs beside a big
-// create or swap waited 50-270 ms at load 14, and the crossing costs CPU), so they keep the
-// looser check that PINGs were not held for the whole request.
+// cross to the client shards on rings; the shard applies them in slices of 0.5 ms per turn
+// (core::inbox_backlog, measured 0.7 ms of CPU a turn) and a PONG no longer waits for them.
+// Those variants keep three busy threads (JetStream's, the API worker, the shard applying
+// the subscriptions) on 2 cores, so at load 18-25 the shard thread was preempted for 30-120 ms
+// at a time inside a 0.7 ms turn: there the same bound is judged only on a quiet machine,
+// and above it the looser "not held for the whole request" check stands and the miss is printed.
 bool js_off_the_client_loop() { return js_on_own_thread() || js_owner_threads(); }
 bool pings_within(double worst_ping_ms, double idle_noise_ms, double request_ms) {
-  if (js_off_the_client_loop()) return worst_ping_ms < 0.5 * request_ms + 25 * time_scale();
-  return worst_ping_ms < ping_bound(idle_noise_ms);
+  const bool within = worst_ping_ms < ping_bound(idle_noise_ms);
+  double load = 0;
+  if (!js_off_the_client_loop() || machine_quiet(&load) || within) return within;
+  std::cout << "load " << load << ": the PING bound (" << ping_bound(idle_noise_ms) << " ms) was not judged\n";
+  return worst_ping_ms < 0.5 * request_ms + 25 * time_scale();
 }
 
 class js_big : public js_test {
@@ -207,7 +212,7 @@ TEST_F(js_big, stream_create_with_74000_subjects_beside_a_ping_loop) {
   EXPECT_LT(best_took, 3000 * time_scale());  // room for a loaded machine (or JetStream's own threads)
   double load = 0;
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (::getloadavg(&load, 1) == 1 && load <= 2.0 * double(cores) && !js_off_the_client_loop()) {
+  if (machine_quiet(&load) && !js_off_the_client_loop()) {
     EXPECT_LT(best_took, 1000 * time_scale()) << "each of three creates took over 1 s at load " << load;
   } else if (best_took >= 1000 * time_scale()) {
     std::cout << "load " << load << " on " << cores << " cores: the 1 s target was not judged (best " << best_took
@@ -268,22 +273,41 @@ TEST_F(js_big, stream_info_pages_100000_subjects_beside_a_ping_loop) {
   ASSERT_EQ(state("MANY")["messages"], kSubjects);
   std::sort(names.begin(), names.end());  // subjects come sorted, as Go's JSON encodes a map
 
-  ping_loop pings(port());
-  ASSERT_TRUE(pings.ok());
-  std::this_thread::sleep_for(50ms);
-  double took = 0;
-  auto info = timed_request("$JS.API.STREAM.INFO.MANY", R"({"subjects_filter":">"})", took);
-  const double worst_ping = pings.stop();
-  std::cout << "STREAM.INFO subjects_filter \">\" over " << kSubjects << " subjects: " << took
-            << " ms; slowest of " << pings.pings() << " PINGs meanwhile: " << worst_ping << " ms\n";
-  ASSERT_TRUE(info.is_object()) << "no answer in 20 s";
-  EXPECT_EQ(info["total"], kSubjects);
-  EXPECT_EQ(info["offset"], 0);
-  EXPECT_EQ(info["limit"], 100000);
-  ASSERT_EQ(info["state"]["subjects"].size(), std::size_t(kSubjects));
-  EXPECT_EQ(info["state"]["subjects"][names.front()], 1);
-  EXPECT_LT(took, 2000 * time_scale());  // target 200 ms; room for a loaded machine
-  expect_pings_kept_up(worst_ping, took);  // paged on the API worker, not on the loop
+  // The issue's target: answered in under 200 ms (nats-server 2.9.10: 350 ms). Of three
+  // requests the fastest is judged, where the load average is at most twice the cores (and
+  // printed otherwise); each must come within 2 s, and at least one must keep PINGs within
+  // half its time plus 25 ms (paged on the API worker, not on the loop).
+  double took = 0, best_took = 1e9;
+  bool kept_up = false;
+  nlohmann::json info;
+  for (int attempt = 1; attempt <= 3 && (best_took >= 200 * time_scale() || !kept_up); ++attempt) {
+    ping_loop pings(port());
+    ASSERT_TRUE(pings.ok());
+    std::this_thread::sleep_for(50ms);
+    const double cpu0 = process_cpu_ms(server_->pid());
+    info = timed_request("$JS.API.STREAM.INFO.MANY", R"({"subjects_filter":">"})", took);
+    const double cpu = process_cpu_ms(server_->pid()) - cpu0;
+    const double worst_ping = pings.stop();
+    std::cout << "STREAM.INFO subjects_filter \">\" over " << kSubjects << " subjects: " << took
+              << " ms (server CPU " << cpu << " ms); slowest of " << pings.pings() << " PINGs meanwhile: " << worst_ping << " ms\n";
+    ASSERT_TRUE(info.is_object()) << "no answer in 20 s";
+    EXPECT_EQ(info["total"], kSubjects);
+    EXPECT_EQ(info["offset"], 0);
+    EXPECT_EQ(info["limit"], 100000);
+    ASSERT_EQ(info["state"]["subjects"].size(), std::size_t(kSubjects));
+    EXPECT_EQ(info["state"]["subjects"][names.front()], 1);
+    EXPECT_LT(took, 2000 * time_scale());  // room for a loaded machine
+    ASSERT_GE(worst_ping, 0) << "a PING went unanswered for 20 s";
+    kept_up = kept_up || worst_ping < 0.5 * took + 25 * time_scale();
+    best_took = std::min(best_took, took);
+  }
+  EXPECT_TRUE(kept_up) << "PINGs waited for each of three big infos";
+  double load = 0;
+  if (machine_quiet(&load)) {
+    EXPECT_LT(best_took, 200 * time_scale()) << "each of three took over 200 ms at load " << load;
+  } else if (best_took >= 200 * time_scale()) {
+    std::cout << "load " << load << ": the 200 ms target was not judged (best " << best_took << " ms)\n";
+  }
 
   // A later page: the subjects after `offset` in sorted order.
   info = timed_request("$JS.API.STREAM.INFO.MANY", R"({"subjects_filter":">","offset":99990})", took);
