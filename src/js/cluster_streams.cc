@@ -8,6 +8,7 @@
 #include "src/base/log.h"
 #include "src/js/api_json.h"
 #include "src/js/cluster_info.h"
+#include "src/js/cluster_stream_update.h"
 #include "src/js/json_util.h"
 #include "src/js/placement.h"
 #include "src/js/stream.h"
@@ -173,8 +174,12 @@ bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, 
     api_delete(*name, m, hops);
     return true;
   }
-  for (std::string_view p : {"STREAM.INFO.", "STREAM.PURGE.", "STREAM.MSG.GET.", "STREAM.LEADER.STEPDOWN.",
-                             "STREAM.UPDATE."}) {
+  if (auto name = token_after("STREAM.UPDATE.")) {
+    if (!is_replicated(*name)) return false;
+    api_update(*name, m, hops);
+    return true;
+  }
+  for (std::string_view p : {"STREAM.INFO.", "STREAM.PURGE.", "STREAM.MSG.GET.", "STREAM.LEADER.STEPDOWN."}) {
     if (auto name = token_after(p)) {
       if (!is_replicated(*name)) return false;
       p.remove_suffix(1);
@@ -263,7 +268,6 @@ void cluster_streams::api_at_leader(std::string_view what, std::string_view name
   std::string type = what == "INFO" ? "stream_info_response"
                      : what == "PURGE" ? "stream_purge_response"
                      : what == "MSG.GET" ? "stream_msg_get_response"
-                     : what == "UPDATE" ? "stream_update_response"
                                         : "stream_leader_stepdown_response";
   if (target.empty() || target == _self || hops >= kMaxHops)
     return respond_error(m.reply, type, make_error(err::cluster_unavailable));
@@ -278,9 +282,6 @@ void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const co
     return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_leader_stepdown_response"},
                                   {"success", true}});
   }
-  if (what == "UPDATE")
-    return respond_error(m.reply, "stream_update_response",
-                         make_error(err::stream_update, "updates of replicated streams are not supported yet"));
   if (what == "MSG.GET") {
     constexpr std::string_view type = "stream_msg_get_response";
     const auto req = nlohmann::json::parse(m.payload, nullptr, false);
@@ -345,6 +346,18 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     _answer_when_leading[name].push_back({std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs});
     return;
   }
+  if (rest == "UPDATED") {  // the meta leader: answer this update once it applies here as leader
+    const auto nl = m.payload.find('\n');
+    if (nl == std::string_view::npos) return;
+    const std::string name(m.payload.substr(0, nl));
+    pending_update p{std::string(m.reply), std::string(m.payload.substr(nl + 1)),
+                     _host.clk().wall_ns() + kAnswerWindowNs};
+    auto it = _hosted.find(name);
+    if (it != _hosted.end() && !it->second->leader_name.empty() && it->second->leader_name != _self) return;
+    _answer_when_current[name].push_back(std::move(p));
+    if (it != _hosted.end()) answer_updates(*it->second, _host.clk().wall_ns());
+    return;
+  }
   if (!on_api(rest, m, hops)) {
     // The stream is gone (or not known here yet): as the hub would answer.
     if (rest.starts_with("STREAM."))
@@ -367,6 +380,10 @@ std::size_t cluster_streams::poll(std::int64_t) {
   };
   expire(_creating);
   expire(_deleting);
+  expire(_updating);
+  for (auto& [name, v] : _answer_when_current)
+    std::erase_if(v, [&](const pending_update& p) { return p.deadline_ns <= now; });
+  std::erase_if(_answer_when_current, [](const auto& kv) { return kv.second.empty(); });
   for (auto& [name, v] : _answer_when_leading)
     std::erase_if(v, [&](const pending_reply& p) { return p.deadline_ns <= now; });
   std::erase_if(_answer_when_leading, [](const auto& kv) { return kv.second.empty(); });
@@ -409,6 +426,7 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
   for (const auto& c : mine) {
     if (c.what == meta_change::kind::create_stream) host_stream(c.stream);
     if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name);
+    if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, now_ns);
   }
   if (!op) return;
   if (const auto* a = std::get_if<re::stream_assign>(&*op)) {
@@ -420,6 +438,16 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
     n.payload = a->name;
     for (const auto& peer : a->peers) forward(peer, "CREATED", n, kMaxHops);
     _creating.erase(p);
+  } else if (const auto* u = std::get_if<re::stream_update>(&*op)) {
+    auto p = _updating.find(u->name);
+    if (p == _updating.end()) return;
+    // The stream's leader answers once it has applied this config.
+    const std::string notice = u->name + "\n" + u->config_json;
+    core::inbound_msg n;
+    n.reply = p->second.reply;
+    n.payload = notice;
+    for (const auto& peer : u->peers) forward(peer, "UPDATED", n, kMaxHops);
+    _updating.erase(p);
   } else if (const auto* r = std::get_if<re::stream_remove>(&*op)) {
     auto p = _deleting.find(r->name);
     if (p == _deleting.end()) return;
@@ -461,6 +489,64 @@ void cluster_streams::drop_stream(const std::string& name) {
   _hosted.erase(it);
 }
 
+void cluster_streams::api_update(std::string_view name, const core::inbound_msg& m, int hops) {
+  constexpr std::string_view type = "stream_update_response";
+  std::string leader;
+  if (!meta_leader(leader)) {
+    if (leader.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+    return forward(leader, "STREAM.UPDATE." + std::string(name), m, hops);
+  }
+  const auto* s = _meta.find(kAccount, std::string(name));
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  auto plan = plan_stream_update(s->assignment, name, m.payload);
+  if (plan.error) return respond_error(m.reply, type, *plan.error);
+  if (plan.what == stream_update_plan::kind::scale)
+    return respond_error(m.reply, type,
+                         make_error(err::stream_update, "changing the replicas of a replicated stream is not supported yet"));
+  if (_updating.count(name)) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{plan.next}));
+  if (r.st != core::group_propose_result::status::ok)
+    return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  _updating[std::string(name)] = {std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs};
+}
+
+// A committed STREAM.UPDATE on a server with a replica: the new limits apply at once, the
+// leader moves its subscriptions to the new subjects (after_event subscribes them again).
+void cluster_streams::update_hosted(const re::stream_assign& a, std::int64_t now_ns) {
+  auto it = _hosted.find(a.name);
+  if (it == _hosted.end()) return host_stream(a);
+  hosted& h = *it->second;
+  stream_config cfg;
+  if (auto e = parse_stream_config(a.config_json, cfg)) {
+    PG_ERROR("replicated stream {}: its updated config does not parse: {}", a.name, e->description);
+    return;
+  }
+  (void)normalise(cfg);
+  h.assignment = a;
+  h.cfg = cfg;
+  h.replica->set_config(std::move(cfg));
+  for (auto id : h.subs) _host.unsubscribe(id);
+  h.subs.clear();
+  after_event(h, now_ns);
+}
+
+void cluster_streams::answer_updates(hosted& h, std::int64_t now_ns) {
+  auto it = _answer_when_current.find(h.cfg.name);
+  if (it == _answer_when_current.end()) return;
+  if (!h.leader_name.empty() && h.leader_name != _self) {
+    _answer_when_current.erase(it);  // its leader answers
+    return;
+  }
+  if (!h.log->leader || !h.replica->ready()) return;
+  auto& v = it->second;
+  std::erase_if(v, [&](const pending_update& p) {
+    if (p.config_json != h.assignment.config_json) return false;
+    respond(p.reply, typed_response("stream_update_response", stream_info(h, now_ns, false)));
+    return true;
+  });
+  if (v.empty()) _answer_when_current.erase(it);
+}
+
 void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
   const bool serving = h.log->leader && h.replica->ready();
   if (serving && h.subs.empty()) {
@@ -470,6 +556,7 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
     for (auto id : h.subs) _host.unsubscribe(id);
     h.subs.clear();
   }
+  answer_updates(h, now_ns);
   if (!serving) {
     // Another server leads and answers the create: a reply kept here would be a second one.
     if (!h.leader_name.empty() && h.leader_name != _self) _answer_when_leading.erase(h.cfg.name);

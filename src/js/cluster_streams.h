@@ -63,6 +63,7 @@ class cluster_streams final : public core::internal_handler {
   bool on_api(std::string_view rest, const core::inbound_msg& m, int hops);
   void api_create(std::string_view name, const core::inbound_msg& m, int hops);
   void api_delete(std::string_view name, const core::inbound_msg& m, int hops);
+  void api_update(std::string_view name, const core::inbound_msg& m, int hops);
   void api_at_leader(std::string_view what, std::string_view name, const core::inbound_msg& m, int hops);
   void serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m);
   // Sends `m` on to `server` as $PG.JSC.<server>.<hops+1>.<what>, keeping its reply.
@@ -73,6 +74,8 @@ class cluster_streams final : public core::internal_handler {
   void apply_meta(const core::group_event& ev, std::int64_t now_ns);
   void host_stream(const repl_entries::stream_assign& a);
   void drop_stream(const std::string& name);
+  void update_hosted(const repl_entries::stream_assign& a, std::int64_t now_ns);
+  void answer_updates(hosted& h, std::int64_t now_ns);
   void after_event(hosted& h, std::int64_t now_ns);
   void publish_replies(hosted& h, std::vector<replica_reply>& out);
   void on_publish(hosted& h, const core::inbound_msg& m);
@@ -95,6 +98,15 @@ class cluster_streams final : public core::internal_handler {
   std::map<std::string, pending_reply, std::less<>> _creating, _deleting;
   // Creates this server answers once it leads the stream (the meta leader's notice).
   std::map<std::string, std::vector<pending_reply>, std::less<>> _answer_when_leading;
+  // On the meta leader: updates waiting for their meta entry to apply.
+  std::map<std::string, pending_reply, std::less<>> _updating;
+  // Updates this server answers once it leads the stream with this config_json applied.
+  struct pending_update {
+    std::string reply;
+    std::string config_json;
+    std::int64_t deadline_ns = 0;
+  };
+  std::map<std::string, std::vector<pending_update>, std::less<>> _answer_when_current;
 };
 
 }  // namespace js

@@ -34,6 +34,10 @@ stream_replica::stream_replica(stream_config cfg, storage::stream_store& store,
       _acct(_cfg.storage == storage_type::memory ? storage::byte_accounting::memory
                                                  : storage::byte_accounting::file),
       _await_leader_start(await_leader_start) {
+  set_store_limits();
+}
+
+void stream_replica::set_store_limits() {
   // As the standalone stream: discard new refuses rather than trims; per-subject limits roll
   // under both policies. max_age only takes effect through applied expire entries.
   storage::stream_limits l;
@@ -44,6 +48,15 @@ stream_replica::stream_replica(stream_config cfg, storage::stream_store& store,
   }
   l.max_msgs_per_subject = _cfg.max_msgs_per_subject;
   _store.set_limits(l);
+}
+
+void stream_replica::set_config(stream_config cfg) {
+  _cfg = std::move(cfg);
+  set_store_limits();
+  // Tighter discard-old limits trim at once. Replicas apply the meta entry at different
+  // points of the stream's log, but these limits keep the newest messages, so the contents
+  // agree again after the same entries.
+  _store.enforce_limits();
 }
 
 void stream_replica::fail(std::string what) {

@@ -98,6 +98,10 @@ class stream_replica {
   // they only advance the applied index).
   void apply(const repl::committed_entry& e, std::vector<replica_reply>& out);
 
+  // A STREAM.UPDATE applied from the meta group (the storage type never changes): later
+  // publishes are checked against it, the store's limits follow it at once.
+  void set_config(stream_config cfg);
+
   bool ready() const { return _ready; }
   bool failed() const { return !_error.empty(); }
   const std::string& error() const { return _error; }
@@ -140,6 +144,7 @@ class stream_replica {
   void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
   void fail(std::string what);
   void resume_from_applied();
+  void set_store_limits();
 
   stream_config _cfg;
   storage::stream_store& _store;

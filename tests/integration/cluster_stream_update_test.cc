@@ -1,0 +1,216 @@
+// STREAM.UPDATE of replicated streams on three real peregrine-server processes (issue 11):
+// limits and subjects of an R3 stream changed from a server that does not lead it. Every
+// wait polls with a bound.
+#include <signal.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "tests/integration/cluster_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::chrono::milliseconds scaled(int ms) {
+  const char* m = std::getenv("TIMEOUT_MULT");
+  return std::chrono::milliseconds(int(ms * (m ? std::max(1.0, std::atof(m)) : 1.0)));
+}
+
+class cluster_stream_update : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
+    if (server_binary().find("nats-server") != std::string::npos)
+      GTEST_SKIP() << "uses /jsz fields of Peregrine's replication";
+    for (int i = 0; i < 3; ++i) {
+      cport_[i] = pick_free_port();
+      http_[i] = pick_free_port();
+    }
+    const std::vector<int> all(cport_.begin(), cport_.end());
+    for (int i = 0; i < 3; ++i)
+      servers_.push_back(std::make_unique<server_process>(
+          cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
+          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
+    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
+    ASSERT_TRUE(wait_meta_leader(scaled(15000))) << logs();
+    for (int i = 0; i < 3; ++i) {
+      nc_[i] = connect(servers_[i]->url());
+      ASSERT_TRUE(nc_[i]);
+    }
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << logs();
+    for (auto& nc : nc_) nc.reset();
+    servers_.clear();
+  }
+
+  std::string logs() const {
+    std::string out;
+    for (std::size_t i = 0; i < servers_.size(); ++i)
+      out += "---- server " + std::string(1, char('A' + i)) + " log ----\n" + servers_[i]->log();
+    return out;
+  }
+
+  bool wait_meta_leader(std::chrono::milliseconds limit) {
+    const auto deadline = clock_type::now() + limit;
+    while (clock_type::now() < deadline) {
+      int agree = 0;
+      std::string leader;
+      for (int i = 0; i < 3; ++i) {
+        const json j = json::parse(http_get(http_[i], "/jsz"), nullptr, false);
+        const std::string l = j.is_object() ? j.value("meta_cluster", json::object()).value("leader", "") : "";
+        if (!l.empty() && (leader.empty() || l == leader)) {
+          leader = l;
+          ++agree;
+        }
+      }
+      if (agree >= 2) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
+  // A $JS.API request on server i as JSON (an empty object on timeout).
+  json api(int i, const std::string& subject, const std::string& body, int timeout_ms = 3000) {
+    natsMsg* reply = nullptr;
+    if (natsConnection_RequestString(&reply, nc_[i].get(), subject.c_str(), body.c_str(), timeout_ms) != NATS_OK)
+      return json::object();
+    json j = json::parse(data_of(reply), nullptr, false);
+    natsMsg_Destroy(reply);
+    return j.is_object() ? j : json::object();
+  }
+
+  // The request retried while the cluster answers 10008 (an election) or times out.
+  json api_retried(int i, const std::string& subject, const std::string& body) {
+    json r;
+    const auto deadline = clock_type::now() + scaled(15000);
+    while (clock_type::now() < deadline) {
+      r = api(i, subject, body);
+      const int code = r.value("error", json::object()).value("err_code", 0);
+      if (!r.empty() && code != 10008) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    return r;
+  }
+
+  static json config(const std::string& name, const std::vector<std::string>& subjects, int replicas) {
+    return json{{"name", name}, {"subjects", subjects}, {"storage", "file"}, {"num_replicas", replicas}};
+  }
+
+  // The leader every running server reports once they agree ("" on timeout).
+  std::string stream_leader(const std::string& name, std::chrono::milliseconds limit) {
+    const auto deadline = clock_type::now() + limit;
+    while (clock_type::now() < deadline) {
+      std::set<std::string> seen;
+      for (int i = 0; i < 3; ++i) {
+        if (!servers_[i]->running()) continue;
+        seen.insert(api(i, "$JS.API.STREAM.INFO." + name, "").value("cluster", json::object()).value("leader", ""));
+      }
+      if (seen.size() == 1 && !seen.begin()->empty()) return *seen.begin();
+      std::this_thread::sleep_for(50ms);
+    }
+    return {};
+  }
+
+  // A sync publish on server i, retried until acknowledged; the PubAck (empty on failure).
+  json publish(int i, const std::string& subject, const std::string& data, const std::string& msg_id,
+               std::chrono::milliseconds limit) {
+    const auto deadline = clock_type::now() + limit;
+    json ack;
+    while (clock_type::now() < deadline) {
+      natsMsg* m = nullptr;
+      natsMsg* reply = nullptr;
+      natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), int(data.size()));
+      if (!msg_id.empty()) natsMsgHeader_Set(m, "Nats-Msg-Id", msg_id.c_str());
+      const natsStatus s = natsConnection_RequestMsg(&reply, nc_[i].get(), m, 1000);
+      natsMsg_Destroy(m);
+      if (s == NATS_OK) {
+        ack = json::parse(data_of(reply), nullptr, false);
+        natsMsg_Destroy(reply);
+        if (ack.is_object() && (ack.contains("seq") || ack.contains("error"))) return ack;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return json::object();
+  }
+
+  int index_of(const std::string& server) const { return server.empty() ? -1 : server[0] - 'A'; }
+
+  std::array<int, 3> cport_{}, http_{};
+  std::vector<std::unique_ptr<server_process>> servers_;
+  std::array<nc_ptr, 3> nc_;
+};
+
+TEST_F(cluster_stream_update, r3_limits_and_subjects_updated_from_a_follower) {
+  const json created = api_retried(0, "$JS.API.STREAM.CREATE.ORDERS", config("ORDERS", {"orders.>"}, 3).dump());
+  ASSERT_TRUE(created.contains("config")) << created.dump();
+  const std::string leader = stream_leader("ORDERS", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  for (int n = 0; n < 10; ++n)
+    ASSERT_EQ(publish(n % 3, "orders.new", "o" + std::to_string(n), "", scaled(5000)).value("seq", 0), n + 1);
+
+  // From a server that does not lead the stream: max_msgs 5 (discard old) and a new subject.
+  const int follower = (index_of(leader) + 1) % 3;
+  json cfg = config("ORDERS", {"orders.>", "returns.*"}, 3);
+  cfg["max_msgs"] = 5;
+  const json up = api_retried(follower, "$JS.API.STREAM.UPDATE.ORDERS", cfg.dump());
+  ASSERT_EQ(up.value("type", ""), "io.nats.jetstream.api.v1.stream_update_response") << up.dump();
+  ASSERT_FALSE(up.contains("error")) << up.dump();
+  EXPECT_EQ(up["config"].value("max_msgs", 0), 5);
+  EXPECT_EQ(up["config"]["subjects"], json::array({"orders.>", "returns.*"}));
+  EXPECT_EQ(up["state"].value("messages", 0), 5) << up.dump();
+  EXPECT_EQ(up["state"].value("first_seq", 0), 6);
+  ASSERT_TRUE(up.contains("cluster")) << up.dump();
+  EXPECT_EQ(up["cluster"].value("leader", ""), leader);
+
+  // Every server sees the new config; the new subject takes publishes from any server.
+  for (int i = 0; i < 3; ++i) {
+    const json si = api(i, "$JS.API.STREAM.INFO.ORDERS", "");
+    EXPECT_EQ(si["config"].value("max_msgs", 0), 5) << si.dump();
+  }
+  const json ack = publish(follower, "returns.r1", "back", "", scaled(5000));
+  EXPECT_EQ(ack.value("seq", 0), 11) << ack.dump();
+  EXPECT_EQ(ack.value("stream", ""), "ORDERS");
+  // Every replica trimmed to the new limit: after a stepdown the next leader holds 5 too.
+  json si = api(follower, "$JS.API.STREAM.INFO.ORDERS", "");
+  EXPECT_EQ(si["state"].value("messages", 0), 5) << si.dump();
+  EXPECT_EQ(si["state"].value("first_seq", 0), 7);
+  const json sd = api(follower, "$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", "");
+  EXPECT_TRUE(sd.value("success", false)) << sd.dump();
+  std::string next;
+  const auto deadline = clock_type::now() + scaled(10000);
+  while (clock_type::now() < deadline && (next.empty() || next == leader)) {
+    next = stream_leader("ORDERS", scaled(2000));
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_NE(next, leader);
+  si = api(follower, "$JS.API.STREAM.INFO.ORDERS", "");
+  EXPECT_EQ(si["state"].value("messages", 0), 5) << si.dump();
+  EXPECT_EQ(si["state"].value("first_seq", 0), 7);
+  EXPECT_EQ(si["state"].value("last_seq", 0), 11);
+
+  // Validation as for R1: the storage type cannot change (10052), on any server.
+  json bad = config("ORDERS", {"orders.>"}, 3);
+  bad["storage"] = "memory";
+  const json refused = api_retried(follower, "$JS.API.STREAM.UPDATE.ORDERS", bad.dump());
+  EXPECT_EQ(refused.value("error", json::object()).value("err_code", 0), 10052) << refused.dump();
+  EXPECT_EQ(refused["error"].value("description", ""), "stream configuration update can not change storage type");
+  // The old subject that is gone no longer stores anything.
+  json moved = config("ORDERS", {"returns.*"}, 3);
+  moved["max_msgs"] = 5;
+  const json up2 = api_retried(index_of(next), "$JS.API.STREAM.UPDATE.ORDERS", moved.dump());
+  ASSERT_FALSE(up2.contains("error")) << up2.dump();
+  natsMsg* reply = nullptr;
+  EXPECT_NE(natsConnection_RequestString(&reply, nc_[follower].get(), "orders.new", "x", 500), NATS_OK);
+  if (reply) natsMsg_Destroy(reply);
+}
+
+}  // namespace
+}  // namespace peregrine::test
