@@ -1,6 +1,21 @@
 #include "src/js/cluster_stream_update.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+
+#include "src/base/log.h"
+#include "src/js/cluster_streams.h"
+#include "src/js/jetstream_service.h"
+#include "src/js/placement.h"
+#include "src/js/stream.h"
+#include "src/js/stream_group.h"
+
 namespace js {
+
+namespace re = repl_entries;
+using ojson = nlohmann::ordered_json;
 
 stream_update_plan plan_stream_update(const repl_entries::stream_assign& current, std::string_view name,
                                       std::string_view payload) {
@@ -23,6 +38,132 @@ stream_update_plan plan_stream_update(const repl_entries::stream_assign& current
   p.next.config_json = to_json(cfg, false).dump();
   if (std::size_t(cfg.num_replicas) != current.peers.size()) p.what = stream_update_plan::kind::scale;
   return p;
+}
+
+
+// ---- changes of num_replicas (cluster_streams' side; the wiring is in cluster_streams.cc)
+
+namespace {
+
+constexpr std::uint64_t kMetaGroup = 1;  // repl::kMetaGroup
+constexpr const char* kAccount = "$G";   // as cluster_streams.cc
+constexpr std::int64_t kScaleWindowNs = 10'000'000'000;
+
+// A new group id for the stream's next incarnation of its group (never 0 or 1).
+std::uint64_t next_group_id(const std::string& name, std::int64_t now_ns, std::uint64_t previous) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : name + "/scale/" + std::to_string(now_ns)) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  if (h == previous) ++h;
+  return h < 2 ? h + 2 : h;
+}
+
+}  // namespace
+
+void cluster_streams::scale_up_r1(r1_scale s, std::string_view reply) {
+  const std::string name = s.cfg.name;
+  _r1_seeds[name] = {std::move(s.msgs), s.last_seq, _host.clk().wall_ns() + kScaleWindowNs, true};
+  send_scale(ojson{{"config", to_json(s.cfg, false).dump()}, {"origin", _self}, {"created", s.created_ns}}.dump(),
+             reply);
+}
+
+void cluster_streams::send_scale(const std::string& request, std::string_view reply) {
+  std::string leader;
+  if (meta_leader(leader)) return on_scale(request, reply);
+  if (leader.empty()) {
+    return respond_error(reply, "stream_update_response", make_error(err::cluster_unavailable));
+  }
+  _host.publish("$PG.JSC." + leader + ".1.SCALE", reply, "", request);
+}
+
+// On the meta leader: the origin first (it seeds the group), the others placed as for a create.
+void cluster_streams::on_scale(std::string_view request, std::string_view reply) {
+  constexpr std::string_view type = "stream_update_response";
+  std::string leader;
+  if (!meta_leader(leader)) return respond_error(reply, type, make_error(err::cluster_unavailable));
+  const auto req = nlohmann::json::parse(request, nullptr, false);
+  if (!req.is_object()) return;
+  re::stream_assign a;
+  a.account = kAccount;
+  a.config_json = req.value("config", "");
+  a.seed_from = req.value("origin", "");
+  a.created_ns = req.value("created", std::int64_t(0));
+  stream_config cfg;
+  if (parse_stream_config(a.config_json, cfg)) return respond_error(reply, type, make_error(err::bad_request));
+  a.name = cfg.name;
+  if (_updating.count(a.name)) return respond_error(reply, type, make_error(err::cluster_unavailable));
+  const auto meta = _repl.meta();
+  std::vector<placement_candidate> cands;
+  if (_self != a.seed_from) cands.push_back({_self, meta.cluster, {}, false, _meta.assets_on(_self)});
+  for (const auto& r : meta.replicas)
+    if (r.name != a.seed_from) cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
+  a.peers = {a.seed_from};
+  if (cfg.num_replicas > 1) {
+    placement_request pr;
+    pr.replicas = unsigned(cfg.num_replicas - 1);
+    pr.default_cluster = meta.cluster;
+    const auto placed = place_replicas(pr, cands);
+    if (placed.error) return respond_error(reply, type, *placed.error);
+    a.peers.insert(a.peers.end(), placed.peers.begin(), placed.peers.end());
+  }
+  const auto* current = _meta.find(kAccount, a.name);
+  a.group_id = next_group_id(a.name, _host.clk().wall_ns(), current ? current->assignment.group_id : 0);
+  std::vector<std::uint8_t> entry;
+  if (current) {
+    re::stream_update u;
+    static_cast<re::stream_assign&>(u) = a;
+    entry = re::encode(re::meta_op{u});
+  } else {
+    entry = re::encode(re::meta_op{a});
+  }
+  const auto r = _repl.propose(kMetaGroup, 0, std::move(entry));
+  if (r.st != core::group_propose_result::status::ok) return respond_error(reply, type, make_error(err::cluster_unavailable));
+  _updating[a.name] = {std::string(reply), _host.clk().wall_ns() + kScaleWindowNs};
+  PG_INFO("Replicated stream {}: R{} on [{}], seeded from {}", a.name, a.peers.size(),
+          fmt::format("{}", fmt::join(a.peers, ", ")), a.seed_from);
+}
+
+// ---- the hub's R1 stream
+
+void jetstream::scale_up_r1(stream& s, const stream_config& cfg, std::string_view reply) {
+  constexpr std::string_view type = "stream_update_response";
+  stream_group* g = group_of(cfg.name);
+  if (!g || !_cluster) return respond_error(reply, type, make_error(err::replicas_not_supported));
+  // Replicated consumers are not wired yet: scaling up would leave them behind.
+  if (!g->consumers().empty())
+    return respond_error(reply, type,
+                         make_error(err::stream_update, "stream has consumers: replicated consumers are not supported "
+                                                        "yet, delete them before changing the replicas"));
+  cluster_streams::r1_scale sc;
+  sc.cfg = cfg;
+  sc.created_ns = s.created();
+  auto& store = s.store();
+  sc.last_seq = store.last_seq();
+  for (std::uint64_t seq = store.first_seq();;) {
+    auto m = store.load_next("", seq);
+    if (!m.ok()) break;
+    sc.msgs.push_back({m->seq, m->ts, m->ttl, m->subject, m->headers, m->payload});
+    seq = m->seq + 1;
+  }
+  s.unsubscribe();  // nothing more is stored here; the seed is everything
+  PG_INFO("Stream {}: R1 to R{} with {} messages", cfg.name, cfg.num_replicas, sc.msgs.size());
+  _cluster->scale_up_r1(std::move(sc), reply);
+}
+
+void jetstream::r1_scaled(const std::string& name, bool drop) {
+  stream_group* g = group_of(name);
+  if (!g) return;
+  if (!drop) {
+    g->get_stream().subscribe();
+    return;
+  }
+  const std::string dir = g->get_stream().dir();
+  g->get_stream().close();
+  retire(name);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
 }
 
 }  // namespace js

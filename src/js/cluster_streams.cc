@@ -90,6 +90,11 @@ struct cluster_streams::hosted {
   std::map<std::uint64_t, std::string> replies;  // token -> reply subject
   // token -> what kind of API reply it gets ("" = a PubAck)
   std::map<std::uint64_t, std::string> api_type;
+  // A change of num_replicas asked here: no writes meanwhile; the request goes to the meta
+  // leader once nothing is in flight (poll_scaling), it is given up at frozen_until.
+  bool frozen = false;
+  std::int64_t frozen_until = 0;
+  std::string scale_request, scale_reply;
 };
 
 cluster_streams::cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain)
@@ -346,6 +351,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     _answer_when_leading[name].push_back({std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs});
     return;
   }
+  if (rest == "SCALE") return on_scale(m.payload, m.reply);
   if (rest == "UPDATED") {  // the meta leader: answer this update once it applies here as leader
     const auto nl = m.payload.find('\n');
     if (nl == std::string_view::npos) return;
@@ -381,6 +387,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
   expire(_creating);
   expire(_deleting);
   expire(_updating);
+  poll_scaling(now);
   for (auto& [name, v] : _answer_when_current)
     std::erase_if(v, [&](const pending_update& p) { return p.deadline_ns <= now; });
   std::erase_if(_answer_when_current, [](const auto& kv) { return kv.second.empty(); });
@@ -429,6 +436,19 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
     if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, now_ns);
   }
   if (!op) return;
+  const re::stream_assign* seeded = std::get_if<re::stream_assign>(&*op);
+  if (!seeded) seeded = std::get_if<re::stream_update>(&*op);
+  if (seeded && !seeded->seed_from.empty()) {  // a scale: answered as an update
+    auto p = _updating.find(seeded->name);
+    if (p == _updating.end()) return;
+    const std::string notice = seeded->name + "\n" + seeded->config_json;
+    core::inbound_msg n;
+    n.reply = p->second.reply;
+    n.payload = notice;
+    for (const auto& peer : seeded->peers) forward(peer, "UPDATED", n, kMaxHops);
+    _updating.erase(p);
+    return;
+  }
   if (const auto* a = std::get_if<re::stream_assign>(&*op)) {
     auto p = _creating.find(a->name);
     if (p == _creating.end()) return;
@@ -457,7 +477,7 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
   (void)now_ns;
 }
 
-void cluster_streams::host_stream(const re::stream_assign& a) {
+void cluster_streams::host_stream(const re::stream_assign& a, seed* from) {
   if (_hosted.count(a.name)) return;
   auto h = std::make_unique<hosted>();
   h->assignment = a;
@@ -472,6 +492,23 @@ void cluster_streams::host_stream(const re::stream_assign& a) {
                                                          : storage::byte_accounting::file);
   h->log = std::make_unique<remote_log>(_repl, a.group_id);
   h->replica = std::make_unique<stream_replica>(h->cfg, *h->store, *h->log, _self);
+  if (!a.seed_from.empty()) {
+    bool r1 = false;
+    if (!from && a.seed_from == _self) {
+      if (auto sd = _r1_seeds.find(a.name); sd != _r1_seeds.end()) {
+        from = &sd->second;
+        r1 = true;
+      }
+    }
+    // An origin without its messages (restarted before the seed was done) cannot seed: it
+    // steps down like any other leader of the unseeded group.
+    h->replica->await_seed(from ? _self : a.seed_from == _self ? std::string() : a.seed_from,
+                           from ? std::move(from->msgs) : std::vector<re::msg>{}, from ? from->last_seq : 0);
+    if (r1) {
+      _r1_seeds.erase(a.name);
+      if (on_r1_scaled) on_r1_scaled(a.name, true);
+    }
+  }
   h->handler.owner = this;
   h->handler.h = h.get();
   _by_group[a.group_id] = h.get();
@@ -491,23 +528,65 @@ void cluster_streams::drop_stream(const std::string& name) {
 
 void cluster_streams::api_update(std::string_view name, const core::inbound_msg& m, int hops) {
   constexpr std::string_view type = "stream_update_response";
+  const auto* s = _meta.find(kAccount, std::string(name));
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  auto plan = plan_stream_update(s->assignment, name, m.payload);
+  if (plan.error) return respond_error(m.reply, type, *plan.error);
+  if (plan.what == stream_update_plan::kind::scale) return api_scale(name, to_json(plan.cfg, false), m, hops);
   std::string leader;
   if (!meta_leader(leader)) {
     if (leader.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
     return forward(leader, "STREAM.UPDATE." + std::string(name), m, hops);
   }
-  const auto* s = _meta.find(kAccount, std::string(name));
-  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
-  auto plan = plan_stream_update(s->assignment, name, m.payload);
-  if (plan.error) return respond_error(m.reply, type, *plan.error);
-  if (plan.what == stream_update_plan::kind::scale)
-    return respond_error(m.reply, type,
-                         make_error(err::stream_update, "changing the replicas of a replicated stream is not supported yet"));
   if (_updating.count(name)) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{plan.next}));
   if (r.st != core::group_propose_result::status::ok)
     return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   _updating[std::string(name)] = {std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs};
+}
+
+void cluster_streams::api_scale(std::string_view name, const ojson& cfg_json, const core::inbound_msg& m, int hops) {
+  constexpr std::string_view type = "stream_update_response";
+  const std::size_t want = cfg_json.value("num_replicas", 1);
+  if (want > std::max<std::size_t>(_repl.meta().cluster_size, 1))
+    return respond_error(m.reply, type, make_error(err::no_suitable_peers, "no suitable peers for placement"));
+  auto it = _hosted.find(name);
+  if (it == _hosted.end() || !it->second->log->leader || !it->second->replica->ready()) {
+    // Its leader holds every acknowledged message: it seeds the new group.
+    std::string target = it != _hosted.end() ? it->second->leader_name : std::string();
+    if (const auto* s = _meta.find(kAccount, std::string(name)); target.empty() && it == _hosted.end() && s)
+      target = s->assignment.peers.front();
+    if (target.empty() || target == _self || hops >= kMaxHops)
+      return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+    return forward(target, "STREAM.UPDATE." + std::string(name), m, hops);
+  }
+  hosted& h = *it->second;
+  if (h.frozen) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  h.frozen = true;
+  h.frozen_until = _host.clk().wall_ns() + kAnswerWindowNs;
+  for (auto id : h.subs) _host.unsubscribe(id);
+  h.subs.clear();
+  h.scale_request = ojson{{"config", cfg_json.dump()}, {"origin", _self}, {"created", h.assignment.created_ns}}.dump();
+  h.scale_reply = std::string(m.reply);
+  poll_scaling(_host.clk().wall_ns());
+}
+
+void cluster_streams::poll_scaling(std::int64_t now_ns) {
+  for (auto& [name, h] : _hosted) {
+    if (!h->frozen) continue;
+    if (now_ns >= h->frozen_until || !h->log->leader) {  // given up (the client was answered or timed out)
+      h->frozen = false;
+      h->scale_request.clear();
+      after_event(*h, now_ns);
+    } else if (!h->scale_request.empty() && h->replica->pending() == 0) {
+      send_scale(std::exchange(h->scale_request, {}), h->scale_reply);
+    }
+  }
+  std::erase_if(_r1_seeds, [&](auto& kv) {
+    if (kv.second.deadline_ns > now_ns) return false;
+    if (on_r1_scaled) on_r1_scaled(kv.first, false);
+    return true;
+  });
 }
 
 // A committed STREAM.UPDATE on a server with a replica: the new limits apply at once, the
@@ -516,6 +595,22 @@ void cluster_streams::update_hosted(const re::stream_assign& a, std::int64_t now
   auto it = _hosted.find(a.name);
   if (it == _hosted.end()) return host_stream(a);
   hosted& h = *it->second;
+  if (h.assignment.group_id != a.group_id) {  // num_replicas changed: a new group, seeded
+    seed from;
+    seed* own = nullptr;
+    if (a.seed_from == _self) {
+      from.last_seq = h.store->last_seq();
+      for (std::uint64_t seq = h.store->first_seq();;) {
+        auto msg = h.store->load_next("", seq);
+        if (!msg.ok()) break;
+        from.msgs.push_back({msg->seq, msg->ts, msg->ttl, msg->subject, msg->headers, msg->payload});
+        seq = msg->seq + 1;
+      }
+      own = &from;
+    }
+    drop_stream(a.name);
+    return host_stream(a, own);
+  }
   stream_config cfg;
   if (auto e = parse_stream_config(a.config_json, cfg)) {
     PG_ERROR("replicated stream {}: its updated config does not parse: {}", a.name, e->description);
@@ -548,7 +643,11 @@ void cluster_streams::answer_updates(hosted& h, std::int64_t now_ns) {
 }
 
 void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
-  const bool serving = h.log->leader && h.replica->ready();
+  if (h.log->leader && h.replica->take_stepdown_wish()) {
+    PG_INFO("Replicated stream {}: not seeded here, handing leadership on", h.cfg.name);
+    _repl.group_stepdown(h.assignment.group_id);
+  }
+  const bool serving = h.log->leader && h.replica->ready() && !h.frozen;
   if (serving && h.subs.empty()) {
     for (const auto& s : h.cfg.subjects) h.subs.push_back(_host.subscribe_cluster(s, &h.handler));
     PG_INFO("Replicated stream {}: leading (term {})", h.cfg.name, h.log->term_);

@@ -15,6 +15,7 @@
 //   not subscribe (they take no writes), so nothing is forwarded twice.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +28,7 @@
 #include "src/core/service.h"
 #include "src/js/meta_state.h"
 #include "src/js/api_errors.h"
+#include "src/js/stream_config.h"
 
 namespace js {
 
@@ -52,9 +54,30 @@ class cluster_streams final : public core::internal_handler {
   std::vector<std::pair<std::string, std::vector<std::string>>> names() const;
   bool is_replicated(std::string_view name) const;
 
+  // The hub's R1 stream asked for num_replicas > 1 (a STREAM.UPDATE already checked as an R1
+  // update; the stream is unsubscribed, so these are all its messages): it becomes a
+  // replicated stream seeded from this server (cluster_stream_update.cc).
+  struct r1_scale {
+    stream_config cfg;  // the new config
+    std::int64_t created_ns = 0;
+    std::uint64_t last_seq = 0;
+    std::vector<repl_entries::msg> msgs;
+  };
+  void scale_up_r1(r1_scale s, std::string_view reply);
+  // Set by the hub: drop = true once the replicated stream holds the messages (remove the R1
+  // stream), false when the scale up failed (subscribe it again).
+  std::function<void(const std::string& name, bool drop)> on_r1_scaled;
+
  private:
   struct hosted;
   struct sub_handler;
+  // A new group's first messages, on its origin (cluster_stream_update.cc).
+  struct seed {
+    std::vector<repl_entries::msg> msgs;
+    std::uint64_t last_seq = 0;
+    std::int64_t deadline_ns = 0;
+    bool r1 = false;  // from the hub's R1 stream
+  };
   struct pending_reply {
     std::string reply;
     std::int64_t deadline_ns = 0;
@@ -72,9 +95,17 @@ class cluster_streams final : public core::internal_handler {
 
   void on_event(core::group_event& ev, std::int64_t now_ns);
   void apply_meta(const core::group_event& ev, std::int64_t now_ns);
-  void host_stream(const repl_entries::stream_assign& a);
+  void host_stream(const repl_entries::stream_assign& a, seed* from = nullptr);
   void drop_stream(const std::string& name);
   void update_hosted(const repl_entries::stream_assign& a, std::int64_t now_ns);
+  // A change of num_replicas (cluster_stream_update.cc): asked on the stream's leader (or the
+  // R1 stream's server), which stops taking writes and asks the meta leader for a new group
+  // seeded from its messages.
+  void api_scale(std::string_view name, const nlohmann::ordered_json& cfg_json, const core::inbound_msg& m,
+                 int hops);
+  void send_scale(const std::string& request, std::string_view reply);
+  void on_scale(std::string_view request, std::string_view reply);  // on the meta leader
+  void poll_scaling(std::int64_t now_ns);
   void answer_updates(hosted& h, std::int64_t now_ns);
   void after_event(hosted& h, std::int64_t now_ns);
   void publish_replies(hosted& h, std::vector<replica_reply>& out);
@@ -107,6 +138,8 @@ class cluster_streams final : public core::internal_handler {
     std::int64_t deadline_ns = 0;
   };
   std::map<std::string, std::vector<pending_update>, std::less<>> _answer_when_current;
+  // On the origin of an R1 stream's scale up: its messages, until the assignment applies.
+  std::map<std::string, seed, std::less<>> _r1_seeds;
 };
 
 }  // namespace js

@@ -95,6 +95,7 @@ bool jetstream::start(core::service_host& host, std::string& error) {
   // Replicated streams are $G's only (one event sink per server; accounts are not clustered).
   if (is_hub() && host.replication() && account() == "$G") {
     _cluster = std::make_unique<cluster_streams>(host, *host.replication(), _domain);
+    _cluster->on_r1_scaled = [this](const std::string& name, bool drop) { r1_scaled(name, drop); };
     _cluster->start();
   }
   load_streams();

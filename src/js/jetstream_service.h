@@ -107,6 +107,9 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void api_info(std::string_view token, const core::inbound_msg& m);
   void api_create(std::string_view token, const core::inbound_msg& m);
   void api_update(std::string_view token, const core::inbound_msg& m);
+  // An R1 stream's update to num_replicas > 1 in a cluster (cluster_stream_update.cc).
+  void scale_up_r1(stream& s, const stream_config& cfg, std::string_view reply);
+  void r1_scaled(const std::string& name, bool drop);
   void api_stream_info(std::string_view token, const core::inbound_msg& m);
   void api_delete(std::string_view token, const core::inbound_msg& m);
   void api_names(std::string_view token, const core::inbound_msg& m);

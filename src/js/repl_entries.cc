@@ -115,6 +115,7 @@ void put_assign(writer& w, const stream_assign& a) {
   w.strings(a.peers);
   w.i(a.created_ns);
   w.u(a.group_id);
+  if (!a.seed_from.empty()) w.s(a.seed_from);
 }
 
 void get_assign(reader& r, stream_assign& a) {
@@ -124,6 +125,7 @@ void get_assign(reader& r, stream_assign& a) {
   a.peers = r.strings();
   a.created_ns = r.i();
   a.group_id = r.u();
+  if (!r.at_end()) a.seed_from = r.s();
 }
 
 // The version and op bytes, or nullopt.
@@ -203,9 +205,13 @@ std::vector<std::uint8_t> encode(const stream_op& o) {
           w.u(v.term);
           w.s(v.leader);
           return w.take();
-        } else {
+        } else if constexpr (std::is_same_v<T, expire>) {
           writer w(op::expire);
           w.i(v.now);
+          return w.take();
+        } else {
+          writer w(op::seed_done);
+          w.u(v.last_seq);
           return w.take();
         }
       },
@@ -318,6 +324,11 @@ std::optional<stream_op> decode_stream(std::span<const std::uint8_t> data) {
       expire x;
       x.now = r.i();
       return finish<stream_op>(r, x);
+    }
+    case op::seed_done: {
+      seed_done d;
+      d.last_seq = r.u();
+      return finish<stream_op>(r, d);
     }
     default:
       return std::nullopt;

@@ -33,6 +33,7 @@ enum class op : std::uint8_t {
   batch = 19,
   leader_start = 20,
   expire = 21,
+  seed_done = 22,
   // a consumer's group
   consumer_delivered = 32,
   consumer_acked = 33,
@@ -47,6 +48,10 @@ struct stream_assign {
   std::vector<std::string> peers;  // server names; the first is the preferred leader
   std::int64_t created_ns = 0;
   std::uint64_t group_id = 0;      // the stream's Raft group
+  // A new group that starts with a copy of this server's messages (a change of num_replicas):
+  // only it can seed the group, which takes no writes before its seed_done is applied.
+  // Encoded only when set (an optional trailing field).
+  std::string seed_from;
   bool operator==(const stream_assign&) const = default;
 };
 struct stream_update : stream_assign {
@@ -117,7 +122,14 @@ struct expire {
   std::int64_t now = 0;  // unix ns
   bool operator==(const expire&) const = default;
 };
-using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start, expire>;
+// The seeding server's last entry of a seeded group (stream_assign::seed_from): the stream's
+// messages came before it in batches (sequences kept, gaps skipped); the stream's last
+// sequence is `last_seq` from here on, and its leader may take writes.
+struct seed_done {
+  std::uint64_t last_seq = 0;
+  bool operator==(const seed_done&) const = default;
+};
+using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start, expire, seed_done>;
 
 // --- a consumer's group: state deltas, applied in order.
 struct consumer_delivered {

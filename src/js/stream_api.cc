@@ -149,11 +149,12 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
   if (cfg.sealed) apply_seal(cfg);
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
-  if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
+  if (cfg.num_replicas > 1 && !_cluster) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
   if (auto e = check_update(s->config(), cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_limits(cfg, cfg.name, false))
     return respond_error(m.reply, type, *e);
+  if (cfg.num_replicas > 1) return scale_up_r1(*s, cfg, m.reply);  // a clustered hub
   const bool to_interest =
       s->config().retention == retention_policy::limits && cfg.retention == retention_policy::interest;
   s->update(cfg);

@@ -59,6 +59,37 @@ void stream_replica::set_config(stream_config cfg) {
   _store.enforce_limits();
 }
 
+void stream_replica::await_seed(std::string origin, std::vector<re::msg> msgs, std::uint64_t last_seq) {
+  _seeded = false;
+  _seed_origin = std::move(origin);
+  _seed = std::move(msgs);
+  _seed_last = last_seq;
+}
+
+// After its own leader_start applied: the messages the store does not hold yet (a previous
+// term of this server may have seeded part), in batches of about 512 KB, then seed_done.
+void stream_replica::propose_seed() {
+  constexpr std::size_t kBatchBytes = 512 * 1024;
+  const std::uint64_t have = _store.last_seq();
+  re::batch b;
+  std::size_t bytes = 0;
+  auto flush = [&] {
+    if (b.msgs.empty()) return true;
+    const bool ok = _log.propose(re::encode(re::stream_op{std::move(b)})).status == repl::propose_status::ok;
+    b = {};
+    bytes = 0;
+    return ok;
+  };
+  for (const auto& m : _seed) {
+    if (m.seq <= have) continue;
+    b.msgs.push_back(m);
+    bytes += m.subject.size() + m.headers.size() + m.payload.size() + 32;
+    if (bytes >= kBatchBytes && !flush()) return;
+  }
+  if (!flush()) return;
+  (void)_log.propose(re::encode(re::stream_op{re::seed_done{std::max(_seed_last, have)}}));
+}
+
 void stream_replica::fail(std::string what) {
   if (_error.empty()) _error = std::move(what);
   _ready = false;
@@ -371,7 +402,9 @@ void stream_replica::record_msg_id(std::string_view id, std::uint64_t seq, std::
 
 bool stream_replica::apply_msg(const re::msg& m) {
   const std::uint64_t last = _store.last_seq();
-  if (m.seq != last + 1) {
+  // A seed keeps the origin's sequences: the ones deleted there are skipped.
+  if (!_seeded && m.seq > last + 1) (void)_store.skip(m.seq - last - 1);
+  if (m.seq != _store.last_seq() + 1) {
     fail(fmt::format("index {}: message sequence {} after the store's last {}", _applied_index,
                      m.seq, last));
     return false;
@@ -436,10 +469,22 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
         } else if constexpr (std::is_same_v<T, re::expire>) {
           (void)_store.expire(v.now);
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
+        } else if constexpr (std::is_same_v<T, re::seed_done>) {
+          const std::uint64_t last = _store.last_seq();
+          if (v.last_seq > last) (void)_store.skip(v.last_seq - last);
+          _seeded = true;
+          _seed.clear();
+          _seed.shrink_to_fit();
+          resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
+          // Proposed by this leader in its term, after its leader_start: it may write now.
+          if (_leading && term == _lead_term) resume_from_applied();
         } else {
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
           if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {
-            resume_from_applied();  // everything committed before this entry is applied
+            // Everything committed before this entry is applied.
+            if (_seeded) resume_from_applied();
+            else if (_self == _seed_origin) propose_seed();
+            else _stepdown_wish = true;  // only the origin holds the seed
           }
         }
       },

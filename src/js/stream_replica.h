@@ -98,6 +98,15 @@ class stream_replica {
   // they only advance the applied index).
   void apply(const repl::committed_entry& e, std::vector<replica_reply>& out);
 
+  // A group seeded by `origin` (a change of num_replicas, repl_entries::seed_done): no writes
+  // until its seed_done is applied. The origin passes the messages it seeds with (sequence
+  // order; `last_seq` the stream's last sequence, deleted ones included); when it leads it
+  // proposes them after its leader_start. Any other leader before the seed asks to step down.
+  void await_seed(std::string origin, std::vector<repl_entries::msg> msgs, std::uint64_t last_seq);
+  bool seeded() const { return _seeded; }
+  // True once after this leader found the group unseeded and cannot seed it.
+  bool take_stepdown_wish() { return std::exchange(_stepdown_wish, false); }
+
   // A STREAM.UPDATE applied from the meta group (the storage type never changes): later
   // publishes are checked against it, the store's limits follow it at once.
   void set_config(stream_config cfg);
@@ -145,6 +154,7 @@ class stream_replica {
   void fail(std::string what);
   void resume_from_applied();
   void set_store_limits();
+  void propose_seed();
 
   stream_config _cfg;
   storage::stream_store& _store;
@@ -172,6 +182,12 @@ class stream_replica {
   std::string _last_msg_id;
   std::uint64_t _lost = 0;
   std::string _error;
+
+  bool _seeded = true;              // replicated: false until the group's seed_done applies
+  std::string _seed_origin;
+  std::vector<repl_entries::msg> _seed;  // on the origin only
+  std::uint64_t _seed_last = 0;
+  bool _stepdown_wish = false;
 };
 
 }  // namespace js
