@@ -24,15 +24,18 @@ std::vector<re::stream_op> stream_ops() {
   re::msg m{7, -5, 0, "orders.1", "NATS/1.0\r\nNats-Msg-Id: a\r\n\r\n", std::string("\0\xff", 2)};
   return {m, re::purge{"orders.>", 3, 0}, re::msg_delete{9, true},
           re::batch{{m, re::msg{8, 1, 3, "orders.2", "", ""}}}, re::leader_start{4, "s2"},
-          re::expire{1'700'000'000'000'000'000}, re::expire{-3}};
+          re::expire{1'700'000'000'000'000'000}, re::expire{-3}, re::seed_done{0}, re::seed_done{42}};
 }
 
 TEST(ReplEntries, MetaOpsRoundTrip) {
   re::stream_update u;
   static_cast<re::stream_assign&>(u) = assignment();
   u.peers = {"s4", "s5", "s1"};
+  re::stream_update seeded = u;  // a change of num_replicas: seed_from, an optional trailing field
+  seeded.seed_from = "s4";
+  seeded.group_id = 99;
   re::consumer_assign c{"$G", "ORDERS", "C1", "{}", {"s1", "s2", "s3"}, 5, 43};
-  const std::vector<re::meta_op> ops{assignment(), u, re::stream_remove{"$G", "ORDERS"}, c,
+  const std::vector<re::meta_op> ops{assignment(), u, seeded, re::stream_remove{"$G", "ORDERS"}, c,
                                      re::consumer_remove{"$G", "ORDERS", "C1"}};
   for (const auto& op : ops) {
     const auto bytes = re::encode(op);

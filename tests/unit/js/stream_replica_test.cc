@@ -54,8 +54,9 @@ struct rig {
   // Applies every proposal so far, in order.
   std::vector<replica_reply> commit_all() {
     std::vector<replica_reply> out;
-    for (auto& e : log.proposed) replica.apply(e, out);
-    log.proposed.clear();
+    // What applying proposes (a seed after leader_start) waits for the next call.
+    const auto entries = std::exchange(log.proposed, {});
+    for (const auto& e : entries) replica.apply(e, out);
     return out;
   }
   void become_ready() {
@@ -386,3 +387,79 @@ TEST(StreamReplica, MsgTtlHeaderErrors) {
   EXPECT_EQ(r.replies.back().error->err_code, 10165);
   EXPECT_TRUE(r.log.proposed.empty());
 }
+
+// A change of num_replicas: the group starts empty and its origin seeds it.
+std::vector<js::repl_entries::msg> seed_msgs() {
+  // Sequences 1-2, 5-6 and 8-9 were deleted at the origin.
+  return {{3, kNow, storage::ttl_none, "orders.a", "", "three"},
+          {4, kNow + 1, storage::ttl_none, "orders.b", "", "four"},
+          {7, kNow + 2, storage::ttl_none, "orders.a", "", "seven"}};
+}
+
+TEST(StreamReplica, SeededGroupTakesWritesOnlyAfterTheOriginsSeed) {
+  rig r;
+  r.replica.await_seed("s1", seed_msgs(), 9);
+  r.replica.on_role(kNow);
+  r.commit_all();  // its leader_start: the origin proposes the seed now
+  EXPECT_FALSE(r.replica.ready());
+  EXPECT_EQ(r.pub("orders.c"), submit_status::not_ready);
+  ASSERT_EQ(r.log.proposed.size(), 2u);  // one batch, then seed_done
+  r.commit_all();
+  ASSERT_TRUE(r.replica.seeded());
+  ASSERT_TRUE(r.replica.ready());
+  auto st = r.store.state(false);
+  EXPECT_EQ(st.msgs, 3u);
+  EXPECT_EQ(st.first_seq, 3u);
+  EXPECT_EQ(st.last_seq, 9u);
+  EXPECT_EQ(r.store.load(7)->payload, "seven");
+  EXPECT_EQ(r.pub("orders.c"), submit_status::proposed);
+  auto acks = r.commit_all();
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].seq, 10u);
+
+  // A follower that applies the same log holds the same stream.
+  storage::memory_store store;
+  fake_log flog;
+  flog.leader = false;
+  js::stream_replica follower(config(), store, flog, "s2");
+  follower.await_seed("s1", {}, 0);
+  std::vector<replica_reply> out;
+  for (const auto& e : r.log.history) follower.apply(e, out);
+  EXPECT_TRUE(follower.seeded());
+  EXPECT_FALSE(follower.failed()) << follower.error();
+  EXPECT_EQ(store.state(false).msgs, 4u);
+  EXPECT_EQ(store.state(false).first_seq, 3u);
+  EXPECT_EQ(store.last_seq(), 10u);
+  EXPECT_EQ(store.load(4)->payload, "four");
+  EXPECT_FALSE(follower.take_stepdown_wish());
+}
+
+TEST(StreamReplica, LeaderOfAnUnseededGroupThatIsNotTheOriginStepsDown) {
+  rig r;
+  r.replica.await_seed("s2", {}, 0);  // s2 holds the messages, this is s1
+  r.replica.on_role(kNow);
+  r.commit_all();
+  EXPECT_FALSE(r.replica.ready());
+  EXPECT_TRUE(r.log.proposed.empty()) << "it proposes no seed of its own";
+  EXPECT_TRUE(r.replica.take_stepdown_wish());
+  EXPECT_FALSE(r.replica.take_stepdown_wish()) << "asked once";
+  EXPECT_EQ(r.pub("orders.c"), submit_status::not_ready);
+}
+
+TEST(StreamReplica, OriginLeadingAgainSeedsOnlyWhatIsNotApplied) {
+  rig r;
+  r.replica.await_seed("s1", seed_msgs(), 7);
+  r.replica.on_role(kNow);
+  r.commit_all();
+  // Its batch is lost with its term: a new term, a new leader_start, the whole seed again.
+  r.log.proposed.clear();
+  r.log.next_index = 2;  // the next term's entries take the lost ones' indexes
+  r.log.current_term = 2;
+  r.replica.on_role(kNow);
+  r.commit_all();
+  r.commit_all();
+  EXPECT_TRUE(r.replica.ready());
+  EXPECT_EQ(r.store.state(false).msgs, 3u);
+  EXPECT_EQ(r.store.last_seq(), 7u);
+}
+
