@@ -352,14 +352,15 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     return;
   }
   if (rest == "SCALE") return on_scale(m.payload, m.reply);
-  if (rest == "UPDATED") {  // the meta leader: answer this update once it applies here as leader
+  if (rest == "UPDATED" || rest == "SEEDED") {  // the meta leader: answer once applied here as leader
     const auto nl = m.payload.find('\n');
     if (nl == std::string_view::npos) return;
     const std::string name(m.payload.substr(0, nl));
     pending_update p{std::string(m.reply), std::string(m.payload.substr(nl + 1)),
-                     _host.clk().wall_ns() + kAnswerWindowNs};
+                     _host.clk().wall_ns() + kAnswerWindowNs, rest == "SEEDED"};
     auto it = _hosted.find(name);
-    if (it != _hosted.end() && !it->second->leader_name.empty() && it->second->leader_name != _self) return;
+    if (!p.origin && it != _hosted.end() && !it->second->leader_name.empty() && it->second->leader_name != _self)
+      return;
     _answer_when_current[name].push_back(std::move(p));
     if (it != _hosted.end()) answer_updates(*it->second, _host.clk().wall_ns());
     return;
@@ -445,7 +446,8 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
     core::inbound_msg n;
     n.reply = p->second.reply;
     n.payload = notice;
-    for (const auto& peer : seeded->peers) forward(peer, "UPDATED", n, kMaxHops);
+    // Only the origin can lead it first (the others step down until it is seeded).
+    forward(seeded->seed_from, "SEEDED", n, kMaxHops);
     _updating.erase(p);
     return;
   }
@@ -628,12 +630,13 @@ void cluster_streams::update_hosted(const re::stream_assign& a, std::int64_t now
 void cluster_streams::answer_updates(hosted& h, std::int64_t now_ns) {
   auto it = _answer_when_current.find(h.cfg.name);
   if (it == _answer_when_current.end()) return;
+  auto& v = it->second;
   if (!h.leader_name.empty() && h.leader_name != _self) {
-    _answer_when_current.erase(it);  // its leader answers
+    std::erase_if(v, [](const pending_update& p) { return !p.origin; });  // its leader answers
+    if (v.empty()) _answer_when_current.erase(it);
     return;
   }
   if (!h.log->leader || !h.replica->ready()) return;
-  auto& v = it->second;
   std::erase_if(v, [&](const pending_update& p) {
     if (p.config_json != h.assignment.config_json) return false;
     respond(p.reply, typed_response("stream_update_response", stream_info(h, now_ns, false)));

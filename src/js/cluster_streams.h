@@ -136,6 +136,7 @@ class cluster_streams final : public core::internal_handler {
     std::string reply;
     std::string config_json;
     std::int64_t deadline_ns = 0;
+    bool origin = false;  // a seeded group's origin: kept while others lead (they step down)
   };
   std::map<std::string, std::vector<pending_update>, std::less<>> _answer_when_current;
   // On the origin of an R1 stream's scale up: its messages, until the assignment applies.
