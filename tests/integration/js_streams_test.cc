@@ -72,6 +72,12 @@ TEST_F(js_test, create_errors_have_nats_codes) {
   EXPECT_EQ(e["description"], "stream configuration for create can not be sealed");
   e = request("$JS.API.STREAM.CREATE.X", R"({"name":"X","num_replicas":3})")["error"];
   EXPECT_EQ(e["err_code"], 10074);
+  // A standalone server cannot scale an R1 stream up either (a cluster can). A deliberate
+  // difference: nats-server 2.9.10 standalone accepts this update and echoes num_replicas 3
+  // for a stream that stays R1 (checked by hand); refusing it as the create is refused is
+  // the honest answer.
+  e = request("$JS.API.STREAM.UPDATE.ORDERS", R"({"name":"ORDERS","subjects":["orders.>"],"num_replicas":3})")["error"];
+  EXPECT_EQ(e["err_code"], 10074) << e.dump();
   e = request("$JS.API.STREAM.CREATE.X", R"({"name":"X","max_age":1000})")["error"];
   EXPECT_EQ(e["description"], "max age needs to be >= 100ms");
   e = request("$JS.API.STREAM.CREATE.X", R"({"name":"X","retention":"Limits"})")["error"];
