@@ -386,7 +386,10 @@ std::size_t dispatcher::tick(base::nanos now) {
 void dispatcher::on_open(net::conn_handle h, std::string_view ip, int port) {
   const bool is_route = _adopting_route != nullptr;  // routes are not client connections
   const int n = is_route ? 0 : _srv.connections.fetch_add(1) + 1;
-  if (!is_route) _srv.total_connections.fetch_add(1, std::memory_order_relaxed);
+  if (!is_route) {
+    _srv.total_connections.fetch_add(1, std::memory_order_relaxed);
+    _srv.sys_wake.connections_changed();
+  }
   auto cp = std::make_unique<client>();
   client& c = *cp;
   c.handle = h;
@@ -489,7 +492,10 @@ void dispatcher::on_close(net::conn_handle h) {
     while (_closed.size() > std::max<std::size_t>(1, kClosedKept / _srv.shard_count)) _closed.pop_front();
   }
   _by_id.erase(c.id);
-  if (!c.route) _srv.connections.fetch_sub(1);
+  if (!c.route) {
+    _srv.connections.fetch_sub(1);
+    _srv.sys_wake.connections_changed();
+  }
   PG_DEBUG("{}:{} - cid:{} - Client connection closed", c.peer_ip, c.peer_port, c.id);
   _clients.erase(it);
 }

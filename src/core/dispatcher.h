@@ -126,6 +126,8 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   conn_snapshot snap(const client& c, bool with_subs) const;
   // $SYS.ACCOUNT.<acc>.CONNECT/DISCONNECT when someone listens (sys_events.cc).
   void sys_client_event(const client& c, bool disconnect, const conn_snapshot* closed = nullptr);
+  // $SYS.SERVER.<id>.CLIENT.AUTH.ERR when someone listens (sys_events.cc).
+  void sys_auth_error_event(const client& c);
   std::string account_name(std::uint32_t account) const;
   const std::string& account_ref(std::uint32_t account) const;  // the same, without a copy
 
@@ -243,6 +245,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::mutex _calls_mu;
   std::vector<std::function<void(dispatcher&)>> _calls;
   std::atomic<bool> _calls_pending{false};
+  std::uint64_t _calls_run = 0;  // call_on_shard functions run (/metrics)
   std::unique_ptr<net::transport> _transport;
   int _wake_fd = -2;  // -2 not created yet, -1 unsupported
   shard::loop _loop;

@@ -91,7 +91,15 @@ sublist& dispatcher::subs_for(std::uint32_t account) {
   if (account == kGlobalAccount) return _subs;
   if (_account_subs.size() <= account) _account_subs.resize(account + 1);
   auto& s = _account_subs[account];
-  if (!s) s = std::make_unique<sublist>();
+  if (!s) {
+    s = std::make_unique<sublist>();
+    // Shard 0's copy holds every subscription: its system account's changes wake the system
+    // account's worker (which account that is may move with a reload, so asked each time).
+    if (_index == 0)
+      s->on_change([this, account] {
+        if (_live && _live->auth->system_account == account) _srv.sys_wake.interest_changed();
+      });
+  }
   return *s;
 }
 

@@ -56,6 +56,7 @@ std::size_t dispatcher::run_calls() {
     calls.swap(_calls);
     _calls_pending.store(false, std::memory_order_relaxed);
   }
+  _calls_run += calls.size();
   for (auto& fn : calls) fn(*this);
   return calls.size();
 }
@@ -182,6 +183,7 @@ shard_snapshot dispatcher::snapshot(const snapshot_request& q) const {
   out.shard = _index;
   out.clients = _clients.size();
   out.loop_blocks = _loop.blocks();
+  out.calls = _calls_run;
   for (const auto& r : _inbox)
     if (r) out.ring_depth += r->size_approx();
   for (const auto& b : _backlog) out.ring_depth += b.size();  // taken off the rings, not applied yet

@@ -526,7 +526,15 @@ http_reply monitor_subsz(server& srv, const http_query& q) {
 
 http_reply monitor_jsz(server& srv, const http_query& q) {
   http_reply err;
-  if (!bool_args_ok(q, {"accounts", "streams", "consumers", "config", "leader-only", "leader_only"}, err)) return err;
+  if (!bool_args_ok(q, {"accounts", "streams", "consumers", "config", "leader-only", "leader_only", "raft"}, err))
+    return err;
+  // leader-only: only the meta leader answers (a standalone server leads itself); nats-server's
+  // error, which the system account's PING.JSZ turns into silence.
+  if (truthy(q, "leader-only") || truthy(q, "leader_only")) {
+    const bool leads = srv.shared().opts.jetstream &&
+                       (!srv.shared().replication || srv.shared().replication->meta().self_leader);
+    if (!leads) return bad_request("filtered response: not leader");
+  }
   ojson j;
   j["server_id"] = srv.shared().server_id;
   j["now"] = base::rfc3339_nano(wall_now());
@@ -560,12 +568,21 @@ http_reply monitor_healthz(server& srv, const http_query& q) {
   http_reply err;
   if (!bool_args_ok(q, {"js-enabled-only", "js-enabled", "js-server-only"}, err)) return err;
   const bool js_on = srv.shared().opts.jetstream;
-  const bool js_only = truthy(q, "js-enabled-only") || truthy(q, "js-enabled") || truthy(q, "js-server-only");
+  const bool enabled_only = truthy(q, "js-enabled-only") || truthy(q, "js-enabled");
+  const bool js_only = enabled_only || truthy(q, "js-server-only");
   if (js_only && !js_on) return unavailable("JetStream not enabled");
   if (srv.shared().lame_duck_since_ns.load() != 0) return unavailable("lame duck mode");
   // Every shard must answer: a stuck shard makes the server unhealthy.
   const auto snaps = snapshots(srv, {});
   if (snaps.size() != srv.shards().size()) return unavailable("a shard did not answer in time");
+  if (enabled_only) return {200, "application/json", "{\"status\":\"ok\"}"};
+  // Clustered JetStream: healthy only with a meta leader known (nats-server's check and text);
+  // js-server-only stops there, before the streams.
+  if (js_on && srv.shared().replication) {
+    const meta_status m = srv.shared().replication->meta();
+    if (!m.running || m.leader.empty()) return unavailable("JetStream has not established contact with a meta leader");
+  }
+  if (truthy(q, "js-server-only")) return {200, "application/json", "{\"status\":\"ok\"}"};
   auto stream = q.find("stream");
   if (js_on && stream != q.end() && !stream->second.empty()) {
     auto body = jetstream_json(srv, {{"streams", "true"}, {"consumers", "true"}});

@@ -72,6 +72,7 @@ struct shard_snapshot {
   std::uint32_t shard = 0;
   std::uint64_t clients = 0;
   std::uint64_t loop_blocks = 0;       // times the loop blocked idle
+  std::uint64_t calls = 0;             // functions other threads had it run (call_on_shard)
   std::uint64_t ring_depth = 0;        // messages waiting in the inbound rings
   std::uint64_t overflow_depth = 0;    // posts waiting behind full outbound rings
   std::uint64_t slow_consumers = 0;    // connections this shard cut as slow

@@ -120,6 +120,7 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
     const auth_outcome a = authenticate_client(c);
     if (!a.ok) {
       PG_WARN("{}:{} - cid:{} - authentication error", c.peer_ip, c.peer_port, c.id);
+      sys_auth_error_event(c);
       close_client(c, proto::err_text::auth_violation);
       return false;
     }
@@ -138,6 +139,7 @@ bool dispatcher::handle_connect(client& c, std::string_view json) {
   c.connected = true;
   send_ok(c);
   sys_client_event(c, false);
+  if (c.account != kGlobalAccount) _srv.sys_wake.connections_changed();  // it left $G for its account
   return true;
 }
 

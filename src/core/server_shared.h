@@ -14,6 +14,7 @@
 #include "src/core/account.h"
 #include "src/core/auth.h"
 #include "src/core/options.h"
+#include "src/core/sys_bell.h"
 
 namespace core {
 
@@ -41,6 +42,7 @@ struct server_shared {
   std::atomic<std::uint64_t> slow_consumers{0};
   std::atomic<std::uint64_t> in_msgs{0};
   std::atomic<std::uint64_t> sys_seq{0};  // ServerInfo "seq" of system account messages
+  sys_bell sys_wake;                        // the system account's worker sleeps on it
   response_ledger service_replies;          // responses through service imports (account.h)
   // Lame duck: the monotonic time it started (0: not in lame duck mode).
   std::atomic<std::int64_t> lame_duck_since_ns{0};
@@ -73,6 +75,7 @@ struct server_shared {
     std::lock_guard lk(_live_mu);
     _live = std::move(l);
     live_gen.fetch_add(1, std::memory_order_release);
+    sys_wake.interest_changed();  // the accounts whose CONNS someone may listen to can change
   }
   std::shared_ptr<const live_config> live() const {
     std::lock_guard lk(_live_mu);

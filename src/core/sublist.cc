@@ -270,6 +270,7 @@ base::status sublist::insert(subscription* s) {
   }
   ++im.count;
   im.invalidate(s->subject);
+  if (_on_change) _on_change();
   return {};
 }
 
@@ -328,6 +329,7 @@ bool sublist::remove(subscription* s) {
   if (!found) return false;
   --im.count;
   im.invalidate(s->subject);
+  if (_on_change) _on_change();
 
   // Prune empty nodes bottom-up so long-lived servers with churning subjects stay small.
   for (auto i = path.size(); i-- > 0;) {

@@ -2,6 +2,7 @@
 // Subscription index: a trie over subject tokens with '*' and '>' nodes and a bounded
 // match cache. One instance per shard, used only by that shard's thread.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -59,10 +60,14 @@ class sublist {
   std::size_t node_count() const noexcept;
   // Cached subjects compared with changed wildcard filters so far (tests bound the cost).
   std::uint64_t invalidation_checks() const noexcept;
+  // Called after every successful insert and remove (the system account's worker learns of
+  // new listeners this way, sys_bell.h).
+  void on_change(std::function<void()> fn) { _on_change = std::move(fn); }
 
  private:
   struct impl;
   std::unique_ptr<impl> _impl;
+  std::function<void()> _on_change;
 };
 
 }  // namespace core

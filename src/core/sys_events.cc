@@ -23,4 +23,22 @@ void dispatcher::sys_client_event(const client& c, bool disconnect, const conn_s
   route(sys, nullptr, subject, {}, {}, body);
 }
 
+// $SYS.SERVER.<id>.CLIENT.AUTH.ERR (nats-server's sendAuthErrorEvent): a disconnect event of
+// the client whose CONNECT failed authentication, in $G with the user it claimed.
+void dispatcher::sys_auth_error_event(const client& c) {
+  const std::uint32_t sys = _live->auth->system_account;
+  if (sys == kGlobalAccount || c.id == 0 || c.route) return;
+  const std::string subject = "$SYS.SERVER." + _srv.server_id + ".CLIENT.AUTH.ERR";
+  if (!subs_for(sys).has_match(subject)) return;
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const std::int64_t now = _loop.clk().wall_ns();
+  const auto server =
+      sys_server_json(sys_info_of(_srv.opts, _srv.server_id, _srv.server_name), _srv.sys_seq.fetch_add(1) + 1, now);
+  conn_snapshot s = snap(c, false);
+  s.stop_ns = now;
+  s.reason = "Authentication Failure";
+  const std::string body = sys_client_event_json(s, "$G", server, sys_event_id(rng(), rng()), now, true).dump();
+  route(sys, nullptr, subject, {}, {}, body);
+}
+
 }  // namespace core

@@ -1,7 +1,6 @@
 #include "src/core/system_account.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <future>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "peregrine_config.h"
 #include "src/base/go_text.h"
 #include "src/core/server.h"
+#include "src/core/sys_event_pacer.h"
 
 namespace core {
 
@@ -158,16 +158,14 @@ std::int64_t wall_now_ns() {
       .count();
 }
 
-// nats-server's pacing: STATSZ 1 s after start, the interval doubling up to 10 s; an
-// account's CONNS on every change and every 30 s while it has connections.
-constexpr auto kFirstStatsz = 1s;
-constexpr auto kStatszInterval = 10s;
-constexpr auto kConnsHeartbeat = 30s;
-constexpr auto kTick = 1s;  // the worker's wake while idle: changes in connection counts
+constexpr base::nanos kInterestRetry = base::kSecond;  // shard 0 did not answer who listens
 
 // Subscribes the request subjects in the system account on shard 0; each request is queued for
 // the worker, which builds the answer and hands the publish back to shard 0. The worker also
-// sends the periodic events, each only while someone subscribes to it.
+// sends the periodic events, each only while someone subscribes to it (sys_event_pacer), and
+// otherwise sleeps on the server's sys_bell: it asks shard 0 who listens only after the system
+// account's subscriptions changed, and the shards for connection counts only after a client
+// came or went while someone listens to CONNS (or a heartbeat is due).
 class system_service final : public service, public internal_handler {
  public:
   system_service(server& srv, std::uint32_t account) : _srv(srv), _account(account) {}
@@ -191,7 +189,7 @@ class system_service final : public service, public internal_handler {
       if (_stopping) return;
       _stopping = true;
     }
-    _cv.notify_all();
+    _srv.shared().sys_wake.ring();
     // Not announced yet (a stop without server::shutdown): before the join, since the
     // worker may be waiting for shard 0, which then is here.
     if (_worker.joinable()) announce_stop();
@@ -215,7 +213,7 @@ class system_service final : public service, public internal_handler {
       if (_jobs.size() >= kMaxQueued || _stopping) return;  // a flood of requests: answer what fits
       _jobs.push_back(job{std::move(r), std::string(m.reply), std::string(m.payload)});
     }
-    _cv.notify_one();
+    _srv.shared().sys_wake.ring();
   }
 
  private:
@@ -227,15 +225,20 @@ class system_service final : public service, public internal_handler {
   static constexpr std::size_t kMaxQueued = 256;
   using steady = std::chrono::steady_clock;
 
+  static base::nanos mono_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(steady::now().time_since_epoch()).count();
+  }
+
   void run() {
     pthread_setname_np(pthread_self(), "pg-sys");
-    _statsz_every = kFirstStatsz;
-    _statsz_due = steady::now() + kFirstStatsz;
+    sys_bell& bell = _srv.shared().sys_wake;
+    sys_event_pacer pacer(mono_ns());
+    std::uint64_t interest_seen = bell.interest_gen(), conns_seen = bell.conns_gen();
     for (;;) {
+      const std::uint64_t rung = bell.rings();  // before looking, so no ring is missed
       std::optional<job> j;
       {
-        std::unique_lock lk(_mu);
-        _cv.wait_until(lk, std::min(_statsz_due, steady::now() + kTick), [&] { return _stopping || !_jobs.empty(); });
+        std::lock_guard lk(_mu);
         if (_stopping) return;
         if (!_jobs.empty()) {
           j = std::move(_jobs.front());
@@ -246,7 +249,21 @@ class system_service final : public service, public internal_handler {
         std::string out = answer(*j);
         if (!out.empty()) send(j->reply, std::move(out));
       }
-      if (steady::now() >= _next_periodic) periodic();
+      if (const auto g = bell.interest_gen(); g != interest_seen) {
+        interest_seen = g;
+        pacer.interest_changed();
+      }
+      if (const auto g = bell.conns_gen(); g != conns_seen) {
+        conns_seen = g;
+        pacer.connections_changed();
+      }
+      const base::nanos wake = periodic(pacer, mono_ns());
+      bell.want_connections(pacer.wants_connections());
+      if (j) continue;  // more may be queued
+      if (wake == sys_event_pacer::kNever)
+        bell.wait(rung);
+      else
+        bell.wait(rung, steady::time_point(std::chrono::nanoseconds(wake)));
     }
   }
 
@@ -293,47 +310,38 @@ class system_service final : public service, public internal_handler {
     return account_stats(open);
   }
 
-  void periodic() {
-    const auto now = steady::now();
-    _next_periodic = now + kTick;
+  // The events due now; returns when the worker must run next.
+  base::nanos periodic(sys_event_pacer& pacer, base::nanos now) {
     const std::string statsz_subject = "$SYS.SERVER." + _info.id + ".STATSZ";
-    const auto accounts = account_names();
-    std::vector<std::string> subjects{statsz_subject};
-    for (const auto& a : accounts) {
-      subjects.push_back("$SYS.ACCOUNT." + a + ".SERVER.CONNS");
-      subjects.push_back("$SYS.SERVER.ACCOUNT." + a + ".CONNS");
+    if (pacer.needs_interest()) {
+      _srv.shared().sys_wake.want_connections(true);  // no count change missed while asking
+      const auto accounts = account_names();
+      std::vector<std::string> subjects{statsz_subject};
+      for (const auto& a : accounts) {
+        subjects.push_back("$SYS.ACCOUNT." + a + ".SERVER.CONNS");
+        subjects.push_back("$SYS.SERVER.ACCOUNT." + a + ".CONNS");
+      }
+      const std::vector<bool> heard = listened(subjects);
+      if (heard.size() != subjects.size()) return now + kInterestRetry;
+      std::vector<sys_event_pacer::listener> conns;
+      for (std::size_t i = 0; i < accounts.size(); ++i) conns.push_back({accounts[i], heard[1 + 2 * i], heard[2 + 2 * i]});
+      pacer.set_interest(heard[0], std::move(conns));
     }
-    const std::vector<bool> heard = listened(subjects);
-    if (heard.size() != subjects.size()) return;
-    if (now >= _statsz_due) {
-      _statsz_every = std::min<steady::duration>(_statsz_every * 2, kStatszInterval);
-      _statsz_due = now + _statsz_every;
-      if (heard[0]) send(statsz_subject, statsz_answer().dump());
+    if (pacer.statsz_due(now)) send(statsz_subject, statsz_answer().dump());
+    if (pacer.conns_due(now)) {
+      const auto stats = stats_now();
+      std::map<std::string, std::uint64_t> counts;
+      for (const auto& [name, st] : stats) counts[name] = st.conns;
+      for (const auto& l : pacer.conns_events(now, counts)) {
+        auto it = stats.find(l.account);
+        const std::string body = account_conns_event_json(l.account, it == stats.end() ? account_stat{} : it->second,
+                                                          server_json(), sys_event_id(_rng(), _rng()), wall_now_ns())
+                                     .dump();
+        if (l.old_subject) send("$SYS.SERVER.ACCOUNT." + l.account + ".CONNS", body);  // nats-server sends both
+        if (l.new_subject) send("$SYS.ACCOUNT." + l.account + ".SERVER.CONNS", body);
+      }
     }
-    bool any = false;
-    for (std::size_t i = 0; i < accounts.size(); ++i) any = any || heard[1 + 2 * i] || heard[2 + 2 * i];
-    if (!any) {
-      _conns_sent.clear();
-      return;
-    }
-    const auto stats = stats_now();
-    for (std::size_t i = 0; i < accounts.size(); ++i) {
-      const bool new_subject = heard[1 + 2 * i], old_subject = heard[2 + 2 * i];
-      if (!new_subject && !old_subject) continue;
-      const std::string& name = accounts[i];
-      auto it = stats.find(name);
-      const std::uint64_t conns = it == stats.end() ? 0 : it->second.conns;
-      auto sent = _conns_sent.find(name);
-      const bool changed = sent == _conns_sent.end() ? conns > 0 : sent->second.conns != conns;
-      const bool beat = sent != _conns_sent.end() && conns > 0 && now - sent->second.at >= kConnsHeartbeat;
-      if (!changed && !beat) continue;
-      _conns_sent[name] = conns_sent{conns, now};
-      const std::string body = account_conns_event_json(name, it == stats.end() ? account_stat{} : it->second,
-                                                        server_json(), sys_event_id(_rng(), _rng()), wall_now_ns())
-                                   .dump();
-      if (old_subject) send("$SYS.SERVER.ACCOUNT." + name + ".CONNS", body);  // nats-server sends both
-      if (new_subject) send("$SYS.ACCOUNT." + name + ".SERVER.CONNS", body);
-    }
+    return pacer.next_wake();
   }
 
   ojson statsz_answer() {
@@ -369,6 +377,7 @@ class system_service final : public service, public internal_handler {
                    : ep == "ACCOUNTZ" ? monitor_accountz(_srv, q)
                    : ep == "LEAFZ"    ? monitor_leafz(_srv, q)
                                       : monitor_gatewayz(_srv, q);
+    if (r.status == 400 && r.body.starts_with("filtered response")) return {};  // JSZ leader_only elsewhere
     wrap(res, r);
     return res.dump();
   }
@@ -479,26 +488,17 @@ class system_service final : public service, public internal_handler {
     return res.dump();
   }
 
-  struct conns_sent {
-    std::uint64_t conns = 0;
-    steady::time_point at;
-  };
-
   server& _srv;
   const std::uint32_t _account;
   dispatcher* _shard0 = nullptr;
   sys_server_info _info;
   std::mutex _mu;
-  std::condition_variable _cv;
   std::deque<job> _jobs;
   bool _stopping = false;
   bool _shutdown_sent = false;  // shard 0's thread
   std::thread _worker;
   // worker thread only
   std::mt19937_64 _rng{std::random_device{}()};
-  steady::duration _statsz_every{};
-  steady::time_point _statsz_due{}, _next_periodic{};
-  std::map<std::string, conns_sent> _conns_sent;
 };
 
 }  // namespace

@@ -753,4 +753,25 @@ ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged) {
   return j;
 }
 
+std::vector<cluster_streams::monitor_entry> cluster_streams::monitor_streams(std::int64_t now_ns, bool details) {
+  std::vector<monitor_entry> out;
+  for (auto& [name, h] : _hosted) {
+    monitor_entry e;
+    e.name = name;
+    e.created_ns = h->assignment.created_ns;
+    e.memory = h->cfg.storage == storage_type::memory;
+    e.replicas = h->assignment.peers.size();
+    e.group_id = h->assignment.group_id;
+    e.state = stream_state_json(h->store->state(false), false, nullptr, 0);
+    e.bytes = e.state.value("bytes", std::uint64_t{0});
+    e.messages = e.state.value("messages", std::uint64_t{0});
+    if (details) {
+      e.cluster = cluster_json_of(*h, now_ns);
+      e.config = to_json(h->cfg, false);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace js

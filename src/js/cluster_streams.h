@@ -53,6 +53,18 @@ class cluster_streams final : public core::internal_handler {
   // Replicated streams' names and subjects (every server knows them from the meta log).
   std::vector<std::pair<std::string, std::vector<std::string>>> names() const;
   bool is_replicated(std::string_view name) const;
+  // /jsz (monitor_jsz.cc): what this server holds of each replicated stream it has a replica of,
+  // in name order; the cluster object and config only with `details`. Read-only.
+  struct monitor_entry {
+    std::string name;
+    std::int64_t created_ns = 0;
+    bool memory = false;        // the config's storage (replicas keep memory stores either way)
+    std::size_t replicas = 0;
+    std::uint64_t group_id = 0;
+    std::uint64_t bytes = 0, messages = 0;
+    nlohmann::ordered_json state, cluster, config;
+  };
+  std::vector<monitor_entry> monitor_streams(std::int64_t now_ns, bool details);
 
   // The hub's R1 stream asked for num_replicas > 1 (a STREAM.UPDATE already checked as an R1
   // update; the stream is unsubscribed, so these are all its messages): it becomes a

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "src/js/cluster_streams.h"
 #include "src/js/consumer_agent.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
@@ -18,6 +19,14 @@ bool truthy(const std::map<std::string, std::string>& q, const char* key) {
   return it != q.end() && (it->second == "1" || it->second == "t" || it->second == "T" || it->second == "TRUE" ||
                            it->second == "true" || it->second == "True");
 }
+
+// nats-server's name of a stream's Raft group ("S-R3F-<hash>"), here from the group id.
+std::string stream_raft_group(const cluster_streams::monitor_entry& e) {
+  static constexpr char kDigits[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::string hash;
+  for (std::uint64_t v = e.group_id; hash.size() < 8; v /= 62) hash += kDigits[v % 62];
+  return fmt::format("S-R{}{}-{}", e.replicas, e.memory ? 'M' : 'F', hash);
+}
 }  // namespace
 
 bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& out) {
@@ -26,8 +35,12 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
   const bool accounts = truthy(q, "accounts") || streams;
   const bool consumers = truthy(q, "consumers");
   const bool config = truthy(q, "config");
+  const bool raft = truthy(q, "raft");
   std::uint64_t mem = 0, file = 0, messages = 0, bytes = 0, consumer_total = 0;
   ojson stream_details = ojson::array();
+  // In a cluster an R1 stream's cluster object names the cluster too, as nats-server's.
+  core::cluster_replication* repl = _host->replication();
+  const core::meta_status meta = repl ? repl->meta() : core::meta_status{};
   for (auto& [name, g] : _streams) {
     stream* s = &g->get_stream();
     const ojson state = s->state_json(false, nullptr);
@@ -41,7 +54,8 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
     ojson d;
     d["name"] = name;
     d["created"] = base::rfc3339_nano(s->created());
-    d["cluster"] = ojson{{"leader", _host->server_name()}};
+    d["cluster"] = meta.cluster.empty() ? ojson{{"leader", _host->server_name()}}
+                                        : ojson{{"name", meta.cluster}, {"leader", _host->server_name()}};
     if (config) d["config"] = to_json(s->config(), false);
     d["state"] = state;
     if (consumers && nc > 0) {
@@ -57,6 +71,29 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
     }
     stream_details.push_back(std::move(d));
   }
+  // The replicated streams this server holds a replica of, counted as nats-server counts them
+  // on every member; ha_assets is its count of Raft nodes here (the meta group's and theirs).
+  std::size_t stream_total = _streams.size();
+  std::uint64_t ha_assets = 0;
+  if (_cluster) {
+    ha_assets = meta.running ? 1 : 0;
+    for (auto& e : _cluster->monitor_streams(now(), streams)) {
+      (e.memory ? mem : file) += e.bytes;
+      bytes += e.bytes;
+      messages += e.messages;
+      ++stream_total;
+      ++ha_assets;
+      if (!streams) continue;
+      ojson d;
+      d["name"] = e.name;
+      d["created"] = base::rfc3339_nano(e.created_ns);
+      d["cluster"] = std::move(e.cluster);
+      if (config) d["config"] = std::move(e.config);
+      d["state"] = std::move(e.state);
+      if (raft) d["stream_raft_group"] = stream_raft_group(e);  // no replicated consumers yet
+      stream_details.push_back(std::move(d));
+    }
+  }
   ojson cfg;
   cfg["max_memory"] = o.max_memory_store;
   cfg["max_storage"] = o.max_file_store;
@@ -69,7 +106,7 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
   out["reserved_memory"] = 0;
   out["reserved_storage"] = 0;
   out["accounts"] = _owners->accounts;
-  out["ha_assets"] = 0;
+  out["ha_assets"] = ha_assets;
   // The API counters are the hub's (it counts what it forwards; errors summed over the
   // owners); with several owners the other parts carry zeros and merge_jsz adds them up.
   std::uint64_t api_total = 0, api_errors = 0;
@@ -78,7 +115,7 @@ bool jetstream::monitor_jsz(const std::map<std::string, std::string>& q, ojson& 
     for (const auto& slot : _owners->slots) api_errors += slot->js->_api_errors.load(std::memory_order_relaxed);
   }
   out["api"] = ojson{{"total", api_total}, {"errors", api_errors}};
-  out["streams"] = _streams.size();
+  out["streams"] = stream_total;
   out["consumers"] = consumer_total;
   out["messages"] = messages;
   out["bytes"] = bytes;
@@ -107,7 +144,7 @@ void jetstream::merge_jsz(std::vector<ojson> parts, ojson& out) const {
   auto add = [](ojson& to, const ojson& from, const char* key) {
     if (from.contains(key) && to.contains(key)) to[key] = to[key].get<std::uint64_t>() + from[key].get<std::uint64_t>();
   };
-  static const char* kSums[] = {"memory", "storage", "streams", "consumers", "messages", "bytes"};
+  static const char* kSums[] = {"memory", "storage", "ha_assets", "streams", "consumers", "messages", "bytes"};
   for (std::size_t i = 1; i < parts.size(); ++i) {
     const ojson& p = parts[i];
     for (const char* k : kSums) add(out, p, k);

@@ -390,5 +390,125 @@ TEST_F(cluster_streams, leader_kill9_loses_no_acknowledged_message_and_follower_
   expect_all(fi, "EVENTS", acked);
 }
 
+
+// /jsz on every server counts the replicated streams it holds a replica of, as nats-server
+// 2.9.10 does on a 3-node cluster (run by hand beside this: every member counts an R3 stream in
+// streams/messages/bytes/storage; ha_assets is its Raft nodes, the meta group's included; an R1
+// stream's cluster is {name, leader}); stream details carry the cluster as StreamInfo's, and
+// with raft=true the stream's Raft group name (stream_raft_group, a later nats-server's field,
+// after state). Top-level field order is 2.9.10's.
+TEST_F(cluster_streams, jsz_counts_replicated_streams_with_their_cluster_and_raft_group) {
+  create_r3(0, "JSZ", "jsz.>");
+  const std::string leader = stream_leader("JSZ", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  {
+    auto nc = connect(servers_[1]->url());
+    ASSERT_TRUE(nc);
+    for (int i = 1; i <= 5; ++i)
+      ASSERT_EQ(publish(nc.get(), "jsz.x", "data-" + std::to_string(i), "j" + std::to_string(i), scaled(5000)),
+                std::uint64_t(i));
+    const json r1 = api(nc.get(), "$JS.API.STREAM.CREATE.LOCAL", R"({"name":"LOCAL","subjects":["local.>"]})");
+    ASSERT_FALSE(r1.contains("error")) << r1.dump();
+    ASSERT_EQ(publish(nc.get(), "local.x", "l", "l1", scaled(5000)), 1u);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string path = "/jsz?streams=true&config=true&raft=true";
+    json j;
+    const auto deadline = clock_type::now() + scaled(10000);
+    while (clock_type::now() < deadline) {  // a follower applies the last entries a little later
+      j = json::parse(http_get(http_[i], path), nullptr, false);
+      if (j.is_object() && j.value("messages", 0u) >= 5u) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_TRUE(j.is_object()) << char('A' + i);
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : j.items()) keys.push_back(k);
+    EXPECT_EQ(keys, (std::vector<std::string>{"server_id", "now", "config", "memory", "storage", "reserved_memory",
+                                              "reserved_storage", "accounts", "ha_assets", "api", "streams", "consumers",
+                                              "messages", "bytes", "meta_cluster", "account_details"}))
+        << j.dump();
+    const bool has_local = i == 1;
+    EXPECT_EQ(j.value("streams", 0), has_local ? 2 : 1) << char('A' + i) << ": " << j.dump();
+    EXPECT_EQ(j.value("messages", 0u), has_local ? 6u : 5u) << j.dump();
+    EXPECT_EQ(j.value("ha_assets", 0), 2) << "the meta group and JSZ's group: " << j.dump();
+    EXPECT_GT(j.value("bytes", 0u), 0u);
+    EXPECT_EQ(j.value("storage", 0u), j.value("bytes", 0u)) << "file streams: " << j.dump();
+    const json meta = j.value("meta_cluster", json::object());
+    EXPECT_EQ(meta.value("name", ""), "pgtest");
+    EXPECT_EQ(meta.value("cluster_size", 0), 3);
+    EXPECT_EQ(meta.value("peer", "").size(), 8u);
+    ASSERT_TRUE(j.contains("account_details") && j["account_details"].size() == 1) << j.dump();
+    std::map<std::string, json> details;
+    for (const auto& d : j["account_details"][0].value("stream_detail", json::array())) details[d.value("name", "")] = d;
+    ASSERT_TRUE(details.count("JSZ")) << j.dump();
+    const json& d = details["JSZ"];
+    keys.clear();
+    for (const auto& [k, v] : d.items()) keys.push_back(k);
+    EXPECT_EQ(keys, (std::vector<std::string>{"name", "created", "cluster", "config", "state", "stream_raft_group"}));
+    EXPECT_EQ(d["cluster"].value("name", ""), "pgtest");
+    EXPECT_EQ(d["cluster"].value("leader", ""), leader);
+    EXPECT_EQ(d["config"].value("num_replicas", 0), 3);
+    EXPECT_EQ(d["state"].value("messages", 0u), 5u);
+    const std::string group = d.value("stream_raft_group", "");
+    EXPECT_EQ(group.rfind("S-R3F-", 0), 0u) << group;
+    EXPECT_EQ(group.size(), 14u) << group;
+    if (i == index_of(leader)) {
+      EXPECT_EQ(d["cluster"].value("replicas", json::array()).size(), 2u) << d.dump();
+    }
+    EXPECT_EQ(details.count("LOCAL"), has_local ? 1u : 0u);
+    if (has_local) {
+      EXPECT_EQ(details["LOCAL"]["cluster"].dump(), R"({"name":"pgtest","leader":"B"})");
+      EXPECT_FALSE(details["LOCAL"].contains("stream_raft_group")) << "an R1 stream has no Raft group here";
+    }
+    // The group name is the same on every member; without raft=true it is not shown.
+    const json plain = json::parse(http_get(http_[i], "/jsz?streams=true"), nullptr, false);
+    for (const auto& sd : plain["account_details"][0]["stream_detail"]) {
+      EXPECT_FALSE(sd.contains("stream_raft_group"));
+      EXPECT_FALSE(sd.contains("config"));
+    }
+    if (i > 0) {
+      const json first = json::parse(http_get(http_[0], path), nullptr, false);
+      for (const auto& sd : first["account_details"][0]["stream_detail"]) {
+        if (sd.value("name", "") == "JSZ") {
+          EXPECT_EQ(sd.value("stream_raft_group", ""), group);
+        }
+      }
+    }
+    EXPECT_EQ(http_get(http_[i], "/healthz?js-server-only=true"), R"({"status":"ok"})");
+  }
+  EXPECT_EQ(http_get(http_[0], "/jsz?raft=maybe").rfind("Error decoding boolean for 'raft'", 0), 0u) << "a bad boolean is a 400";
+  // leader-only: the meta leader alone answers (nats-server's 400 text elsewhere).
+  int leaders = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string b = http_get(http_[i], "/jsz?leader-only=true");
+    if (b.rfind("{", 0) == 0)
+      ++leaders;
+    else
+      EXPECT_EQ(b, "filtered response: not leader") << char('A' + i);
+  }
+  EXPECT_EQ(leaders, 1);
+}
+
+// Clustered JetStream is unhealthy without a meta leader (nats-server's check and text): with two
+// of three servers gone the last one loses its leader; js-enabled-only still answers ok.
+TEST_F(cluster_streams, healthz_without_a_meta_leader_is_unavailable) {
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(http_get(http_[i], "/healthz"), R"({"status":"ok"})") << char('A' + i);
+  for (int i = 1; i < 3; ++i) {
+    ::kill(servers_[i]->pid(), SIGKILL);
+    servers_[i]->stop();
+  }
+  std::string h;
+  const auto deadline = clock_type::now() + scaled(30000);
+  while (clock_type::now() < deadline) {
+    h = http_get(http_[0], "/healthz?js-server-only=true");
+    if (h.find("meta leader") != std::string::npos) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  const json j = json::parse(h, nullptr, false);
+  EXPECT_EQ(j.value("status", ""), "unavailable") << h;
+  EXPECT_EQ(j.value("error", ""), "JetStream has not established contact with a meta leader") << h;
+  EXPECT_EQ(http_get(http_[0], "/healthz?js-enabled-only=true"), R"({"status":"ok"})");
+}
+
 }  // namespace
 }  // namespace peregrine::test

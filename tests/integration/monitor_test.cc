@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -401,6 +402,72 @@ TEST_F(monitor_test, metrics_in_prometheus_text) {
   if (a_.srv->log_has("io_uring transport")) {  // not on the epoll fallback
     EXPECT_GT(std::stod(samples["peregrine_shard_uring_completions_total{shard=\"0\"}"]), 0);
   }
+}
+
+
+// The system account's worker sleeps while nobody listens to its events (issue 12): an idle
+// server with a system account runs nothing on its shards but what the scrapes themselves cost
+// (one call each); a CONNS listener still gets its event at once, and then, while no client comes
+// or goes, the shards are not asked for connection counts either. Main's old worker asked shard 0
+// every second, and every shard every second once someone listened.
+TEST_F(monitor_test, idle_system_account_wakes_no_shard) {
+  if (server_binary().find("nats-server") != std::string::npos) GTEST_SKIP() << "nats-server has no /metrics";
+  ASSERT_TRUE(launch(a_, base_ / "s", server_binary(),
+                     "accounts { $SYS { users: [ {user: sys, password: ps} ] }\n"
+                     "           A { users: [ {user: a, password: pa} ] } }\n"));
+  // shard -> peregrine_shard_calls_total
+  auto calls = [&] {
+    std::map<std::string, long> out;
+    const http_result r = http_get(a_.http, "/metrics");
+    std::istringstream lines(r.body);
+    const std::string name = "peregrine_shard_calls_total{shard=\"";
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind(name, 0) == 0) out[line.substr(name.size(), line.find('"', name.size()) - name.size())] =
+                                        std::stol(line.substr(line.rfind(' ') + 1));
+    return out;
+  };
+  // Over a quiet window each shard ran only what a scrape itself costs (measured by a second
+  // scrape right after: one snapshot per shard, and the services' metrics on shard 0).
+  auto quiet_for = [&](std::chrono::milliseconds window, std::string& detail) {
+    const auto before = calls();
+    std::this_thread::sleep_for(window);  // absence of wakes: only a span of time shows it
+    const auto after = calls();
+    const auto again = calls();
+    detail.clear();
+    bool quiet = !before.empty() && before.size() == after.size() && after.size() == again.size();
+    for (const auto& [shard, n] : after) {
+      const long d = n - (before.count(shard) ? before.at(shard) : 0);
+      const long scrape = (again.count(shard) ? again.at(shard) : 0) - n;
+      detail += "shard " + shard + ": +" + std::to_string(d) + " over the window, +" + std::to_string(scrape) +
+                " for a scrape; ";
+      quiet = quiet && d == scrape && scrape > 0;
+    }
+    return quiet;
+  };
+  std::string detail;
+  // Start-up asks once who listens; then the server is idle. A loaded machine gets three tries.
+  bool quiet = false;
+  for (int i = 0; i < 3 && !quiet; ++i) quiet = quiet_for(3s, detail);
+  EXPECT_TRUE(quiet) << "with nobody listening: " << detail;
+
+  raw_client sys, a;
+  ASSERT_TRUE(sys.open(a_.nats, "CONNECT {\"verbose\":false,\"user\":\"sys\",\"pass\":\"ps\"}\r\n"));
+  ASSERT_TRUE(sys.send("SUB $SYS.ACCOUNT.A.SERVER.CONNS 1\r\n"));
+  ASSERT_TRUE(sys.ping_pong());
+  ASSERT_TRUE(a.open(a_.nats, "CONNECT {\"verbose\":false,\"user\":\"a\",\"pass\":\"pa\"}\r\n"));
+  ASSERT_TRUE(a.ping_pong());
+  std::optional<std::string> line;
+  while ((line = sys.read_line(5s)) && line->rfind("MSG $SYS.ACCOUNT.A.SERVER.CONNS 1 ", 0) != 0) {
+  }
+  ASSERT_TRUE(line) << "no CONNS event for A";
+  const auto body = sys.read_line(5s);
+  ASSERT_TRUE(body);
+  const ojson ev = ojson::parse(*body, nullptr, false);
+  EXPECT_EQ(ev.value("acc", ""), "A") << *body;
+  EXPECT_EQ(ev.value("conns", -1), 1) << *body;
+  quiet = false;
+  for (int i = 0; i < 3 && !quiet; ++i) quiet = quiet_for(3s, detail);
+  EXPECT_TRUE(quiet) << "with a CONNS listener and no client coming or going: " << detail;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // NATS ($SYS.REQ.SERVER.PING..., $SYS.REQ.SERVER.<id>...), answered as nats-server 2.9 does:
 // {"server": ServerInfo, "data": ...} (or "statsz"). Users of other accounts do not reach
 // these services. Runs against nats-server 2.9.10 as well (system_account_nats_server).
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -333,6 +334,45 @@ TEST_F(system_account, shutdown_event_carries_the_server_info) {
   ASSERT_TRUE(j.is_object()) << *all;
   EXPECT_EQ(j["id"], id);
   EXPECT_EQ(keys(j), (std::vector<std::string>{"name", "host", "id", "ver", "seq", "jetstream", "time"}));
+}
+
+
+// A CONNECT that fails authentication is reported on $SYS.SERVER.<id>.CLIENT.AUTH.ERR as a
+// client_disconnect event in $G with the user the client claimed (nats-server 2.9.10's
+// shape, checked by running this against it too).
+TEST_F(system_account, failed_authentication_is_an_auth_error_event) {
+  raw_client watcher;
+  ASSERT_TRUE(watcher.open(port(), "CONNECT {\"verbose\":false,\"user\":\"sys\",\"pass\":\"ps\"}\r\n"));
+  ASSERT_TRUE(watcher.send("SUB $SYS.SERVER.*.CLIENT.AUTH.ERR 1\r\n"));
+  ASSERT_TRUE(watcher.ping_pong());
+  raw_client bad;
+  ASSERT_TRUE(bad.connect(port()));
+  ASSERT_FALSE(bad.read_info().empty());
+  ASSERT_TRUE(bad.send("CONNECT {\"verbose\":false,\"user\":\"a\",\"pass\":\"wrong\",\"name\":\"badclient\"}\r\nPING\r\n"));
+  const auto err = bad.read_line(5s);
+  ASSERT_TRUE(err);
+  EXPECT_EQ(*err, "-ERR 'Authorization Violation'\r\n");
+  std::optional<std::string> line;
+  while ((line = watcher.read_line(5s)) && line->rfind("MSG $SYS.SERVER.", 0) != 0) {
+  }
+  ASSERT_TRUE(line) << "no AUTH.ERR event";
+  EXPECT_NE(line->find(".CLIENT.AUTH.ERR 1 "), std::string::npos) << *line;
+  const auto body = watcher.read_line(5s);
+  ASSERT_TRUE(body);
+  const json j = json::parse(*body, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << *body;
+  EXPECT_EQ(keys(j), (std::vector<std::string>{"type", "id", "timestamp", "server", "client", "sent", "received",
+                                               "reason"}));
+  EXPECT_EQ(j["type"], "io.nats.server.advisory.v1.client_disconnect");
+  EXPECT_EQ(j["reason"], "Authentication Failure");
+  EXPECT_EQ(line->find("$SYS.SERVER." + j["server"]["id"].get<std::string>() + ".CLIENT.AUTH.ERR"), 4u) << *line;
+  const json& c = j["client"];
+  EXPECT_EQ(keys(c), (std::vector<std::string>{"start", "host", "id", "acc", "user", "name", "rtt", "stop", "kind",
+                                               "client_type"}));
+  EXPECT_EQ(c["acc"], "$G");
+  EXPECT_EQ(c["user"], "a");
+  EXPECT_EQ(c["name"], "badclient");
+  EXPECT_EQ(j["sent"], json({{"msgs", 0}, {"bytes", 0}}));
 }
 
 }  // namespace
