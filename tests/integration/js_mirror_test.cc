@@ -218,8 +218,21 @@ TEST_F(js_mirror, sources_resume_after_restart) {
   restart(false);
   for (int i = 5; i < 8; ++i) publish("a", "a" + std::to_string(i));
   wait_messages("ALL", 13);
-  std::this_thread::sleep_for(1500ms);  // a duplicate would show up by now
-  EXPECT_EQ(request("$JS.API.STREAM.INFO.ALL")["state"]["messages"], 13);
+  // Each source is copied in order: once both end markers are in ALL, so would be any
+  // duplicate the resumed copies were going to make.
+  publish("a", "a-end");
+  publish("b", "b-end");
+  const auto last_of = [&](const std::string& subject) {
+    const json r = request("$JS.API.STREAM.MSG.GET.ALL", json({{"last_by_subj", subject}}).dump());
+    return r.contains("message") ? base64_decode(r["message"].value("data", "")) : std::string();
+  };
+  bool ends_in = false;
+  for (int i = 0; i < 150 && !ends_in; ++i) {
+    ends_in = last_of("a") == "a-end" && last_of("b") == "b-end";
+    if (!ends_in) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(ends_in) << "the end markers were not copied";
+  EXPECT_EQ(request("$JS.API.STREAM.INFO.ALL")["state"]["messages"], 15);
 }
 
 TEST_F(js_mirror, filtered_mirror_and_source_transforms) {

@@ -28,7 +28,7 @@ std::string replay_hint(const sim_options& o) {
          std::to_string(o.steps) + " PEREGRINE_GROUP_SIM_TRACE=1 tests/unit/js/js_group_sim_test --gtest_filter='*single_seed*'";
 }
 
-constexpr std::uint64_t kDefaultSeeds = sim_seeds::kSanitized ? 40 : 200;
+constexpr std::uint64_t kDefaultSeeds = sim_seeds::kSanitized ? 20 : 200;
 
 TEST(group_sim, many_seeds) {
   // Crash restarts make the agents warn (state cut back to the stream): expected here.

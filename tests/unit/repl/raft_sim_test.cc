@@ -71,13 +71,13 @@ void run_seeds(unsigned servers, std::uint64_t default_count, bool membership = 
               (unsigned long long)crashes, (unsigned long long)worst_recovery);
 }
 
-TEST(raft_sim, three_servers_many_seeds) { run_seeds(3, kSanitized ? 100 : 300); }
+TEST(raft_sim, three_servers_many_seeds) { run_seeds(3, kSanitized ? 50 : 300); }
 
-TEST(raft_sim, five_servers_many_seeds) { run_seeds(5, kSanitized ? 60 : 200); }
+TEST(raft_sim, five_servers_many_seeds) { run_seeds(5, kSanitized ? 30 : 200); }
 
 // A server joins the formed group (standby, then voter once caught up) and server 1 is
 // removed, under the same faults; the joiner must end a voter applying new entries.
-TEST(raft_sim, membership_join_and_remove_many_seeds) { run_seeds(3, kSanitized ? 20 : 80, true); }
+TEST(raft_sim, membership_join_and_remove_many_seeds) { run_seeds(3, kSanitized ? 10 : 80, true); }
 
 TEST(raft_sim, single_seed) {
   const std::uint64_t seed = env_or("PEREGRINE_RAFT_SIM_SEED", 0);
