@@ -103,6 +103,7 @@ constexpr std::array kTable{
     entry{10131, 400, "Consumer create request did not match filtered subject from create subject"},
     entry{10132, 400, "Consumer Durable and Name have to be equal if both are provided"},
     entry{10133, 400, "replicas count cannot be negative"},
+    entry{10134, 400, "consumer config replicas must match interest retention stream's replicas"},
     entry{10135, 400, "consumer metadata exceeds maximum size of {}"},
     entry{10136, 400, "consumer cannot have both FilterSubject and FilterSubjects specified"},
     entry{10137, 400, "consumer with multiple subject filters cannot use subject based API"},

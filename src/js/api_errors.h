@@ -123,6 +123,7 @@ constexpr std::uint16_t purge_failed = 10110;
 constexpr std::uint16_t rollup_failed = 10111;
 constexpr std::uint16_t path_separators = 10128;
 constexpr std::uint16_t replicas_negative = 10133;
+constexpr std::uint16_t consumer_replicas_match_stream = 10134;
 constexpr std::uint16_t ttl_disabled = 10166;
 constexpr std::uint16_t ttl_invalid = 10165;
 constexpr std::uint16_t counters_disabled = 10168;

@@ -32,4 +32,21 @@ nlohmann::ordered_json cluster_json(const replica_group_state& g, std::int64_t n
   return j;
 }
 
+nlohmann::ordered_json cluster_json(const core::group_progress& p, const std::string& cluster, std::int64_t now_ns) {
+  replica_group_state g;
+  g.cluster = cluster;
+  g.leader = p.leader;
+  g.commit_index = p.commit;
+  for (const auto& peer : p.peers) {
+    replica_peer_state s;
+    s.name = peer.name;
+    s.peer_id = core::server_name_hash(peer.name);
+    s.offline = peer.offline;
+    s.match_index = peer.match;
+    s.last_seen_ns = peer.since_rx_ms < 0 ? -1 : now_ns - peer.since_rx_ms * 1'000'000;
+    g.peers.push_back(std::move(s));
+  }
+  return cluster_json(g, now_ns);
+}
+
 }  // namespace js

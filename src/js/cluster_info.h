@@ -14,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/cluster_replication.h"
+
 namespace js {
 
 constexpr std::int64_t kLostQuorumIntervalNs = 10'000'000'000;
@@ -34,5 +36,7 @@ struct replica_group_state {
 };
 
 nlohmann::ordered_json cluster_json(const replica_group_state& g, std::int64_t now_ns);
+// The same from a group's progress as the replication thread reports it.
+nlohmann::ordered_json cluster_json(const core::group_progress& p, const std::string& cluster, std::int64_t now_ns);
 
 }  // namespace js

@@ -131,11 +131,11 @@ void jetstream::scale_up_r1(stream& s, const stream_config& cfg, std::string_vie
   constexpr std::string_view type = "stream_update_response";
   stream_group* g = group_of(cfg.name);
   if (!g || !_cluster) return respond_error(reply, type, make_error(err::replicas_not_supported));
-  // Replicated consumers are not wired yet: scaling up would leave them behind.
+  // Its consumers are the hub's R1 ones: scaling up would leave them behind.
   if (!g->consumers().empty())
     return respond_error(reply, type,
-                         make_error(err::stream_update, "stream has consumers: replicated consumers are not supported "
-                                                        "yet, delete them before changing the replicas"));
+                         make_error(err::stream_update, "stream has consumers: moving them into a replicated stream is "
+                                                        "not supported yet, delete them before changing the replicas"));
   cluster_streams::r1_scale sc;
   sc.cfg = cfg;
   sc.created_ns = s.created();

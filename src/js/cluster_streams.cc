@@ -7,6 +7,7 @@
 #include "src/base/go_text.h"
 #include "src/base/log.h"
 #include "src/js/api_json.h"
+#include "src/js/cluster_consumers.h"
 #include "src/js/cluster_info.h"
 #include "src/js/cluster_stream_update.h"
 #include "src/js/json_util.h"
@@ -99,7 +100,13 @@ struct cluster_streams::hosted {
 
 cluster_streams::cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain)
     : _host(host), _repl(repl), _domain(std::move(domain)), _self(host.server_name()), _meta(_self),
-      _events(16384) {}
+      _events(16384) {
+  _consumers = std::make_unique<cluster_consumers>(_host, _repl, _meta, _domain, [this](const std::string& name) {
+    auto it = _hosted.find(name);
+    if (it == _hosted.end()) return cluster_consumers::stream_ref{};
+    return cluster_consumers::stream_ref{&it->second->cfg, it->second->store.get()};
+  });
+}
 
 // The replication thread stops before the services are destroyed (src/main.cc).
 cluster_streams::~cluster_streams() = default;
@@ -163,6 +170,7 @@ bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, 
     if (t.empty() || t.find('.') != std::string_view::npos) return std::nullopt;
     return t;
   };
+  if (rest.starts_with("CONSUMER.")) return _consumers->on_api(rest, m, hops);
   if (auto name = token_after("STREAM.CREATE.")) {
     if (is_replicated(*name)) {
       api_create(*name, m, hops);
@@ -338,6 +346,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
   if (dot == std::string_view::npos) return;
   const int hops = std::atoi(std::string(rest.substr(0, dot)).c_str());
   rest.remove_prefix(dot + 1);
+  if (rest == "CCREATED") return _consumers->on_created_notice(m);
   if (rest == "CREATED") {  // the meta leader: answer this create once the stream is led here
     const std::string name(m.payload);
     auto it = _hosted.find(name);
@@ -367,7 +376,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
   }
   if (!on_api(rest, m, hops)) {
     // The stream is gone (or not known here yet): as the hub would answer.
-    if (rest.starts_with("STREAM."))
+    if (rest.starts_with("STREAM.") || rest.starts_with("CONSUMER."))
       respond_error(m.reply, "stream_info_response", make_error(err::stream_not_found));
   }
 }
@@ -379,6 +388,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
   std::size_t work = _events.drain([&](core::group_event&& ev) { on_event(ev, now); }, 4096);
   for (auto& [name, h] : _hosted)
     if (h->log->leader && h->replica->tick(now)) ++work;
+  work += _consumers->poll(now);
   auto expire = [&](auto& map) {
     std::erase_if(map, [&](auto& kv) {
       if (kv.second.deadline_ns > now) return false;
@@ -401,7 +411,10 @@ std::size_t cluster_streams::poll(std::int64_t) {
 void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
   if (ev.group == kMetaGroup) return apply_meta(ev, now_ns);
   auto it = _by_group.find(ev.group);
-  if (it == _by_group.end()) return;  // removed meanwhile
+  if (it == _by_group.end()) {
+    (void)_consumers->on_event(ev, now_ns);  // a consumer's group (or removed meanwhile)
+    return;
+  }
   hosted& h = *it->second;
   if (ev.what == core::group_event::kind::role) {
     h.log->leader = ev.leader;
@@ -419,6 +432,7 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
     if (h.replica->failed()) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
     publish_replies(h, out);
     h.replica->on_role(now_ns);  // a leader_start that could not be proposed is tried again
+    _consumers->on_stream_applied(h.cfg.name, now_ns);
   }
   after_event(h, now_ns);
 }
@@ -436,6 +450,7 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
     if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name);
     if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, now_ns);
   }
+  if (op) _consumers->on_meta(mine, *op, now_ns);
   if (!op) return;
   const re::stream_assign* seeded = std::get_if<re::stream_assign>(&*op);
   if (!seeded) seeded = std::get_if<re::stream_update>(&*op);
@@ -522,6 +537,7 @@ void cluster_streams::host_stream(const re::stream_assign& a, seed* from) {
 void cluster_streams::drop_stream(const std::string& name) {
   auto it = _hosted.find(name);
   if (it == _hosted.end()) return;
+  _consumers->drop_stream(name);
   for (auto id : it->second->subs) _host.unsubscribe(id);
   _repl.remove_group(it->second->assignment.group_id);
   _by_group.erase(it->second->assignment.group_id);
@@ -534,6 +550,11 @@ void cluster_streams::api_update(std::string_view name, const core::inbound_msg&
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
   auto plan = plan_stream_update(s->assignment, name, m.payload);
   if (plan.error) return respond_error(m.reply, type, *plan.error);
+  // A scale makes a new stream group; the consumers' groups would not follow it yet.
+  if (plan.what == stream_update_plan::kind::scale && !s->consumers.empty())
+    return respond_error(m.reply, type,
+                         make_error(err::stream_update, "stream has consumers: changing the replicas of a replicated "
+                                                        "stream with consumers is not supported yet"));
   if (plan.what == stream_update_plan::kind::scale) return api_scale(name, to_json(plan.cfg, false), m, hops);
   std::string leader;
   if (!meta_leader(leader)) {
@@ -719,21 +740,7 @@ void cluster_streams::publish_replies(hosted& h, std::vector<replica_reply>& out
 // ---- StreamInfo
 
 ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
-  const auto p = _repl.progress(h.assignment.group_id);
-  replica_group_state g;
-  g.cluster = _repl.meta().cluster;
-  g.leader = p.leader;
-  g.commit_index = p.commit;
-  for (const auto& peer : p.peers) {
-    replica_peer_state s;
-    s.name = peer.name;
-    s.peer_id = core::server_name_hash(peer.name);
-    s.offline = peer.offline;
-    s.match_index = peer.match;
-    s.last_seen_ns = peer.since_rx_ms < 0 ? -1 : now_ns - peer.since_rx_ms * 1'000'000;
-    g.peers.push_back(std::move(s));
-  }
-  return cluster_json(g, now_ns);
+  return cluster_json(_repl.progress(h.assignment.group_id), _repl.meta().cluster, now_ns);
 }
 
 ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged) {

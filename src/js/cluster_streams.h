@@ -34,6 +34,7 @@ namespace js {
 
 // stream_replica.h is included by the .cc only.
 struct replica_reply;
+class cluster_consumers;
 
 class cluster_streams final : public core::internal_handler {
  public:
@@ -153,6 +154,9 @@ class cluster_streams final : public core::internal_handler {
   std::map<std::string, std::vector<pending_update>, std::less<>> _answer_when_current;
   // On the origin of an R1 stream's scale up: its messages, until the assignment applies.
   std::map<std::string, seed, std::less<>> _r1_seeds;
+  // The consumers of the replicated streams (cluster_consumers.h): their API requests, meta
+  // entries and group events.
+  std::unique_ptr<cluster_consumers> _consumers;
 };
 
 }  // namespace js

@@ -149,27 +149,9 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
   constexpr std::string_view type = "consumer_create_response";
   create_request req;
   if (auto e = parse_create_request(m.payload, req)) return respond_error(m.reply, type, *e);
-  if (req.stream_name != stream_name) return respond_error(m.reply, type, make_error(err::name_mismatch));
+  if (auto e = check_create_subject(req, stream_name, name, filter, durable_api, subject_has_name))
+    return respond_error(m.reply, type, *e);
   consumer_config& cfg = req.config;
-  if (durable_api) {
-    if (cfg.durable_name.empty()) return respond_error(m.reply, type, make_error(err::durable_name_not_set));
-    if (cfg.durable_name != name) return respond_error(m.reply, type, make_error(err::durable_name_mismatch));
-  } else if (subject_has_name) {
-    if (!cfg.durable_name.empty() && cfg.durable_name != name)
-      return respond_error(m.reply, type, make_error(err::durable_name_mismatch));
-  } else if (!cfg.durable_name.empty()) {
-    return respond_error(m.reply, type, make_error(err::ephemeral_with_durable));
-  }
-  if (!filter.empty()) {
-    if (!cfg.filter_subjects.empty()) return respond_error(m.reply, type, make_error(err::multiple_filters_subject_api));
-    if (cfg.filter_subject != filter) return respond_error(m.reply, type, make_error(err::create_filter_mismatch));
-  }
-  if (subject_has_name) {
-    if (auto e = check_consumer_name(name)) return respond_error(m.reply, type, *e);
-    if (!cfg.name.empty() && !cfg.durable_name.empty() && cfg.name != cfg.durable_name)
-      return respond_error(m.reply, type, make_error(err::durable_name_differs));
-    cfg.name = std::string(name);
-  }
   if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
   stream_group* g = group_of(stream_name);
   if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));

@@ -223,6 +223,31 @@ std::optional<api_error> parse_create_request(std::string_view body, create_requ
   });
 }
 
+std::optional<api_error> check_create_subject(create_request& req, std::string_view stream_name, std::string_view name,
+                                              std::string_view filter, bool durable_api, bool subject_has_name) {
+  if (req.stream_name != stream_name) return make_error(err::name_mismatch);
+  consumer_config& cfg = req.config;
+  if (durable_api) {
+    if (cfg.durable_name.empty()) return make_error(err::durable_name_not_set);
+    if (cfg.durable_name != name) return make_error(err::durable_name_mismatch);
+  } else if (subject_has_name) {
+    if (!cfg.durable_name.empty() && cfg.durable_name != name) return make_error(err::durable_name_mismatch);
+  } else if (!cfg.durable_name.empty()) {
+    return make_error(err::ephemeral_with_durable);
+  }
+  if (!filter.empty()) {
+    if (!cfg.filter_subjects.empty()) return make_error(err::multiple_filters_subject_api);
+    if (cfg.filter_subject != filter) return make_error(err::create_filter_mismatch);
+  }
+  if (subject_has_name) {
+    if (auto e = check_consumer_name(name)) return e;
+    if (!cfg.name.empty() && !cfg.durable_name.empty() && cfg.name != cfg.durable_name)
+      return make_error(err::durable_name_differs);
+    cfg.name = std::string(name);
+  }
+  return std::nullopt;
+}
+
 std::optional<api_error> parse_pause_request(std::string_view body, std::optional<std::int64_t>& until) {
   json req;
   until.reset();

@@ -79,6 +79,11 @@ struct create_request {
 
 // Strict decode of a CONSUMER.CREATE / DURABLE.CREATE body (unknown field -> 10025).
 std::optional<api_error> parse_create_request(std::string_view body, create_request& out);
+// The request subject against its body (CREATE.<s>[.<name>[.<filter>]] or DURABLE.CREATE.<s>.<name>):
+// the stream, durable and filter checks in nats-server's order; sets config.name from the
+// subject when it has one.
+std::optional<api_error> check_create_subject(create_request& req, std::string_view stream_name, std::string_view name,
+                                              std::string_view filter, bool durable_api, bool subject_has_name);
 // Lenient decode of a stored config (consumer meta file).
 std::optional<consumer_config> consumer_config_from_json(const ojson& j);
 

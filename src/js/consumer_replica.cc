@@ -103,7 +103,9 @@ void consumer_replica::maybe_resume(base::nanos now) {
   if (!_resume || _stream_last < _delivered.stream_seq) return;
   _resume = false;
   _machine = std::make_unique<consumer_state_machine>(_params, _src, now);
-  _machine->restore(state(), now);
+  // Nothing delivered yet: the machine starts where its deliver policy says (start_seq), not
+  // at sequence 1 as a restore of the empty state would.
+  if (_delivered != sequence_pair{} || !_pending.empty()) _machine->restore(state(), now);
 }
 
 void consumer_replica::on_stream_advanced(std::uint64_t last_seq, base::nanos now, actions& out) {
@@ -120,6 +122,35 @@ void consumer_replica::tick(base::nanos now, actions& out) {
   const std::size_t from = out.size();
   _machine->tick(now, out);
   replicate_deliveries(out, from, now);
+}
+
+base::nanos consumer_replica::next_deadline() const {
+  if (!_machine || !_log.is_leader()) return consumer_state_machine::kNever;
+  return _machine->next_deadline();
+}
+
+void consumer_replica::set_push_interest(bool active, base::nanos now, actions& out) {
+  if (!_machine || !_log.is_leader()) return;
+  const std::size_t from = out.size();
+  _machine->set_push_interest(active, now, out);
+  replicate_deliveries(out, from, now);
+}
+
+void consumer_replica::on_flow_control_reply(const std::string& subject, base::nanos now, actions& out) {
+  if (!_machine || !_log.is_leader()) return;
+  const std::size_t from = out.size();
+  _machine->on_flow_control_reply(subject, now, out);
+  replicate_deliveries(out, from, now);
+}
+
+void consumer_replica::on_delete(actions& out) {
+  if (_machine) _machine->on_delete(out);
+}
+
+std::optional<consumer_numbers> consumer_replica::numbers(base::nanos now) {
+  if (!_machine || !_log.is_leader()) return std::nullopt;
+  _machine->drop_uninterested();
+  return _machine->numbers(now);
 }
 
 void consumer_replica::apply_delivered(const re::consumer_delivered& d) {

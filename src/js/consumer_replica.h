@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,16 @@ class consumer_replica {
   // The stream's local store now ends at last_seq; then the machine's timers.
   void on_stream_advanced(std::uint64_t last_seq, base::nanos now, actions& out);
   void tick(base::nanos now, actions& out);
+  // The leader's: earliest instant tick() has work (consumer_state_machine::kNever if none).
+  base::nanos next_deadline() const;
+  // Push (the leader's): interest on the deliver subject, flow-control replies. Neither is
+  // replicated; deliveries they start are, as every delivery.
+  void set_push_interest(bool active, base::nanos now, actions& out);
+  void on_flow_control_reply(const std::string& subject, base::nanos now, actions& out);
+  // The consumer is deleted: the leader's waiting requests hear 409 Consumer Deleted.
+  void on_delete(actions& out);
+  // The leader's live numbers (waiting requests counted live); nullopt on a follower.
+  std::optional<consumer_numbers> numbers(base::nanos now);
 
   // A committed entry of the group, in index order.
   void apply(const repl::committed_entry& e, base::nanos now,

@@ -208,3 +208,23 @@ TEST(ConsumerReplica, AckFloorNeverMovesBack) {
 }
 
 }  // namespace
+
+// A consumer whose deliver policy starts past 1 (deliver new, by_start_sequence) starts there
+// on its first leader, not at 1 as a restore of the empty replicated state would say.
+TEST(ConsumerReplica, FirstLeaderStartsAtTheDeliverPolicysSequence) {
+  seq_source src;
+  src.last = 4;
+  fake_log log;
+  js::consumer_params p = params();
+  p.start_seq = 3;
+  js::consumer_replica r(p, src, log, "s1");
+  r.on_role(kNow);
+  apply_all(log.proposed, {&r});
+  log.proposed.clear();
+  ASSERT_TRUE(r.ready());
+  js::actions out;
+  js::pull_request req;
+  req.batch = 5;
+  EXPECT_EQ(r.pull("r", req, kNow, out), consumer_submit::done);
+  EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{3, 4}));
+}

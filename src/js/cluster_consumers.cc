@@ -1,0 +1,537 @@
+#include "src/js/cluster_consumers.h"
+
+#include <algorithm>
+
+#include "src/base/log.h"
+#include "src/core/subject.h"
+#include "src/js/ack.h"
+#include "src/js/api_json.h"
+#include "src/js/cluster_info.h"
+#include "src/js/consumer_config.h"
+#include "src/js/consumer_replica.h"
+#include "src/js/group_host.h"
+#include "src/js/json_util.h"
+#include "src/js/pull_request.h"
+
+namespace js {
+
+namespace re = repl_entries;
+using ojson = nlohmann::ordered_json;
+
+namespace {
+
+constexpr std::int64_t kInterestCheckNs = 10'000'000;
+constexpr std::int64_t kDeleteRetryNs = 5'000'000'000;  // an expired ephemeral asks again
+
+// A consumer group's replicated_log as the hub's thread sees it: role and term as of the
+// last event applied; proposals go to the replication thread with that term.
+class group_log final : public repl::replicated_log {
+ public:
+  group_log(core::cluster_replication& r, std::uint64_t group) : _repl(r), _group(group) {}
+  repl::propose_result propose(std::span<const std::uint8_t> data) override {
+    using st = core::group_propose_result::status;
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    const auto r = _repl.propose(_group, term_, std::vector<std::uint8_t>(data.begin(), data.end()));
+    if (r.st == st::ok) return {repl::propose_status::ok, r.index};
+    return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
+  }
+  bool is_leader() const override { return leader; }
+  std::uint64_t term() const override { return term_; }
+
+  bool leader = false;
+  std::uint64_t term_ = 0;
+
+ private:
+  core::cluster_replication& _repl;
+  std::uint64_t _group;
+};
+
+}  // namespace
+
+// One consumer replica on this server, reading this server's replica of the stream.
+struct cluster_consumers::hosted final : message_source {
+  struct handler final : core::internal_handler {
+    cluster_consumers* owner = nullptr;
+    hosted* h = nullptr;
+    bool flow_control = false;
+    void on_msg(const core::inbound_msg& m) override {
+      flow_control ? owner->on_flow_control(*h, m) : owner->on_ack(*h, m);
+    }
+  };
+
+  re::consumer_assign assignment;
+  consumer_config cfg;
+  stream_config scfg;
+  storage::stream_store* store = nullptr;
+  std::vector<std::string> filters;  // empty = everything
+  std::unique_ptr<group_log> log;
+  std::unique_ptr<consumer_replica> replica;
+  std::string leader_name;
+  std::vector<std::uint64_t> subs;  // ack and flow-control subjects, while this server leads
+  handler acks, fc;
+  std::uint64_t next_token = 1;
+  std::map<std::uint64_t, std::string> ack_replies;  // token -> ack-sync reply subject
+  std::int64_t last_delivery = 0, last_ack = 0;
+  bool push_bound = false;
+  std::int64_t next_interest_check = 0;
+  bool expired = false;  // an ephemeral past its inactive_threshold
+  std::int64_t delete_asked_at = 0;
+  // num_pending bookkeeping: matching messages in [cnt_from, cnt_last].
+  bool cnt_valid = false;
+  std::uint64_t cnt_from = 0, cnt_last = 0, cnt_first = 0, cnt = 0;
+
+  bool matches(std::string_view subject) const {
+    if (filters.empty()) return true;
+    for (const auto& f : filters)
+      if (core::subject_matches(f, subject)) return true;
+    return false;
+  }
+  base::result<storage::stored_msg> next_from(std::uint64_t from) {
+    if (filters.empty()) return store->load_next("", from);
+    if (filters.size() == 1) return store->load_next(filters[0], from);
+    return store->load_next(filters, from);
+  }
+  static msg_meta meta_of(const storage::stored_msg& m) {
+    return {m.seq, m.ts, std::uint32_t(m.subject.size()), std::uint32_t(m.headers.size()),
+            std::uint32_t(m.payload.size())};
+  }
+  // Matching messages in [from, to].
+  std::uint64_t count_range(std::uint64_t from, std::uint64_t to) {
+    std::uint64_t n = 0;
+    for (std::uint64_t s = from; s <= to;) {
+      auto m = next_from(s);
+      if (!m.ok() || m->seq > to) break;
+      ++n;
+      s = m->seq + 1;
+    }
+    return n;
+  }
+
+  std::optional<msg_meta> next_matching(std::uint64_t from) override {
+    auto m = next_from(from);
+    if (!m.ok()) return std::nullopt;
+    return meta_of(*m);
+  }
+  std::optional<msg_meta> load(std::uint64_t seq) override {
+    auto m = store->load(seq);
+    if (!m.ok()) return std::nullopt;
+    return meta_of(*m);
+  }
+  // Kept incrementally: a delivery moves `from` up by a few, a publish moves the end.
+  std::uint64_t count_matching(std::uint64_t from) override {
+    const std::uint64_t first = store->first_seq(), last = store->last_seq();
+    if (!cnt_valid || first != cnt_first || from < cnt_from || last < cnt_last) {
+      cnt = from <= first && filters.empty() ? store->state(false).msgs : count_range(from, last);
+    } else {
+      const std::uint64_t gone = from > cnt_from ? count_range(cnt_from, from - 1) : 0;
+      cnt = cnt - std::min(cnt, gone) + (last > cnt_last ? count_range(std::max(cnt_last + 1, from), last) : 0);
+    }
+    cnt_valid = true;
+    cnt_from = from;
+    cnt_last = last;
+    cnt_first = first;
+    return cnt;
+  }
+};
+
+cluster_consumers::cluster_consumers(core::service_host& host, core::cluster_replication& repl, const meta_state& meta,
+                                     std::string domain, stream_lookup streams)
+    : _host(host), _repl(repl), _meta(meta), _domain(std::move(domain)), _self(host.server_name()),
+      _streams(std::move(streams)) {}
+
+cluster_consumers::~cluster_consumers() {
+  for (auto& [k, h] : _hosted)
+    for (auto id : h->subs) _host.unsubscribe(id);
+}
+
+const re::consumer_assign* cluster_consumers::assigned(const key& k) const {
+  const auto* s = _meta.find("$G", k.first);
+  if (!s) return nullptr;
+  auto it = s->consumers.find(k.second);
+  return it == s->consumers.end() ? nullptr : &it->second;
+}
+
+// ---- meta entries
+
+void cluster_consumers::on_meta(const std::vector<meta_change>& mine, const re::meta_op& op, std::int64_t now_ns) {
+  for (const auto& c : mine) {
+    if (c.what == meta_change::kind::create_consumer) host_consumer(c.consumer, now_ns);
+    if (c.what == meta_change::kind::remove_consumer) drop_consumer({c.consumer.stream, c.consumer.name});
+  }
+  if (const auto* a = std::get_if<re::consumer_assign>(&op)) {
+    auto p = _creating.find({a->stream, a->name});
+    if (p == _creating.end()) return;
+    core::inbound_msg n;
+    n.reply = p->second.reply;
+    n.payload = a->stream + " " + a->name;
+    for (const auto& peer : a->peers) forward(peer, "CCREATED", n, 1);
+    _creating.erase(p);
+  } else if (const auto* r = std::get_if<re::consumer_remove>(&op)) {
+    auto p = _deleting.find({r->stream, r->name});
+    if (p == _deleting.end()) return;
+    respond(p->second.reply, ojson{{"type", "io.nats.jetstream.api.v1.consumer_delete_response"}, {"success", true}});
+    _deleting.erase(p);
+  }
+}
+
+// The start of a new consumer, resolved against this replica of the stream. Replicas agree
+// for deliver all / by_start_sequence; for the others each resolves against what it holds.
+static std::uint64_t resolve_start_seq(const consumer_config& cfg, const std::vector<std::string>& filters,
+                                       storage::stream_store& st) {
+  const std::uint64_t first = st.first_seq(), last = st.last_seq();
+  switch (cfg.deliver) {
+    case deliver_policy::all: return std::max<std::uint64_t>(1, first);
+    case deliver_policy::new_: return last + 1;
+    case deliver_policy::by_start_sequence: return std::max(cfg.opt_start_seq, std::max<std::uint64_t>(1, first));
+    case deliver_policy::by_start_time: {
+      auto seq = st.seq_for_time(cfg.opt_start_time.value_or(0));
+      return seq.ok() ? *seq : last + 1;
+    }
+    case deliver_policy::last:
+    case deliver_policy::last_per_subject: {
+      if (filters.empty()) return std::max<std::uint64_t>(1, last);
+      std::uint64_t best = 0;
+      for (const auto& f : filters)
+        if (auto m = st.load_last(f); m.ok()) best = std::max(best, m->seq);
+      return best ? best : last + 1;
+    }
+  }
+  return 1;
+}
+
+void cluster_consumers::host_consumer(const re::consumer_assign& a, std::int64_t now_ns) {
+  const key k{a.stream, a.name};
+  if (_hosted.count(k)) return;
+  const stream_ref s = _streams(a.stream);
+  if (!s.cfg || !s.store) {
+    PG_ERROR("replicated consumer {} > {}: its stream has no replica here", a.stream, a.name);
+    return;
+  }
+  auto j = ojson::parse(a.config_json, nullptr, false);
+  auto cfg = j.is_object() ? consumer_config_from_json(j) : std::nullopt;
+  if (!cfg) {
+    PG_ERROR("replicated consumer {} > {}: its assigned config does not parse", a.stream, a.name);
+    return;
+  }
+  auto h = std::make_unique<hosted>();
+  h->assignment = a;
+  h->cfg = *cfg;
+  h->scfg = *s.cfg;
+  h->store = s.store;
+  h->filters = h->cfg.filters();
+  if (h->filters.size() == 1 && h->filters[0] == ">") h->filters.clear();
+  h->acks.owner = h->fc.owner = this;
+  h->acks.h = h->fc.h = h.get();
+  h->fc.flow_control = true;
+  consumer_params p = to_params(h->cfg, h->scfg, a.stream, a.name);
+  p.start_seq = resolve_start_seq(h->cfg, h->filters, *h->store);
+  p.has_interest = [this](const std::string& reply) { return _host.has_interest(reply); };
+  p.new_pin_id = [] { return random_name(22); };
+  p.new_fc_token = [] { return random_name(4); };
+  p.sample_roll = [] { return int(random_name(1)[0]) % 100; };
+  h->log = std::make_unique<group_log>(_repl, a.group_id);
+  h->replica = std::make_unique<consumer_replica>(std::move(p), *h, *h->log, _self);
+  _by_group[a.group_id] = h.get();
+  PG_INFO("Replicated consumer {} > {} (R{}) placed here, group {}", a.stream, a.name, a.peers.size(), a.group_id);
+  _hosted.emplace(k, std::move(h));
+  _repl.create_group(a.group_id, a.peers);
+  (void)now_ns;
+}
+
+void cluster_consumers::drop_consumer(const key& k) {
+  auto it = _hosted.find(k);
+  if (it == _hosted.end()) return;
+  hosted& h = *it->second;
+  {
+    // Waiting pull requests hear 409 Consumer Deleted, as from a standalone consumer.
+    actions out;
+    h.replica->on_delete(out);
+    run(h, out, _host.clk().wall_ns());
+  }
+  for (auto id : h.subs) _host.unsubscribe(id);
+  for (const auto& [t, reply] : h.ack_replies) _host.publish(reply, "", "", "");  // nothing can redeliver now
+  _repl.remove_group(h.assignment.group_id);
+  _by_group.erase(h.assignment.group_id);
+  _answer_when_leading.erase(k);
+  _hosted.erase(it);
+}
+
+void cluster_consumers::drop_stream(const std::string& stream) {
+  std::vector<key> gone;
+  for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
+    gone.push_back(it->first);
+  for (const auto& k : gone) drop_consumer(k);
+}
+
+// ---- group events
+
+bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
+  auto it = _by_group.find(ev.group);
+  if (it == _by_group.end()) return false;
+  hosted& h = *it->second;
+  if (ev.what == core::group_event::kind::role) {
+    h.log->leader = ev.leader;
+    h.log->term_ = ev.term;
+    h.leader_name = ev.leader_name;
+    h.replica->on_role(now_ns);
+  } else {
+    repl::committed_entry e;
+    e.index = ev.index;
+    e.value.term = ev.term;
+    e.value.type = repl::entry_type(ev.type);
+    e.value.data = std::move(ev.data);
+    std::vector<consumer_ack_confirm> confirmed;
+    h.replica->apply(e, now_ns, confirmed);
+    if (h.replica->failed()) PG_ERROR("replicated consumer {} stopped: {}", h.cfg.name, h.replica->error());
+    for (const auto& c : confirmed) {
+      auto r = h.ack_replies.find(c.token);
+      if (r == h.ack_replies.end()) continue;
+      _host.publish(r->second, "", "", "");  // the ack is applied: a majority holds it
+      h.ack_replies.erase(r);
+    }
+    h.replica->on_role(now_ns);  // a leader_start that could not be proposed is tried again
+  }
+  after_event(h, now_ns);
+  return true;
+}
+
+void cluster_consumers::on_stream_applied(const std::string& stream, std::int64_t now_ns) {
+  for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it) {
+    hosted& h = *it->second;
+    if (!h.log->leader) continue;
+    const bool was_ready = h.replica->ready();
+    actions out;
+    h.replica->on_stream_advanced(h.store->last_seq(), now_ns, out);
+    run(h, out, now_ns);
+    if (!was_ready && h.replica->ready()) after_event(h, now_ns);
+  }
+}
+
+void cluster_consumers::after_event(hosted& h, std::int64_t now_ns) {
+  {
+    actions out;  // the stream replica's end: lets a new leader resume, delivers what waits
+    h.replica->on_stream_advanced(h.store->last_seq(), now_ns, out);
+    run(h, out, now_ns);
+  }
+  const bool serving = h.log->leader && h.replica->ready();
+  const std::string base = h.assignment.stream + "." + h.assignment.name + ".>";
+  if (serving && h.subs.empty()) {
+    if (h.cfg.ack != ack_policy::none) h.subs.push_back(_host.subscribe_cluster("$JS.ACK." + base, &h.acks));
+    if (h.cfg.push() && h.cfg.flow_control) h.subs.push_back(_host.subscribe_cluster("$JS.FC." + base, &h.fc));
+    h.push_bound = false;
+    h.next_interest_check = 0;
+    PG_INFO("Replicated consumer {} > {}: leading (term {})", h.assignment.stream, h.assignment.name, h.log->term_);
+  } else if (!serving && !h.subs.empty()) {
+    for (auto id : h.subs) _host.unsubscribe(id);
+    h.subs.clear();
+    h.ack_replies.clear();  // never confirmed: the client's ack-sync times out and it acks again
+  }
+  const key k{h.assignment.stream, h.assignment.name};
+  if (!serving) {
+    if (!h.leader_name.empty() && h.leader_name != _self) _answer_when_leading.erase(k);
+    return;
+  }
+  if (h.cfg.push()) check_push_interest(h, now_ns);
+  auto it = _answer_when_leading.find(k);
+  if (it == _answer_when_leading.end()) return;
+  const ojson j = typed_response("consumer_create_response", info_json(h, now_ns));
+  for (const auto& p : it->second) respond(p.reply, j);
+  _answer_when_leading.erase(it);
+}
+
+// ---- the leader's inputs
+
+void cluster_consumers::on_ack(hosted& h, const core::inbound_msg& m) {
+  auto subj = decode_ack_subject(m.subject);
+  if (!subj) return;
+  const std::int64_t now = _host.clk().wall_ns();
+  const ack_body body = parse_ack_body(m.payload);
+  const std::uint64_t token = h.next_token++;
+  actions out;
+  const auto st = h.replica->ack(*subj, body, token, now, out);
+  h.last_ack = now;
+  if (st == consumer_submit::done && !m.reply.empty() && body.kind != ack_kind::next) {
+    h.ack_replies[token] = std::string(m.reply);  // answered once applied
+  } else if (st == consumer_submit::ignored && !m.reply.empty() && body.kind != ack_kind::next) {
+    _host.publish(m.reply, "", "", "");  // nothing to replicate (a nak, progress, a repeat)
+  }
+  if (body.kind == ack_kind::next && !m.reply.empty() &&
+      (st == consumer_submit::done || st == consumer_submit::ignored)) {
+    auto req = parse_pull_request(body.next_body);
+    if (auto* r = std::get_if<pull_request>(&req)) (void)h.replica->pull(std::string(m.reply), *r, now, out);
+  }
+  run(h, out, now);
+}
+
+void cluster_consumers::on_flow_control(hosted& h, const core::inbound_msg& m) {
+  const std::int64_t now = _host.clk().wall_ns();
+  actions out;
+  // Flow-control bookkeeping is not replicated (a new leader starts afresh).
+  h.replica->on_flow_control_reply(std::string(m.subject), now, out);
+  run(h, out, now);
+}
+
+void cluster_consumers::on_pull(hosted& h, const core::inbound_msg& m) {
+  if (m.reply.empty()) return;
+  const std::int64_t now = _host.clk().wall_ns();
+  actions out;
+  auto req = parse_pull_request(m.payload);
+  if (auto* e = std::get_if<pull_parse_error>(&req)) {
+    status_reply s;
+    s.to = std::string(m.reply);
+    s.code = 400;
+    s.description = e->description;
+    out.emplace_back(std::move(s));
+  } else {
+    // not_ready (an election under way): the client's fetch times out and it asks again.
+    (void)h.replica->pull(std::string(m.reply), std::get<pull_request>(req), now, out);
+  }
+  run(h, out, now);
+}
+
+void cluster_consumers::check_push_interest(hosted& h, std::int64_t now_ns) {
+  h.next_interest_check = now_ns + kInterestCheckNs;
+  if (!h.replica->ready()) return;
+  const bool bound = _host.has_interest(h.cfg.deliver_subject);
+  if (bound == h.push_bound) return;
+  h.push_bound = bound;
+  actions out;
+  h.replica->set_push_interest(bound, now_ns, out);
+  run(h, out, now_ns);
+}
+
+// The machine's actions: deliveries read this server's replica of the stream.
+void cluster_consumers::run(hosted& h, actions& out, std::int64_t now_ns) {
+  for (auto& a : out) {
+    if (auto* d = std::get_if<delivery>(&a)) {
+      auto m = h.store->load(d->stream_seq);
+      if (!m.ok()) continue;  // removed meanwhile; the ack wait brings it back or the ack drops it
+      h.last_delivery = now_ns;
+      const std::string ack = encode_ack_subject(h.assignment.stream, h.assignment.name, d->delivery_count,
+                                                 d->stream_seq, d->consumer_seq, d->timestamp, d->pending);
+      std::string hdr;
+      std::string_view headers = m->headers, payload = m->payload;
+      if (h.cfg.headers_only) {
+        hdr = append_header(m->headers, "Nats-Msg-Size", std::to_string(m->payload.size()));
+        headers = hdr;
+        payload = {};
+      }
+      if (!d->pin_id.empty()) {
+        hdr = append_header(headers, "Nats-Pin-Id", d->pin_id);
+        headers = hdr;
+      }
+      _host.deliver(d->to, m->subject, ack, headers, payload);
+    } else if (auto* s = std::get_if<status_reply>(&a)) {
+      _host.publish(s->to, s->reply, s->render(), "");
+    } else if (std::holds_alternative<inactive>(a)) {
+      h.expired = true;
+    }
+    // Advisories and retention releases of replicated consumers are not produced yet.
+  }
+  out.clear();
+}
+
+std::size_t cluster_consumers::poll(std::int64_t now_ns) {
+  std::size_t work = 0;
+  for (auto& [k, hp] : _hosted) {
+    hosted& h = *hp;
+    if (!h.replica->ready() || !h.log->leader) continue;
+    if (h.replica->next_deadline() <= now_ns) {
+      actions out;
+      h.replica->tick(now_ns, out);
+      run(h, out, now_ns);
+      ++work;
+    }
+    if (h.cfg.push() && now_ns >= h.next_interest_check) check_push_interest(h, now_ns);
+    if (h.expired && now_ns - h.delete_asked_at >= kDeleteRetryNs) {
+      // An inactive ephemeral: the meta leader removes it from the cluster.
+      h.delete_asked_at = now_ns;
+      core::inbound_msg n;
+      api_delete(k, n, 0);
+    }
+  }
+  auto expire = [&](auto& map) {
+    std::erase_if(map, [&](auto& kv) { return kv.second.deadline_ns <= now_ns; });
+  };
+  expire(_creating);
+  expire(_deleting);
+  for (auto& [k, v] : _answer_when_leading)
+    std::erase_if(v, [&](const pending_reply& p) { return p.deadline_ns <= now_ns; });
+  std::erase_if(_answer_when_leading, [](const auto& kv) { return kv.second.empty(); });
+  return work;
+}
+
+bool cluster_consumers::serving(const hosted& h) const { return h.log->leader && h.replica->ready(); }
+const std::string& cluster_consumers::leader_of(const hosted& h) const { return h.leader_name; }
+
+void cluster_consumers::serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m) {
+  const std::int64_t now = _host.clk().wall_ns();
+  if (what == "MSG.NEXT") return on_pull(h, m);
+  if (what == "LEADER.STEPDOWN") {
+    _repl.group_stepdown(h.assignment.group_id);
+    return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"},
+                                  {"success", true}});
+  }
+  // Due timers first, as the standalone INFO: an expired pull gets its 408 before the answer.
+  if (h.replica->next_deadline() <= now) {
+    actions out;
+    h.replica->tick(now, out);
+    run(h, out, now);
+  }
+  respond(m.reply, typed_response("consumer_info_response", info_json(h, now)));
+}
+
+// ---- ConsumerInfo
+
+ojson cluster_consumers::cluster_json_of(std::uint64_t group, std::int64_t now_ns) {
+  return cluster_json(_repl.progress(group), _repl.meta().cluster, now_ns);
+}
+
+ojson cluster_consumers::info_json(hosted& h, std::int64_t now_ns) {
+  consumer_numbers n;
+  if (auto live = h.replica->numbers(now_ns)) {
+    n = *live;
+  } else {  // a follower's view: the replicated state
+    const consumer_snapshot s = h.replica->state();
+    n.delivered = s.delivered;
+    n.ack_floor = s.ack_floor;
+    n.num_ack_pending = s.pending.size();
+    n.num_redelivered = s.redelivered.size();
+    n.num_pending = h.count_matching(s.delivered.stream_seq + 1);
+  }
+  ojson j;
+  j["stream_name"] = h.assignment.stream;
+  j["name"] = h.assignment.name;
+  j["created"] = base::rfc3339_nano(h.assignment.created_ns);
+  j["config"] = to_json(h.cfg, true);
+  ojson delivered{{"consumer_seq", n.delivered.consumer_seq}, {"stream_seq", n.delivered.stream_seq}};
+  if (h.last_delivery) delivered["last_active"] = base::rfc3339_nano(h.last_delivery);
+  ojson floor{{"consumer_seq", n.ack_floor.consumer_seq}, {"stream_seq", n.ack_floor.stream_seq}};
+  if (h.last_ack && n.ack_floor.consumer_seq > 0) floor["last_active"] = base::rfc3339_nano(h.last_ack);
+  j["delivered"] = delivered;
+  j["ack_floor"] = floor;
+  j["num_ack_pending"] = n.num_ack_pending;
+  j["num_redelivered"] = h.cfg.max_deliver == 1 ? 0 : n.num_redelivered;
+  j["num_waiting"] = n.num_waiting;
+  j["num_pending"] = n.num_pending;
+  j["cluster"] = cluster_json_of(h.assignment.group_id, now_ns);
+  if (h.cfg.push() && h.push_bound) j["push_bound"] = true;
+  j["ts"] = base::rfc3339_nano(now_ns);
+  return j;
+}
+
+void cluster_consumers::respond(std::string_view reply, const ojson& j) {
+  if (!reply.empty()) _host.publish(reply, "", "", j.dump());
+}
+
+void cluster_consumers::respond_error(std::string_view reply, std::string_view type, const api_error& e,
+                                      const ojson& extra) {
+  ojson j;
+  j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
+  j["error"] = to_json(e);
+  if (extra.is_object())
+    for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
+  respond(reply, j);
+}
+
+}  // namespace js

@@ -1,0 +1,118 @@
+#pragma once
+// Consumers of replicated streams in a clustered server (issue 11): the wiring between the
+// meta group's consumer assignments, each consumer's own Raft group on the replication thread
+// and the pure consumer_replica. Owned by cluster_streams and run on the hub's thread; it sees
+// the group events and API requests cluster_streams does not take itself.
+//
+// - A consumer has its own group, as in nats-server: its peers are the first num_replicas
+//   (default: all) of its stream's peers, so every peer holds a replica of the stream to read
+//   from; its entries (consumer_delivered / consumer_acked / consumer_leader_start) never
+//   wait behind the stream's publishes, and its leader can differ from the stream's.
+// - CREATE, DURABLE.CREATE and DELETE go to the meta leader, which checks the config against
+//   the stream's, places the group and proposes the assignment; the consumer's leader answers
+//   the create once its consumer_leader_start is applied. INFO, MSG.NEXT and LEADER.STEPDOWN
+//   are forwarded to the consumer's leader ($PG.JSC.<server>.<hops>.CONSUMER...), NAMES and
+//   LIST are answered from the meta log (LIST's state from a replica here, when there is one).
+// - Only the leader subscribes the consumer's ack (and flow-control) subjects, announced to
+//   the routes, so an ack from any server reaches it; an ack-sync reply leaves once the ack's
+//   entry is applied on the leader (a majority holds it).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/core/cluster_replication.h"
+#include "src/core/service.h"
+#include "src/js/api_errors.h"
+#include "src/js/consumer.h"
+#include "src/js/meta_state.h"
+#include "src/js/stream_config.h"
+#include "storage/store.h"
+
+namespace js {
+
+class cluster_consumers {
+ public:
+  // A replicated stream's replica on this server (null members: not hosted here).
+  struct stream_ref {
+    const stream_config* cfg = nullptr;
+    storage::stream_store* store = nullptr;
+  };
+  using stream_lookup = std::function<stream_ref(const std::string& stream)>;
+
+  cluster_consumers(core::service_host& host, core::cluster_replication& repl, const meta_state& meta,
+                    std::string domain, stream_lookup streams);
+  ~cluster_consumers();
+  cluster_consumers(const cluster_consumers&) = delete;
+  cluster_consumers& operator=(const cluster_consumers&) = delete;
+
+  // `rest` = the API subject after "$JS.API." (CONSUMER.*); true when it concerns a
+  // replicated stream and was handled here.
+  bool on_api(std::string_view rest, const core::inbound_msg& m, int hops);
+  // The meta leader's notice to a consumer's peers: answer this create once leading.
+  void on_created_notice(const core::inbound_msg& m);
+
+  // A committed meta entry: `mine` are its changes for this server, `op` the entry.
+  void on_meta(const std::vector<meta_change>& mine, const repl_entries::meta_op& op, std::int64_t now_ns);
+  // A consumer group's event; false when `ev.group` is none of ours.
+  bool on_event(core::group_event& ev, std::int64_t now_ns);
+  // The stream's replica here applied entries (new messages to deliver).
+  void on_stream_applied(const std::string& stream, std::int64_t now_ns);
+  // The stream's replica here goes: so do its consumers' replicas.
+  void drop_stream(const std::string& stream);
+  std::size_t poll(std::int64_t now_ns);
+
+ private:
+  struct hosted;
+  struct pending_reply {
+    std::string reply;
+    std::int64_t deadline_ns = 0;
+  };
+  using key = std::pair<std::string, std::string>;  // stream, consumer
+
+  void api_create(std::string_view stream, std::string_view name, std::string_view filter, bool durable_api,
+                  bool subject_has_name, const core::inbound_msg& m, int hops);
+  void api_delete(const key& k, const core::inbound_msg& m, int hops);
+  void api_names(const std::string& stream, const core::inbound_msg& m, bool list);
+  void api_at_leader(std::string_view what, const key& k, const core::inbound_msg& m, int hops);
+  void serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m);
+  bool serving(const hosted& h) const;  // leads, and its consumer_leader_start is applied
+  const std::string& leader_of(const hosted& h) const;
+  void forward(const std::string& server, std::string_view what, const core::inbound_msg& m, int hops);
+  bool meta_leader(std::string& leader) const;
+  const repl_entries::consumer_assign* assigned(const key& k) const;
+
+  void host_consumer(const repl_entries::consumer_assign& a, std::int64_t now_ns);
+  void drop_consumer(const key& k);
+  void after_event(hosted& h, std::int64_t now_ns);
+  void on_ack(hosted& h, const core::inbound_msg& m);
+  void on_flow_control(hosted& h, const core::inbound_msg& m);
+  void on_pull(hosted& h, const core::inbound_msg& m);
+  void check_push_interest(hosted& h, std::int64_t now_ns);
+  void run(hosted& h, actions& out, std::int64_t now_ns);
+
+  nlohmann::ordered_json info_json(hosted& h, std::int64_t now_ns);
+  nlohmann::ordered_json cluster_json_of(std::uint64_t group, std::int64_t now_ns);
+  void respond(std::string_view reply, const nlohmann::ordered_json& j);
+  void respond_error(std::string_view reply, std::string_view type, const api_error& e,
+                     const nlohmann::ordered_json& extra = nullptr);
+
+  core::service_host& _host;
+  core::cluster_replication& _repl;
+  const meta_state& _meta;
+  std::string _domain;
+  std::string _self;
+  stream_lookup _streams;
+  std::map<key, std::unique_ptr<hosted>> _hosted;  // consumers with a replica here
+  std::map<std::uint64_t, hosted*> _by_group;
+  // On the meta leader: creates and deletes waiting for their meta entry to apply.
+  std::map<key, pending_reply> _creating, _deleting;
+  // Creates this server answers once it leads the consumer (the meta leader's notice).
+  std::map<key, std::vector<pending_reply>> _answer_when_leading;
+};
+
+}  // namespace js
