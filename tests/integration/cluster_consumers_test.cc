@@ -202,6 +202,11 @@ TEST_F(cluster_consumers, durable_pull_consumer_served_from_every_server) {
   ASSERT_FALSE(next.empty()) << "the consumer's leader did not move from " << leader;
   EXPECT_EQ(consumer_info(other, "ORDERS", "WORKER")["delivered"].value("stream_seq", 0u), 20u);
 
+  // A stream with consumers keeps its replicas for now: a scale makes a new stream group.
+  const json scale = api_retry(1, "$JS.API.STREAM.UPDATE.ORDERS",
+                               R"({"name":"ORDERS","subjects":["orders.>"],"storage":"file","num_replicas":1})");
+  EXPECT_EQ(scale.value("error", json::object()).value("err_code", 0), 10069) << scale.dump();
+
   // Delete through the meta leader, from any server; every server forgets it.
   const json d = api_retry(2, "$JS.API.CONSUMER.DELETE.ORDERS.WORKER", "");
   EXPECT_TRUE(d.value("success", false)) << d.dump();
