@@ -188,6 +188,8 @@ class mapper {
         ok = str(e, k, _o.js_domain);
       } else if (is(k, {"threads"})) {  // Peregrine's own (js_threads): owner threads
         ok = num(e, k, _o.js_threads, 0, kMaxJsThreads);
+      } else if (is(k, {"consumer_threads"})) {  // Peregrine's own: consumer threads
+        ok = num(e, k, _o.consumer_threads, 0, kMaxJsThreads);
       } else {
         unknown(k, e, "jetstream.");
       }
@@ -367,6 +369,7 @@ class mapper {
     if (is(k, {"durability"})) return choice(v, k, _o.durability, {"write", "sync"});
     if (is(k, {"js_thread"})) return flag(v, k, _o.js_thread);
     if (is(k, {"js_threads"})) return num(v, k, _o.js_threads, 0, kMaxJsThreads);
+    if (is(k, {"consumer_threads"})) return num(v, k, _o.consumer_threads, 0, kMaxJsThreads);
     if (is(k, {"dpdk_eal"})) return str(v, k, _o.dpdk_eal);
     if (is(k, {"dpdk_port"})) return num(v, k, _o.dpdk_port, 0, 65535);
     if (is(k, {"dpdk_ip"})) return str(v, k, _o.dpdk_ip);
@@ -414,6 +417,7 @@ constexpr flag_spec kFlags[] = {
     {"spin_us", "spin_us", true}, {"cpus", "cpus", true},
     {"transport", "transport", true}, {"durability", "durability", true},
     {"js_thread", "js_thread", false}, {"js_threads", "js_threads", true},
+    {"consumer_threads", "consumer_threads", true},
     {"dpdk_eal", "dpdk_eal", true},   {"dpdk_port", "dpdk_port", true},
     {"dpdk_ip", "dpdk_ip", true},     {"dpdk_netmask", "dpdk_netmask", true},
     {"dpdk_gateway", "dpdk_gateway", true}, {"dpdk_queues", "dpdk_queues", true},
@@ -625,6 +629,10 @@ cli_result parse_command_line(int argc, const char* const* argv, server_options&
   app.add_option("--js_threads", out.js_threads,
                  "JetStream owner threads (pg-js-<i>), streams placed on them by a hash of the name; "
                  "owner 0 also serves $JS.API (pinned to the cpus after the shards' in --cpus); 0: on shard 0")
+      ->check(CLI::Range(0, kMaxJsThreads));
+  app.add_option("--consumer_threads", out.consumer_threads,
+                 "Consumer threads (pg-cons-<i>): pull consumers of limits streams run there, reading "
+                 "their stream from its owner; 0: on the stream's owner")
       ->check(CLI::Range(0, kMaxJsThreads));
   app.add_option("--dpdk_eal", out.dpdk_eal,
                  "DPDK EAL arguments as one value, e.g. --dpdk_eal=\"-l 0 --no-huge -m 128 --no-pci "

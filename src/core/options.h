@@ -97,6 +97,10 @@ struct server_options {
   // on them by a stable hash of the name; owner 0 also runs the control plane ($JS.API).
   // 0: js_thread decides (one thread, or shard 0's loop).
   int js_threads = 0;
+  // Consumer threads (--consumer_threads N, `jetstream { consumer_threads: N }`): pull consumers
+  // of limits streams run there (ack tracking, redelivery, pull matching), apart from their
+  // stream's owner; 0 keeps them on the owner.
+  int consumer_threads = 0;
   // DPDK transport (--transport dpdk): EAL arguments, port id, and our IPv4 on that port
   std::string dpdk_eal;
   int dpdk_port = 0;

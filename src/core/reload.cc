@@ -122,6 +122,7 @@ reload_plan plan_reload(const server_options& current, const server_options& nex
   fixed("durability", &server_options::durability);
   fixed("js_thread", &server_options::js_thread);
   fixed("jetstream.threads", &server_options::js_threads);
+  fixed("jetstream.consumer_threads", &server_options::consumer_threads);
   fixed("dpdk_eal", &server_options::dpdk_eal);
   fixed("dpdk_port", &server_options::dpdk_port);
   fixed("dpdk_ip", &server_options::dpdk_ip);

@@ -202,9 +202,13 @@ base::status server::start() {
   // (owner threads) that never listen. Each is a shard without clients: its internal
   // subscriptions are copied to every client shard, so acks and requests arrive over the
   // rings, and what it publishes leaves over them. Service k runs on owner k % N.
+  // --consumer_threads M: M more such dispatchers after the owners (pg-cons-<i>); a service
+  // added with owner index >= max(1, N) runs on consumer thread (index - max(1, N)) % M.
   const std::size_t client_shards = _shards.size();
   const std::size_t owners = _pending_services.empty() ? 0 : std::size_t(js_owner_threads(o));
-  for (std::size_t i = 0; i < owners; ++i)
+  const std::size_t consumers = _pending_services.empty() ? 0 : std::size_t(std::max(0, o.consumer_threads));
+  const std::size_t owner_slots = std::max<std::size_t>(1, owners);
+  for (std::size_t i = 0; i < owners + consumers; ++i)
     _shards.push_back(std::make_unique<dispatcher>(std::uint32_t(client_shards + i), _shared,
                                                    _transports->idle_transport(), lcfg));
   std::vector<dispatcher*> all;
@@ -218,7 +222,10 @@ base::status server::start() {
       if (it == accounts.end()) return base::error{base::errc::internal, EINVAL};
       account = std::uint32_t(it - accounts.begin());
     }
-    (owners ? _shards[client_shards + p.owner % owners] : _shards[0])->add_service(std::move(p.svc), account);
+    if (consumers && p.owner >= owner_slots)
+      _shards[client_shards + owners + (p.owner - owner_slots) % consumers]->add_service(std::move(p.svc), account);
+    else
+      (owners ? _shards[client_shards + p.owner % owners] : _shards[0])->add_service(std::move(p.svc), account);
   }
   _pending_services.clear();
   // The system account's requests are served from shard 0 (a client shard: its answers reach
@@ -274,8 +281,9 @@ base::status server::start() {
       CPU_SET(cpus[i % cpus.size()], &set);
       pthread_setaffinity_np(_threads.back().native_handle(), sizeof set, &set);
     }
-    const std::string name =
-        i < client_shards ? "pg-shard-" + std::to_string(i) : "pg-js-" + std::to_string(i - client_shards);
+    const std::string name = i < client_shards          ? "pg-shard-" + std::to_string(i)
+                             : i < client_shards + owners ? "pg-js-" + std::to_string(i - client_shards)
+                                                          : "pg-cons-" + std::to_string(i - client_shards - owners);
     pthread_setname_np(_threads.back().native_handle(), name.c_str());
   }
   _started = true;

@@ -275,6 +275,7 @@ class consumer_state_machine {
 
   consumer_numbers numbers(base::nanos now) const;
   consumer_snapshot snapshot() const;
+  const sequence_pair& ack_floor() const { return _floor; }
   // On a freshly built machine after a restart: replaces the durable state (waiting
   // requests, pins, push interest and flow control are not durable). Pending messages whose
   // deadline passed are redelivered from the next tick().

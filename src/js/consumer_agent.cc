@@ -40,11 +40,12 @@ std::string random_token(std::size_t n) {
 
 consumer_agent::consumer_agent(group_host& host, release_sink& owner, stream& s, consumer_config cfg, std::int64_t created,
                                std::string state_dir, std::int64_t now)
-    : _host(host), _owner(owner), _stream(s), _cfg(std::move(cfg)), _created(created), _state_dir(std::move(state_dir)) {
+    : _host(host), _owner(owner), _stream(s), _sname(s.config().name), _scfg(s.config()), _cfg(std::move(cfg)),
+      _created(created), _state_dir(std::move(state_dir)) {
   _filters = _cfg.filters();
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   consumer_params p = to_params(_cfg, s.config(), s.config().name, _cfg.name);
-  p.start_seq = resolve_start_seq();
+  p.start_seq = _start_seq = resolve_start_seq();
   p.inactive_threshold = with_jitter(p.inactive_threshold, _cfg.push());
   p.has_interest = [&host](const std::string& reply) { return host.has_interest(reply); };
   p.new_pin_id = [] { return random_token(22); };
@@ -58,7 +59,52 @@ consumer_agent::~consumer_agent() {
   for (auto id : _subs) _host.unsubscribe(id);
 }
 
-const std::string& consumer_agent::stream_name() const { return _stream.config().name; }
+const std::string& consumer_agent::stream_name() const { return _sname; }
+
+void consumer_agent::attach(std::shared_ptr<consumer_link> link, agent_executor* exec) {
+  _link = link.get();
+  _link_keep = std::move(link);
+  _exec = exec;
+}
+
+void consumer_agent::unsubscribe_all() {
+  for (auto id : _subs) _host.unsubscribe(id);
+  _subs.clear();
+}
+
+// ---- the stream as this agent reads it: the store on the owner thread, the feed's window
+// on a consumer thread (a message the window does not hold yet is missing, and comes as an
+// on_stored once its page arrives).
+
+std::uint64_t consumer_agent::read_last() const {
+  return _link ? _link->last_seq : _stream.store().last_seq();
+}
+
+base::result<storage::stored_msg> consumer_agent::read_one(std::uint64_t seq) {
+  if (!_link) return _stream.store().load(seq);
+  if (const storage::stored_msg* m = _link->reader.find(seq)) return *m;
+  return base::errc::not_found;
+}
+
+base::result<storage::stored_msg> consumer_agent::read_next(std::uint64_t from) {
+  if (_link) {
+    if (const storage::stored_msg* m = _link->reader.next_matching(from)) return *m;
+    return base::errc::not_found;
+  }
+  auto& st = _stream.store();
+  if (_filters.empty()) return st.load_next("", from);
+  if (_filters.size() == 1) return st.load_next(_filters[0], from);
+  return st.load_next(_filters, from);
+}
+
+std::uint64_t consumer_agent::ack_floor_seq() const { return _m->ack_floor().stream_seq; }
+
+base::latency_histogram consumer_agent::ack_latency() const {
+  if (!off_thread()) return _m->ack_latency();
+  base::latency_histogram h;
+  _exec->run_sync([&] { h = _m->ack_latency(); });
+  return h;
+}
 
 std::uint64_t consumer_agent::resolve_start_seq() {
   auto& st = _stream.store();
@@ -91,14 +137,22 @@ std::uint64_t consumer_agent::resolve_start_seq() {
 }
 
 void consumer_agent::start(const storage::consumer_state* restore, std::int64_t now) {
+  if (off_thread()) return _exec->run_sync([&] { start(restore, now); });
   auto& host = _host;
-  const std::string& sname = _stream.config().name;
+  const std::string& sname = _sname;
   if (_cfg.ack != ack_policy::none)
     _subs.push_back(host.subscribe("$JS.ACK." + sname + "." + _cfg.name + ".>", "", this));
   if (_cfg.push() && _cfg.flow_control)
     _subs.push_back(host.subscribe("$JS.FC." + sname + "." + _cfg.name + ".>", "", &_fc));
+  if (_link) _link->started = true;  // its floor now says what it needs
+  if (_link || _own_pulls) {  // the pulls are its own subscription, not the owner's
+    _subs.push_back(host.subscribe("$JS.API.CONSUMER.MSG.NEXT." + sname + "." + _cfg.name, "", &_pull));
+    if (!host.domain().empty())
+      _subs.push_back(
+          host.subscribe("$JS." + host.domain() + ".API.CONSUMER.MSG.NEXT." + sname + "." + _cfg.name, "", &_pull));
+  }
   // A memory stream's messages do not survive a restart, so neither does consumer state.
-  if (!_state_dir.empty() && !_cfg.mem_storage && _stream.config().storage == storage_type::file) {
+  if (!_state_dir.empty() && !_cfg.mem_storage && _scfg.storage == storage_type::file) {
     auto fs = storage::file_consumer_store::open(_state_dir, "state");
     if (fs.ok()) {
       _store = std::move(*fs);
@@ -121,7 +175,7 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
     // were not durable yet): the sequences past the stream's end will be reused by the next
     // publishes, so the state is cut back to the stream, or those would never be delivered
     // (nats-server 2.14 resets such a state at startup too).
-    const std::uint64_t last = _stream.store().last_seq();
+    const std::uint64_t last = read_last();
     const bool ahead = restore->delivered.stream > last;
     if (ahead)
       PG_WARN("JetStream consumer '{} > {}': state delivered up to seq {} but the stream ends at {}; resuming from there",
@@ -173,13 +227,10 @@ std::optional<msg_meta> consumer_agent::next_matching(std::uint64_t from) {
     }
     from = std::max(from, _lps.back() + 1);
   }
-  auto& st = _stream.store();
   base::result<storage::stored_msg> m = base::errc::not_found;
   if (auto c = _cache.lower_bound(from); c != _cache.end() && c->first == from && filter_matches(c->second.subject))
     m = c->second;
-  else if (_filters.empty()) m = st.load_next("", from);
-  else if (_filters.size() == 1) m = st.load_next(_filters[0], from);
-  else m = st.load_next(_filters, from);
+  else m = read_next(from);
   if (!m.ok()) return std::nullopt;
   _last_next_from = from;
   _last_next_seq = m->seq;
@@ -190,12 +241,17 @@ std::optional<msg_meta> consumer_agent::load(std::uint64_t seq) {
   if (auto c = _cache.find(seq); c != _cache.end())
     return msg_meta{seq, c->second.ts, std::uint32_t(c->second.subject.size()),
                     std::uint32_t(c->second.headers.size()), std::uint32_t(c->second.payload.size())};
-  auto m = _stream.store().load(seq);
+  auto m = read_one(seq);
   if (!m.ok()) return std::nullopt;
   return remember(std::move(*m));
 }
 
 std::uint64_t consumer_agent::recount(std::uint64_t from) {
+  if (_link) {
+    const feed_reader& r = _link->reader;
+    if (!r.live() && r.size() == 0 && r.known_upto() < r.floor()) return _link->seed_pending;  // no page yet
+    return r.count_matching(from);
+  }
   auto& st = _stream.store();
   std::uint64_t n = 0;
   if (from <= st.first_seq() && _lps.empty()) {
@@ -216,6 +272,7 @@ std::uint64_t consumer_agent::recount(std::uint64_t from) {
 }
 
 std::uint64_t consumer_agent::count_matching(std::uint64_t from) {
+  if (_link) return recount(from);  // the window: cheap, and exact while live
   if (_cnt_valid && from == _cnt_from) return _cnt;
   if (_cnt_valid && from > _cnt_from && _lps.empty() && _last_next_from <= _cnt_from &&
       _last_next_seq + 1 == from) {
@@ -226,7 +283,7 @@ std::uint64_t consumer_agent::count_matching(std::uint64_t from) {
   }
   _cnt = recount(from);
   _cnt_from = from;
-  _cnt_upto = _stream.store().last_seq();
+  _cnt_upto = read_last();
   _cnt_valid = true;
   return _cnt;
 }
@@ -235,6 +292,7 @@ std::uint64_t consumer_agent::count_matching(std::uint64_t from) {
 
 void consumer_agent::on_stored(std::uint64_t seq, std::string_view subject) {
   _advanced_to = std::max(_advanced_to, seq);
+  _feed_new = _link != nullptr;
   // A recount may already have seen it (a trim that ran before this report delivered).
   if (_cnt_valid && seq >= _cnt_from && seq > _cnt_upto && filter_matches(subject)) {
     ++_cnt;
@@ -242,9 +300,19 @@ void consumer_agent::on_stored(std::uint64_t seq, std::string_view subject) {
   }
 }
 
+void consumer_agent::purge_now(std::int64_t now) {
+  // On the consumer thread while the owner waits in run_sync: the store is safe to read.
+  auto& st = _stream.store();
+  _link->reader.erase_if([&st](std::uint64_t seq) { return !st.load(seq).ok(); });
+  _link->last_seq = std::max(_link->last_seq, st.last_seq());
+  feed_link_off();
+  on_removed({}, now);
+  feed_link_on();
+}
+
 void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now) {
   actions out;
-  if (seqs.empty()) {  // a purge: pending messages it took leave silently, the floors move
+  if (seqs.empty() && !_link) {  // a purge: pending messages it took leave silently, the floors move
     _cnt_valid = false;
     _cache.clear();
     auto& st = _stream.store();
@@ -330,8 +398,9 @@ std::size_t consumer_agent::poll(std::int64_t now) {
   if (_stopped) return 0;
   std::size_t work = 0;
   actions out;
-  if (_advanced_to > _notified) {
+  if (_advanced_to > _notified || _feed_new) {
     _notified = _advanced_to;
+    _feed_new = false;
     _m->on_stream_advanced(_advanced_to, now, out);
     ++work;
   }
@@ -386,7 +455,7 @@ void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
     loaded = std::move(it->second);
     _cache.erase(it);
     m = &loaded;
-  } else if (auto r = _stream.store().load(d.stream_seq); r.ok()) {
+  } else if (auto r = read_one(d.stream_seq); r.ok()) {
     loaded = std::move(*r);
     m = &loaded;
   } else {
@@ -394,7 +463,7 @@ void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
   }
   _last_delivery = now;
   _dirty = true;
-  const std::string ack = encode_ack_subject(_stream.config().name, _cfg.name, d.delivery_count, d.stream_seq,
+  const std::string ack = encode_ack_subject(_sname, _cfg.name, d.delivery_count, d.stream_seq,
                                              d.consumer_seq, d.timestamp, d.pending);
   std::string hdr;
   std::string_view headers = m->headers, payload = m->payload;
@@ -411,7 +480,7 @@ void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
 }
 
 void consumer_agent::send_advisory(const advisory& a) {
-  const std::string& sname = _stream.config().name;
+  const std::string& sname = _sname;
   const std::string suffix = "." + sname + "." + _cfg.name;
   using k = advisory_kind;
   const bool group = a.kind == k::pinned || a.kind == k::unpinned;
@@ -461,12 +530,14 @@ void consumer_agent::send_advisory(const advisory& a) {
 }
 
 void consumer_agent::release(std::uint64_t seq) {
+  if (_link) return _link->reader.release(seq);
   _owner.on_released(seq);
 }
 
 // ---- API-side operations --------------------------------------------------------------
 
 void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
+  if (off_thread()) return _exec->run_sync([&] { update(cfg, now); });
   const auto pause = _cfg.pause_until;
   const bool rebind = _cfg.push() && cfg.deliver_subject != _cfg.deliver_subject;
   _cfg = cfg;
@@ -474,7 +545,8 @@ void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
   _filters = _cfg.filters();
   if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
   _cnt_valid = false;
-  consumer_params p = to_params(_cfg, _stream.config(), _stream.config().name, _cfg.name);
+  const stream_config& scfg = _link ? _scfg : _stream.config();  // the owner's is not this thread's
+  consumer_params p = to_params(_cfg, scfg, _sname, _cfg.name);
   p.inactive_threshold = with_jitter(p.inactive_threshold, _cfg.push());
   actions out;
   _m->update(p, now, out);
@@ -487,6 +559,7 @@ void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
 }
 
 void consumer_agent::pause(std::optional<std::int64_t> until, std::int64_t now) {
+  if (off_thread()) return _exec->run_sync([&] { pause(until, now); });
   if (until && *until <= now) until.reset();
   _cfg.pause_until = until;
   actions out;
@@ -495,6 +568,11 @@ void consumer_agent::pause(std::optional<std::int64_t> until, std::int64_t now) 
 }
 
 bool consumer_agent::unpin(const std::string& group, std::int64_t now) {
+  if (off_thread()) {
+    bool ok = false;
+    _exec->run_sync([&] { ok = unpin(group, now); });
+    return ok;
+  }
   actions out;
   const bool ok = _m->unpin(group, now, out);
   run(out, now);
@@ -502,6 +580,7 @@ bool consumer_agent::unpin(const std::string& group, std::int64_t now) {
 }
 
 void consumer_agent::on_delete() {
+  if (off_thread()) return _exec->run_sync([&] { on_delete(); });
   actions out;
   _m->on_delete(out);
   run(out, _host.now());
@@ -513,6 +592,7 @@ void consumer_agent::on_delete() {
 }
 
 void consumer_agent::on_shutdown(std::vector<storage::snapshot_file>* batch) {
+  if (off_thread()) return _exec->run_sync([&] { on_shutdown(batch); });
   if (_stopped) return;
   actions out;
   _m->on_shutdown(out);
@@ -530,16 +610,22 @@ void consumer_agent::on_shutdown(std::vector<storage::snapshot_file>* batch) {
 }
 
 void consumer_agent::finish_shutdown(const std::vector<storage::snapshot_file>& batch) {
+  if (off_thread()) return _exec->run_sync([&] { finish_shutdown(batch); });
   if (!_store) return;
   _store->staged_done(batch);
   if (_store->dirty()) {
-    PG_WARN("JetStream consumer '{} > {}': cannot persist state at shutdown", _stream.config().name, _cfg.name);
+    PG_WARN("JetStream consumer '{} > {}': cannot persist state at shutdown", _sname, _cfg.name);
     return;
   }
   for (const auto& r : _held.take_all()) _host.publish(r, "", "", "");  // their acks are durable
 }
 
 ojson consumer_agent::info_json(std::int64_t now) {
+  if (off_thread()) {
+    ojson j;
+    _exec->run_sync([&] { j = info_json(now); });
+    return j;
+  }
   // Timers already due run first, as nats-server's processWaiting at info time: a pull that
   // expired gets its 408 before this answer, never after an answer that no longer counts it.
   if (!_stopped && _m->next_deadline() <= now) {
@@ -550,7 +636,7 @@ ojson consumer_agent::info_json(std::int64_t now) {
   _m->drop_uninterested();  // num_waiting counts live requests (nats-server: processWaiting)
   const consumer_numbers n = _m->numbers(now);
   ojson j;
-  j["stream_name"] = _stream.config().name;
+  j["stream_name"] = _sname;
   j["name"] = _cfg.name;
   j["created"] = base::rfc3339_nano(_created);
   j["config"] = to_json(_cfg, true);

@@ -14,6 +14,7 @@
 #include "src/js/ack_confirm.h"
 #include "src/js/consumer.h"
 #include "src/js/consumer_config.h"
+#include "src/js/consumer_link.h"
 #include "src/js/group_host.h"
 #include "storage/consumer_state.h"
 #include "storage/store.h"
@@ -44,6 +45,21 @@ class consumer_agent final : public message_source, public core::internal_handle
 
   const std::string& name() const { return _cfg.name; }
   const std::string& stream_name() const;
+  // On a consumer thread (--consumer_threads): reads go through `link`'s feed, and the calls
+  // the owner makes (start, info, update, pause, reset, delete, shutdown) run on `exec`'s
+  // thread. Before start().
+  void attach(std::shared_ptr<consumer_link> link, agent_executor* exec);
+  // Its subscriptions go (on its thread; the agent is leaving it).
+  void unsubscribe_all();
+  bool remote() const { return _link != nullptr; }
+  // Matching messages from its start sequence, from the store (on the owner, before attach).
+  std::uint64_t initial_pending() { return recount(_start_seq); }
+  // The agent subscribes its CONSUMER.MSG.NEXT itself (always on a consumer thread). Before start().
+  void own_pulls() { _own_pulls = true; }
+  // A purge of its stream, applied on its consumer thread while the owner waits (run_sync):
+  // reads the store as an owner-thread agent does.
+  void purge_now(std::int64_t now);
+  std::uint64_t ack_floor_seq() const;
   const consumer_config& config() const { return _cfg; }
   std::int64_t created() const { return _created; }
   const std::string& state_dir() const { return _state_dir; }
@@ -57,7 +73,7 @@ class consumer_agent final : public message_source, public core::internal_handle
   void on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now);
   bool filter_matches(std::string_view subject) const;
   bool needs(std::uint64_t seq) const { return _m->needs(seq); }
-  const base::latency_histogram& ack_latency() const { return _m->ack_latency(); }
+  base::latency_histogram ack_latency() const;  // a copy (the agent may run on another thread)
 
   // Timers, wake-ups, push interest, persistence; returns work done.
   std::size_t poll(std::int64_t now);
@@ -112,6 +128,22 @@ class consumer_agent final : public message_source, public core::internal_handle
     consumer_agent& _a;
   };
 
+  class pull_handler final : public core::internal_handler {
+   public:
+    explicit pull_handler(consumer_agent& a) : _a(a) {}
+    void on_msg(const core::inbound_msg& m) override { _a.on_pull_request(m, _a._host.now()); }
+
+   private:
+    consumer_agent& _a;
+  };
+
+  bool off_thread() const { return _exec && !_exec->on_thread(); }
+  // purge_now reads the store through the local paths for one call.
+  void feed_link_off() { _link = nullptr; }
+  void feed_link_on() { _link = _link_keep.get(); }
+  std::uint64_t read_last() const;
+  base::result<storage::stored_msg> read_one(std::uint64_t seq);
+  base::result<storage::stored_msg> read_next(std::uint64_t from);
   std::uint64_t resolve_start_seq();
   msg_meta remember(storage::stored_msg&& m);
   void run(actions& out, std::int64_t now);
@@ -126,13 +158,22 @@ class consumer_agent final : public message_source, public core::internal_handle
 
   group_host& _host;
   release_sink& _owner;
-  stream& _stream;
+  stream& _stream;  // read only on the owner thread (not at all when remote, after the constructor)
+  std::string _sname;
+  stream_config _scfg;  // the stream's config when the agent was made
+  consumer_link* _link = nullptr;
+  std::shared_ptr<consumer_link> _link_keep;
+  bool _feed_new = false;
+  bool _own_pulls = false;
+  std::uint64_t _start_seq = 1;  // the feed brought messages: the machine looks again
+  agent_executor* _exec = nullptr;
   consumer_config _cfg;
   std::int64_t _created;
   std::string _state_dir;
   std::unique_ptr<consumer_state_machine> _m;
   std::unique_ptr<storage::file_consumer_store> _store;
   fc_handler _fc{*this};
+  pull_handler _pull{*this};
   std::vector<std::uint64_t> _subs;
   std::vector<std::string> _filters;
 

@@ -61,6 +61,7 @@ bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg
   const std::string_view op = toks[0];
   if (op == "MSG" && toks.size() == 4 && toks[1] == "NEXT") {  // the consumer's own subscription: not an API call
     if (consumer_agent* c = find_consumer(toks[2], toks[3])) {
+      if (c->remote()) return true;  // its consumer thread subscribed the pull itself
       group_of(toks[2])->enter();
       c->on_pull_request(m, now());
     } else {

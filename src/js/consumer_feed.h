@@ -123,6 +123,11 @@ class feed_reader {
 
   // The consumer needs nothing below `seq` any more (its ack floor): kept messages below go.
   void forget_below(std::uint64_t seq);
+  // Drops kept messages for which `gone(seq)` holds (a purge seen from the owner's store).
+  template <typename F>
+  void erase_if(F gone) {
+    std::erase_if(_window, [&](const auto& kv) { return gone(kv.first); });
+  }
   // Retention: the consumer no longer needs `seq`, nor (release_below) anything below
   // `seq`; sent in the next `released`.
   void release(std::uint64_t seq) { _released.push_back(seq); }

@@ -20,6 +20,11 @@ constexpr std::int64_t kSyncInterval = 1 * base::kSecond;
 }  // namespace
 
 storage::consumer_state consumer_agent::durable_state() const {
+  if (off_thread()) {
+    storage::consumer_state st;
+    _exec->run_sync([&] { st = durable_state(); });
+    return st;
+  }
   const consumer_snapshot snap = _m->snapshot();
   storage::consumer_state s;
   s.delivered = {snap.delivered.consumer_seq, snap.delivered.stream_seq};
@@ -48,7 +53,7 @@ std::size_t consumer_agent::confirm_written(std::int64_t now) {
   if (done == _seen_written) return 0;
   _seen_written = done;
   if (const int err = _store->take_async_error(); err != 0) {
-    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
+    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _sname, _cfg.name,
             std::strerror(err));
     // Not durable: write it again, later (a failing disk is not retried in a loop), and
     // keep every held reply for that write.
@@ -84,10 +89,10 @@ void consumer_agent::flush_state(bool wait) {
     return;
   }
   if (const int err = _store->take_async_error(); err != 0)
-    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
+    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _sname, _cfg.name,
             std::strerror(err));
   if (auto st = _store->flush(); !st.ok())
-    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _stream.config().name, _cfg.name,
+    PG_WARN("JetStream consumer '{} > {}': cannot persist state: {}", _sname, _cfg.name,
             base::errc_name(st.code()));
 }
 

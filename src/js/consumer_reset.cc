@@ -25,6 +25,11 @@ std::optional<api_error> parse_reset_request(std::string_view body, std::optiona
 
 std::optional<api_error> consumer_agent::reset(std::optional<std::uint64_t> seq, std::int64_t now,
                                                std::uint64_t& reset_seq) {
+  if (off_thread()) {
+    std::optional<api_error> e;
+    _exec->run_sync([&] { e = reset(seq, now, reset_seq); });
+    return e;
+  }
   std::uint64_t floor = 0;
   if (!seq) {
     floor = _m->numbers(now).ack_floor.stream_seq;

@@ -4,6 +4,7 @@
 // fake) implements this for the thread that owns the group.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,8 @@ namespace js {
 
 using ojson = nlohmann::ordered_json;
 class stream_group;
+class consumer_thread;
+struct consumer_config;
 
 class group_host {
  public:
@@ -62,6 +65,18 @@ class group_host {
   }
   // Open fast-ingest batches across every stream (the server-wide limit).
   virtual std::size_t* fast_batch_counter() = 0;
+  // --consumer_threads: the thread a new consumer `c` of the group runs on, or null (on the
+  // owner, as always without consumer threads).
+  virtual consumer_thread* pick_consumer_thread(const consumer_config& c) {
+    (void)c;
+    return nullptr;
+  }
+  // Runs `fn` on the owner thread at its next turn; callable from any thread (a consumer
+  // thread waking its group).
+  virtual void post_to_owner(std::function<void()> fn) { fn(); }
+  // Each consumer subscribes its own CONSUMER.MSG.NEXT (with consumer threads: neither the
+  // hub nor an owner subscribes pulls by pattern, so a pull reaches only its consumer).
+  virtual bool consumers_subscribe_pulls() const { return false; }
 
   std::int64_t now() const { return clk().wall_ns(); }
   // Advisory/event JSON {type,id,timestamp,<body>,domain} on `subject` when someone listens;

@@ -14,6 +14,7 @@
 #include "src/js/api_worker.h"
 #include "src/js/big_request.h"
 #include "src/js/cluster_streams.h"
+#include "src/js/consumer_thread.h"
 #include "src/js/json_util.h"
 #include "src/js/stream_source.h"
 #include "src/js/jetstream_service.h"
@@ -37,13 +38,19 @@ std::vector<std::unique_ptr<core::service>> make_jetstream_owners(std::size_t n)
 }
 
 std::vector<account_service> make_jetstream_accounts(std::size_t n, const std::vector<account_limits>& enabled,
-                                                     const std::vector<std::string>& disabled) {
+                                                     const std::vector<std::string>& disabled,
+                                                     std::size_t consumer_threads) {
   n = std::max<std::size_t>(n, 1);
   auto usage = std::make_shared<server_usage>();
   std::vector<account_service> out;
   for (const auto& acc : enabled) {
     auto owners = std::make_shared<owner_set>(n, acc, usage, enabled.size());
     for (std::size_t i = 0; i < n; ++i) out.push_back({std::make_unique<jetstream>(owners, i), acc.account, i});
+    for (std::size_t i = 0; i < consumer_threads; ++i) {
+      auto ct = std::make_unique<consumer_thread>(acc.account);
+      owners->consumer_threads.push_back(ct.get());
+      out.push_back({std::move(ct), acc.account, n + i});
+    }
   }
   for (const auto& name : disabled) out.push_back({make_jetstream_disabled(), name, 0});
   return out;
@@ -81,8 +88,10 @@ bool jetstream::start(core::service_host& host, std::string& error) {
     return false;
   }
   if (is_hub()) {  // the control plane: only owner 0 serves $JS.API
+    // With consumer threads every consumer subscribes its own pulls (no owner sees them).
+    const std::size_t split = _owners->consumer_threads.empty() ? _owners->size() : 2;
     for (const std::string& api : api_prefixes())
-      for (const std::string& pattern : hub_api_patterns(_owners->size())) {
+      for (const std::string& pattern : hub_api_patterns(split)) {
         const std::uint64_t id = host.subscribe(api + pattern, "", this);
         if (id == 0) {
           error = "cannot subscribe " + api + pattern;
@@ -167,6 +176,12 @@ std::size_t jetstream::poll_groups(std::int64_t t) {
 
 void jetstream::wake(stream_group& g) { _active.wake(g); }
 
+consumer_thread* jetstream::pick_consumer_thread(const consumer_config& c) {
+  const auto& threads = _owners->consumer_threads;
+  if (threads.empty()) return nullptr;
+  return threads[placement_hash(c.name) % threads.size()];
+}
+
 std::vector<std::string> jetstream::api_prefixes() const {
   std::vector<std::string> out{"$JS.API"};
   if (!_domain.empty()) out.push_back("$JS." + _domain + ".API");
@@ -194,7 +209,7 @@ std::vector<std::string> hub_api_patterns(std::size_t owners) {
 void jetstream::place(std::unique_ptr<stream_group> g) {
   _active.add(*g);
   const std::string name = g->name();
-  if (_owners->size() > 1) {
+  if (_owners->size() > 1 && _owners->consumer_threads.empty()) {
     // Pulls go straight to the owner thread: routing carries them to its ring.
     auto& ids = _next_subs[name];
     for (const std::string& api : api_prefixes())

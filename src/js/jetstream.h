@@ -38,7 +38,10 @@ struct account_service {
 // JetStream for several accounts: n instances (one per owner thread) for each account of
 // `enabled`, sharing the server-wide storage counters; and for each account of `disabled` a
 // responder that answers its $JS.API requests with 10039, as nats-server does.
+// With `consumer_threads` > 0 each such account also gets that many consumer thread services
+// (consumer_thread.h), at owner indexes n .. n + consumer_threads - 1.
 std::vector<account_service> make_jetstream_accounts(std::size_t n, const std::vector<account_limits>& enabled,
-                                                     const std::vector<std::string>& disabled);
+                                                     const std::vector<std::string>& disabled,
+                                                     std::size_t consumer_threads = 0);
 
 }  // namespace js

@@ -23,6 +23,7 @@
 namespace js {
 
 class jetstream;
+class consumer_thread;
 
 // FNV-1a (64 bit) of the stream name: the placement hash. Fixed by definition (no seed, no
 // library hash), so a stream lands on the same owner across restarts and versions as long
@@ -116,6 +117,8 @@ struct owner_set {
   account_limits limits;  // the account served and its limits
   std::shared_ptr<server_usage> server;
   std::size_t accounts = 1;  // accounts with JetStream on this server (/jsz)
+  // --consumer_threads: the account's consumer thread services (set before the server starts).
+  std::vector<consumer_thread*> consumer_threads;
 };
 
 // The n instances (n >= 1), each to run on its own owner thread; instance 0 is the hub.

@@ -97,6 +97,10 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::optional<api_error> account_limit_error(storage_type t, std::uint64_t size) const override;
   // Open fast-ingest batches across every stream of this owner thread.
   std::size_t* fast_batch_counter() override { return &_fast_batches_open; }
+  // --consumer_threads: by a hash of stream and consumer name over the account's threads.
+  consumer_thread* pick_consumer_thread(const consumer_config& c) override;
+  void post_to_owner(std::function<void()> fn) override { _host->call(std::move(fn)); }
+  bool consumers_subscribe_pulls() const override { return !_owners->consumer_threads.empty(); }
   struct big_request;  // a big STREAM.CREATE or UPDATE in flight (big_request.h)
   struct big_info;     // a STREAM.INFO listing many subjects in flight (big_request.h)
 

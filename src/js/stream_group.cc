@@ -3,8 +3,51 @@
 #include <algorithm>
 
 #include "src/core/subject.h"
+#include "src/js/consumer_thread.h"
 
 namespace js {
+
+namespace {
+
+// Retention of a remote agent travels as `released` requests (its link), not through here.
+class no_release final : public release_sink {
+ public:
+  void on_released(std::uint64_t) override {}
+};
+no_release g_no_release;
+
+// What the owner's feed_writer reads of the stream for one remote consumer (its filter).
+class filtered_store final : public feed_store {
+ public:
+  filtered_store(storage::stream_store& st, const std::vector<std::string>& f) : _st(st), _f(f) {}
+  std::optional<storage::stored_msg> next_matching(std::uint64_t from) override {
+    auto m = _f.empty() ? _st.load_next("", from) : _f.size() == 1 ? _st.load_next(_f[0], from) : _st.load_next(_f, from);
+    if (!m.ok()) return std::nullopt;
+    return std::move(*m);
+  }
+  std::uint64_t last_seq() const override { return _st.last_seq(); }
+  // The backlog past a full page, as an upper bound (exact counting would walk the stream at
+  // every page); num_pending is exact again once the reader is live.
+  std::uint64_t count_matching(std::uint64_t from) override {
+    const std::uint64_t last = _st.last_seq();
+    return from > last ? 0 : std::min<std::uint64_t>(_st.state(false).msgs, last - from + 1);
+  }
+
+ private:
+  storage::stream_store& _st;
+  const std::vector<std::string>& _f;
+};
+
+class ring_queue final : public feed_queue {
+ public:
+  explicit ring_queue(base::spsc_ring<feed_entry>& r) : _r(r) {}
+  bool try_push(feed_entry& e) override { return _r.try_push(std::move(e)); }
+
+ private:
+  base::spsc_ring<feed_entry>& _r;
+};
+
+}  // namespace
 
 stream_group::stream_group(group_host& owner, const stream_config& cfg, std::int64_t created, std::string dir,
                            std::unique_ptr<storage::stream_store> store)
@@ -16,6 +59,7 @@ stream_group::stream_group(group_host& owner, const stream_config& cfg, std::int
 
 stream_group::~stream_group() {
   _owner.report_usage(_stream->config().storage, -_reported_bytes);
+  while (!_remote.empty()) unlink(_remote.back().agent);
   _consumers.clear();
   _retired.clear();
   _stream.reset();
@@ -42,11 +86,62 @@ std::uint64_t stream_group::subscribe(std::string_view subject, std::string_view
 consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int64_t created, std::string state_dir,
                                            std::int64_t now) {
   PG_ASSERT_OWNER(_thread);
-  auto agent = std::make_unique<consumer_agent>(*this, *this, *_stream, cfg, created, std::move(state_dir), now);
+  consumer_thread* ct = runs_remote(cfg) ? _owner.pick_consumer_thread(cfg) : nullptr;
+  if (!ct) {
+    auto agent = std::make_unique<consumer_agent>(*this, *this, *_stream, cfg, created, std::move(state_dir), now);
+    if (_owner.consumers_subscribe_pulls()) agent->own_pulls();
+    consumer_agent& ref = *agent;
+    _consumers[cfg.name] = std::move(agent);
+    enter();
+    return ref;
+  }
+  // Made here (its start sequence is resolved against the store), then run on `ct`: it reads
+  // the stream through its link's window, paged from the stream's first message.
+  auto agent = std::make_unique<consumer_agent>(*ct, g_no_release, *_stream, cfg, created, std::move(state_dir), now);
+  auto& st = _stream->store();
+  auto link = std::make_shared<consumer_link>(std::max<std::uint64_t>(1, st.first_seq()), st.last_seq());
+  link->group = this;
+  link->filters = cfg.filters();
+  if (link->filters.size() == 1 && link->filters[0] == ">") link->filters.clear();
+  link->agent = agent.get();
+  std::weak_ptr<consumer_link> weak = link;
+  group_host* owner = &_owner;
+  link->wake_owner = [owner, weak] {
+    owner->post_to_owner([weak] {
+      auto l = weak.lock();
+      if (!l) return;
+      l->owner_woken.store(false);
+      if (l->group) l->group->enter();
+    });
+  };
+  link->seed_pending = agent->initial_pending();
+  agent->attach(link, ct);
+  ct->adopt(link);
+  _remote.push_back({agent.get(), ct, std::move(link)});
   consumer_agent& ref = *agent;
   _consumers[cfg.name] = std::move(agent);
   enter();
   return ref;
+}
+
+bool stream_group::runs_remote(const consumer_config& cfg) const {
+  // Pull consumers of limits streams (retention needs no answer from them); the rest stay.
+  return !cfg.push() && !cfg.direct && cfg.deliver != deliver_policy::last_per_subject &&
+         _stream->config().retention == retention_policy::limits;
+}
+
+stream_group::remote_consumer* stream_group::remote_of(const consumer_agent* c) {
+  for (auto& r : _remote)
+    if (r.agent == c) return &r;
+  return nullptr;
+}
+
+void stream_group::unlink(const consumer_agent* c) {
+  auto it = std::find_if(_remote.begin(), _remote.end(), [c](const remote_consumer& r) { return r.agent == c; });
+  if (it == _remote.end()) return;
+  it->thread->drop(it->link.get());
+  it->link->group = nullptr;
+  _remote.erase(it);
 }
 
 consumer_agent* stream_group::find_consumer(std::string_view name) {
@@ -61,6 +156,7 @@ std::unique_ptr<consumer_agent> stream_group::take_consumer(std::string_view nam
   if (it == _consumers.end()) return nullptr;
   auto c = std::move(it->second);
   _consumers.erase(it);
+  unlink(c.get());
   return c;
 }
 
@@ -75,6 +171,7 @@ void stream_group::retire_consumer(std::unique_ptr<consumer_agent> c) {
 void stream_group::delete_consumers() {
   auto all = std::move(_consumers);
   _consumers.clear();
+  while (!_remote.empty()) unlink(_remote.back().agent);
   std::vector<consumer_agent*> list;
   for (auto& [n, c] : all) {
     list.push_back(c.get());
@@ -129,8 +226,60 @@ void stream_group::account() {
 }
 
 void stream_group::on_stored(std::uint64_t seq, std::string_view subject) {
-  for (auto& [n, c] : _consumers) c->on_stored(seq, subject);
+  for (auto& [n, c] : _consumers)
+    if (!c->remote()) c->on_stored(seq, subject);
+  if (!_remote.empty()) feed_stored(seq, subject);
   account();
+}
+
+// One immutable copy of the message, shared by every remote consumer that is live.
+void stream_group::feed_stored(std::uint64_t seq, std::string_view subject) {
+  shared_msg m;
+  for (auto& r : _remote) {
+    if (r.link->writer.state() != feed_writer::mode::live) continue;
+    if (!m) {
+      auto loaded = _stream->store().load(seq);
+      if (!loaded.ok()) return;
+      m = std::make_shared<const storage::stored_msg>(std::move(*loaded));
+    }
+    ring_queue q(r.link->to_consumer);
+    r.link->writer.on_stored(m, r.agent->filter_matches(subject), q);
+    r.notify = true;
+  }
+}
+
+void stream_group::feed_removed(const std::vector<std::uint64_t>& seqs) {
+  for (auto& r : _remote) {
+    ring_queue q(r.link->to_consumer);
+    if (seqs.empty()) {  // a purge: the reader pages again, the agent drops what went now
+      r.link->writer.on_bulk_removed(q);
+      consumer_agent* a = r.agent;
+      const std::int64_t t = now();
+      r.thread->run_sync([a, t] { a->purge_now(t); });
+    } else {
+      r.link->writer.on_removed(seqs, q);
+    }
+    r.notify = true;
+  }
+}
+
+// The remote consumer's reads and releases; the writer's retries; the consumer thread woken
+// once per turn for whatever went out.
+std::size_t stream_group::pump_remote(remote_consumer& r) {
+  consumer_link& l = *r.link;
+  ring_queue q(l.to_consumer);
+  filtered_store fs(_stream->store(), l.filters);
+  const std::size_t before = l.to_consumer.produced();
+  std::vector<std::uint64_t> released;  // limits retention: nothing to remove
+  std::size_t work = l.to_owner.drain([&](feed_request&& req) { l.writer.on_request(std::move(req), fs, q, released); });
+  work += l.writer.poll(fs, q);
+  if (r.notify || l.to_consumer.produced() != before) l.wake_consumer();
+  r.notify = false;
+  if (l.expired.load() && !r.expired_seen) {  // an inactive ephemeral: the owner deletes it
+    r.expired_seen = true;
+    _expired.push_back(r.agent->name());
+  }
+  return work;
 }
 
 bool stream_group::consumer_wants(std::string_view subject) {
@@ -141,7 +290,9 @@ bool stream_group::consumer_wants(std::string_view subject) {
 
 void stream_group::on_removed(const std::vector<std::uint64_t>& seqs) {
   const std::int64_t t = now();
-  for (auto* c : consumer_list()) c->on_removed(seqs, t);
+  for (auto* c : consumer_list())
+    if (!c->remote()) c->on_removed(seqs, t);
+  if (!_remote.empty()) feed_removed(seqs);
   account();
 }
 
@@ -152,8 +303,8 @@ void stream_group::on_released(std::uint64_t seq) {
   if (retention == retention_policy::interest) {
     auto msg = st.load(seq);
     if (!msg.ok()) return;
-    for (auto& [n, c] : _consumers)
-      if (c->filter_matches(msg->subject) && c->needs(seq)) return;
+    for (auto& [n, c] : _consumers)  // a remote agent is not asked here: it keeps the message
+      if (c->filter_matches(msg->subject) && (c->remote() || c->needs(seq))) return;
   }
   (void)st.remove(seq);
   account();
@@ -169,7 +320,7 @@ void stream_group::drop_unneeded() {
     for (auto& [n, c] : _consumers) {
       if (!c->filter_matches(msg->subject)) continue;
       matched = true;
-      needed = needed || c->needs(msg->seq);
+      needed = needed || c->remote() || c->needs(msg->seq);
     }
     // A work queue keeps what no consumer matches (it waits for one); interest does not.
     const bool wq = _stream->config().retention == retention_policy::workqueue;
@@ -198,10 +349,12 @@ std::size_t stream_group::poll(std::int64_t t) {
   if (!_consumers.empty()) {
     _poll_list = consumer_list();  // handlers may add or remove consumers meanwhile
     for (consumer_agent* c : _poll_list) {
+      if (c->remote()) continue;  // polled on its consumer thread
       work += c->poll(t);
       if (c->expired()) _expired.push_back(c->name());
     }
   }
+  for (std::size_t i = 0; i < _remote.size(); ++i) work += pump_remote(_remote[i]);
   account();  // whatever else changed the store (API purges and deletes, limits)
   _last_work = work;
   return work;
@@ -210,13 +363,16 @@ std::size_t stream_group::poll(std::int64_t t) {
 bool stream_group::busy(std::int64_t) const {
   if (_last_work > 0 || !_expired.empty() || !_retired.empty() || !_stream->idle()) return true;
   for (const auto& [n, c] : _consumers)
-    if (c->awaits_write()) return true;
+    if (!c->remote() && c->awaits_write()) return true;
+  for (const auto& r : _remote)  // a page or resync that did not fit the ring yet
+    if (r.link->writer.has_pending_read() || r.link->writer.state() == feed_writer::mode::broken) return true;
   return false;
 }
 
 std::int64_t stream_group::next_wakeup(std::int64_t t) const {
   std::int64_t next = _stream->next_wakeup(t);
-  for (const auto& [n, c] : _consumers) next = std::min(next, c->next_wakeup());
+  for (const auto& [n, c] : _consumers)
+    if (!c->remote()) next = std::min(next, c->next_wakeup());
   return next;
 }
 

@@ -18,6 +18,7 @@
 #include "src/base/owner_check.h"
 #include "src/js/active_set.h"
 #include "src/js/consumer_agent.h"
+#include "src/js/consumer_link.h"
 #include "src/js/group_host.h"
 #include "src/js/stream.h"
 
@@ -139,6 +140,21 @@ class stream_group final : public group_host, public stream_events, public relea
   // Publishes the change of the stream's stored bytes since the last report.
   void account();
 
+  // A consumer on a consumer thread: the owner's end of its link (consumer_thread.h).
+  struct remote_consumer {
+    consumer_agent* agent;
+    consumer_thread* thread;
+    std::shared_ptr<consumer_link> link;
+    bool notify = false;  // entries went out this turn: wake the consumer thread at the poll
+    bool expired_seen = false;
+  };
+  bool runs_remote(const consumer_config& cfg) const;
+  remote_consumer* remote_of(const consumer_agent* c);
+  void unlink(const consumer_agent* c);  // the agent leaves its consumer thread
+  std::size_t pump_remote(remote_consumer& r);
+  void feed_stored(std::uint64_t seq, std::string_view subject);
+  void feed_removed(const std::vector<std::uint64_t>& seqs);
+
   group_host& _owner;
   base::thread_owner _thread;  // debug builds: entry points run on the owner thread
   std::size_t _last_work = 0;
@@ -150,6 +166,7 @@ class stream_group final : public group_host, public stream_events, public relea
   std::vector<std::unique_ptr<consumer_agent>> _retired;
   std::vector<consumer_agent*> _poll_list;
   std::vector<std::string> _expired;
+  std::vector<remote_consumer> _remote;
 };
 
 }  // namespace js

@@ -1,0 +1,206 @@
+// Consumers on consumer threads (js_threads: 2, consumer_threads: 1): a pull consumer of a
+// limits stream runs on pg-cons-0, reading its stream through the owner's feed; its pulls and
+// acks reach that thread, not the stream's owner (/metrics counts what each owner handled).
+// Peregrine only (nats-server has no such placement).
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <cstdint>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+
+#include "tests/integration/js_fixture.h"
+#include "tests/integration/ops_harness.h"
+
+namespace peregrine::test {
+namespace {
+
+class js_consumer_threads : public js_test {
+ protected:
+  std::string extra_conf() const override {
+    return js_test::extra_conf() + "js_threads: 2\nconsumer_threads: 1\nhttp_port: " + std::to_string(http_port_) +
+           "\n";
+  }
+  void SetUp() override {
+    if (server_binary().find("nats-server") != std::string::npos) GTEST_SKIP() << "Peregrine's consumer threads";
+    js_test::SetUp();
+  }
+
+  // Messages both owners handled so far; -1 when /metrics does not show them.
+  long long owners_handled() {
+    const http_result r = http_get(http_port_, "/metrics");
+    long long n = 0;
+    for (int k : {0, 1}) {
+      std::smatch m;
+      const std::regex re("peregrine_jetstream_owner_messages_total\\{owner=\"" + std::to_string(k) + "\"\\} ([0-9]+)");
+      if (!std::regex_search(r.body, m, re)) return -1;
+      n += std::stoll(m[1]);
+    }
+    return n;
+  }
+
+  std::set<std::string> thread_names() {
+    std::set<std::string> out;
+    const std::string dir = "/proc/" + std::to_string(server_pid()) + "/task";
+    DIR* d = opendir(dir.c_str());
+    while (dirent* e = d ? readdir(d) : nullptr) {
+      std::ifstream in(dir + "/" + e->d_name + "/comm");
+      std::string name;
+      if (std::getline(in, name)) out.insert(name);
+    }
+    if (d) closedir(d);
+    return out;
+  }
+
+  // One pull of up to `batch` (expires 2 s); the messages' subjects, each acked unless `ack`
+  // is false.
+  std::vector<std::string> pull(const std::string& stream, const std::string& consumer, int batch, bool ack = true) {
+    std::vector<std::string> got;
+    natsSubscription* raw = nullptr;
+    const std::string inbox = "_INBOX.ct." + std::to_string(++inbox_n_);
+    if (natsConnection_SubscribeSync(&raw, nc_.get(), inbox.c_str()) != NATS_OK) return got;
+    const std::string subj = "$JS.API.CONSUMER.MSG.NEXT." + stream + "." + consumer;
+    const std::string body = nlohmann::json{{"batch", batch}, {"expires", 2000000000}}.dump();
+    natsConnection_PublishRequestString(nc_.get(), subj.c_str(), inbox.c_str(), body.c_str());
+    for (int i = 0; i < batch; ++i) {
+      natsMsg* m = nullptr;
+      if (natsSubscription_NextMsg(&m, raw, 5000) != NATS_OK) break;
+      const char* reply = natsMsg_GetReply(m);
+      if (reply == nullptr || std::string(reply).rfind("$JS.ACK.", 0) != 0) {  // a status: the batch is over
+        natsMsg_Destroy(m);
+        break;
+      }
+      got.emplace_back(natsMsg_GetSubject(m));
+      if (ack) {
+        natsMsg* r = nullptr;  // +ACK with a reply: answered once the ack is applied
+        natsConnection_RequestString(&r, nc_.get(), reply, "+ACK", 5000);
+        natsMsg_Destroy(r);
+      }
+      natsMsg_Destroy(m);
+    }
+    natsSubscription_Destroy(raw);
+    return got;
+  }
+
+  int http_port_ = pick_free_port();
+  int inbox_n_ = 0;
+};
+
+TEST_F(js_consumer_threads, the_server_runs_a_consumer_thread) {
+  const auto names = thread_names();
+  EXPECT_TRUE(names.count("pg-cons-0")) << "threads: " << names.size();
+  EXPECT_TRUE(names.count("pg-js-1"));
+}
+
+// Pulls and acks go to the consumer's thread: the owners handle none of them, and the
+// consumer still sees every message (stored before and after it was made), filtered.
+TEST_F(js_consumer_threads, a_pull_consumer_is_served_apart_from_its_streams_owner) {
+  auto r = create({{"name", "CT"}, {"subjects", {"ct.>"}}, {"storage", "file"}});
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(publish(i % 2 ? "ct.odd" : "ct.even", "m").value("seq", 0), i + 1);
+  r = request("$JS.API.CONSUMER.DURABLE.CREATE.CT.C",
+              nlohmann::json{{"stream_name", "CT"},
+                             {"config", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"filter_subject", "ct.even"}}}}
+                  .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  EXPECT_EQ(r.value("num_pending", 0), 25);
+  for (int i = 50; i < 100; ++i) ASSERT_EQ(publish(i % 2 ? "ct.odd" : "ct.even", "m").value("seq", 0), i + 1);
+
+  const long long before = owners_handled();
+  ASSERT_GE(before, 0);
+  std::size_t got = 0;
+  for (int round = 0; round < 20 && got < 50; ++round) {
+    auto subjects = pull("CT", "C", 10);
+    for (const auto& s : subjects) EXPECT_EQ(s, "ct.even");
+    got += subjects.size();
+  }
+  EXPECT_EQ(got, 50u);
+  const long long during = owners_handled() - before;
+  // The pulls and 50 acks went elsewhere; what the owners saw is the INFO below at most.
+  EXPECT_LT(during, 5) << "owners handled " << during << " messages during the pulls";
+
+  auto info = request("$JS.API.CONSUMER.INFO.CT.C");
+  ASSERT_FALSE(info.contains("error")) << info.dump();
+  EXPECT_EQ(info["delivered"].value("stream_seq", 0), 99);
+  EXPECT_EQ(info["ack_floor"].value("stream_seq", 0), 99);
+  EXPECT_EQ(info.value("num_ack_pending", -1), 0);
+  EXPECT_EQ(info.value("num_pending", -1), 0);
+}
+
+// An unacked message comes back after its ack wait, from the consumer thread's timers.
+TEST_F(js_consumer_threads, an_unacked_message_is_redelivered) {
+  ASSERT_FALSE(create({{"name", "RD"}, {"subjects", {"rd.>"}}, {"storage", "memory"}}).contains("error"));
+  auto r = request("$JS.API.CONSUMER.DURABLE.CREATE.RD.C",
+                   nlohmann::json{{"stream_name", "RD"},
+                                  {"config", {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"ack_wait", 300000000}}}}
+                       .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  ASSERT_EQ(publish("rd.a", "x").value("seq", 0), 1);
+  ASSERT_EQ(pull("RD", "C", 1, false).size(), 1u);
+  auto again = pull("RD", "C", 1);
+  ASSERT_EQ(again.size(), 1u);
+  auto info = request("$JS.API.CONSUMER.INFO.RD.C");
+  EXPECT_EQ(info["delivered"].value("consumer_seq", 0), 2);  // delivered twice
+  EXPECT_EQ(info["ack_floor"].value("stream_seq", 0), 1);
+  EXPECT_EQ(info.value("num_ack_pending", -1), 0);
+}
+
+// A stream of more messages than the consumer thread's window (8,192) is read page by page.
+TEST_F(js_consumer_threads, a_backlog_larger_than_the_window_is_delivered_in_order) {
+  ASSERT_FALSE(create({{"name", "BIG"}, {"subjects", {"big"}}, {"storage", "memory"}}).contains("error"));
+  constexpr int kMsgs = 10000;
+  for (int i = 0; i < kMsgs; ++i) natsConnection_PublishString(nc_.get(), "big", "x");
+  natsConnection_Flush(nc_.get());
+  for (int i = 0; i < 200 && state("BIG").value("messages", 0) < kMsgs; ++i) usleep(20000);
+  ASSERT_EQ(state("BIG").value("messages", 0), kMsgs);
+  auto r = request("$JS.API.CONSUMER.DURABLE.CREATE.BIG.C",
+                   nlohmann::json{{"stream_name", "BIG"}, {"config", {{"durable_name", "C"}, {"ack_policy", "none"}}}}
+                       .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  natsSubscription* raw = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&raw, nc_.get(), "_INBOX.big"), NATS_OK);
+  natsConnection_PublishRequestString(nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.BIG.C", "_INBOX.big",
+                                      R"({"batch":10000,"expires":20000000000})");
+  std::uint64_t last = 0;
+  int got = 0;
+  for (; got < kMsgs; ++got) {
+    natsMsg* m = nullptr;
+    if (natsSubscription_NextMsg(&m, raw, 10000) != NATS_OK) break;
+    // $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>...
+    const std::string ack = natsMsg_GetReply(m) ? natsMsg_GetReply(m) : "";
+    natsMsg_Destroy(m);
+    std::smatch sm;
+    static const std::regex re("^\\$JS\\.ACK\\.BIG\\.C\\.[0-9]+\\.([0-9]+)\\.");
+    ASSERT_TRUE(std::regex_search(ack, sm, re)) << ack;
+    const std::uint64_t seq = std::stoull(sm[1]);
+    ASSERT_EQ(seq, last + 1);
+    last = seq;
+  }
+  natsSubscription_Destroy(raw);
+  EXPECT_EQ(got, kMsgs);
+}
+
+// Deleting the consumer (and then its stream) leaves no pull answered by it.
+TEST_F(js_consumer_threads, a_deleted_consumer_no_longer_answers) {
+  ASSERT_FALSE(create({{"name", "DL"}, {"subjects", {"dl"}}, {"storage", "file"}}).contains("error"));
+  auto r = request("$JS.API.CONSUMER.DURABLE.CREATE.DL.C",
+                   nlohmann::json{{"stream_name", "DL"}, {"config", {{"durable_name", "C"}, {"ack_policy", "explicit"}}}}
+                       .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  auto names = request("$JS.API.CONSUMER.NAMES.DL");
+  ASSERT_EQ(names["consumers"].size(), 1u) << names.dump();
+  r = request("$JS.API.CONSUMER.DELETE.DL.C");
+  EXPECT_TRUE(r.value("success", false)) << r.dump();
+  natsMsg* reply = nullptr;
+  EXPECT_EQ(natsConnection_RequestString(&reply, nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.DL.C", R"({"batch":1})", 1000),
+            NATS_NO_RESPONDERS);
+  natsMsg_Destroy(reply);
+  r = request("$JS.API.STREAM.DELETE.DL");
+  EXPECT_TRUE(r.value("success", false)) << r.dump();
+}
+
+}  // namespace
+}  // namespace peregrine::test
