@@ -36,7 +36,11 @@ struct meta_status {
 // owner thread: events come out of the replication thread through a sink that must only
 // enqueue (false: full, offered again later, in order).
 struct group_event {
-  enum class kind : std::uint8_t { apply, role };
+  // proposed: the answer to propose_async for the owner's tickets [ticket, ticket + count):
+  // their log indexes from `index` on, or index 0 when they were refused (this server does
+  // not lead the group in their term: it never will again, so every later proposal of that
+  // term is refused too). It comes before the apply of any of those entries.
+  enum class kind : std::uint8_t { apply, role, proposed };
   kind what = kind::apply;
   std::uint64_t group = 0;
   std::uint64_t index = 0;  // apply: the committed entry's index, term and type
@@ -45,6 +49,18 @@ struct group_event {
   std::vector<std::uint8_t> data;
   bool leader = false;      // role: this server leads the group
   std::string leader_name;  // role: the known leader ("" while none)
+  std::uint64_t ticket = 0;  // proposed: the first ticket answered
+  std::uint64_t count = 0;   // proposed: how many consecutive tickets
+};
+
+// A stream group's proposal as its owner thread hands it over (propose_async). `ticket`
+// numbers the owner's proposals to that group, ascending by one; `term` is the term the owner
+// believes it leads in (the proposal is refused in any other).
+struct group_proposal {
+  std::uint64_t group = 0;
+  std::uint64_t term = 0;
+  std::uint64_t ticket = 0;
+  std::vector<std::uint8_t> data;
 };
 
 struct group_propose_result {
@@ -85,6 +101,19 @@ class cluster_replication {
     (void)data;
     return {};
   }
+  // The publish path: queues `p` on a bounded SPSC ring to the replication thread without
+  // waiting (one producer: the thread that owns every stream group, JetStream's hub). False
+  // when the ring is full: nothing was queued, offer it again later. Everything queued in one
+  // turn of the replication thread is proposed together (per group and term: one log append,
+  // one journal write, one AppendEntries per follower); results come back as `proposed`
+  // events. The replication thread is woken by flush_proposals().
+  virtual bool propose_async(group_proposal& p) {
+    (void)p;
+    return false;
+  }
+  // Wakes the replication thread if anything was queued since the last call (once per turn
+  // of the owner, not once per publish).
+  virtual void flush_proposals() {}
   // The group's progress as its leader sees it (waits for the replication thread's turn).
   virtual group_progress progress(std::uint64_t group) {
     (void)group;

@@ -12,6 +12,7 @@
 #include "src/js/cluster_stream_update.h"
 #include "src/js/json_util.h"
 #include "src/js/placement.h"
+#include "src/js/publish_backlog.h"
 #include "src/js/stream.h"
 #include "src/js/stream_replica.h"
 #include "src/js/stream_config.h"
@@ -59,6 +60,13 @@ class remote_log final : public repl::replicated_log {
     if (r.st == st::ok) return {repl::propose_status::ok, r.index};
     return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
   }
+  // The publish path: on the ring to pg-repl, no wait; the index comes as a `proposed` event.
+  repl::propose_result propose_async(std::span<const std::uint8_t> data) override {
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    core::group_proposal p{_group, term_, _next_ticket, std::vector<std::uint8_t>(data.begin(), data.end())};
+    if (!_repl.propose_async(p)) return {repl::propose_status::busy, 0};
+    return {repl::propose_status::queued, _next_ticket++};
+  }
   bool is_leader() const override { return leader; }
   std::uint64_t term() const override { return term_; }
 
@@ -68,6 +76,7 @@ class remote_log final : public repl::replicated_log {
  private:
   core::cluster_replication& _repl;
   std::uint64_t _group;
+  std::uint64_t _next_ticket = 1;
 };
 
 }  // namespace
@@ -87,6 +96,7 @@ struct cluster_streams::hosted {
   std::string leader_name;
   std::vector<std::uint64_t> subs;  // the stream's subjects, while this server leads
   sub_handler handler;
+  publish_backlog backlog;  // publishes waiting for room in the in-flight window
   std::uint64_t next_token = 1;
   std::map<std::uint64_t, std::string> replies;  // token -> reply subject
   // token -> what kind of API reply it gets ("" = a PubAck)
@@ -386,9 +396,13 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
 std::size_t cluster_streams::poll(std::int64_t) {
   const std::int64_t now = _host.clk().wall_ns();
   std::size_t work = _events.drain([&](core::group_event&& ev) { on_event(ev, now); }, 4096);
-  for (auto& [name, h] : _hosted)
+  for (auto& [name, h] : _hosted) {
+    if (h->log->leader && !h->replica->ready()) h->replica->on_role(now);  // a busy leader_start
+    if (!h->backlog.empty()) work += drain_backlog(*h);
     if (h->log->leader && h->replica->tick(now)) ++work;
+  }
   work += _consumers->poll(now);
+  _repl.flush_proposals();  // this turn's proposals: one wake-up of pg-repl
   auto expire = [&](auto& map) {
     std::erase_if(map, [&](auto& kv) {
       if (kv.second.deadline_ns > now) return false;
@@ -416,7 +430,10 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
     return;
   }
   hosted& h = *it->second;
-  if (ev.what == core::group_event::kind::role) {
+  if (ev.what == core::group_event::kind::proposed) {
+    h.replica->on_proposed(ev.ticket, ev.count, ev.index, ev.term);
+    h.replica->on_role(now_ns);
+  } else if (ev.what == core::group_event::kind::role) {
     h.log->leader = ev.leader;
     h.log->term_ = ev.term;
     h.leader_name = ev.leader_name;
@@ -694,12 +711,59 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
 }
 
 void cluster_streams::on_publish(hosted& h, const core::inbound_msg& m) {
+  waiting_publish p{std::string(m.subject), std::string(m.headers), std::string(m.payload), std::string(m.reply)};
+  switch (h.backlog.offer(h.replica->pending(), h.replica->pending_bytes(), p.bytes())) {
+    case publish_backlog::verdict::submit:
+      if (!submit_publish(h, p)) h.backlog.push_back(std::move(p));
+      return;
+    case publish_backlog::verdict::wait:
+      h.backlog.push_back(std::move(p));
+      return;
+    case publish_backlog::verdict::refuse:
+      h.backlog.count_refused();
+      return refuse_publish(h, p.reply);
+  }
+}
+
+bool cluster_streams::submit_publish(hosted& h, waiting_publish& p) {
   const std::uint64_t token = h.next_token++;
   std::vector<replica_reply> out;
-  const auto st = h.replica->publish(_host.clk().wall_ns(), m.subject, m.headers, m.payload, token, out);
-  if (!m.reply.empty() && (st == submit_status::proposed || st == submit_status::answered))
-    h.replies[token] = std::string(m.reply);
+  const auto st = h.replica->publish(_host.clk().wall_ns(), p.subject, p.headers, p.payload, token, out);
+  if (st == submit_status::busy) return false;
+  if (!p.reply.empty() && (st == submit_status::proposed || st == submit_status::answered))
+    h.replies[token] = std::move(p.reply);
   publish_replies(h, out);
+  return true;
+}
+
+std::size_t cluster_streams::drain_backlog(hosted& h) {
+  std::size_t n = 0;
+  if (!h.log->leader || !h.replica->ready()) {
+    // Not proposed, so safe to retry anywhere: answered rather than left to time out.
+    for (auto& p : h.backlog.take_all()) {
+      refuse_publish(h, p.reply);
+      ++n;
+    }
+    return n;
+  }
+  while (auto p = h.backlog.next(h.replica->pending(), h.replica->pending_bytes())) {
+    if (!submit_publish(h, *p)) {
+      h.backlog.push_front(std::move(*p));
+      break;
+    }
+    ++n;
+  }
+  return n;
+}
+
+void cluster_streams::refuse_publish(hosted& h, std::string_view reply) {
+  if (reply.empty()) return;
+  ojson j;
+  j["error"] = to_json(make_error(err::cluster_unavailable));
+  j["stream"] = h.cfg.name;
+  if (!_domain.empty()) j["domain"] = _domain;
+  j["seq"] = 0;
+  respond(reply, j);
 }
 
 void cluster_streams::publish_replies(hosted& h, std::vector<replica_reply>& out) {

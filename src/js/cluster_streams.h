@@ -10,6 +10,9 @@
 // - Every server's hub subscribes `$PG.JSC.<server>.>` announced to the routes: the cluster's
 //   own requests to this server (an API request forwarded to the meta leader or a stream's
 //   leader, the meta leader's "answer this create once you lead" notice).
+// - Publishes go to pg-repl as proposals on a bounded SPSC ring (propose_async), no wait;
+//   PubAcks leave as their entries are applied; a full window or ring makes them wait in the
+//   stream's publish_backlog.
 // - A stream's leader (once its leader_start is applied) subscribes the stream's subjects,
 //   announced to the routes, so publishes from clients on any server reach it; followers do
 //   not subscribe (they take no writes), so nothing is forwarded twice.
@@ -35,6 +38,7 @@ namespace js {
 // stream_replica.h is included by the .cc only.
 struct replica_reply;
 class cluster_consumers;
+struct waiting_publish;
 
 class cluster_streams final : public core::internal_handler {
  public:
@@ -123,6 +127,10 @@ class cluster_streams final : public core::internal_handler {
   void after_event(hosted& h, std::int64_t now_ns);
   void publish_replies(hosted& h, std::vector<replica_reply>& out);
   void on_publish(hosted& h, const core::inbound_msg& m);
+  // False: the replica could not hand the proposal over (busy); nothing was done.
+  bool submit_publish(hosted& h, waiting_publish& p);
+  std::size_t drain_backlog(hosted& h);
+  void refuse_publish(hosted& h, std::string_view reply);
 
   nlohmann::ordered_json stream_info(hosted& h, std::int64_t now_ns, bool paged = true);
   nlohmann::ordered_json cluster_json_of(hosted& h, std::int64_t now_ns);

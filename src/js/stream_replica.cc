@@ -106,17 +106,19 @@ void stream_replica::on_role(std::int64_t) {
   if (failed()) return;
   const bool leader = _log.is_leader();
   const std::uint64_t term = _log.term();
-  if (leader && (!_leading || term != _lead_term)) {
+  if (leader && term != _refused_term && (!_leading || term != _lead_term)) {
     _leading = true;
     _lead_term = term;
     _ready = false;
     const auto bytes = re::encode(re::stream_op{re::leader_start{term, _self}});
-    if (_log.propose(bytes).status != repl::propose_status::ok) _leading = false;  // next event
+    const auto st = _log.propose_async(bytes).status;
+    if (st != repl::propose_status::ok && st != repl::propose_status::queued) _leading = false;  // next event
     if (_leading && !_await_leader_start) resume_from_applied();
   } else if (!leader && _leading) {
     _leading = false;
     _ready = false;
     _expire_index = 0;
+    _expire_ticket = 0;
   }
 }
 
@@ -129,10 +131,15 @@ bool stream_replica::tick(std::int64_t now_ns) {
   if (failed() || !_ready || !_log.is_leader() || _expire_index != 0) return false;
   const std::int64_t due = next_expiry();
   if (due == 0 || due > now_ns) return false;
-  const auto r = _log.propose(re::encode(re::stream_op{re::expire{now_ns}}));
+  const auto r = _log.propose_async(re::encode(re::stream_op{re::expire{now_ns}}));
   if (r.status == repl::propose_status::not_leader) {
     _leading = _ready = false;
     return false;
+  }
+  if (r.status == repl::propose_status::queued) {
+    _expire_ticket = r.index;
+    _expire_index = ~std::uint64_t(0);  // in flight, index not known yet
+    return true;
   }
   if (r.status != repl::propose_status::ok) return false;
   _expire_index = r.index;
@@ -220,19 +227,26 @@ std::optional<api_error> stream_replica::check_msg(std::int64_t, std::string_vie
 submit_status stream_replica::propose(re::stream_op op, pending_entry p,
                                       std::vector<replica_reply>&, std::uint64_t) {
   const auto bytes = re::encode(op);
-  const auto r = _log.propose(bytes);
+  const auto r = _log.propose_async(bytes);
   if (r.status == repl::propose_status::not_leader) {
     _leading = _ready = false;
     return submit_status::not_leader;
   }
-  if (r.status != repl::propose_status::ok) return submit_status::not_ready;
-  p.index = r.index;
+  if (r.status == repl::propose_status::busy) return submit_status::busy;
+  if (r.status == repl::propose_status::queued) {
+    p.ticket = r.index;
+  } else if (r.status == repl::propose_status::ok) {
+    p.index = r.index;
+  } else {
+    return submit_status::not_ready;
+  }
+  p.id = _next_pending_id++;
   p.term = _lead_term;
   _next_seq += p.msgs;
   _pending_msgs += p.msgs;
   _pending_bytes += p.bytes;
   for (const auto& id : p.msg_ids)
-    if (!id.empty()) _pending_ids[id] = r.index;
+    if (!id.empty()) _pending_ids[id] = p.id;
   if (!p.msg_ids.empty()) _shadow_last_msg_id = p.msg_ids.back();
   _pending.push_back(std::move(p));
   return submit_status::proposed;
@@ -263,7 +277,7 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view subj
     }
     if (auto it = _pending_ids.find(msg_id); it != _pending_ids.end()) {
       for (auto& p : _pending)
-        if (p.index == it->second) {
+        if (p.id == it->second) {
           const auto pos = std::find(p.msg_ids.begin(), p.msg_ids.end(), msg_id) - p.msg_ids.begin();
           p.dup_tokens.emplace_back(token, std::uint64_t(pos));
           return submit_status::proposed;
@@ -360,12 +374,15 @@ void stream_replica::resolve_pending(std::uint64_t index, std::uint64_t term,
     _pending_msgs -= p.msgs;
     _pending_bytes -= p.bytes;
     for (const auto& id : p.msg_ids)
-      if (auto it = _pending_ids.find(id); it != _pending_ids.end() && it->second == p.index)
+      if (auto it = _pending_ids.find(id); it != _pending_ids.end() && it->second == p.id)
         _pending_ids.erase(it);
     if (!answered) ++_lost;
     _pending.pop_front();
   };
-  while (!_pending.empty() && _pending.front().index < index) drop(false);  // never matched
+  // Entries whose index is not known yet (queued) are at the back and stay: their index, or
+  // their refusal, arrives before they could be applied.
+  auto known = [&] { return !_pending.empty() && _pending.front().index != 0; };
+  while (known() && _pending.front().index < index) drop(false);  // never matched
   if (!_pending.empty() && _pending.front().index == index) {
     pending_entry& p = _pending.front();
     const bool ours = p.term == term;
@@ -383,7 +400,43 @@ void stream_replica::resolve_pending(std::uint64_t index, std::uint64_t term,
   }
   // An entry of term T committed at this index: a proposal of an older term further on can
   // never commit (terms never decrease along a log).
-  while (!_pending.empty() && _pending.front().term < term) drop(false);
+  while (known() && _pending.front().term < term) drop(false);
+}
+
+void stream_replica::on_proposed(std::uint64_t first_ticket, std::uint64_t count,
+                                 std::uint64_t first_index, std::uint64_t term) {
+  const std::uint64_t end = first_ticket + count;
+  auto in_range = [&](std::uint64_t t) { return t >= first_ticket && t < end; };
+  if (_expire_ticket != 0 && in_range(_expire_ticket)) {
+    _expire_index = first_index ? first_index + (_expire_ticket - first_ticket) : 0;
+    _expire_ticket = 0;
+  }
+  if (first_index == 0) {
+    // Refused: this server does not lead in that term any more. What the shadow state
+    // counted on will not be in the log; the proposals go unanswered, as if lost with it.
+    std::deque<pending_entry> kept;
+    for (auto& p : _pending) {
+      if (p.index == 0 && in_range(p.ticket)) {
+        _pending_msgs -= p.msgs;
+        _pending_bytes -= p.bytes;
+        for (const auto& id : p.msg_ids)
+          if (auto it = _pending_ids.find(id); it != _pending_ids.end() && it->second == p.id)
+            _pending_ids.erase(it);
+        ++_lost;
+        continue;
+      }
+      kept.push_back(std::move(p));
+    }
+    _pending = std::move(kept);
+    _refused_term = std::max(_refused_term, term);
+    if (_leading && term == _lead_term) _leading = _ready = false;
+    return;
+  }
+  for (auto& p : _pending)
+    if (p.index == 0 && in_range(p.ticket)) {
+      p.index = first_index + (p.ticket - first_ticket);
+      p.ticket = 0;
+    }
 }
 
 void stream_replica::record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts) {

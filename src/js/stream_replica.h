@@ -11,6 +11,14 @@
 //   assigns sequence and timestamp, proposes, and answers only when the entry comes back
 //   committed (a majority holds it durably) and is applied to its own store.
 // - Followers refuse writes (not_leader: they are not subscribed, the caller says nothing).
+// - Proposals may be asynchronous (replicated_log::propose_async `queued`: the group runs on
+//   the replication thread): the entry's index comes later through on_proposed, always before
+//   the entry itself is applied. Meanwhile the leader goes on proposing from its shadow state
+//   (sequences, Msg-Ids, limits), so many publishes are in flight at once. A refused proposal
+//   means this server no longer leads in that term: it and every later one of the term are
+//   dropped without a reply (as a proposal lost with its leader), and the replica stops
+//   taking writes until it leads again. `busy` (the hand-over queue is full) changes
+//   nothing: the publish is offered again by the caller.
 // - Every replica applies committed entries in index order with the leader's sequence and
 //   timestamp; discard-old limits are applied after each append, the same everywhere.
 // - A proposal whose index comes back with another term was lost with its leader: no reply
@@ -56,6 +64,7 @@ enum class submit_status : std::uint8_t {
   answered,    // replied at once (an error, or a duplicate of an applied message)
   not_leader,  // a follower: say nothing
   not_ready,   // leads, but its leader_start is not applied yet (as during an election)
+  busy,        // the log cannot take a proposal now: nothing done, offer it again later
 };
 
 // One message of an atomic batch as the replica proposes it (the standalone stream's staging
@@ -94,6 +103,11 @@ class stream_replica {
   // When tick() has work next (unix ns), 0 if nothing expires.
   std::int64_t next_expiry() const;
 
+  // The answer to queued proposals: tickets [first_ticket, first_ticket + count) have log
+  // indexes from first_index on, or were refused (first_index 0), all proposed in `term`.
+  void on_proposed(std::uint64_t first_ticket, std::uint64_t count, std::uint64_t first_index,
+                   std::uint64_t term);
+
   // A committed entry of the group, in index order (barrier and change entries included:
   // they only advance the applied index).
   void apply(const repl::committed_entry& e, std::vector<replica_reply>& out);
@@ -115,13 +129,16 @@ class stream_replica {
   bool failed() const { return !_error.empty(); }
   const std::string& error() const { return _error; }
   std::uint64_t applied_index() const { return _applied_index; }
-  std::size_t pending() const { return _pending.size(); }
+  std::size_t pending() const { return _pending.size(); }  // proposed, not yet applied
+  std::uint64_t pending_bytes() const { return _pending_bytes; }
   std::uint64_t lost_proposals() const { return _lost; }
   const stream_config& config() const { return _cfg; }
 
  private:
   struct pending_entry {
-    std::uint64_t index = 0;
+    std::uint64_t id = 0;      // this replica's handle of the proposal
+    std::uint64_t ticket = 0;  // a queued proposal's, until its index is known
+    std::uint64_t index = 0;   // 0 while unknown (queued)
     std::uint64_t term = 0;
     std::uint64_t token = 0;
     std::uint64_t msgs = 0;    // messages it adds
@@ -170,10 +187,13 @@ class stream_replica {
   std::int64_t _last_ts = 0;        // leader: timestamps never go backwards
   std::string _shadow_last_msg_id;  // leader: Nats-Msg-Id of the newest proposed message
   std::uint64_t _expire_index = 0;  // leader: its expire entry in flight, 0 if none
+  std::uint64_t _expire_ticket = 0; // leader: that entry's ticket while its index is unknown
+  std::uint64_t _refused_term = 0;  // a proposal of this term was refused: it is lost
+  std::uint64_t _next_pending_id = 1;
   std::uint64_t _pending_msgs = 0;
   std::uint64_t _pending_bytes = 0;
   std::deque<pending_entry> _pending;
-  std::unordered_map<std::string, std::uint64_t> _pending_ids;  // Msg-Id -> proposal index
+  std::unordered_map<std::string, std::uint64_t> _pending_ids;  // Msg-Id -> pending_entry id
 
   // Replicated state (identical on every replica after the same entries).
   std::uint64_t _applied_index = 0;

@@ -60,11 +60,14 @@ struct actions {
   void clear() { *this = actions{}; }
 };
 
-enum class propose_status : std::uint8_t { ok, not_leader, failed };
+// queued and busy come only from a replicated_log whose group runs on another thread
+// (replicated_log::propose_async): queued = handed over, `index` is the proposal's ticket and
+// its log index comes later; busy = the hand-over queue is full, nothing was done.
+enum class propose_status : std::uint8_t { ok, not_leader, failed, queued, busy };
 
 struct propose_result {
   propose_status status = propose_status::failed;
-  std::uint64_t index = 0;  // the entry's log index when ok
+  std::uint64_t index = 0;  // the entry's log index when ok (the first one's for a batch)
 };
 
 class raft_group {
@@ -87,6 +90,11 @@ class raft_group {
 
   propose_result propose(std::uint64_t now_ms, std::span<const std::uint8_t> data,
                          actions& out);
+  // Several command entries in one submit: one log append (one journal record, one write)
+  // and one AppendEntries per follower. On ok they take consecutive indexes from `index`.
+  propose_result propose_batch(std::uint64_t now_ms,
+                               std::span<const std::span<const std::uint8_t>> items,
+                               actions& out);
 
   // Membership (leader only, one change at a time; false when this server does not lead, a
   // change is still uncommitted, or the change makes no sense). add_peer adds `id` as a

@@ -1,9 +1,12 @@
 // repl_host's stream groups (groups other than the meta group): created and removed by
 // JetStream from the meta log, their entries and role changes handed to JetStream's owner
 // thread as events, proposals and progress taken from it as commands on this thread.
+#include <unistd.h>
+
 #include <chrono>
 #include <future>
 #include <memory>
+#include <utility>
 
 #include "src/base/clock.h"
 #include "src/base/log.h"
@@ -100,6 +103,87 @@ core::group_propose_result repl_host::propose(std::uint64_t group, std::uint64_t
     if (r.status == propose_status::ok) return {st::ok, r.index};
     return {r.status == propose_status::not_leader ? st::not_leader : st::failed, 0};
   });
+}
+
+bool repl_host::propose_async(core::group_proposal& p) {
+  if (!_proposals.try_push(std::move(p))) return false;
+  _proposals_unsignalled = true;
+  return true;
+}
+
+void repl_host::flush_proposals() {
+  if (!std::exchange(_proposals_unsignalled, false)) return;
+  const std::uint64_t one = 1;
+  (void)!::write(_wake_fd, &one, sizeof one);
+}
+
+// Everything the owner queued since the last turn, plus what raft refused during a leadership
+// transfer, proposed per group in runs of one term: a run is one raft submit (one log append,
+// one journal record, one AppendEntries per follower), all of it written by this turn's one
+// journal flush.
+void repl_host::take_proposals(std::uint64_t now) {
+  std::map<std::uint64_t, std::vector<core::group_proposal>> by_group;
+  for (auto& [id, g] : _groups) {
+    if (g.held.empty()) continue;
+    auto& list = by_group[id];
+    for (auto& p : g.held) list.push_back(std::move(p));
+    g.held.clear();
+  }
+  _proposals.drain([&](core::group_proposal&& p) { by_group[p.group].push_back(std::move(p)); });
+  for (auto& [id, list] : by_group) {
+    auto it = _groups.find(id);
+    if (it == _groups.end()) continue;  // removed: its owner dropped the stream
+    propose_run(it->second, list, now);
+  }
+}
+
+void repl_host::propose_run(group_slot& g, std::vector<core::group_proposal>& list, std::uint64_t now) {
+  // Bounds one submit (nats-server cuts its append batches at 256 KB); the rest is the next run.
+  constexpr std::size_t kMaxRunBytes = 1u << 20;
+  auto answer = [&](const core::group_proposal& first, std::size_t n, std::uint64_t index) {
+    core::group_event ev;
+    ev.what = core::group_event::kind::proposed;
+    ev.group = g.def.group;
+    ev.term = first.term;
+    ev.ticket = first.ticket;
+    ev.count = n;
+    ev.index = index;
+    g.unapplied.push_back({committed_entry{}, std::move(ev)});
+  };
+  std::size_t i = 0;
+  while (i < list.size()) {
+    std::size_t j = i;
+    std::size_t bytes = 0;
+    while (j < list.size() && list[j].term == list[i].term && (j == i || bytes + list[j].data.size() <= kMaxRunBytes))
+      bytes += list[j++].data.size();
+    const std::uint64_t term = list[i].term;
+    const bool leads = g.raft->current_role() == role::leader && g.raft->term() == term;
+    if (!leads) {
+      answer(list[i], j - i, 0);
+      i = j;
+      continue;
+    }
+    std::vector<std::span<const std::uint8_t>> items;
+    items.reserve(j - i);
+    for (std::size_t k = i; k < j; ++k) items.emplace_back(list[k].data);
+    actions a;
+    const auto r = g.raft->propose_batch(now, items, a);
+    if (r.status == propose_status::ok) {
+      answer(list[i], j - i, r.index);  // before handle(): ahead of these entries' applies
+      handle(g, a, now);
+      i = j;
+      continue;
+    }
+    handle(g, a, now);
+    if (r.status == propose_status::not_leader && g.raft->current_role() == role::leader && g.raft->term() == term) {
+      // A leadership transfer: refused for now, not lost. Kept, in order, for the next turn.
+      for (std::size_t k = i; k < list.size(); ++k) g.held.push_back(std::move(list[k]));
+      return;
+    }
+    answer(list[i], j - i, 0);
+    i = j;
+  }
+  offer_applies(g);
 }
 
 core::group_progress repl_host::progress(std::uint64_t group) {

@@ -231,7 +231,7 @@ void repl_host::handle(group_slot& g, actions& a, std::uint64_t now) {
     if (link == _up.end()) continue;  // no connection: lost, raft resends
     link->second->queue(link_kind::raft, s.frame);
   }
-  for (auto& e : a.applies) g.unapplied.push_back(std::move(e));
+  for (auto& e : a.applies) g.unapplied.push_back({std::move(e), std::nullopt});
   offer_applies(g);
   if (a.timer_at) {
     g.timer_at = *a.timer_at;
@@ -242,8 +242,13 @@ void repl_host::handle(group_slot& g, actions& a, std::uint64_t now) {
 
 void repl_host::offer_applies(group_slot& g) {
   while (!g.unapplied.empty()) {
-    if (g.apply && !g.apply(g.def.group, g.unapplied.front())) return;  // the owner is behind
-    if (g.def.group == kMetaGroup) _meta_applied.fetch_add(1, std::memory_order_relaxed);
+    auto& o = g.unapplied.front();
+    if (o.result) {
+      if (_group_sink && !_group_sink(*o.result)) return;  // the owner is behind
+    } else {
+      if (g.apply && !g.apply(g.def.group, o.entry)) return;
+      if (g.def.group == kMetaGroup) _meta_applied.fetch_add(1, std::memory_order_relaxed);
+    }
     g.unapplied.pop_front();
   }
   if (g.def.group != kMetaGroup) report_role(g);
@@ -505,7 +510,7 @@ int repl_host::poll_timeout_ms(std::uint64_t now) const {
     wait = std::min<std::uint64_t>(wait, _view_since_ms + _o.settle_ms - now);
   if (_journal && !_journal->idle() && !_completions_signal) wait = std::min<std::uint64_t>(wait, 1);
   for (const auto& [id, g] : _groups)
-    if (!g.unapplied.empty() || role_unreported(g)) wait = std::min<std::uint64_t>(wait, 1);
+    if (!g.unapplied.empty() || !g.held.empty() || role_unreported(g)) wait = std::min<std::uint64_t>(wait, 1);
   return int(wait);
 }
 
@@ -523,6 +528,7 @@ void repl_host::run() {
     std::uint64_t drained = 0;
     (void)!::read(_wake_fd, &drained, sizeof drained);
     run_commands();
+    take_proposals(now);
     // Only links polled above (run_commands may have adopted new ones behind them).
     for (std::size_t i = 1; i < fds.size(); ++i) service_link(*_links[i - 1], fds[i].revents, now);
     if (_journal)

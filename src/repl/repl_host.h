@@ -11,7 +11,9 @@
 // offers them again every millisecond, in order, so nothing committed is dropped.
 //
 // Other threads talk to it through commands (a mutex-guarded queue and an eventfd) and read
-// the meta group's state from a snapshot refreshed every turn. Idle, the loop blocks in
+// the meta group's state from a snapshot refreshed every turn. Stream groups' proposals (the
+// publish path) come on a bounded SPSC ring instead, without a wait: each turn takes all of
+// them and proposes each group's run of one term as one batch (repl_groups.cc). Idle, the loop blocks in
 // poll() until a socket, the journal's completion, a command or the next timer.
 #include <atomic>
 #include <deque>
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -27,6 +30,7 @@
 
 #include "net/tls_stream.h"
 #include "src/base/result.h"
+#include "src/base/spsc_ring.h"
 #include "src/core/cluster_replication.h"
 #include "src/repl/disk_journal.h"
 #include "src/repl/disk_log_store.h"
@@ -82,6 +86,8 @@ class repl_host final : public core::cluster_replication {
   void remove_group(std::uint64_t id) override;
   core::group_propose_result propose(std::uint64_t group, std::uint64_t term,
                                      std::vector<std::uint8_t> data) override;
+  bool propose_async(core::group_proposal& p) override;
+  void flush_proposals() override;
   core::group_progress progress(std::uint64_t group) override;
   bool group_stepdown(std::uint64_t group) override;
 
@@ -104,7 +110,15 @@ class repl_host final : public core::cluster_replication {
     std::unique_ptr<raft_group> raft;
     std::uint64_t timer_at = 0;
     apply_fn apply;
-    std::deque<committed_entry> unapplied;  // committed, not yet taken by the owner
+    // Committed entries and proposal results not yet taken by the owner, in the order made.
+    struct output {
+      committed_entry entry;
+      std::optional<core::group_event> result;  // set: a `proposed` event instead of an entry
+    };
+    std::deque<output> unapplied;
+    // Proposals raft refused while this server still leads in their term (a leadership
+    // transfer is under way): proposed again each turn until it leads no more.
+    std::deque<core::group_proposal> held;
     // The role last reported to the group's owner (stream groups: repl_groups.cc).
     bool reported_leader = false;
     std::uint64_t reported_term = 0;
@@ -130,6 +144,8 @@ class repl_host final : public core::cluster_replication {
   void notify_durable(std::uint64_t now);
   void handle(group_slot& g, actions& a, std::uint64_t now);
   void offer_applies(group_slot& g);
+  void take_proposals(std::uint64_t now);
+  void propose_run(group_slot& g, std::vector<core::group_proposal>& list, std::uint64_t now);
   bool report_role(group_slot& g);  // false: the owner's queue is full, try again
   template <class F>
   auto call_sync(F fn) -> decltype(fn());
@@ -152,6 +168,11 @@ class repl_host final : public core::cluster_replication {
 
   mutable std::mutex _cmd_mu;
   std::vector<std::function<void()>> _commands;
+
+  // The publish path's proposals (one producer, see propose_async).
+  static constexpr std::size_t kProposalRing = 8192;
+  base::spsc_ring<core::group_proposal> _proposals{kProposalRing};
+  bool _proposals_unsignalled = false;  // producer side only
 
   mutable std::mutex _status_mu;
   core::meta_status _status;

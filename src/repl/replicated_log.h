@@ -14,6 +14,10 @@ class replicated_log {
  public:
   virtual ~replicated_log() = default;
   virtual propose_result propose(std::span<const std::uint8_t> data) = 0;
+  // The same without waiting, where the group runs on another thread: `queued` with a ticket
+  // (its index arrives later: the machine's on_proposed) or `busy` (nothing done, try again
+  // later). A log on the caller's thread answers at once, as propose().
+  virtual propose_result propose_async(std::span<const std::uint8_t> data) { return propose(data); }
   virtual bool is_leader() const = 0;
   virtual std::uint64_t term() const = 0;
 };

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <mutex>
 
 #include "tests/integration/cluster_js_fixture.h"
 
@@ -124,6 +125,74 @@ TEST_F(cluster_streams, r3_created_published_on_every_server_and_stepped_down) {
       EXPECT_EQ(gone.value("error", json::object()).value("err_code", 0), 10059) << gone.dump();
     }
   }
+}
+
+// The publish path pipelines: a client on a follower sends 2,000 publishes without waiting
+// for any PubAck. Each is acknowledged once, its sequence in the order sent, and the PubAcks
+// arrive in that order (they leave as the entries apply, in log order).
+struct pipelined_acks {
+  std::mutex mu;
+  std::vector<std::pair<int, std::uint64_t>> got;  // (publish number, PubAck seq) as they came
+  std::string bad;
+};
+
+void on_pipelined_ack(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* a = static_cast<pipelined_acks*>(closure);
+  const std::string subject = natsMsg_GetSubject(msg);
+  const int n = std::atoi(subject.substr(subject.rfind('.') + 1).c_str());
+  const json ack = json::parse(data_of(msg), nullptr, false);
+  natsMsg_Destroy(msg);
+  std::lock_guard lk(a->mu);
+  if (!ack.is_object() || ack.contains("error") || !ack.contains("seq")) {
+    if (a->bad.empty()) a->bad = subject + ": " + (ack.is_object() ? ack.dump() : std::string("not JSON"));
+    return;
+  }
+  a->got.emplace_back(n, ack["seq"].get<std::uint64_t>());
+}
+
+TEST_F(cluster_streams, pipelined_publishes_are_acked_once_in_order) {
+  create_r3(0, "PIPE", "pipe.>");
+  const std::string leader = stream_leader("PIPE", scaled(10000));
+  ASSERT_FALSE(leader.empty()) << "no agreed stream leader";
+  const int on = (index_of(leader) + 1) % 3;  // a follower: every publish crosses a route
+  auto nc = connect(servers_[on]->url());
+  ASSERT_TRUE(nc);
+  // Acknowledged once, so the leader's interest in pipe.> has reached this server.
+  ASSERT_EQ(publish(nc.get(), "pipe.first", "first", "first", scaled(5000)), 1u);
+  pipelined_acks acks;
+  natsSubscription* sub = nullptr;
+  ASSERT_EQ(natsConnection_Subscribe(&sub, nc.get(), "pipe_acks.*", on_pipelined_ack, &acks), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(nc.get()), NATS_OK);
+  constexpr int kN = 2000;
+  for (int i = 0; i < kN; ++i) {
+    const std::string data = "p-" + std::to_string(i);
+    ASSERT_EQ(natsConnection_PublishRequestString(nc.get(), "pipe.x", ("pipe_acks." + std::to_string(i)).c_str(),
+                                                  data.c_str()),
+              NATS_OK);
+  }
+  ASSERT_EQ(natsConnection_Flush(nc.get()), NATS_OK);
+  const auto deadline = clock_type::now() + scaled(30000);
+  while (clock_type::now() < deadline) {
+    {
+      std::lock_guard lk(acks.mu);
+      if (acks.got.size() >= std::size_t(kN) || !acks.bad.empty()) break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  natsSubscription_Unsubscribe(sub);
+  {
+    std::lock_guard lk(acks.mu);
+    EXPECT_EQ(acks.bad, "");
+    ASSERT_EQ(acks.got.size(), std::size_t(kN)) << logs();
+    for (int k = 0; k < kN; ++k) {
+      ASSERT_EQ(acks.got[std::size_t(k)].first, k) << "PubAck " << k << " out of order";
+      ASSERT_EQ(acks.got[std::size_t(k)].second, std::uint64_t(k + 2)) << "publish " << k;
+    }
+  }
+  natsSubscription_Destroy(sub);
+  const json si = info(on, "PIPE");
+  EXPECT_EQ(si.value("state", json::object()).value("messages", 0u), std::uint64_t(kN + 1)) << si.dump();
+  EXPECT_EQ(si.value("state", json::object()).value("last_seq", 0u), std::uint64_t(kN + 1));
 }
 
 TEST_F(cluster_streams, too_few_servers_is_10005) {

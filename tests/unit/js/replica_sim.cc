@@ -67,8 +67,12 @@ void simulation::create_group(server& s, std::uint64_t gid, std::vector<std::uin
   g.log = std::make_unique<repl::group_log>(*g.raft);
   if (cfg != nullptr) {
     g.store = std::make_unique<storage::memory_store>();
-    g.replica = std::make_unique<stream_replica>(*cfg, *g.store, *g.log, s.name,
-                                                 !_o.skip_leader_start);
+    repl::replicated_log* log = g.log.get();
+    if (_o.async_proposals) {
+      g.queued = std::make_unique<queued_log>(*g.log, *g.raft);
+      log = g.queued.get();
+    }
+    g.replica = std::make_unique<stream_replica>(*cfg, *g.store, *log, s.name, !_o.skip_leader_start);
   }
   if (consumer_of != nullptr) {
     g.source = std::make_unique<store_source>(*consumer_of);
@@ -219,6 +223,11 @@ void simulation::dispatch(event& e) {
       s.disks[e.group].sync_through(e.seq);
       drive(s, g, [&](actions& out) { g.raft->on_persisted(_now, e.seq, out); });
       break;
+    case ev_kind::propose_turn:
+      if (e.gen != s.incarnation || !g.queued) return;
+      g.queued->turn_scheduled = false;
+      drive(s, g, [&](actions& out) { propose_turn(g, out); });
+      break;
     case ev_kind::timer:
       if (e.gen != g.timer_gen || e.seq != s.incarnation) return;
       g.timer_at.reset();
@@ -229,7 +238,35 @@ void simulation::dispatch(event& e) {
   }
 }
 
+void simulation::propose_turn(group_node& g, actions& out) {
+  auto& q = g.queued->queue;
+  while (!q.empty()) {
+    const std::uint64_t term = q.front().term;
+    std::size_t n = 0;
+    while (n < q.size() && q[n].term == term) ++n;
+    auto leads = [&] { return g.raft->current_role() == repl::role::leader && g.raft->term() == term; };
+    std::uint64_t index = 0;
+    if (leads()) {
+      std::vector<std::span<const std::uint8_t>> items;
+      for (std::size_t k = 0; k < n; ++k) items.emplace_back(q[k].data);
+      const auto r = g.raft->propose_batch(_now, items, out);
+      if (r.status == repl::propose_status::ok) index = r.index;
+      else if (leads()) return;  // a leadership transfer: kept for the next turn
+    }
+    g.replica->on_proposed(q.front().ticket, n, index, term);  // before the entries apply
+    q.erase(q.begin(), q.begin() + std::ptrdiff_t(n));
+  }
+}
+
 void simulation::after_event() {
+  for (auto& s : _servers) {
+    if (!s.up) continue;
+    for (auto& [gid, g] : s.groups)
+      if (g.queued && !g.queued->queue.empty() && !g.queued->turn_scheduled) {
+        g.queued->turn_scheduled = true;
+        schedule(_now + _rng.below(3), {ev_kind::propose_turn, index_of(s), 0, gid, s.incarnation});
+      }
+  }
   for (auto& s : _servers) {
     if (!s.up) continue;
     for (auto& [gid, g] : s.groups) {

@@ -41,6 +41,11 @@ struct replica_sim_options {
   double duplicate = 0.02;
   std::uint64_t max_delay_ms = 10;
   double msg_id_share = 0.7;  // publishes carrying a Nats-Msg-Id (retried with it)
+  // The server's publish path: stream replicas propose without waiting (propose_async); each
+  // group's queued proposals are proposed together at its next turn, 0-2 ms later, one raft
+  // batch per term, their indexes (or refusal, once it no longer leads in their term) handed
+  // back before the entries apply (cluster_streams over pg-repl's proposal ring).
+  bool async_proposals = false;
   // Checker self-test: PubAcks leave as soon as the leader proposes (before a majority
   // holds the entry), so a crash or partition loses acknowledged messages.
   bool ack_before_commit = false;

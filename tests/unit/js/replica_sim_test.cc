@@ -23,7 +23,8 @@ using sim_seeds::env_or;
 using sim_seeds::kSanitized;
 
 std::string replay_hint(const replica_sim_options& o) {
-  return "replay: PEREGRINE_REPLICA_SIM_SEED=" + std::to_string(o.seed) +
+  return std::string("replay: ") + (o.async_proposals ? "PEREGRINE_REPLICA_SIM_ASYNC=1 " : "") +
+         "PEREGRINE_REPLICA_SIM_SEED=" + std::to_string(o.seed) +
          " PEREGRINE_REPLICA_SIM_SERVERS=" + std::to_string(o.servers) +
          " setarch -R tests/unit/js/js_replica_sim --gtest_filter='*single_seed*'";
 }
@@ -40,10 +41,13 @@ void print(const char* what, const replica_sim_report& r) {
               (unsigned long long)r.confirmed_acks);
 }
 
+bool g_async = false;  // run_seeds' runs use the asynchronous proposal path
+
 replica_sim_options options(std::uint64_t seed, unsigned servers) {
   replica_sim_options o;
   o.seed = seed;
   o.servers = servers;
+  o.async_proposals = g_async || env_or("PEREGRINE_REPLICA_SIM_ASYNC", 0) != 0;
   return o;
 }
 
@@ -82,12 +86,21 @@ TEST(replica_sim, three_servers_many_seeds) { run_seeds(3, kSanitized ? 10 : 150
 
 TEST(replica_sim, five_servers_many_seeds) { run_seeds(5, kSanitized ? 5 : 75); }
 
+// The server's publish path (no wait per proposal, batches per turn, results before applies,
+// refusals after a lost term) under the same faults and checkers.
+TEST(replica_sim, async_proposals_many_seeds) {
+  g_async = true;
+  run_seeds(3, kSanitized ? 5 : 60);
+  g_async = false;
+}
+
 TEST(replica_sim, single_seed) {
   const std::uint64_t seed = env_or("PEREGRINE_REPLICA_SIM_SEED", 0);
   if (seed == 0) GTEST_SKIP() << "set PEREGRINE_REPLICA_SIM_SEED to replay one seed";
   replica_sim_options o;
   o.seed = seed;
   o.servers = unsigned(env_or("PEREGRINE_REPLICA_SIM_SERVERS", 3));
+  o.async_proposals = env_or("PEREGRINE_REPLICA_SIM_ASYNC", 0) != 0;
   sim_seeds::on_abort_say(replay_hint(o));
   const replica_sim_report r = run_replica_simulation(o);
   EXPECT_TRUE(r.ok) << r.failure;

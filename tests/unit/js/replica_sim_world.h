@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -40,7 +41,7 @@ constexpr std::uint64_t kPublishTimeoutMs = 250;
 constexpr unsigned kMaxAttempts = 8;
 
 enum class ev_kind { deliver, disk_done, timer, restart, chaos, client, controller, checkpoint,
-                     timeout, expiry, consumer, ack };
+                     timeout, expiry, consumer, ack, propose_turn };
 constexpr std::uint64_t kConsumerGroup = 200;  // consumer "CA" on stream A, on A's peers
 constexpr std::uint64_t kConsumerTickMs = 20;
 constexpr std::int64_t kAckWaitMs = 400;
@@ -85,10 +86,39 @@ class store_source final : public message_source {
   storage::stream_store& _st;
 };
 
+// options.async_proposals: what pg-repl's proposal ring is to a stream replica. Proposals wait
+// here for the group's turn; the replica only learns their indexes then (on_proposed).
+class queued_log final : public repl::replicated_log {
+ public:
+  queued_log(repl::replicated_log& direct, repl::raft_group& raft) : _direct(direct), _raft(raft) {}
+  repl::propose_result propose(std::span<const std::uint8_t> d) override { return _direct.propose(d); }
+  repl::propose_result propose_async(std::span<const std::uint8_t> d) override {
+    if (_raft.current_role() != repl::role::leader) return {repl::propose_status::not_leader, 0};
+    queue.push_back({next_ticket, _raft.term(), {d.begin(), d.end()}});
+    return {repl::propose_status::queued, next_ticket++};
+  }
+  bool is_leader() const override { return _direct.is_leader(); }
+  std::uint64_t term() const override { return _direct.term(); }
+
+  struct item {
+    std::uint64_t ticket;
+    std::uint64_t term;
+    std::vector<std::uint8_t> data;
+  };
+  std::deque<item> queue;
+  std::uint64_t next_ticket = 1;
+  bool turn_scheduled = false;
+
+ private:
+  repl::replicated_log& _direct;
+  repl::raft_group& _raft;
+};
+
 struct group_node {
   std::uint64_t id = 0;
   std::unique_ptr<repl::raft_group> raft;
   std::unique_ptr<repl::group_log> log;
+  std::unique_ptr<queued_log> queued;            // options.async_proposals
   std::unique_ptr<storage::memory_store> store;  // stream groups
   std::unique_ptr<stream_replica> replica;
   std::unique_ptr<store_source> source;  // the consumer group
@@ -185,6 +215,8 @@ class simulation {
   }
 
   void handle(server& s, group_node& g, actions& out);
+  // options.async_proposals: the group's queued proposals, one raft batch per term.
+  void propose_turn(group_node& g, actions& out);
 
   void apply_meta(server& s, const repl::committed_entry& c);
 

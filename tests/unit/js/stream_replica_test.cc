@@ -463,3 +463,191 @@ TEST(StreamReplica, OriginLeadingAgainSeedsOnlyWhatIsNotApplied) {
   EXPECT_EQ(r.store.last_seq(), 7u);
 }
 
+namespace {
+
+// ---- Asynchronous proposals (the server's path: the group runs on pg-repl) ----
+
+// A log on "another thread": proposals queue with tickets; the test plays pg-repl's turn,
+// which takes everything queued as one batch and answers with the indexes (or refuses).
+class async_log final : public repl::replicated_log {
+ public:
+  bool leader = true;
+  bool busy = false;
+  std::uint64_t current_term = 1;
+  std::uint64_t next_ticket = 1;
+  std::uint64_t next_index = 1;
+  struct queued {
+    std::uint64_t ticket;
+    std::vector<std::uint8_t> data;
+  };
+  std::vector<queued> queue;
+
+  repl::propose_result propose(std::span<const std::uint8_t>) override {
+    return {repl::propose_status::failed, 0};  // the replica must not wait on this log
+  }
+  repl::propose_result propose_async(std::span<const std::uint8_t> d) override {
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    if (busy) return {repl::propose_status::busy, 0};
+    queue.push_back({next_ticket, {d.begin(), d.end()}});
+    return {repl::propose_status::queued, next_ticket++};
+  }
+  bool is_leader() const override { return leader; }
+  std::uint64_t term() const override { return current_term; }
+
+  // pg-repl's turn: the queued proposals get consecutive indexes (the `proposed` event) and
+  // become entries the test commits later.
+  std::vector<repl::committed_entry> take(js::stream_replica& r) {
+    std::vector<repl::committed_entry> out;
+    if (queue.empty()) return out;
+    r.on_proposed(queue.front().ticket, queue.size(), next_index, current_term);
+    for (auto& q : queue) {
+      repl::committed_entry e;
+      e.index = next_index++;
+      e.value.term = current_term;
+      e.value.data = std::move(q.data);
+      out.push_back(std::move(e));
+    }
+    queue.clear();
+    return out;
+  }
+  void refuse(js::stream_replica& r) {
+    if (queue.empty()) return;
+    r.on_proposed(queue.front().ticket, queue.size(), 0, current_term);
+    queue.clear();
+  }
+};
+
+struct async_rig {
+  async_rig() : replica(config(), store, log, "s1") {}
+  std::vector<replica_reply> apply(std::vector<repl::committed_entry>& es) {
+    std::vector<replica_reply> out;
+    for (auto& e : es) replica.apply(e, out);
+    return out;
+  }
+  void become_ready() {
+    replica.on_role(kNow);
+    auto es = log.take(replica);
+    apply(es);
+    ASSERT_TRUE(replica.ready());
+  }
+  submit_status pub(std::string subject, std::string hdr = "", std::uint64_t token = 1) {
+    return replica.publish(kNow, subject, hdr, "data", token, replies);
+  }
+  storage::memory_store store;
+  async_log log;
+  js::stream_replica replica;
+  std::vector<replica_reply> replies;
+};
+
+TEST(StreamReplicaAsync, ManyPublishesInFlightAckedInOrderOnceApplied) {
+  async_rig r;
+  r.become_ready();
+  // No wait per publish: each is proposed from the shadow state while earlier ones fly.
+  for (std::uint64_t t = 1; t <= 5; ++t) ASSERT_EQ(r.pub("orders." + std::to_string(t), "", t), submit_status::proposed);
+  EXPECT_EQ(r.replica.pending(), 5u);
+  EXPECT_EQ(r.log.queue.size(), 5u);
+  auto es = r.log.take(r.replica);  // one batch
+  ASSERT_EQ(es.size(), 5u);
+  EXPECT_TRUE(r.replies.empty());
+  auto acks = r.apply(es);
+  ASSERT_EQ(acks.size(), 5u);
+  for (std::uint64_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(acks[i].token, i + 1);
+    EXPECT_EQ(acks[i].seq, i + 1);
+    EXPECT_FALSE(acks[i].error);
+  }
+  EXPECT_EQ(r.store.last_seq(), 5u);
+  EXPECT_EQ(r.replica.pending(), 0u);
+}
+
+TEST(StreamReplicaAsync, EntriesAppliedBeforeLaterProposalsAreAnsweredStillMatch) {
+  async_rig r;
+  r.become_ready();
+  ASSERT_EQ(r.pub("orders.1", "", 1), submit_status::proposed);
+  auto first = r.log.take(r.replica);
+  // Proposed while the first is in flight; its index is not known when the first applies.
+  ASSERT_EQ(r.pub("orders.2", "", 2), submit_status::proposed);
+  auto acks = r.apply(first);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].seq, 1u);
+  EXPECT_EQ(r.replica.pending(), 1u);  // the queued one stays
+  auto second = r.log.take(r.replica);
+  acks = r.apply(second);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].token, 2u);
+  EXPECT_EQ(acks[0].seq, 2u);
+}
+
+TEST(StreamReplicaAsync, RefusedProposalsGoUnansweredAndTheReplicaStopsTakingWrites) {
+  async_rig r;
+  r.become_ready();
+  ASSERT_EQ(r.pub("orders.1", "", 1), submit_status::proposed);
+  ASSERT_EQ(r.pub("orders.2", "", 2), submit_status::proposed);
+  r.log.refuse(r.replica);  // pg-repl no longer leads in term 1
+  EXPECT_EQ(r.replica.pending(), 0u);
+  EXPECT_EQ(r.replica.lost_proposals(), 2u);
+  EXPECT_FALSE(r.replica.ready());
+  EXPECT_TRUE(r.replies.empty());
+  // Its shadow sequences are void: nothing more is proposed in that term, not even another
+  // leader_start (the role event saying who leads now follows).
+  r.replica.on_role(kNow);
+  EXPECT_TRUE(r.log.queue.empty());
+  EXPECT_EQ(r.pub("orders.3", "", 3), submit_status::not_ready);
+  // Leading again in a new term: leader_start, then sequences continue the applied state.
+  r.log.current_term = 2;
+  r.become_ready();
+  ASSERT_EQ(r.pub("orders.4", "", 4), submit_status::proposed);
+  auto es = r.log.take(r.replica);
+  auto acks = r.apply(es);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].seq, 1u);  // no gap from the refused ones
+  EXPECT_FALSE(r.replica.failed()) << r.replica.error();
+}
+
+TEST(StreamReplicaAsync, RefusalOfAnOldTermLeavesTheNewLeadershipAlone) {
+  async_rig r;
+  r.become_ready();
+  ASSERT_EQ(r.pub("orders.1", "", 1), submit_status::proposed);
+  const auto stale_ticket = r.log.queue.front().ticket;
+  r.log.queue.clear();
+  // Term 2 began (role event) before pg-repl answered the term-1 proposal.
+  r.log.current_term = 2;
+  r.become_ready();
+  r.replica.on_proposed(stale_ticket, 1, 0, 1);
+  EXPECT_TRUE(r.replica.ready());
+  EXPECT_EQ(r.pub("orders.2", "", 2), submit_status::proposed);
+}
+
+TEST(StreamReplicaAsync, BusyLogChangesNothing) {
+  async_rig r;
+  r.become_ready();
+  r.log.busy = true;
+  EXPECT_EQ(r.pub("orders.1", "", 1), submit_status::busy);
+  EXPECT_EQ(r.replica.pending(), 0u);
+  EXPECT_TRUE(r.replies.empty());
+  r.log.busy = false;
+  ASSERT_EQ(r.pub("orders.1", "NATS/1.0\r\nNats-Expected-Last-Sequence: 0\r\n\r\n", 1), submit_status::proposed);
+  auto es = r.log.take(r.replica);
+  auto acks = r.apply(es);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].seq, 1u);
+}
+
+TEST(StreamReplicaAsync, MsgIdRetryOfAQueuedProposalGetsTheOriginalSequence) {
+  async_rig r;
+  r.become_ready();
+  const std::string id = "NATS/1.0\r\nNats-Msg-Id: m1\r\n\r\n";
+  ASSERT_EQ(r.pub("orders.1", id, 1), submit_status::proposed);
+  ASSERT_EQ(r.pub("orders.1", id, 2), submit_status::proposed);  // rides on the first
+  EXPECT_EQ(r.log.queue.size(), 1u);
+  auto es = r.log.take(r.replica);
+  auto acks = r.apply(es);
+  ASSERT_EQ(acks.size(), 2u);
+  EXPECT_EQ(acks[0].token, 1u);
+  EXPECT_FALSE(acks[0].duplicate);
+  EXPECT_EQ(acks[1].token, 2u);
+  EXPECT_TRUE(acks[1].duplicate);
+  EXPECT_EQ(acks[1].seq, 1u);
+}
+
+}  // namespace

@@ -59,6 +59,48 @@ TEST(raft_group, a_single_voter_leads_at_once_and_applies_after_the_write_is_dur
   EXPECT_EQ(g.last_applied(), r.index);
 }
 
+// The publish path proposes everything that arrived in one turn together: one log append
+// (one write to make durable) for the whole batch, consecutive indexes, applied in order.
+TEST(raft_group, a_batch_of_proposals_is_one_write_with_consecutive_indexes) {
+  memory_log_store log;
+  raft_group g(config(1, {1}), log);
+  actions out;
+  ASSERT_TRUE(g.start(1000, out)) << g.error();
+  for (auto seq : out.writes) {
+    log.sync_through(seq);
+    actions done;
+    g.on_persisted(1001, seq, done);
+  }
+  out.clear();
+  const auto a = bytes_of("first"), b = bytes_of(""), c = bytes_of("third entry");
+  const std::span<const std::uint8_t> items[] = {a, b, c};
+  const propose_result r = g.propose_batch(1002, items, out);
+  ASSERT_EQ(r.status, propose_status::ok);
+  ASSERT_EQ(out.writes.size(), 1u);
+  EXPECT_EQ(g.last_index(), r.index + 2);
+  EXPECT_EQ(log.entry_at(r.index)->data, a);
+  EXPECT_EQ(log.entry_at(r.index + 1)->data, b);
+  EXPECT_EQ(log.entry_at(r.index + 2)->data, c);
+  EXPECT_EQ(log.entry_at(r.index + 2)->type, entry_type::command);
+  log.sync_through(out.writes[0]);
+  actions done;
+  g.on_persisted(1003, out.writes[0], done);
+  ASSERT_EQ(done.applies.size(), 3u);
+  for (std::uint64_t i = 0; i < 3; ++i) EXPECT_EQ(done.applies[i].index, r.index + i);
+  EXPECT_EQ(done.applies[2].value.data, c);
+}
+
+TEST(raft_group, a_follower_refuses_a_batch) {
+  memory_log_store log;
+  raft_group g(config(1, {1, 2, 3}), log);
+  actions out;
+  ASSERT_TRUE(g.start(0, out));
+  const auto a = bytes_of("x");
+  const std::span<const std::uint8_t> items[] = {a};
+  EXPECT_EQ(g.propose_batch(1, items, out).status, propose_status::not_leader);
+  EXPECT_TRUE(out.writes.empty());
+}
+
 TEST(raft_group, a_follower_refuses_proposals_and_asks_for_votes_after_its_timeout) {
   memory_log_store log;
   raft_group g(config(1, {1, 2, 3}), log);
