@@ -101,6 +101,65 @@ TEST(raft_group, a_follower_refuses_a_batch) {
   EXPECT_TRUE(out.writes.empty());
 }
 
+// A batch travels to a follower as entries it stores and commits in order, like single
+// proposals (two voters; every write made durable at once, every frame delivered).
+TEST(raft_group, a_batch_reaches_the_follower_and_commits_there) {
+  memory_log_store a_log, b_log;
+  raft_group a(config(1, {1, 2}), a_log), b(config(2, {1, 2}), b_log);
+  actions a_out, b_out;
+  ASSERT_TRUE(a.start(0, a_out) && b.start(0, b_out));
+  std::vector<committed_entry> b_applied;
+  std::uint64_t now = 1000;
+  // Writes durable at once, frames delivered both ways, until nothing is left to do.
+  auto settle = [&] {
+    for (int round = 0; round < 50 && (!a_out.sends.empty() || !b_out.sends.empty() || !a_out.writes.empty() ||
+                                       !b_out.writes.empty());
+         ++round) {
+      ++now;
+      actions a_next, b_next;
+      for (auto seq : a_out.writes) {
+        a_log.sync_through(seq);
+        a.on_persisted(now, seq, a_next);
+      }
+      for (auto seq : b_out.writes) {
+        b_log.sync_through(seq);
+        b.on_persisted(now, seq, b_next);
+      }
+      for (auto& f : a_out.sends) b.on_frame(now, f.frame, b_next);
+      for (auto& f : b_out.sends) a.on_frame(now, f.frame, a_next);
+      for (auto& e : b_out.applies) b_applied.push_back(e);
+      a_out = std::move(a_next);
+      b_out = std::move(b_next);
+    }
+    for (auto& e : b_out.applies) b_applied.push_back(e);
+    b_out.applies.clear();
+  };
+  a_out.clear();
+  a.on_timeout(now, a_out);
+  settle();
+  ASSERT_EQ(a.current_role(), role::leader);
+  const auto x = bytes_of("one"), y = bytes_of("two"), z = bytes_of(std::string(300, 'z'));
+  const std::span<const std::uint8_t> items[] = {x, y, z};
+  const propose_result r = a.propose_batch(now, items, a_out);
+  ASSERT_EQ(r.status, propose_status::ok);
+  settle();
+  ++now;
+  a.on_timeout(now + 1000, a_out);  // a heartbeat carries the new commit index
+  settle();
+  EXPECT_GE(a.commit_index(), r.index + 2);
+  EXPECT_GE(b.commit_index(), r.index + 2);
+  ASSERT_NE(b_log.entry_at(r.index + 2), nullptr);
+  EXPECT_EQ(b_log.entry_at(r.index)->data, x);
+  EXPECT_EQ(b_log.entry_at(r.index + 1)->data, y);
+  EXPECT_EQ(b_log.entry_at(r.index + 2)->data, z);
+  std::vector<std::vector<std::uint8_t>> commands;
+  for (const auto& e : b_applied)
+    if (e.value.type == entry_type::command) commands.push_back(e.value.data);
+  ASSERT_EQ(commands.size(), 3u);
+  EXPECT_EQ(commands[2], z);
+  EXPECT_FALSE(a.failed() || b.failed());
+}
+
 TEST(raft_group, a_follower_refuses_proposals_and_asks_for_votes_after_its_timeout) {
   memory_log_store log;
   raft_group g(config(1, {1, 2, 3}), log);
