@@ -251,18 +251,19 @@ void simulation::propose_turn(group_node& g, actions& out) {
       for (std::size_t k = 0; k < n; ++k) items.emplace_back(q[k].data);
       const auto r = g.raft->propose_batch(_now, items, out);
       if (r.status == repl::propose_status::ok) index = r.index;
-      else if (leads()) return;  // a leadership transfer: kept for the next turn
+      else if (leads()) break;  // a leadership transfer: kept for the next turn
     }
     g.replica->on_proposed(q.front().ticket, n, index, term);  // before the entries apply
     q.erase(q.begin(), q.begin() + std::ptrdiff_t(n));
   }
+  g.queued->refresh_view();  // the role event comes after the turn's results
 }
 
 void simulation::after_event() {
   for (auto& s : _servers) {
     if (!s.up) continue;
     for (auto& [gid, g] : s.groups)
-      if (g.queued && !g.queued->queue.empty() && !g.queued->turn_scheduled) {
+      if (g.queued && (!g.queued->queue.empty() || g.queued->view_stale()) && !g.queued->turn_scheduled) {
         g.queued->turn_scheduled = true;
         schedule(_now + _rng.below(3), {ev_kind::propose_turn, index_of(s), 0, gid, s.incarnation});
       }

@@ -87,18 +87,29 @@ class store_source final : public message_source {
 };
 
 // options.async_proposals: what pg-repl's proposal ring is to a stream replica. Proposals wait
-// here for the group's turn; the replica only learns their indexes then (on_proposed).
+// here for the group's turn; the replica only learns their indexes then (on_proposed). Its
+// view of the role lags as the server's owner thread's does (remote_log: as of the last role
+// event): updated at the group's turn, after that turn's results.
 class queued_log final : public repl::replicated_log {
  public:
   queued_log(repl::replicated_log& direct, repl::raft_group& raft) : _direct(direct), _raft(raft) {}
   repl::propose_result propose(std::span<const std::uint8_t> d) override { return _direct.propose(d); }
   repl::propose_result propose_async(std::span<const std::uint8_t> d) override {
-    if (_raft.current_role() != repl::role::leader) return {repl::propose_status::not_leader, 0};
-    queue.push_back({next_ticket, _raft.term(), {d.begin(), d.end()}});
+    if (!view_leader) return {repl::propose_status::not_leader, 0};
+    queue.push_back({next_ticket, view_term, {d.begin(), d.end()}});
     return {repl::propose_status::queued, next_ticket++};
   }
-  bool is_leader() const override { return _direct.is_leader(); }
-  std::uint64_t term() const override { return _direct.term(); }
+  bool is_leader() const override { return view_leader; }
+  std::uint64_t term() const override { return view_term; }
+  bool view_stale() const {
+    return view_leader != (_raft.current_role() == repl::role::leader) || view_term != _raft.term();
+  }
+  void refresh_view() {
+    view_leader = _raft.current_role() == repl::role::leader;
+    view_term = _raft.term();
+  }
+  bool view_leader = false;
+  std::uint64_t view_term = 0;
 
   struct item {
     std::uint64_t ticket;
