@@ -21,7 +21,7 @@ class account_host final : public service_host {
                std::string_view payload) override {
     _d.deliver_in(_account, to, subject, reply, headers, payload);
   }
-  bool has_interest(std::string_view subject) override { return _d.has_interest_in(_account, subject); }
+  bool has_interest(std::string_view subject) override { return _d.has_interest_imported(_account, subject); }
   void add_poller(shard::poller* p) override { _d.add_poller(p); }
   int wake_eventfd() override { return _d.wake_eventfd(); }
   const base::clock& clk() const override { return _d.clk(); }

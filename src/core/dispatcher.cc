@@ -8,6 +8,7 @@
 #include "src/base/log.h"
 #include "src/core/account_host.h"
 #include "src/core/nkey.h"
+#include "src/core/subject.h"
 #include "src/proto/writer.h"
 
 namespace core {
@@ -564,9 +565,28 @@ void dispatcher::publish(std::string_view subject, std::string_view reply, std::
   route(kGlobalAccount, nullptr, subject, reply, headers, payload);
 }
 
+// An internal publish in an account goes through its imports as a client's would
+// (nats-server's internal clients pass processInboundClientMsg too): JetStream of an account
+// reaches another account's $JS.API through a service import (a mirror's `external.api`), and
+// its deliveries cross a stream export (an `external.deliver` prefix).
 void dispatcher::publish_in(std::uint32_t account, std::string_view subject, std::string_view reply,
                             std::string_view headers, std::string_view payload) {
   if (service_response(nullptr, account, subject, reply, headers, payload)) return;  // system answers via imports
+  const auto& accounts = _live->auth->accounts;
+  if (account < accounts.size()) {
+    const std::int64_t now_ms = _loop.clk().wall_ns() / base::kMilli;
+    for (const auto& f : accounts[account].streams_out) {
+      if (!subject_matches(f.subject, subject)) continue;
+      _local_only = true;  // other servers import it from the RMSG in this account
+      route(f.to_account, nullptr, stream_import_subject(f, subject), reply, headers, payload, {}, false);
+    }
+    for (const auto& f : accounts[account].services_out) {
+      if (!subject_matches(f.local, subject)) continue;
+      const std::string r =
+          reply.empty() ? std::string() : service_reply(account, reply, now_ms, f.singleton, f.threshold_ms);
+      route(f.to_account, nullptr, service_import_subject(f, subject), r, headers, payload, {}, false);
+    }
+  }
   route(account, nullptr, subject, reply, headers, payload);
 }
 
@@ -575,8 +595,25 @@ void dispatcher::deliver(std::string_view to, std::string_view subject, std::str
   route(kGlobalAccount, nullptr, to, reply, headers, payload, subject);
 }
 
+bool dispatcher::has_interest_imported(std::uint32_t account, std::string_view subject) {
+  if (subs_for(account).has_match(subject)) return true;
+  const auto& accounts = _live->auth->accounts;
+  if (account >= accounts.size()) return false;
+  for (const auto& f : accounts[account].streams_out)
+    if (subject_matches(f.subject, subject) && subs_for(f.to_account).has_match(stream_import_subject(f, subject)))
+      return true;
+  return false;
+}
+
 void dispatcher::deliver_in(std::uint32_t account, std::string_view to, std::string_view subject,
                             std::string_view reply, std::string_view headers, std::string_view payload) {
+  const auto& accounts = _live->auth->accounts;
+  if (account < accounts.size())
+    for (const auto& f : accounts[account].streams_out) {
+      if (!subject_matches(f.subject, to)) continue;
+      _local_only = true;
+      route(f.to_account, nullptr, stream_import_subject(f, to), reply, headers, payload, subject, false);
+    }
   route(account, nullptr, to, reply, headers, payload, subject);
 }
 

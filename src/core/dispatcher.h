@@ -94,6 +94,9 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void publish_in(std::uint32_t account, std::string_view subject, std::string_view reply,
                   std::string_view headers, std::string_view payload);
   bool has_interest_in(std::uint32_t account, std::string_view subject) { return subs_for(account).has_match(subject); }
+  // The same, or in an account importing `subject` from this one as a stream (nats-server's
+  // shadow subscriptions count as interest): a consumer delivering across an export.
+  bool has_interest_imported(std::uint32_t account, std::string_view subject);
   void deliver_in(std::uint32_t account, std::string_view to, std::string_view subject, std::string_view reply,
                   std::string_view headers, std::string_view payload);
   const base::clock& clk() const override { return _loop.clk(); }

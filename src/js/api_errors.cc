@@ -28,7 +28,10 @@ constexpr std::array kTable{
     entry{10018, 400, "consumer expected to be durable but a durable name was not set"},
     entry{10019, 400, "consumer expected to be ephemeral but detected a durable name set in subject"},
     entry{10020, 400, "consumer expected to be ephemeral but a durable name was set in request"},
+    entry{10021, 400, ""},  // stream external api prefix {prefix} must not overlap with {subject}
+    entry{10022, 400, ""},  // stream external delivery prefix {prefix} overlaps with stream subject {subject}
     entry{10023, 503, "insufficient resources"},
+    entry{10024, 400, ""},  // stream external delivery prefix {prefix} must not contain wildcards
     entry{10025, 400, "invalid JSON{}"},
     entry{10026, 400, "maximum consumers limit reached"},
     entry{10027, 400, "maximum number of streams reached"},

@@ -15,6 +15,7 @@
 #include "src/js/api_worker.h"
 #include "src/js/big_request.h"
 #include "src/js/json_util.h"
+#include "src/js/stream_source.h"
 
 namespace js {
 
@@ -48,6 +49,18 @@ std::string_view api_stream_of(std::string_view rest) {
   return at < t.size() ? t[at] : std::string_view();
 }
 
+namespace {
+
+std::optional<api_error> check_origins(const jetstream::big_request& job, const stream_config& cfg) {
+  if (job.table == nullptr || (!cfg.has_mirror() && !cfg.has_sources())) return std::nullopt;
+  return check_source_origins(cfg, [&job](std::string_view name) -> const stream_config* {
+    auto it = job.table->find(name);
+    return it == job.table->end() ? nullptr : &it->second.cfg;
+  });
+}
+
+}  // namespace
+
 void decode_big_request(jetstream::big_request& job) {
   stream_config& cfg = job.cfg;
   auto fail = [&](api_error e) { job.error = std::move(e); };
@@ -58,6 +71,7 @@ void decode_big_request(jetstream::big_request& job) {
     if (auto e = normalise(cfg)) return fail(*e);
     if (cfg.sealed) apply_seal(cfg);
     if (auto e = validate(cfg)) return fail(*e);
+    if (auto e = check_origins(job, cfg)) return fail(*e);
     if (cfg.num_replicas > 1) return fail(make_error(err::replicas_not_supported));
     if (auto e = check_update(*job.existing, cfg)) return fail(*e);
   } else {
@@ -67,6 +81,7 @@ void decode_big_request(jetstream::big_request& job) {
       return fail(make_error(err::stream_invalid_config, "stream configuration for create can not be sealed"));
     if (auto e = normalise(cfg)) return fail(*e);
     if (auto e = validate(cfg)) return fail(*e);
+    if (auto e = check_origins(job, cfg)) return fail(*e);
     if (cfg.num_replicas > 1) return fail(make_error(err::replicas_not_supported));
     if (job.existing != nullptr) {
       if (!same_config(*job.existing, cfg)) return fail(make_error(err::name_in_use));
@@ -114,6 +129,7 @@ void jetstream::start_big_request(std::string_view token, const core::inbound_ms
     job.existing = &s->config();
     if (update) job.created = s->created();
   }
+  job.table = &table();  // unchanged while the job runs: stream changes wait behind it
   for (const auto& [name, p] : table())  // every owner's streams (the worker reads them meanwhile)
     if (name != token) job.others.insert(job.others.end(), p.cfg.subjects.begin(), p.cfg.subjects.end());
   job.ticket = _worker->submit([&job] { decode_big_request(job); });

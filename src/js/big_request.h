@@ -33,6 +33,7 @@ struct jetstream::big_request {
   std::int64_t created = 0;  // now for a create, the stream's for an update
   const stream_config* existing = nullptr;  // the stream named `token`, if any
   std::vector<std::string_view> others;     // the other streams' subjects
+  const placement_table* table = nullptr;   // every stream's config, for the cycle check
   // Out of the decode (worker).
   std::optional<api_error> error;
   stream_config cfg;

@@ -687,6 +687,16 @@ std::optional<api_error> jetstream::check_mirror_origin(stream_config& cfg) {
   return std::nullopt;
 }
 
+// The external prefixes, and a stream sourcing or mirroring itself directly or through
+// others here (10052 "detected cycle").
+std::optional<api_error> jetstream::check_origins(const stream_config& cfg) const {
+  if (!cfg.has_mirror() && !cfg.has_sources()) return std::nullopt;
+  return check_source_origins(cfg, [this](std::string_view name) -> const stream_config* {
+    auto it = table().find(name);
+    return it == table().end() ? nullptr : &it->second.cfg;
+  });
+}
+
 bool jetstream::mirror_serves_direct(std::string_view origin) const {
   for (const auto& [name, p] : table()) {
     const auto& c = p.cfg;

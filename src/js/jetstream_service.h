@@ -219,6 +219,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::optional<api_error> check_overlap(const stream_config& cfg);
   // Mirror rules that need the origin (stream_mirror.cc); may align cfg.mirror_direct.
   std::optional<api_error> check_mirror_origin(stream_config& cfg);
+  std::optional<api_error> check_origins(const stream_config& cfg) const;
   bool mirror_serves_direct(std::string_view origin) const;
 
   // Big requests (big_request.cc): a STREAM.CREATE/UPDATE body of kBigRequestBytes or more is

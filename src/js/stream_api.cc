@@ -109,6 +109,7 @@ void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
     return respond_error(m.reply, type, make_error(err::stream_invalid_config, "stream configuration for create can not be sealed"));
   if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = check_origins(cfg)) return respond_error(m.reply, type, *e);
   if (cfg.num_replicas > 1) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
   if (auto e = check_mirror_origin(cfg)) return respond_error(m.reply, type, *e);
   if (stream* s = find(cfg.name)) {
@@ -149,6 +150,7 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
   if (cfg.sealed) apply_seal(cfg);
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = check_origins(cfg)) return respond_error(m.reply, type, *e);
   if (cfg.num_replicas > 1 && !_cluster) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
   if (auto e = check_update(s->config(), cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);

@@ -1,7 +1,10 @@
 #include "src/js/stream_source.h"
 
 #include <algorithm>
+#include <deque>
+#include <set>
 
+#include "src/core/cluster_replication.h"
 #include "src/core/subject.h"
 #include "src/js/json_util.h"
 #include "src/js/subject_transform.h"
@@ -110,6 +113,69 @@ std::optional<api_error> validate_mirror_and_sources(const stream_config& c) {
     }
   }
   return std::nullopt;
+}
+
+std::optional<api_error> check_source_cycle(const stream_config& cfg, const config_lookup& find) {
+  // Breadth first, a name marked visited when it is taken off the queue, as nats-server does
+  // (so a diamond is not a cycle, and the verdicts match its own).
+  std::deque<const stream_config*> to_visit{&cfg};
+  std::set<std::string, std::less<>> visited;
+  const auto internal_origin = [](const ojson& j) {
+    return j.is_object() && !(j.contains("external") && j["external"].is_object());
+  };
+  while (!to_visit.empty()) {
+    const stream_config* c = to_visit.front();
+    to_visit.pop_front();
+    visited.insert(c->name);
+    if (c->has_sources())
+      for (const auto& j : c->sources) {
+        if (!internal_origin(j)) continue;
+        const std::string name = str_field(j, "name"), filter = str_field(j, "filter_subject");
+        if (visited.count(name) != 0) {
+          bool overlaps = filter.empty();
+          for (const auto& subj : c->subjects) overlaps = overlaps || core::subjects_overlap(subj, filter);
+          if (overlaps) return make_error(10052, "detected cycle");
+        } else if (const stream_config* o = find(name)) {
+          to_visit.push_back(o);
+        }
+      }
+    if (c->has_mirror() && internal_origin(c->mirror)) {
+      const std::string name = str_field(c->mirror, "name");
+      if (visited.count(name) != 0) return make_error(10052, "detected cycle");
+      if (const stream_config* o = find(name)) to_visit.push_back(o);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<api_error> check_source_origins(const stream_config& cfg, const config_lookup& find) {
+  std::vector<std::string> origin_subjects, deliver_prefixes, api_prefixes;
+  const auto collect = [&](const ojson& j) {
+    if (!j.is_object()) return;
+    if (auto ext = j.find("external"); ext != j.end() && ext->is_object()) {
+      if (auto d = str_field(*ext, "deliver"); !d.empty()) deliver_prefixes.push_back(std::move(d));
+      if (auto a = str_field(*ext, "api"); !a.empty()) api_prefixes.push_back(std::move(a));
+    } else if (const stream_config* o = find(str_field(j, "name"))) {
+      origin_subjects.insert(origin_subjects.end(), o->subjects.begin(), o->subjects.end());
+    }
+  };
+  if (cfg.has_mirror()) collect(cfg.mirror);
+  if (cfg.has_sources())
+    for (const auto& j : cfg.sources) collect(j);
+  for (const auto& pfx : deliver_prefixes) {
+    if (!core::valid_literal_subject(pfx))
+      return make_error(10024, "stream external delivery prefix " + pfx + " must not contain wildcards");
+    for (const auto& subj : origin_subjects)
+      if (core::subjects_overlap(subj, pfx + "." + subj))
+        return make_error(10022, "stream external delivery prefix " + pfx + " overlaps with stream subject " + subj);
+  }
+  for (const auto& pfx : api_prefixes) {
+    if (!core::valid_literal_subject(pfx))
+      return make_error(10052, "stream external api prefix \"" + pfx + "\" must be a valid subject without wildcards");
+    if (core::subjects_overlap(pfx, "$JS.API"))
+      return make_error(10021, "stream external api prefix " + pfx + " must not overlap with $JS.API");
+  }
+  return check_source_cycle(cfg, find);
 }
 
 std::vector<std::string> source_filters(const source_spec& s) {
@@ -267,7 +333,9 @@ std::string stream_source_header(const source_spec& s, std::uint64_t origin_seq,
     }
   }
   std::string origin = s.name;
-  if (!s.external_api.empty()) origin += ":" + std::to_string(fnv1a32(s.external_api));
+  // nats-server's index name of an external source: the api prefix's getHash (2.9.10 wrote
+  // "ORDERS:z0zeNTHp 1" for $JS.A.API).
+  if (!s.external_api.empty()) origin += ":" + core::server_name_hash(s.external_api);
   return origin + " " + std::to_string(origin_seq) + " " + filter + " " + dest + " " + std::string(subject);
 }
 

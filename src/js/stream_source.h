@@ -4,6 +4,7 @@
 // the headers it strips or adds, and `source_tracker`, the copy/lag/retry bookkeeping of one
 // mirror or source (events plus `now` in, decisions out; no I/O, no clock of its own).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,17 @@ struct source_spec {
 source_spec parse_source_spec(const ojson& j);
 // The mirror/sources rules of §2.4 (10031..10154 family); nullopt when fine.
 std::optional<api_error> validate_mirror_and_sources(const stream_config& cfg);
+// nats-server's cycle check (checkStreamCfg, since 2.9): walks the sources and mirrors of
+// `cfg` through the other streams' configs (`find`: nullptr when there is no such stream;
+// external origins are not followed). A source naming a stream already visited is a cycle
+// when its filter_subject is empty or overlaps the subjects of the stream that lists it; a
+// mirror of a visited stream always is. Then 10052 "detected cycle".
+using config_lookup = std::function<const stream_config*(std::string_view name)>;
+std::optional<api_error> check_source_cycle(const stream_config& cfg, const config_lookup& find);
+// The `external` prefixes (nats-server checkStreamCfg): a deliver prefix must be a literal
+// subject (10024) and must not capture the subjects of the streams sourced here (10022); an
+// api prefix must be a literal subject (10052) not overlapping $JS.API (10021). Then the cycle check.
+std::optional<api_error> check_source_origins(const stream_config& cfg, const config_lookup& find);
 // The filters the internal consumer uses (filter_subject, or each transform's src).
 std::vector<std::string> source_filters(const source_spec& s);
 // The subject after the source's transforms, or nullopt when no transform matches.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace js {
 namespace {
 
@@ -51,6 +53,126 @@ TEST(stream_source, validation_codes) {
   s.sources = ojson::array({{{"name", "A"}}});
   s.allow_msg_schedules = true;
   EXPECT_EQ(code_of(validate_mirror_and_sources(s)), 10187);
+}
+
+// The verdicts nats-server 2.9.10 gave for the same configs (mirror of itself, a source of
+// itself, two- and three-stream loops, a loop through a mirror, external origins skipped),
+// and the subject test of the newer servers (a filter that cannot meet the subjects).
+class cycle_world {
+ public:
+  stream_config& add(std::string name, std::vector<std::string> subjects, ojson sources = nullptr, ojson mirror = nullptr) {
+    stream_config c;
+    c.name = name;
+    c.subjects = std::move(subjects);
+    if (!sources.is_null()) c.sources = std::move(sources);
+    if (!mirror.is_null()) c.mirror = std::move(mirror);
+    return _streams[name] = std::move(c);
+  }
+  const stream_config* find(std::string_view n) const {
+    auto it = _streams.find(std::string(n));
+    return it == _streams.end() ? nullptr : &it->second;
+  }
+  std::uint16_t check(const stream_config& c) const {
+    return code_of(check_source_cycle(c, [this](std::string_view n) -> const stream_config* {
+      auto it = _streams.find(std::string(n));
+      return it == _streams.end() ? nullptr : &it->second;
+    }));
+  }
+
+ private:
+  std::map<std::string, stream_config> _streams;
+};
+
+stream_config candidate(std::string name, std::vector<std::string> subjects, ojson sources, ojson mirror = nullptr) {
+  stream_config c;
+  c.name = std::move(name);
+  c.subjects = std::move(subjects);
+  if (!sources.is_null()) c.sources = std::move(sources);
+  if (!mirror.is_null()) c.mirror = std::move(mirror);
+  return c;
+}
+
+TEST(stream_source, cycles_are_detected_through_sources_and_mirrors) {
+  cycle_world w;
+  EXPECT_EQ(w.check(candidate("M", {}, nullptr, {{"name", "M"}})), 10052);
+  EXPECT_EQ(w.check(candidate("S", {"s"}, ojson::array({{{"name", "S"}}}))), 10052);
+  auto e = check_source_cycle(candidate("S", {"s"}, ojson::array({{{"name", "S"}}})), [](std::string_view) { return nullptr; });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->code, 500);
+  EXPECT_EQ(e->description, "detected cycle");
+
+  w.add("A", {"a"}, ojson::array({{{"name", "B"}}}));
+  EXPECT_EQ(w.check(candidate("B", {"b"}, ojson::array({{{"name", "A"}}}))), 10052);
+  EXPECT_EQ(w.check(candidate("B", {"b"}, ojson::array({{{"name", "OTHER"}}}))), 0);
+
+  w.add("X", {"x"}, ojson::array({{{"name", "Z"}}}));
+  w.add("Y", {"y"}, ojson::array({{{"name", "X"}}}));
+  EXPECT_EQ(w.check(candidate("Z", {"z"}, ojson::array({{{"name", "Y"}}}))), 10052);
+
+  // A loop hidden behind a mirror: C sources MC, MC mirrors C.
+  w.add("C", {"c"}, ojson::array({{{"name", "MC"}}}));
+  EXPECT_EQ(w.check(candidate("MC", {}, nullptr, {{"name", "C"}})), 10052);
+
+  // External origins are another domain or account: not followed.
+  EXPECT_EQ(w.check(candidate("E", {"e"}, ojson::array({{{"name", "E"}, {"external", {{"api", "$JS.hub.API"}}}}}))), 0);
+  EXPECT_EQ(w.check(candidate("EM", {}, nullptr, {{"name", "EM"}, {"external", {{"api", "$JS.hub.API"}}}})), 0);
+
+  // A diamond is no cycle: D sources P and Q, both source R.
+  w.add("R", {"r"});
+  w.add("P", {"p"}, ojson::array({{{"name", "R"}}}));
+  w.add("Q", {"q"}, ojson::array({{{"name", "R"}}}));
+  EXPECT_EQ(w.check(candidate("D", {"d"}, ojson::array({{{"name", "P"}}, {{"name", "Q"}}}))), 0);
+  // nats-server's walk marks a stream visited when taken off the queue: sourcing R and P
+  // (which sources R) is a "cycle" in that order, not in the other (2.9.10 answers so).
+  EXPECT_EQ(w.check(candidate("D", {"d"}, ojson::array({{{"name", "R"}}, {{"name", "P"}}}))), 10052);
+  EXPECT_EQ(w.check(candidate("D", {"d"}, ojson::array({{{"name", "P"}}, {{"name", "R"}}}))), 0);
+
+  // A filter that overlaps the listing stream's subjects loops; one that cannot is no cycle.
+  EXPECT_EQ(w.check(candidate("F", {"f.>"}, ojson::array({{{"name", "F"}, {"filter_subject", "f.x"}}}))), 10052);
+  EXPECT_EQ(w.check(candidate("F", {"f.>"}, ojson::array({{{"name", "F"}, {"filter_subject", "g"}}}))), 0);
+}
+
+// nats-server 2.9.10's answers for the same configs.
+TEST(stream_source, external_prefixes) {
+  cycle_world w;
+  w.add("O", {"o.>"});
+  const auto ext = [](std::string api, std::string deliver) { return ojson{{"api", api}, {"deliver", deliver}}; };
+  const auto check = [&](const stream_config& c) {
+    return check_source_origins(c, [&w](std::string_view n) -> const stream_config* { return w.find(n); });
+  };
+  auto e = check(candidate("X1", {}, nullptr, {{"name", "O"}, {"external", ext("$JS.API", "d")}}));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->err_code, 10021);
+  EXPECT_EQ(e->code, 400);
+  EXPECT_EQ(e->description, "stream external api prefix $JS.API must not overlap with $JS.API");
+  e = check(candidate("X2", {}, nullptr, {{"name", "O"}, {"external", ext("$JS.x.API", "d.*")}}));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->err_code, 10024);
+  EXPECT_EQ(e->description, "stream external delivery prefix d.* must not contain wildcards");
+  e = check(candidate("X3", {}, nullptr, {{"name", "O"}, {"external", ext("$JS.*.API", "d")}}));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->err_code, 10052);
+  EXPECT_EQ(e->description, "stream external api prefix \"$JS.*.API\" must be a valid subject without wildcards");
+  // A deliver prefix that would capture a local origin's subjects.
+  e = check(candidate("X4", {}, ojson::array({{{"name", "O"}}, {{"name", "P"}, {"external", ext("$JS.x.API", "o")}}})));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->err_code, 10022);
+  EXPECT_EQ(e->description, "stream external delivery prefix o overlaps with stream subject o.>");
+  EXPECT_FALSE(check(candidate("X5", {}, ojson::array({{{"name", "P"}, {"external", ext("$JS.API.CONSUMER", "")}}}))));
+  EXPECT_FALSE(check(candidate("X6", {}, ojson::array({{{"name", "P"}, {"external", ext("", "x")}}}))));
+  EXPECT_FALSE(check(candidate("X7", {}, nullptr, {{"name", "O"}, {"external", ext("$JS.hub.API", "deliver.b")}})));
+}
+
+TEST(stream_source, external_source_header_names_the_api_hash) {
+  source_spec s;
+  s.name = "ORDERS";
+  s.external_api = "$JS.A.API";
+  // 2.9.10 stored "Nats-Stream-Source: ORDERS:z0zeNTHp 1" for this origin.
+  EXPECT_EQ(stream_source_header(s, 1, "orders.created"), "ORDERS:z0zeNTHp 1 > > orders.created");
+  auto back = parse_stream_source_header("ORDERS:z0zeNTHp 1");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->first, "ORDERS");
+  EXPECT_EQ(back->second, 1u);
 }
 
 TEST(stream_source, create_request) {
