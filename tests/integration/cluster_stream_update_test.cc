@@ -12,35 +12,16 @@
 #include <iostream>
 #include <map>
 
-#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/cluster_js_fixture.h"
 
 namespace peregrine::test {
 namespace {
 
-using json = nlohmann::ordered_json;
-
-std::chrono::milliseconds scaled(int ms) {
-  const char* m = std::getenv("TIMEOUT_MULT");
-  return std::chrono::milliseconds(int(ms * (m ? std::max(1.0, std::atof(m)) : 1.0)));
-}
-
-class cluster_stream_update : public ::testing::Test {
+class cluster_stream_update : public cluster_js_fixture {
  protected:
   void SetUp() override {
-    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
-    if (server_binary().find("nats-server") != std::string::npos)
-      GTEST_SKIP() << "uses /jsz fields of Peregrine's replication";
-    for (int i = 0; i < 3; ++i) {
-      cport_[i] = pick_free_port();
-      http_[i] = pick_free_port();
-    }
-    const std::vector<int> all(cport_.begin(), cport_.end());
-    for (int i = 0; i < 3; ++i)
-      servers_.push_back(std::make_unique<server_process>(
-          cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
-          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
-    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
-    ASSERT_TRUE(wait_meta_leader(scaled(15000))) << logs();
+    cluster_js_fixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     for (int i = 0; i < 3; ++i) {
       nc_[i] = connect(servers_[i]->url());
       ASSERT_TRUE(nc_[i]);
@@ -48,36 +29,11 @@ class cluster_stream_update : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (HasFailure()) std::cerr << logs();
     for (auto& nc : nc_) nc.reset();
-    servers_.clear();
+    cluster_js_fixture::TearDown();
   }
 
-  std::string logs() const {
-    std::string out;
-    for (std::size_t i = 0; i < servers_.size(); ++i)
-      out += "---- server " + std::string(1, char('A' + i)) + " log ----\n" + servers_[i]->log();
-    return out;
-  }
-
-  bool wait_meta_leader(std::chrono::milliseconds limit) {
-    const auto deadline = clock_type::now() + limit;
-    while (clock_type::now() < deadline) {
-      int agree = 0;
-      std::string leader;
-      for (int i = 0; i < 3; ++i) {
-        const json j = json::parse(http_get(http_[i], "/jsz"), nullptr, false);
-        const std::string l = j.is_object() ? j.value("meta_cluster", json::object()).value("leader", "") : "";
-        if (!l.empty() && (leader.empty() || l == leader)) {
-          leader = l;
-          ++agree;
-        }
-      }
-      if (agree >= 2) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
+  using cluster_js_fixture::api;
 
   // A $JS.API request on server i as JSON (an empty object on timeout).
   json api(int i, const std::string& subject, const std::string& body, int timeout_ms = 3000) {
@@ -106,21 +62,6 @@ class cluster_stream_update : public ::testing::Test {
     return json{{"name", name}, {"subjects", subjects}, {"storage", "file"}, {"num_replicas", replicas}};
   }
 
-  // The leader every running server reports once they agree ("" on timeout).
-  std::string stream_leader(const std::string& name, std::chrono::milliseconds limit) {
-    const auto deadline = clock_type::now() + limit;
-    while (clock_type::now() < deadline) {
-      std::set<std::string> seen;
-      for (int i = 0; i < 3; ++i) {
-        if (!servers_[i]->running()) continue;
-        seen.insert(api(i, "$JS.API.STREAM.INFO." + name, "").value("cluster", json::object()).value("leader", ""));
-      }
-      if (seen.size() == 1 && !seen.begin()->empty()) return *seen.begin();
-      std::this_thread::sleep_for(50ms);
-    }
-    return {};
-  }
-
   // A sync publish on server i, retried until acknowledged; the PubAck (empty on failure).
   json publish(int i, const std::string& subject, const std::string& data, const std::string& msg_id,
                std::chrono::milliseconds limit) {
@@ -143,10 +84,6 @@ class cluster_stream_update : public ::testing::Test {
     return json::object();
   }
 
-  int index_of(const std::string& server) const { return server.empty() ? -1 : server[0] - 'A'; }
-
-  std::array<int, 3> cport_{}, http_{};
-  std::vector<std::unique_ptr<server_process>> servers_;
   std::array<nc_ptr, 3> nc_;
 };
 
