@@ -161,8 +161,9 @@ void cluster_consumers::api_create(std::string_view stream, std::string_view nam
                            make_error(err::consumer_create, "updates of replicated consumers are not supported yet"));
     }
     // The same config again: its leader answers with its info, as for a fresh create.
+    const std::string payload = k.first + " " + k.second;  // inbound_msg holds views
     core::inbound_msg n = m;
-    n.payload = k.first + " " + k.second;
+    n.payload = payload;
     for (const auto& p : it->second.peers) forward(p, "CCREATED", n, kMaxHops);
     return;
   }

@@ -161,9 +161,10 @@ void cluster_consumers::on_meta(const std::vector<meta_change>& mine, const re::
   if (const auto* a = std::get_if<re::consumer_assign>(&op)) {
     auto p = _creating.find({a->stream, a->name});
     if (p == _creating.end()) return;
+    const std::string payload = a->stream + " " + a->name;  // inbound_msg holds views
     core::inbound_msg n;
     n.reply = p->second.reply;
-    n.payload = a->stream + " " + a->name;
+    n.payload = payload;
     for (const auto& peer : a->peers) forward(peer, "CCREATED", n, 1);
     _creating.erase(p);
   } else if (const auto* r = std::get_if<re::consumer_remove>(&op)) {
