@@ -296,6 +296,7 @@ class consumer_state_machine {
   const std::deque<waiting_request>& waiting() const { return _waiting; }
   std::uint64_t delivery_count(std::uint64_t seq) const;
   const std::string& pin_id() const { return _pin; }
+  std::uint64_t next_stream_seq() const { return _sseq; }  // the next to consider for first delivery
 
  private:
   struct candidate {

@@ -307,6 +307,9 @@ void consumer_agent::purge_now(std::int64_t now) {
   _link->last_seq = std::max(_link->last_seq, st.last_seq());
   feed_link_off();
   on_removed({}, now);
+  // The resync that follows empties the reader until its first page: until then num_pending
+  // is this count of the store, not the one taken at creation (which still held the purged).
+  _link_keep->seed_pending = recount(_m->next_stream_seq());
   feed_link_on();
 }
 
