@@ -54,10 +54,12 @@ class js_test : public server_test {
     js_.reset(js);
   }
 
-  // Raw request; returns the reply payload as JSON (null on timeout).
+  // Raw request; returns the reply payload as JSON (null on timeout: 2 s, stretched under the
+  // sanitizers, where a 1 MB create takes several seconds).
   nlohmann::json request(const std::string& subject, const std::string& body = {}) {
     natsMsg* reply = nullptr;
-    natsStatus s = natsConnection_RequestString(&reply, nc_.get(), subject.c_str(), body.c_str(), 2000);
+    const int timeout_ms = int(2000 * sanitizer_time_scale());
+    natsStatus s = natsConnection_RequestString(&reply, nc_.get(), subject.c_str(), body.c_str(), timeout_ms);
     if (s != NATS_OK) return nullptr;
     msg_ptr m(reply);
     std::string data(natsMsg_GetData(m.get()), static_cast<size_t>(natsMsg_GetDataLength(m.get())));

@@ -1,6 +1,7 @@
 #include "tests/integration/nats_helpers.h"
 
 #include <atomic>
+#include <cstdlib>
 
 namespace peregrine::test {
 
@@ -103,6 +104,12 @@ std::string base64_decode(const std::string& in) {
     }
   }
   return out;
+}
+
+double sanitizer_time_scale() {
+  const char* v = std::getenv("PEREGRINE_TIME_SCALE");
+  const double x = v != nullptr ? std::atof(v) : 1.0;
+  return x > 0 ? x : 1.0;
 }
 
 }  // namespace peregrine::test

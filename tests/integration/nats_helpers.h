@@ -54,6 +54,10 @@ std::vector<std::string> drain_subjects(natsSubscription* sub);
 
 std::string status_text(natsStatus s);
 
+// PEREGRINE_TIME_SCALE (meson sets 5 in sanitizer builds, else 1): how much slower the server
+// under test runs; request timeouts and deadlines are stretched by it.
+double sanitizer_time_scale();
+
 // Standard base64 (the JSON encoding of []byte fields: STREAM.MSG.GET's data and hdrs); stops
 // at padding or the first character outside the alphabet.
 std::string base64_decode(const std::string& in);
