@@ -2,7 +2,7 @@
 // A generic reader for nats-server's config syntax: `key: value`, `key = value`,
 // `key value`, `#`/`//` comments, `{ }` maps and `[ ]` arrays, quoted and unquoted strings,
 // `include "file"` and `$VAR` references. It only builds a value tree; what the keys mean
-// lives in options.cc.
+// lives in config_mapper.cc.
 #include <cstdint>
 #include <string>
 #include <string_view>

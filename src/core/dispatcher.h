@@ -64,7 +64,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   const std::vector<std::unique_ptr<service>>& services() const { return _services; }
 
   // Services run on this shard (shard 0, or the JetStream thread); started on its thread
-  // before clients are served.
+  // before clients are served. Their host side is dispatcher_services.cc.
   // A service of another account (JetStream per account) gets a host scoped to it.
   void add_service(std::unique_ptr<service> s, std::uint32_t account = kGlobalAccount);
   // True once this shard's services have started (their subscriptions are on the rings).

@@ -50,7 +50,8 @@ class monitor {
   std::map<std::string, std::uint64_t> _req_stats;  // varz http_req_stats
 };
 
-// The endpoints (monitor_json.cc). Each collects snapshots from the shards.
+// The endpoints (monitor_json.cc; connz and subsz in monitor_conns.cc, metrics in
+// monitor_metrics.cc, routez in route_monitor.cc). Each collects snapshots from the shards.
 http_reply monitor_varz(server& srv, const http_query& q, const std::map<std::string, std::uint64_t>& req_stats);
 http_reply monitor_connz(server& srv, const http_query& q);
 http_reply monitor_subsz(server& srv, const http_query& q);

@@ -4,6 +4,7 @@
 // the config file, as in nats-server.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/tls_options.h"
@@ -110,6 +111,12 @@ struct server_options {
   int dpdk_queues = 0;  // rx/tx queue pairs; 0: one per shard. Fewer than shards: software steering
 };
 
+// Owner threads past the cores of any host we target; each is a loop and its rings.
+constexpr int kMaxJsThreads = 256;
+
+// --cpus / `cpus:`: "0,1" or "0-3" or "0-3,6", comma-separated cpu numbers and ascending ranges.
+bool valid_cpu_list(std::string_view s);
+
 // How many JetStream owner threads the options ask for: 0 = JetStream on shard 0's loop.
 inline int js_owner_threads(const server_options& o) { return o.js_threads > 0 ? o.js_threads : o.js_thread ? 1 : 0; }
 
@@ -129,12 +136,14 @@ struct cli_result {
   std::vector<std::string> warnings;  // e.g. unknown config keys
 };
 
-// Parses argv (accepting -flag and --flag as nats-server does), loading -c FILE first so
-// that flags override it. --help and -v/--version produce exit_ok with the text to print.
+// Parses argv (command_line.cc), accepting -flag and --flag as nats-server does, loading -c
+// FILE first so that flags override it. --help and -v/--version produce exit_ok with the
+// text to print.
 cli_result parse_command_line(int argc, const char* const* argv, server_options& out);
 
-// Loads a nats-server style config file into `out`. On a syntax error returns false and
-// sets `error` to "<file>:<line>:<col>: <reason>"; unknown keys become warnings.
+// Loads a nats-server style config file into `out` (config_mapper.cc). On a syntax error
+// returns false and sets `error` to "<file>:<line>:<col>: <reason>"; unknown keys become
+// warnings.
 bool load_config_file(const std::string& path, server_options& out, std::string& error,
                       std::vector<std::string>& warnings);
 

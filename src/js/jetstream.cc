@@ -1,10 +1,10 @@
-// JetStream service: start/stop, $JS.API dispatch, stream persistence and advisories.
+// JetStream service: start/stop, placement over owner threads, $JS.API dispatch and
+// advisories. Stream storage is jetstream_storage.cc; the cross-stream and limit checks
+// jetstream_checks.cc.
 #include "src/js/jetstream.h"
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "src/base/log.h"
 #include "src/base/rng.h"
@@ -19,8 +19,6 @@
 #include "src/js/stream_source.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/jetstream_owners.h"
-#include "storage/file_store.h"
-#include "storage/memory_store.h"
 
 namespace js {
 
@@ -312,12 +310,6 @@ void jetstream::maybe_report() {
   }
 }
 
-namespace {
-// What a stream reserves of its storage type's server-wide limit.
-std::int64_t reservation(const stream_config& c) { return c.max_bytes > 0 ? c.max_bytes : 0; }
-int storage_index(storage_type t) { return t == storage_type::memory ? 0 : 1; }
-}  // namespace
-
 void jetstream::table_put(const std::string& name, placed_stream p) {
   auto& reserved = _owners->server->reserved;
   reserved[storage_index(p.cfg.storage)].fetch_add(reservation(p.cfg), std::memory_order_relaxed);
@@ -530,240 +522,6 @@ void jetstream::advisory(std::string_view action, const std::string& name) {
   j["action"] = action;
   if (!_domain.empty()) j["domain"] = _domain;
   _host->publish(subject, "", "", j.dump());
-}
-
-// ---- persistence
-
-std::string jetstream::streams_dir() const {
-  return _host->options().store_dir + "/jetstream/" + _owners->limits.account + "/streams";
-}
-
-namespace {
-constexpr const char* kStreamMetaKey = "stream";
-}  // namespace
-
-storage::file_store* jetstream::file_store_of(stream& s) {
-  if (s.config().storage != storage_type::file) return nullptr;
-  return dynamic_cast<storage::file_store*>(&s.store());
-}
-
-bool jetstream::write_store_meta(stream& s, const std::string& key, std::string value, std::string& error) {
-  storage::file_store* store = file_store_of(s);
-  base::status st = store ? store->set_meta(key, std::move(value)) : base::status(base::errc::internal);
-  // Written before the API call is answered (it survives kill -9 from then on). A new
-  // store's first-block syncs may still be running off-thread; messages wait for them.
-  if (st) st = store->write_through();
-  if (!st) {
-    error = fmt::format("cannot write metadata '{}' of stream '{}': {}", key, s.config().name,
-                        base::errc_name(st.code()));
-    return false;
-  }
-  return true;
-}
-
-bool jetstream::save_meta(stream& s, std::string& error) {
-  ojson j = to_json(s.config(), false);
-  j["created"] = base::rfc3339_nano(s.created());
-  return save_meta_text(s, j.dump(), error);
-}
-
-bool jetstream::save_meta_text(stream& s, std::string text, std::string& error) {
-  if (!file_store_of(s)) return write_file_atomic(s.dir(), "meta.inf", text, error);
-  if (!write_store_meta(s, kStreamMetaKey, std::move(text), error)) return false;
-  // A meta.inf from before configs lived in the log: the log wins at load, so drop the stale copy.
-  std::error_code ec;
-  fs::remove(s.dir() + "/meta.inf", ec);
-  return true;
-}
-
-std::unique_ptr<storage::file_store> jetstream::open_file_store(const std::string& name, const std::string& dir,
-                                                                std::string& error) {
-  storage::file_store_config fc;
-  fc.dir = dir + "/msgs";
-  fc.dur = _host->options().durability == "sync" ? storage::durability::sync : storage::durability::write;
-  fc.acct = storage::byte_accounting::file;
-  fc.block_size = 8ull << 20;
-  fc.first_block_size = 16ull << 10;  // a small stream (a KV bucket) takes 16 KiB, not 8 MiB
-  auto fsr = storage::file_store::open(fc);
-  if (!fsr.ok()) {
-    error = std::string("cannot open stream store: ") + std::string(base::errc_name(fsr.code()));
-    return nullptr;
-  }
-  const auto& rep = (*fsr)->recovery();
-  for (const auto& note : rep.notes) PG_WARN("JetStream stream '{}': {}", name, note);
-  return std::move(*fsr);
-}
-
-std::unique_ptr<storage::stream_store> jetstream::open_store(const stream_config& cfg, const std::string& dir,
-                                                             std::string& error) {
-  if (cfg.storage == storage_type::memory)
-    return std::make_unique<storage::memory_store>(storage::byte_accounting::memory);
-  return open_file_store(cfg.name, dir, error);
-}
-
-std::unique_ptr<stream_group> jetstream::make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
-                                               std::unique_ptr<storage::stream_store> store) {
-  const std::string dir = streams_dir() + "/" + cfg.name;
-  if (!store) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-      error = "cannot create " + dir + ": " + ec.message();
-      return nullptr;
-    }
-    store = open_store(cfg, dir, error);
-  }
-  if (!store) return nullptr;
-  return std::make_unique<stream_group>(*this, cfg, created, dir, std::move(store));
-}
-
-void jetstream::load_streams() {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(streams_dir(), ec)) {
-    if (!entry.is_directory()) continue;
-    const std::string name = entry.path().filename().string();
-    if (owner_of(_owners->limits.account, name, _owners->size()) != _index) continue;  // another owner thread's
-    std::string text, error;
-    if (std::ifstream in(entry.path() / "meta.inf"); in) {
-      std::stringstream ss;
-      ss << in.rdbuf();
-      text = ss.str();
-    }
-    // A file stream's config is in its log (a meta.inf there is from an older version).
-    std::unique_ptr<storage::file_store> fstore;
-    if (fs::exists(entry.path() / "msgs")) {
-      fstore = open_file_store(name, entry.path().string(), error);
-      if (!fstore) {
-        PG_ERROR("JetStream: cannot restore stream '{}': {}", name, error);
-        continue;
-      }
-      if (auto it = fstore->meta().find(kStreamMetaKey); it != fstore->meta().end()) text = it->second;
-    }
-    auto j = nlohmann::ordered_json::parse(text, nullptr, false);  // key order kept
-    std::optional<stream_config> cfg;
-    if (!text.empty() && !j.is_discarded()) cfg = config_from_json(j);
-    if (!cfg || cfg->name != name) {
-      PG_WARN("JetStream: skipping stream directory {} (unreadable metadata)", entry.path().string());
-      if (fstore) (void)fstore->close();
-      continue;
-    }
-    std::int64_t created = now();
-    if (j.contains("created") && j["created"].is_string())
-      if (auto t = parse_time(j["created"].get<std::string>())) created = *t;
-    std::unique_ptr<storage::stream_store> store;
-    if (cfg->storage == storage_type::file) store = std::move(fstore);
-    if (fstore) (void)fstore->close();
-    auto s = make_stream(*cfg, created, error, std::move(store));
-    if (!s) {
-      PG_ERROR("JetStream: cannot restore stream '{}': {}", cfg->name, error);
-      continue;
-    }
-    s->get_stream().subscribe();
-    const auto st = s->get_stream().store().state(false);
-    PG_INFO("  Restored {} messages for stream '{} > {}'", st.msgs, account(), cfg->name);
-    stream_group& ref = *s;
-    place(std::move(s));
-    load_consumers(ref);
-    count_consumers(std::int64_t(ref.consumers().size()));
-  }
-}
-
-// The cross-stream checks read the hub's table and subject registry, which hold every owner's
-// streams; an owner reads them only while the hub holds stream changes back for its request.
-std::optional<api_error> jetstream::check_overlap(const stream_config& cfg) {
-  if (_owners->subjects.overlaps(cfg.subjects, cfg.name)) return make_error(err::subjects_overlap);
-  return std::nullopt;
-}
-
-// A mirror whose origin is here: its max_msg_size may not be smaller (10030), and
-// mirror_direct follows the origin's allow_direct.
-std::optional<api_error> jetstream::check_mirror_origin(stream_config& cfg) {
-  if (!cfg.has_mirror()) return std::nullopt;
-  auto it = table().find(parse_source_spec(cfg.mirror).name);
-  if (it == table().end()) return std::nullopt;
-  const stream_config& o = it->second.cfg;
-  if (cfg.max_msg_size > 0 && o.max_msg_size > 0 && cfg.max_msg_size < o.max_msg_size) return make_error(10030);
-  cfg.mirror_direct = o.allow_direct;
-  return std::nullopt;
-}
-
-// The external prefixes, and a stream sourcing or mirroring itself directly or through
-// others here (10052 "detected cycle").
-std::optional<api_error> jetstream::check_origins(const stream_config& cfg) const {
-  if (!cfg.has_mirror() && !cfg.has_sources()) return std::nullopt;
-  return check_source_origins(cfg, [this](std::string_view name) -> const stream_config* {
-    auto it = table().find(name);
-    return it == table().end() ? nullptr : &it->second.cfg;
-  });
-}
-
-bool jetstream::mirror_serves_direct(std::string_view origin) const {
-  for (const auto& [name, p] : table()) {
-    const auto& c = p.cfg;
-    if (c.mirror_direct && c.has_mirror() && c.mirror.value("name", std::string()) == origin) return true;
-  }
-  return false;
-}
-
-// ---- server-wide and account accounting (resources.h has the rules)
-
-std::int64_t jetstream::storage_limit(storage_type t) const {
-  const auto& o = _host->options();
-  return t == storage_type::memory ? o.max_memory_store : o.max_file_store;
-}
-
-// Reservations from the account's table; use from the account's counters, less what the
-// excepted stream (being updated, so on this owner) last reported.
-storage_usage jetstream::usage(storage_type t, std::string_view except_stream) const {
-  storage_usage u;
-  u.used = used_bytes(t);
-  if (auto it = _streams.find(except_stream); it != _streams.end() && it->second->get_stream().config().storage == t)
-    u.used -= it->second->reported_bytes();
-  const auto& acc = _owners->limits;
-  if (storage_limit(t) < 0 && (t == storage_type::memory ? acc.max_memory : acc.max_file) < 0)
-    return u;  // nothing to reserve against: no loop over the streams
-  for (const auto& [name, p] : table())
-    if (p.cfg.storage == t && name != except_stream && p.cfg.max_bytes > 0) u.reserved += p.cfg.max_bytes;
-  return u;
-}
-
-std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::string_view except_stream,
-                                                 bool create) const {
-  const auto& acc = _owners->limits;
-  if (acc.max_consumers > 0 && cfg.max_consumers > acc.max_consumers) return make_error(err::max_consumers);
-  const storage_type t = cfg.storage;
-  const storage_usage mine = usage(t, except_stream);
-  if (auto e = check_reservation(t == storage_type::memory ? acc.max_memory : acc.max_file, mine, cfg)) return e;
-  if (storage_limit(t) >= 0) {  // the server's, over every account
-    storage_usage all;
-    all.reserved = _owners->server->reserved[storage_index(t)].load(std::memory_order_relaxed);
-    if (auto it = table().find(except_stream); it != table().end() && it->second.cfg.storage == t)
-      all.reserved -= reservation(it->second.cfg);
-    if (auto e = check_reservation(storage_limit(t), all, cfg)) return e;
-  }
-  if (create && acc.max_streams > 0 && std::int64_t(table().size()) >= acc.max_streams)
-    return make_error(err::max_streams);
-  return std::nullopt;
-}
-
-std::int64_t jetstream::max_consumers_of(const stream_config& cfg) const {
-  const std::int64_t acc = _owners->limits.max_consumers;
-  std::int64_t m = cfg.max_consumers;
-  if (m <= 0 || (acc > 0 && acc < m)) m = acc;
-  return m;
-}
-
-bool jetstream::storage_exhausted(storage_type t) const {
-  const std::int64_t limit = storage_limit(t);
-  return limit >= 0 && js::storage_exhausted(limit, storage_usage{0, _owners->server->used[storage_index(t)].load(
-                                                                          std::memory_order_relaxed)});
-}
-
-std::optional<api_error> jetstream::account_limit_error(storage_type t, std::uint64_t size) const {
-  const auto& acc = _owners->limits;
-  const std::int64_t limit = t == storage_type::memory ? acc.max_memory : acc.max_file;
-  if (limit < 0 || used_bytes(t) + std::int64_t(size) <= limit) return std::nullopt;
-  return make_error(err::account_resources_exceeded);
 }
 
 }  // namespace js

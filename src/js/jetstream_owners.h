@@ -94,6 +94,10 @@ struct server_usage {
   std::atomic<std::int64_t> reserved[2] = {0, 0};  // kept by each account's hub with its table
 };
 
+// A stream's slot in those counters, and what it reserves of its storage type's limit.
+inline int storage_index(storage_type t) { return t == storage_type::memory ? 0 : 1; }
+inline std::int64_t reservation(const stream_config& c) { return c.max_bytes > 0 ? c.max_bytes : 0; }
+
 struct owner_set {
   explicit owner_set(std::size_t n, account_limits acc = {}, std::shared_ptr<server_usage> srv = nullptr,
                      std::size_t js_accounts = 1)

@@ -76,7 +76,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   const std::string& account() const override { return _owners->limits.account; }
   const std::string& server_name() const override { return _host->server_name(); }
   const core::server_options& options() const override { return _host->options(); }
-  // Server storage limits (resources.cc): -1 = unlimited.
+  // Server storage limits and usage (jetstream_checks.cc; the rules are resources.cc's):
+  // -1 = unlimited.
   std::int64_t storage_limit(storage_type t) const;
   storage_usage usage(storage_type t, std::string_view except_stream) const;
   // The account's and the server's limits for a stream create (or update of
@@ -87,11 +88,11 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // smaller of the two that are set; <= 0: none).
   std::int64_t max_consumers_of(const stream_config& cfg) const;
   void report_usage(storage_type t, std::int64_t delta) override {
-    _owners->used_bytes[t == storage_type::memory ? 0 : 1].fetch_add(delta, std::memory_order_relaxed);
-    _owners->server->used[t == storage_type::memory ? 0 : 1].fetch_add(delta, std::memory_order_relaxed);
+    _owners->used_bytes[storage_index(t)].fetch_add(delta, std::memory_order_relaxed);
+    _owners->server->used[storage_index(t)].fetch_add(delta, std::memory_order_relaxed);
   }
   std::int64_t used_bytes(storage_type t) const {
-    return _owners->used_bytes[t == storage_type::memory ? 0 : 1].load(std::memory_order_relaxed);
+    return _owners->used_bytes[storage_index(t)].load(std::memory_order_relaxed);
   }
   bool storage_exhausted(storage_type t) const override;
   std::optional<api_error> account_limit_error(storage_type t, std::uint64_t size) const override;
@@ -197,7 +198,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
                          std::uint64_t offset, bool with_type_fields, bool config_placeholder = false);
   void advisory(std::string_view action, const std::string& stream);
 
-  // Persistence (jetstream.cc).
+  // Persistence (jetstream_storage.cc).
   std::string streams_dir() const;
   bool save_meta(stream& s, std::string& error);
   // The same for a config already serialised (to_json + created, e.g. by the API worker).
@@ -216,8 +217,9 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void load_streams();
   stream* find(std::string_view name);
   stream_group* group_of(std::string_view name);
+  // The checks against the other streams (jetstream_checks.cc).
   std::optional<api_error> check_overlap(const stream_config& cfg);
-  // Mirror rules that need the origin (stream_mirror.cc); may align cfg.mirror_direct.
+  // Mirror rules that need the origin; may align cfg.mirror_direct.
   std::optional<api_error> check_mirror_origin(stream_config& cfg);
   std::optional<api_error> check_origins(const stream_config& cfg) const;
   bool mirror_serves_direct(std::string_view origin) const;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "src/core/monitor_query.h"
 #include "src/js/cluster_streams.h"
 #include "src/js/consumer_agent.h"
 #include "src/js/jetstream_service.h"
@@ -14,10 +15,10 @@
 
 namespace js {
 namespace {
+// A true option in Go's spellings (no "detail": that is connz's).
 bool truthy(const std::map<std::string, std::string>& q, const char* key) {
   auto it = q.find(key);
-  return it != q.end() && (it->second == "1" || it->second == "t" || it->second == "T" || it->second == "TRUE" ||
-                           it->second == "true" || it->second == "True");
+  return it != q.end() && core::go_bool(it->second).value_or(false);
 }
 
 // nats-server's name of a stream's Raft group ("S-R3F-<hash>"), here from the group id.
