@@ -100,6 +100,21 @@ std::uint16_t tcp_conn::advertised_window() const {
   return std::uint16_t(std::min<std::uint32_t>(rcv_window() >> _rcv_wscale, 0xffff));
 }
 
+// Our SYN is acknowledged (by the peer's SYN-ACK, or by the last ACK of its handshake): the
+// send window starts at `wnd` and the handshake's RTT sample is taken.
+void tcp_conn::enter_established(const tcp_header& h, std::uint32_t wnd, base::nanos now, tcp_output& out) {
+  _snd_una = h.ack;
+  _snd_wnd = wnd;
+  _snd_wl1 = h.seq;
+  _snd_wl2 = h.ack;
+  if (_timing) rtt_sample(now - _rtt_start);
+  _timing = false;
+  _rto_at = 0;
+  _backoffs = 0;
+  _state = tcp_state::established;
+  out.event(tcp_event::established);
+}
+
 void tcp_conn::enter_closed(tcp_event e, tcp_output& out) {
   _state = tcp_state::closed;
   _rto_at = _delack_at = _persist_at = _tw_at = 0;
@@ -136,16 +151,7 @@ void tcp_conn::on_segment(const tcp_header& h, std::string_view payload, base::n
       _rcv_wscale = 0;
     }
     _cwnd = 10 * eff_mss();
-    _snd_una = h.ack;
-    _snd_wnd = h.window;
-    _snd_wl1 = h.seq;
-    _snd_wl2 = h.ack;
-    if (_timing) rtt_sample(now - _rtt_start);
-    _timing = false;
-    _rto_at = 0;
-    _backoffs = 0;
-    _state = tcp_state::established;
-    out.event(tcp_event::established);
+    enter_established(h, h.window, now, out);  // a SYN-ACK's window is never scaled
     send_ack(out);
     transmit(now, out);
     return;
@@ -203,16 +209,7 @@ void tcp_conn::on_segment(const tcp_header& h, std::string_view payload, base::n
       send_rst(h.ack, out);
       return;
     }
-    _snd_una = h.ack;
-    _snd_wnd = std::uint32_t(h.window) << _snd_wscale;
-    _snd_wl1 = h.seq;
-    _snd_wl2 = h.ack;
-    if (_timing) rtt_sample(now - _rtt_start);
-    _timing = false;
-    _rto_at = 0;
-    _backoffs = 0;
-    _state = tcp_state::established;
-    out.event(tcp_event::established);
+    enter_established(h, std::uint32_t(h.window) << _snd_wscale, now, out);
     if (_state == tcp_state::closed) return;
   } else {
     process_ack(h, payload.size(), now, out);

@@ -103,6 +103,7 @@ class tcp_conn {
   void accept_fin(base::nanos now, tcp_output& out);
   void deliver_or_hold(std::string_view d, tcp_output& out);
   void pull_out_of_order(tcp_output& out);
+  void enter_established(const tcp_header& h, std::uint32_t wnd, base::nanos now, tcp_output& out);
   void enter_closed(tcp_event e, tcp_output& out);
   void enter_time_wait(base::nanos now);
   void rtt_sample(base::nanos r);

@@ -25,6 +25,19 @@ using sv_map = std::unordered_map<std::string, V, sv_hash, std::equal_to<>>;
 bool is_pwc(std::string_view t) noexcept { return t.size() == 1 && t[0] == '*'; }
 bool is_fwc(std::string_view t) noexcept { return t.size() == 1 && t[0] == '>'; }
 
+// A subject's first token and what follows it (empty after the last token): each walk down
+// the trie takes one a level.
+struct token_step {
+  std::string_view tok;
+  std::string_view after;
+  bool last;
+};
+token_step first_token(std::string_view rest) noexcept {
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos) return {rest, {}, true};
+  return {rest.substr(0, dot), rest.substr(dot + 1), false};
+}
+
 // A published subject is routable when its tokens are non-empty and free of whitespace;
 // '*' and '>' inside it are ordinary tokens.
 bool routable(std::string_view s) noexcept {
@@ -101,10 +114,7 @@ void add_node(const node& n, match_result& r) {
 // into '*' branches, so a subject without wildcard subscribers never recurses.
 void collect(const level* l, std::string_view rest, match_result& r) {
   for (;;) {
-    const auto dot = rest.find('.');
-    const bool last = dot == std::string_view::npos;
-    const auto tok = last ? rest : rest.substr(0, dot);
-    const auto after = last ? std::string_view{} : rest.substr(dot + 1);
+    const auto [tok, after, last] = first_token(rest);
     if (l->fwc) add_node(*l->fwc, r);
     if (l->pwc) {
       if (last) {
@@ -130,10 +140,7 @@ bool node_has_subs(const node& n) noexcept { return !n.plain.empty() || !n.queue
 
 bool any_match(const level* l, std::string_view rest) {
   for (;;) {
-    const auto dot = rest.find('.');
-    const bool last = dot == std::string_view::npos;
-    const auto tok = last ? rest : rest.substr(0, dot);
-    const auto after = last ? std::string_view{} : rest.substr(dot + 1);
+    const auto [tok, after, last] = first_token(rest);
     if (l->fwc && node_has_subs(*l->fwc)) return true;
     if (l->pwc) {
       if (last) {
@@ -234,9 +241,7 @@ base::status sublist::insert(subscription* s) {
   node* n = nullptr;
   std::string_view rest = s->subject;
   for (;;) {
-    const auto dot = rest.find('.');
-    const bool last = dot == std::string_view::npos;
-    const auto tok = last ? rest : rest.substr(0, dot);
+    const auto [tok, after, last] = first_token(rest);
     std::unique_ptr<node>* slot;
     if (is_pwc(tok)) {
       slot = &l->pwc;
@@ -255,7 +260,7 @@ base::status sublist::insert(subscription* s) {
     if (last) break;
     if (!n->next) n->next = std::make_unique<level>();
     l = n->next.get();
-    rest.remove_prefix(dot + 1);
+    rest = after;
   }
   if (s->queue.empty()) {
     n->plain.push_back(s);
@@ -287,9 +292,7 @@ bool sublist::remove(subscription* s) {
   node* n = nullptr;
   std::string_view rest = s->subject;
   for (;;) {
-    const auto dot = rest.find('.');
-    const bool last = dot == std::string_view::npos;
-    const auto tok = last ? rest : rest.substr(0, dot);
+    const auto [tok, after, last] = first_token(rest);
     if (is_pwc(tok)) {
       n = l->pwc.get();
     } else if (is_fwc(tok)) {
@@ -303,7 +306,7 @@ bool sublist::remove(subscription* s) {
     if (last) break;
     if (!n->next) return false;
     l = n->next.get();
-    rest.remove_prefix(dot + 1);
+    rest = after;
   }
 
   bool found = false;

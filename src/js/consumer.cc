@@ -304,14 +304,7 @@ void consumer_state_machine::tick(base::nanos now, actions& out) {
     }
     ++it;
     if (w.hb > 0 && now >= w.hb_next) {
-      status_reply s;
-      s.to = w.reply;
-      s.code = 100;
-      s.description = "Idle Heartbeat";
-      s.last_headers = true;
-      s.last_consumer = _dseq - 1;
-      s.last_stream = _sseq - 1;
-      out.emplace_back(std::move(s));
+      out.emplace_back(idle_heartbeat(w.reply));
       w.hb_next = now + w.hb;
     }
   }

@@ -1,6 +1,5 @@
 #pragma once
-// The JetStream consumer as a pure state machine (architecture.md §5, consumers-and-core.md
-// §2.7, §4, §5, §8, §9): events plus `now` in, actions out. No threads, no I/O, no clock.
+// The JetStream consumer as a pure state machine: events plus `now` in, actions out. No threads, no I/O, no clock.
 // The agent around it (consumer thread) supplies time, store reads through
 // `message_source`, sends what comes out, and persists `snapshot()`.
 //
@@ -319,6 +318,8 @@ class consumer_state_machine {
               const std::string& to, base::nanos now, actions& out);
   void deliver_push(base::nanos now, actions& out);
   void push_heartbeat(base::nanos now, actions& out);
+  // The 100 "Idle Heartbeat" status to `to`, with the last delivered sequences.
+  status_reply idle_heartbeat(std::string to) const;
   void request_flow_control(actions& out);
   bool push() const { return !_p.deliver_subject.empty(); }
   base::nanos inactive_deadline() const;

@@ -1,4 +1,4 @@
-// $JS.API.CONSUMER.* handlers (consumers-and-core.md §2): CREATE (all subject forms),
+// $JS.API.CONSUMER.* handlers: CREATE (all subject forms),
 // DURABLE.CREATE, INFO, DELETE, NAMES, LIST, MSG.NEXT, PAUSE, UNPIN, LEADER.STEPDOWN;
 // consumer persistence (the work-queue rules and retention are the stream group's).
 #include <algorithm>
@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 constexpr std::size_t kNamesLimit = 1024;
 constexpr std::size_t kListLimit = 256;
 
-
 // INFO/DELETE bodies: "", "{}" or an object whose values are all empty.
 bool empty_request(std::string_view body) {
   body = trim_space(body);
@@ -39,24 +38,12 @@ bool empty_request(std::string_view body) {
   return true;
 }
 
-std::vector<std::string_view> split(std::string_view s) {
-  std::vector<std::string_view> out;
-  while (true) {
-    auto p = s.find('.');
-    out.push_back(s.substr(0, p));
-    if (p == std::string_view::npos) break;
-    s.remove_prefix(p + 1);
-  }
-  return out;
-}
-
-
 }  // namespace
 
 // ---- dispatch -------------------------------------------------------------------------
 
 bool jetstream::dispatch_consumer(std::string_view rest, const core::inbound_msg& m) {
-  auto toks = split(rest);
+  auto toks = core::split_tokens(rest);
   if (toks.size() < 2) return false;
   const std::string_view op = toks[0];
   if (op == "MSG" && toks.size() == 4 && toks[1] == "NEXT") {  // the consumer's own subscription: not an API call

@@ -19,15 +19,11 @@ using json = jdec::json;
 
 using jdec::get_bool;
 using jdec::get_duration;
+using jdec::get_enum;
 using jdec::get_int;
 using jdec::get_str;
 using jdec::get_strs;
 using jdec::get_u64;
-
-std::string get_enum(const json& v) {
-  if (!v.is_string()) jdec::enum_error(v);
-  return v.get<std::string>();
-}
 
 // *time.Time: only an RFC 3339 string decodes.
 std::int64_t get_time(const json& v) {
@@ -46,25 +42,18 @@ const std::unordered_map<std::string, setter>& setters() {
       {"description", [](consumer_config& c, const json& v) { c.description = get_str(v); }},
       {"deliver_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_enum(v);
-         if (s == "all" || s == "undefined" || s.empty()) c.deliver = deliver_policy::all;
-         else if (s == "last") c.deliver = deliver_policy::last;
-         else if (s == "new") c.deliver = deliver_policy::new_;
-         else if (s == "by_start_sequence") c.deliver = deliver_policy::by_start_sequence;
-         else if (s == "by_start_time") c.deliver = deliver_policy::by_start_time;
-         else if (s == "last_per_subject") c.deliver = deliver_policy::last_per_subject;
-         else jdec::enum_error(v);
+         using d = deliver_policy;
+         c.deliver = get_enum<d>(v, {{"all", d::all}, {"undefined", d::all}, {"", d::all}, {"last", d::last},
+                                     {"new", d::new_}, {"by_start_sequence", d::by_start_sequence},
+                                     {"by_start_time", d::by_start_time}, {"last_per_subject", d::last_per_subject}});
        }},
       {"opt_start_seq", [](consumer_config& c, const json& v) { c.opt_start_seq = get_u64(v); }},
       {"opt_start_time", [](consumer_config& c, const json& v) { c.opt_start_time = get_time(v); }},
       {"ack_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_enum(v);
-         if (s == "none") c.ack = ack_policy::none;
-         else if (s == "all") c.ack = ack_policy::all;
-         else if (s == "explicit") c.ack = ack_policy::explicit_;
-         else if (s == "flow_control") c.ack = ack_policy::flow_control;
-         else jdec::enum_error(v);
+         using a = ack_policy;
+         c.ack = get_enum<a>(v, {{"none", a::none}, {"all", a::all}, {"explicit", a::explicit_},
+                                 {"flow_control", a::flow_control}});
        }},
       {"ack_wait", [](consumer_config& c, const json& v) { c.ack_wait = get_duration(v); }},
       {"max_deliver", [](consumer_config& c, const json& v) { c.max_deliver = get_int(v, "int"); }},
@@ -78,10 +67,7 @@ const std::unordered_map<std::string, setter>& setters() {
       {"filter_subjects", [](consumer_config& c, const json& v) { c.filter_subjects = get_strs(v); }},
       {"replay_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_enum(v);
-         if (s == "instant") c.replay = replay_policy::instant;
-         else if (s == "original") c.replay = replay_policy::original;
-         else jdec::enum_error(v);
+         c.replay = get_enum<replay_policy>(v, {{"instant", replay_policy::instant}, {"original", replay_policy::original}});
        }},
       {"rate_limit_bps", [](consumer_config& c, const json& v) { c.rate_limit_bps = get_u64(v); }},
       {"sample_freq", [](consumer_config& c, const json& v) { c.sample_freq = get_str(v); }},
@@ -100,21 +86,14 @@ const std::unordered_map<std::string, setter>& setters() {
       {"mem_storage", [](consumer_config& c, const json& v) { c.mem_storage = get_bool(v); }},
       {"direct", [](consumer_config& c, const json& v) { c.direct = get_bool(v); }},
       {"metadata",
-       [](consumer_config& c, const json& v) {
-         if (!v.is_object()) jdec::type_error(v, "map[string]string", false);
-         c.metadata.clear();
-         for (auto it = v.begin(); it != v.end(); ++it) c.metadata[it.key()] = get_str(it.value());
-       }},
+       [](consumer_config& c, const json& v) { c.metadata = jdec::get_string_map(v); }},
       {"pause_until", [](consumer_config& c, const json& v) { c.pause_until = get_time(v); }},
       {"priority_groups", [](consumer_config& c, const json& v) { c.priority_groups = get_strs(v); }},
       {"priority_policy",
        [](consumer_config& c, const json& v) {
-         auto s = get_enum(v);
-         if (s == "none" || s.empty()) c.priority = priority_policy::none;
-         else if (s == "overflow") c.priority = priority_policy::overflow;
-         else if (s == "pinned_client") c.priority = priority_policy::pinned_client;
-         else if (s == "prioritized") c.priority = priority_policy::prioritized;
-         else jdec::enum_error(v);
+         using p = priority_policy;
+         c.priority = get_enum<p>(v, {{"none", p::none}, {"", p::none}, {"overflow", p::overflow},
+                                      {"pinned_client", p::pinned_client}, {"prioritized", p::prioritized}});
        }},
       {"priority_timeout", [](consumer_config& c, const json& v) { c.priority_timeout = get_duration(v); }},
   };
@@ -209,11 +188,8 @@ std::optional<api_error> parse_create_request(std::string_view body, create_requ
       if (!v.is_object()) jdec::type_error(v, "server.ConsumerConfig", false);
       if (auto e = decode(v, out.config, true, "config.")) throw json_decode_error{{}, {}, {}, e};
     } else if (key == "action") {
-      auto a = get_enum(v);
-      if (a.empty()) out.action = create_action::create_or_update;
-      else if (a == "create") out.action = create_action::create;
-      else if (a == "update") out.action = create_action::update;
-      else jdec::enum_error(v);
+      using a = create_action;
+      out.action = get_enum<a>(v, {{"", a::create_or_update}, {"create", a::create}, {"update", a::update}});
     } else if (key == "pedantic") {
       out.pedantic = get_bool(v);
     } else {

@@ -1,4 +1,4 @@
-// Push mode of the consumer state machine (consumers-and-core.md §6): deliveries go to
+// Push mode of the consumer state machine: deliveries go to
 // deliver_subject while it has interest, idle heartbeats, and flow control (a window of
 // unconfirmed bytes, 2 MiB doubling to 32 MiB, with $JS.FC requests).
 #include <algorithm>
@@ -58,17 +58,22 @@ void consumer_state_machine::request_flow_control(actions& out) {
   out.emplace_back(std::move(s));
 }
 
-void consumer_state_machine::push_heartbeat(base::nanos now, actions& out) {
-  if (!push() || !_push_active || _p.idle_heartbeat <= 0 || now < _push_hb_next) return;
-  // Idle with unacked deliveries: a flow-control request moves the ack floor up.
-  if (_p.ack == ack_policy::flow_control && _fc_pending.empty() && !_pending.empty()) request_flow_control(out);
+status_reply consumer_state_machine::idle_heartbeat(std::string to) const {
   status_reply s;
-  s.to = _p.deliver_subject;
+  s.to = std::move(to);
   s.code = 100;
   s.description = "Idle Heartbeat";
   s.last_headers = true;
   s.last_consumer = _dseq - 1;
   s.last_stream = _sseq - 1;
+  return s;
+}
+
+void consumer_state_machine::push_heartbeat(base::nanos now, actions& out) {
+  if (!push() || !_push_active || _p.idle_heartbeat <= 0 || now < _push_hb_next) return;
+  // Idle with unacked deliveries: a flow-control request moves the ack floor up.
+  if (_p.ack == ack_policy::flow_control && _fc_pending.empty() && !_pending.empty()) request_flow_control(out);
+  status_reply s = idle_heartbeat(_p.deliver_subject);
   s.stalled = _fc_pending;  // clients answer the FC request named here too
   out.emplace_back(std::move(s));
   _push_hb_next = now + _p.idle_heartbeat;

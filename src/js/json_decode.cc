@@ -103,6 +103,18 @@ json get_obj(const json& v, const char* go_type) {
 
 void enum_error(const json& v) { throw json_decode_error{{}, {}, "can not unmarshal " + go_quote(v.dump())}; }
 
+std::string get_enum(const json& v) {
+  if (!v.is_string()) enum_error(v);
+  return v.get<std::string>();
+}
+
+std::map<std::string, std::string> get_string_map(const json& v) {
+  if (!v.is_object()) type_error(v, "map[string]string", false);
+  std::map<std::string, std::string> out;
+  for (auto it = v.begin(); it != v.end(); ++it) out[it.key()] = get_str(it.value());
+  return out;
+}
+
 api_error to_api_error(const json_decode_error& e, std::string_view go_struct, std::string_view path) {
   if (!e.text.empty()) return make_error(10025, ": " + e.text);
   if (e.what.empty()) return make_error(10025);

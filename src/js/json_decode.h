@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -56,6 +58,19 @@ std::vector<std::string> get_strs(const json& v);
 json get_obj(const json& v, const char* go_type);
 // What an enum's UnmarshalJSON refuses: nats-server's `can not unmarshal "<raw>"`.
 [[noreturn]] void enum_error(const json& v);
+// An enum field's string (RetentionPolicy, AckPolicy, ...); anything else is the enum's error.
+std::string get_enum(const json& v);
+// An enum field that is one of `names` (Go's strings, several for one value where nats-server
+// takes them, "" among them where it takes an empty one); else the enum's error.
+template <typename E>
+E get_enum(const json& v, std::initializer_list<std::pair<std::string_view, E>> names) {
+  const std::string s = get_enum(v);
+  for (const auto& [name, value] : names)
+    if (s == name) return value;
+  enum_error(v);
+}
+// A map[string]string field (metadata).
+std::map<std::string, std::string> get_string_map(const json& v);
 
 // The 10025 for `e` met at field `path` of Go struct `go_struct`.
 api_error to_api_error(const json_decode_error& e, std::string_view go_struct, std::string_view path);

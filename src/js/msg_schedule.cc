@@ -5,6 +5,7 @@
 #include <chrono>
 #include <limits>
 
+#include "src/core/subject.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
 
@@ -19,16 +20,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::vector<std::string_view> split_on(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  while (true) {
-    const auto p = s.find(sep);
-    out.push_back(s.substr(0, p));
-    if (p == std::string_view::npos) return out;
-    s.remove_prefix(p + 1);
-  }
 }
 
 // strconv.Atoi, then "no negatives".
@@ -63,9 +54,9 @@ std::optional<unsigned> int_or_name(std::string_view s, const bounds& b) {
 
 // number | number "-" number, optionally "/" step; "*" or "?" = the whole range.
 std::optional<std::uint64_t> parse_range(std::string_view expr, const bounds& b) {
-  const auto range_step = split_on(expr, '/');
+  const auto range_step = core::split_tokens(expr, '/');
   if (range_step.size() > 2) return std::nullopt;
-  const auto low_high = split_on(range_step[0], '-');
+  const auto low_high = core::split_tokens(range_step[0], '-');
   unsigned start, end, step = 1;
   std::uint64_t extra = 0;
   if (low_high[0] == "*" || low_high[0] == "?") {
@@ -98,7 +89,7 @@ std::optional<std::uint64_t> parse_range(std::string_view expr, const bounds& b)
 
 std::optional<std::uint64_t> parse_field(std::string_view field, const bounds& b) {
   std::uint64_t bits = 0;
-  for (auto part : split_on(field, ',')) {
+  for (auto part : core::split_tokens(field, ',')) {
     if (part.empty()) continue;  // Go's FieldsFunc skips empty items
     auto r = parse_range(part, b);
     if (!r) return std::nullopt;

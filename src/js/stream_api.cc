@@ -1,5 +1,5 @@
 // $JS.API stream handlers: account info, CREATE/UPDATE/INFO/DELETE/NAMES/LIST, PURGE,
-// MSG.GET and MSG.DELETE (streams.md §1.5, §2, §6).
+// MSG.GET and MSG.DELETE.
 #include <algorithm>
 #include <iterator>
 #include <filesystem>
@@ -22,9 +22,26 @@ using json = nlohmann::json;
 constexpr std::size_t kNamesLimit = 1024;
 constexpr std::size_t kListLimit = 256;
 
-
 using jdec::field_kind;
 
+// A STREAM.NAMES or STREAM.LIST request: its page offset (from 0) and subject filter.
+std::optional<api_error> decode_page_request(std::string_view body, std::string_view go_struct,
+                                             std::int64_t& offset, std::string& filter) {
+  jdec::json req;
+  if (auto e = jdec::decode_request(body, go_struct, {{"offset", field_kind::int_}, {"subject", field_kind::string}},
+                                    req))
+    return e;
+  if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter)) return make_error(err::invalid_json);
+  offset = std::max<std::int64_t>(offset, 0);
+  return std::nullopt;
+}
+
+// A stream with these subjects is listed for `filter` (empty: every stream).
+bool matches_filter(const std::vector<std::string>& subjects, const std::string& filter) {
+  bool match = filter.empty();
+  for (const auto& subj : subjects) match = match || core::subjects_overlap(subj, filter);
+  return match;
+}
 
 }  // namespace
 
@@ -238,28 +255,17 @@ void jetstream::finish_delete(const std::string& name, std::string_view reply) {
 
 void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_names_response";
-  jdec::json req;
   const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"streams", nullptr}};
   std::int64_t offset = 0;
   std::string filter;
-  if (auto e = jdec::decode_request(m.payload, "JSApiStreamNamesRequest",
-                                    {{"offset", field_kind::int_}, {"subject", field_kind::string}}, req))
+  if (auto e = decode_page_request(m.payload, "JSApiStreamNamesRequest", offset, filter))
     return respond_error(m.reply, type, *e, zero);
-  if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter))
-    return respond_error(m.reply, type, make_error(err::invalid_json), zero);
-  offset = std::max<std::int64_t>(offset, 0);
   std::vector<std::string> names;
-  for (const auto& [name, p] : table()) {
-    bool match = filter.empty();
-    for (const auto& subj : p.cfg.subjects) match = match || core::subjects_overlap(subj, filter);
-    if (match) names.push_back(name);
-  }
+  for (const auto& [name, p] : table())
+    if (matches_filter(p.cfg.subjects, filter)) names.push_back(name);
   if (_cluster) {  // replicated streams, from the meta log (cluster_streams.h)
-    for (const auto& [name, subjects] : _cluster->names()) {
-      bool match = filter.empty();
-      for (const auto& subj : subjects) match = match || core::subjects_overlap(subj, filter);
-      if (match) names.push_back(name);
-    }
+    for (const auto& [name, subjects] : _cluster->names())
+      if (matches_filter(subjects, filter)) names.push_back(name);
     std::sort(names.begin(), names.end());
   }
   ojson j;
@@ -275,22 +281,14 @@ void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
 
 void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
   constexpr std::string_view type = "stream_list_response";
-  jdec::json req;
   const ojson zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}, {"streams", ojson::array()}};
   std::int64_t offset = 0;
   std::string filter;
-  if (auto e = jdec::decode_request(m.payload, "JSApiStreamListRequest",
-                                    {{"offset", field_kind::int_}, {"subject", field_kind::string}}, req))
+  if (auto e = decode_page_request(m.payload, "JSApiStreamListRequest", offset, filter))
     return respond_error(m.reply, type, *e, zero);
-  if (!get_field(req, "offset", offset) || !get_field(req, "subject", filter))
-    return respond_error(m.reply, type, make_error(err::invalid_json), zero);
-  offset = std::max<std::int64_t>(offset, 0);
   std::vector<std::string> names;
-  for (const auto& [name, p] : table()) {
-    bool match = filter.empty();
-    for (const auto& subj : p.cfg.subjects) match = match || core::subjects_overlap(subj, filter);
-    if (match) names.push_back(name);
-  }
+  for (const auto& [name, p] : table())
+    if (matches_filter(p.cfg.subjects, filter)) names.push_back(name);
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
   j["total"] = names.size();

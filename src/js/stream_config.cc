@@ -25,6 +25,7 @@ using json = jdec::json;
 
 using jdec::get_bool;
 using jdec::get_duration;
+using jdec::get_enum;
 using jdec::get_i64;
 using jdec::get_int;
 using jdec::get_str;
@@ -33,13 +34,6 @@ using jdec::get_u64;
 json get_arr(const json& v, const char* go_type) {
   if (!v.is_array()) jdec::type_error(v, go_type, false);
   return v;
-}
-
-// An enum field (RetentionPolicy, StorageType, ...): nats-server's UnmarshalJSON text for
-// anything but one of its strings.
-std::string get_enum(const json& v) {
-  if (!v.is_string()) jdec::enum_error(v);
-  return v.get<std::string>();
 }
 
 using setter = std::function<void(stream_config&, const json&)>;
@@ -54,11 +48,8 @@ const std::unordered_map<std::string, setter>& setters() {
        }},
       {"retention",
        [](stream_config& c, const json& v) {
-         auto s = get_enum(v);
-         if (s == "limits") c.retention = retention_policy::limits;
-         else if (s == "interest") c.retention = retention_policy::interest;
-         else if (s == "workqueue") c.retention = retention_policy::workqueue;
-         else jdec::enum_error(v);
+         using r = retention_policy;
+         c.retention = get_enum<r>(v, {{"limits", r::limits}, {"interest", r::interest}, {"workqueue", r::workqueue}});
        }},
       {"max_consumers", [](stream_config& c, const json& v) { c.max_consumers = get_int(v, "int"); }},
       {"max_msgs", [](stream_config& c, const json& v) { c.max_msgs = get_i64(v); }},
@@ -79,10 +70,7 @@ const std::unordered_map<std::string, setter>& setters() {
        }},
       {"storage",
        [](stream_config& c, const json& v) {
-         auto s = get_enum(v);
-         if (s == "file") c.storage = storage_type::file;
-         else if (s == "memory") c.storage = storage_type::memory;
-         else jdec::enum_error(v);
+         c.storage = get_enum<storage_type>(v, {{"file", storage_type::file}, {"memory", storage_type::memory}});
        }},
       {"num_replicas", [](stream_config& c, const json& v) { c.num_replicas = get_int(v, "int"); }},
       {"no_ack", [](stream_config& c, const json& v) { c.no_ack = get_bool(v); }},
@@ -121,11 +109,7 @@ const std::unordered_map<std::string, setter>& setters() {
        }},
       {"allow_batched", [](stream_config& c, const json& v) { c.allow_batched = get_bool(v); }},
       {"metadata",
-       [](stream_config& c, const json& v) {
-         if (!v.is_object()) jdec::type_error(v, "map[string]string", false);
-         c.metadata.clear();
-         for (auto it = v.begin(); it != v.end(); ++it) c.metadata[it.key()] = get_str(it.value());
-       }},
+       [](stream_config& c, const json& v) { c.metadata = jdec::get_string_map(v); }},
       {"pedantic", [](stream_config& c, const json& v) { c.pedantic = get_bool(v); }},
       // Returned by the server; tolerated in requests (clients echo what they read).
       {"created", [](stream_config&, const json&) {}},
@@ -150,7 +134,7 @@ bool overlaps_reserved(std::string_view s, std::string_view root) {
   return core::subjects_overlap(s, root);
 }
 
-// subject_transform (10155/10156) and republish (10052), streams.md §2.4 and §8.
+// subject_transform (10155/10156) and republish (10052).
 std::optional<api_error> check_transforms(const stream_config& c) {
   std::string error;
   if (c.subject_transform.is_object()) {
@@ -221,7 +205,7 @@ std::optional<api_error> normalise(stream_config& c) {
   if (auto e = fix_limit(c.max_msg_size, "max_msg_size")) return e;
   if (auto e = fix_limit(c.max_consumers, "max_consumers")) return e;
   if (c.num_replicas == 0) c.num_replicas = 1;
-  // Subject delete markers are TTL'd roll-ups: they need both features (streams.md §2.3 #5).
+  // Subject delete markers are TTL'd roll-ups: they need both features.
   if (c.subject_delete_marker_ttl > 0) {
     if (c.subject_delete_marker_ttl < base::kSecond) return invalid("subject delete marker TTL must be at least 1 second");
     if (!c.allow_msg_ttl) {
@@ -235,7 +219,7 @@ std::optional<api_error> normalise(stream_config& c) {
     }
   }
   // Schedules replace themselves with Nats-Rollup: sub, and a fired one-shot purges its own
-  // subject: both need roll-ups and purges (streams.md §2.3 #6).
+  // subject: both need roll-ups and purges.
   if (c.allow_msg_schedules && !c.allow_rollup_hdrs) {
     if (c.pedantic) return invalid("message scheduling cannot be set if roll-ups are disabled");
     c.allow_rollup_hdrs = true;
@@ -258,7 +242,7 @@ std::optional<api_error> normalise(stream_config& c) {
   // Server-managed metadata: clients' version keys are dropped, the required level recomputed.
   c.metadata.erase("_nats.ver");
   c.metadata.erase("_nats.level");
-  // The API level the stream needs (streams.md §1.6): 1 for TTLs, 2 for atomic batches, counters,
+  // The API level the stream needs: 1 for TTLs, 2 for atomic batches, counters,
   // schedules and async persistence, 4 for fast-ingest batches.
   const bool level2 = c.allow_atomic || c.allow_msg_counter || c.allow_msg_schedules || c.persist_mode == "async";
   c.metadata["_nats.req.level"] = c.allow_batched ? "4"

@@ -1,9 +1,9 @@
-// Accounts across routes (cluster_fixture.h): three servers with the same accounts, clients of
-// different accounts on different servers. Subjects stay per account across the cluster;
-// pub/sub, queue groups and request/reply work per account; a stream import and a service
-// import work whichever server the exporter's and the importer's clients are on. Then the
-// same across a mixed pair with nats-server 2.9.10.
-#include "tests/integration/cluster_fixture.h"
+// Accounts across routes (cluster_users_fixture.h): three servers with the same accounts, clients
+// of different accounts on different servers. Subjects stay per account across the cluster;
+// pub/sub, queue groups and request/reply work per account; a stream import and a service import
+// work whichever server the exporter's and the importer's clients are on. Then the same across a
+// mixed pair with nats-server 2.9.10.
+#include "tests/integration/cluster_users_fixture.h"
 
 namespace peregrine::test {
 namespace {
@@ -29,15 +29,6 @@ authorization { users: [ { user: g, password: pg } ] }
 no_auth_user: g
 )";
 
-nc_ptr connect_as(const std::string& url, const char* user, const char* pass) {
-  auto o = make_opts(url);
-  natsOptions_SetUserInfo(o.get(), user, pass);
-  std::string err;
-  auto nc = connect(o.get(), &err);
-  EXPECT_TRUE(nc) << user << ": " << err;
-  return nc;
-}
-
 void echo_cb(natsConnection* nc, natsSubscription*, natsMsg* msg, void* tag) {
   if (natsMsg_GetReply(msg)) {
     const std::string body = std::string(static_cast<const char*>(tag)) + ":" + data_of(msg);
@@ -54,17 +45,9 @@ std::string request(natsConnection* nc, const char* subject, const char* body, n
   return s == NATS_OK ? data_of(r.get()) : "<" + status_text(s) + ">";
 }
 
-class cluster_accounts : public cluster {
+class cluster_accounts : public cluster_with_users {
  protected:
-  void SetUp() override {
-    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
-    for (auto& p : cport_) p = pick_free_port();
-    add("A", cport_[0], {cport_[1]}, {}, kAccounts);
-    add("B", cport_[1], {}, {}, kAccounts);
-    add("C", cport_[2], {cport_[1]}, {}, kAccounts);
-    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
-    ASSERT_TRUE(wait_mesh()) << logs();
-  }
+  void SetUp() override { start_three(kAccounts); }
 };
 
 TEST_F(cluster_accounts, subjects_stay_in_their_account_across_servers) {

@@ -1,14 +1,14 @@
-// The system account across a cluster (cluster_fixture.h): the servers' own subscriptions in
-// $SYS are route interest, as nats-server's are, so a $SYS.REQ.SERVER.PING made on one server
-// is answered by every server of the cluster, and a server's events reach system-account
-// subscribers on the others. Three Peregrine servers (or three nats-server 2.9.10 with
-// PEREGRINE_SERVER_BIN pointing at it: cluster_system_nats_server), then a mixed pair.
+// The system account across a cluster (cluster_users_fixture.h): the servers' own subscriptions in
+// $SYS are route interest, as nats-server's are, so a $SYS.REQ.SERVER.PING made on one server is
+// answered by every server of the cluster, and a server's events reach system-account subscribers
+// on the others. Three Peregrine servers (or three nats-server 2.9.10 with PEREGRINE_SERVER_BIN
+// pointing at it: cluster_system_nats_server), then a mixed pair.
 #include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
-#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/cluster_users_fixture.h"
 
 namespace peregrine::test {
 namespace {
@@ -23,15 +23,6 @@ accounts {
 authorization { users: [ { user: g, password: pg } ] }
 no_auth_user: g
 )";
-
-nc_ptr connect_as(const std::string& url, const char* user, const char* pass) {
-  auto o = make_opts(url);
-  natsOptions_SetUserInfo(o.get(), user, pass);
-  std::string err;
-  auto nc = connect(o.get(), &err);
-  EXPECT_TRUE(nc) << user << ": " << err;
-  return nc;
-}
 
 // The server ids answering one request on `subject` (each answer's server.id), gathered for
 // `window`.
@@ -65,17 +56,9 @@ std::set<std::string> answering_all(natsConnection* nc, const std::string& subje
   return ids;
 }
 
-class cluster_system : public cluster {
+class cluster_system : public cluster_with_users {
  protected:
-  void SetUp() override {
-    if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
-    for (auto& p : cport_) p = pick_free_port();
-    add("A", cport_[0], {cport_[1]}, {}, kSys);
-    add("B", cport_[1], {}, {}, kSys);
-    add("C", cport_[2], {cport_[1]}, {}, kSys);
-    for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
-    ASSERT_TRUE(wait_mesh()) << logs();
-  }
+  void SetUp() override { start_three(kSys); }
 };
 
 TEST_F(cluster_system, server_ping_is_answered_by_every_server) {
