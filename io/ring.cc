@@ -62,7 +62,7 @@ io_uring_cqe* ring::next_cqe(bool wait) {
   if (io_uring_peek_cqe(&_r, &cqe) == 0) return cqe;
   if (!wait && _inflight == 0) return nullptr;  // nothing to reap: skip the syscall
   if (_defer && !wait) {
-    // DEFER_TASKRUN: completions only post when we enter the kernel (platform-notes §1.4).
+    // DEFER_TASKRUN: completions only post when we enter the kernel.
     io_uring_get_events(&_r);
     if (io_uring_peek_cqe(&_r, &cqe) == 0) return cqe;
   }

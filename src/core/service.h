@@ -1,8 +1,9 @@
 #pragma once
-// Server-side services (JetStream) plug into the core through this interface. A service
-// runs on shard 0's thread (or on an owner thread of its own, --js_threads): its internal subscriptions receive messages there (from any
-// shard, over the rings), and what it publishes is routed from there. It never touches
-// sockets or other shards' state.
+// Server-side services (JetStream, the system account's) plug into the core through this
+// interface. A service runs on the thread of the dispatcher that hosts it: shard 0's, or an
+// owner or consumer thread of its own (--js_threads, --consumer_threads). Its internal
+// subscriptions receive messages there (from any shard, over the rings), and what it
+// publishes is routed from there. It never touches sockets or other shards' state.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -65,9 +66,9 @@ class service_host {
   }
   // True when some subscription (client or internal) matches the subject.
   virtual bool has_interest(std::string_view subject) = 0;
-  // Polled by shard 0's loop every turn (store completions, timers).
+  // Polled by the host's loop every turn (store completions, timers).
   virtual void add_poller(shard::poller* p) = 0;
-  // An eventfd whose signal ends shard 0's idle block (register it with a storage ring so a
+  // An eventfd whose signal ends the host loop's idle block (register it with a storage ring so a
   // completion wakes the loop instead of the loop spinning while it waits); -1 when the
   // transport cannot watch fds, and then pollers must keep reporting work while they wait.
   virtual int wake_eventfd() = 0;
@@ -85,9 +86,10 @@ class service_host {
 class service {
  public:
   virtual ~service() = default;
-  // Called once on shard 0's thread before it serves clients. An error stops the server.
+  // Called once on the host's thread before the server serves clients. An error stops the
+  // server.
   virtual bool start(service_host& host, std::string& error) = 0;
-  // Called on shard 0's thread when the server stops (flush stores, persist state).
+  // Called on the host's thread when the server stops (flush stores, persist state).
   virtual void stop() = 0;
   // HTTP monitoring (/jsz, the jetstream part of /varz), on the service's thread: fills
   // `out` as nats-server's /jsz with these query options; false when not JetStream.

@@ -1,5 +1,5 @@
 #pragma once
-// Ack reply subjects and ack bodies (consumers-and-core.md §3.2, §4.1). Pure string work,
+// Ack reply subjects and ack bodies. Pure string work,
 // standard library only, so the consumer state machine and the shard-side ack intake can
 // both use it.
 #include <cstdint>

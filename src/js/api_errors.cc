@@ -12,7 +12,7 @@ struct entry {
   std::string_view text;  // "{}" marks where a detail goes; "" = the detail is the text
 };
 
-// streams.md §1.8 and consumers-and-core.md §2.10 for every code the server emits.
+// Every code the server emits, with nats-server's err_code and description (errors.json).
 constexpr std::array kTable{
     entry{10002, 400, "resource limits exceeded for account"},
     entry{10003, 400, "bad request"},

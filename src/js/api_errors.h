@@ -1,5 +1,5 @@
 #pragma once
-// The JetStream ApiError catalogue (streams.md §1.8): HTTP-like code, stable err_code and
+// The JetStream ApiError catalogue (nats-server's errors.json): HTTP-like code, stable err_code and
 // description. Descriptions with a "{...}" detail take it as an argument.
 #include <cstdint>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Atomic batch bookkeeping (streams.md §4.2): messages carrying Nats-Batch-Id are staged per
+// Atomic batch bookkeeping: messages carrying Nats-Batch-Id are staged per
 // batch until the one with Nats-Batch-Commit, then handed back together for the stream to
 // validate and store as one unit. Pure: the stream supplies `now`; nothing here touches the
 // store or the network.

@@ -1,5 +1,5 @@
 #pragma once
-// Atomic batches across a crash (streams.md §4.2): a batch is appended in one go and its last
+// Atomic batches across a crash: a batch is appended in one go and its last
 // stored message carries Nats-Batch-Commit, so the commit marker is the store's own record
 // of that message. A crash in the middle of the append leaves, at the very tail of the
 // recovered log, messages of one batch without that marker: a torn commit, dropped whole.

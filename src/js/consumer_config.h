@@ -1,5 +1,5 @@
 #pragma once
-// ConsumerConfig and the create request (consumers-and-core.md §2.3-§2.6): strict decoding,
+// ConsumerConfig and the create request: strict decoding,
 // nats-server's defaults, validation against the parent stream, the update rules and the
 // JSON the server echoes.
 #include <cstdint>
@@ -93,12 +93,12 @@ std::optional<api_error> parse_pause_request(std::string_view body, std::optiona
 // JSApiConsumerUnpinRequest {"group": "..."}: 10025 for a bad body or a missing group.
 std::optional<api_error> parse_unpin_request(std::string_view body, std::string& group);
 
-// §2.5 step 2 defaults, given the parent stream (consumer_limits). pedantic: a value that
+// nats-server's defaults (setConsumerConfigDefaults), given the parent stream (consumer_limits). pedantic: a value that
 // would be changed is an error (10157) instead.
 std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic);
-// §2.4 checks against the parent stream; call after normalise.
+// nats-server's checks against the parent stream (checkConsumerCfg); call after normalise.
 std::optional<api_error> validate(const consumer_config& c, const stream_config& s);
-// §2.6: may `old` become `next` (both normalised)? push_bound: a subscriber is bound now.
+// May `old` become `next` (both normalised; nats-server's checkNewConsumerConfig)? push_bound: a subscriber is bound now.
 std::optional<api_error> check_update(const consumer_config& old, const consumer_config& next, bool push_bound);
 // Valid consumer name (durable or name) or the error.
 std::optional<api_error> check_consumer_name(std::string_view name);

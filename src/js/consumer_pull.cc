@@ -1,6 +1,6 @@
 // The pull side of the consumer state machine: request intake and validation, the waiting
-// queue, and the delivery loop that hands messages to requests (consumers-and-core.md §5,
-// §8). Split from consumer.cc for size; same class.
+// queue, and the delivery loop that hands messages to requests.
+// Split from consumer.cc for size; same class.
 #include <algorithm>
 #include <utility>
 

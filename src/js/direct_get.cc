@@ -1,5 +1,5 @@
 // Direct get ($JS.API.DIRECT.GET.<stream>[.<subject>]): raw messages with Nats-* headers,
-// batches with Nats-Num-Pending and an EOB sentinel, multi-last (streams.md §7).
+// batches with Nats-Num-Pending and an EOB sentinel, multi-last.
 #include <algorithm>
 #include <map>
 

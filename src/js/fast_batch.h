@@ -1,5 +1,5 @@
 #pragma once
-// Fast-ingest batch publishing (streams.md §4.3): the control data rides in each message's
+// Fast-ingest batch publishing: the control data rides in each message's
 // reply subject `<prefix>.<id>.<flow>.<gap>.<seq>.<op>.$FI`. Messages are stored one by one
 // like plain publishes; this table tracks each batch's sequence, gaps, the flow acks sent
 // once messages are durable (the doubling/halving rule) and the final PubAck. Pure: the

@@ -1,5 +1,7 @@
 #pragma once
-// JetStream as a core service: the $JS.API handlers, streams and (later) consumers.
+// The factories of JetStream's core services (one per owner thread, per account, and the
+// responder of accounts without JetStream) and the account limits they take. The service
+// class itself, the hub, is `jetstream` in jetstream_service.h.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -1,6 +1,8 @@
 #pragma once
-// Wire helpers for the JetStream JSON layer: RFC 3339 times (nanoseconds, UTC, trailing
-// zeros trimmed, as Go prints them), base64 for []byte fields, and NATS header scanning.
+// Small helpers all of src/js shares, JSON or not: RFC 3339 times (nanoseconds, UTC,
+// trailing zeros trimmed, as Go prints them), base64 for []byte fields, NATS header lookup
+// and editing (the publish path reads its headers in one pass: js_headers.h), the atomic
+// file write of meta.inf files, parse_u64, ascii_lower and the stored header limit.
 #include <cstdint>
 #include <optional>
 #include <string>

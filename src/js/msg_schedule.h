@@ -1,5 +1,5 @@
 #pragma once
-// Message schedules (ADR-51, streams.md §12.2), the pure parts: the Nats-Schedule grammar
+// Message schedules (ADR-51), the pure parts: the Nats-Schedule grammar
 // (`@at <RFC3339>`, `@every <Go duration >= 1s>`, six-field cron with seconds, the
 // `@hourly`-style shorthands), the next fire time as nats-server computes it, and the table
 // of a stream's live schedules (one per subject). No clock: every time comes in.

@@ -1,5 +1,5 @@
 #pragma once
-// The Nats-TTL header (streams.md §9.2): "never", a Go duration of at least 1 s, or an
+// The Nats-TTL header: "never", a Go duration of at least 1 s, or an
 // integer number of seconds. Stored with whole-second resolution.
 #include <cstdint>
 #include <optional>

@@ -1,6 +1,6 @@
 #pragma once
 // Where a replicated stream's (or consumer's) R peers go, decided by the meta leader
-// (issue 11, streams.md §11.1). Pure: the candidates and their load come in, names go out.
+// (issue 11). Pure: the candidates and their load come in, names go out.
 //
 // nats-server's rule: only online JetStream servers of the requested cluster (the leader's
 // own when none is asked for) whose server_tags include every requested tag (case-

@@ -1,6 +1,6 @@
 #pragma once
 // Pull request body (`$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>` payload, and the rest of
-// a `+NXT` ack) parsed into a plain struct (consumers-and-core.md §5.1, §8.2). Consumer-level
+// a `+NXT` ack) parsed into a plain struct. Consumer-level
 // limits (max_batch, max_expires, max_bytes, priority policy) are checked by the consumer
 // state machine, which knows the config.
 #include <cstdint>

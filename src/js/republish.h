@@ -1,5 +1,5 @@
 #pragma once
-// A stream's subject rewriting (streams.md §8): the ingest transform applied to every
+// A stream's subject rewriting: the ingest transform applied to every
 // published subject before it is stored, and RePublish, which sends a copy of each stored
 // message to a transformed subject with Nats-Stream/-Subject/-Sequence/-Time-Stamp/
 // -Last-Sequence headers (and Nats-Msg-Size, without payload, when headers_only).

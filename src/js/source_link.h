@@ -1,5 +1,5 @@
 #pragma once
-// One mirror or source of a stream, wired to the bus (streams.md §10.2-10.3). It reads the
+// One mirror or source of a stream, wired to the bus. It reads the
 // origin only through messages: a CONSUMER.CREATE request for a direct, flow-controlled push
 // consumer on the origin, deliveries on its own $JS.M./$JS.S. subject, heartbeats and flow
 // control answered on the wire. Everything received is queued by the handler and handled in
@@ -33,7 +33,7 @@ class source_link final : public core::internal_handler {
 
   const source_spec& spec() const { return _spec; }
   const source_tracker& tracker() const { return _tracker; }
-  // StreamSourceInfo (§10.6): name, external, lag, active, error, filter_subject, subject_transforms.
+  // nats-server's StreamSourceInfo: name, external, lag, active, error, filter_subject, subject_transforms.
   ojson info_json(std::int64_t now) const;
 
  private:

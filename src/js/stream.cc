@@ -415,7 +415,7 @@ void stream::on_msg(const core::inbound_msg& m) {
   }
 }
 
-// The checks of a plain publish (streams.md §3.3) after the stream-level ones, then the append.
+// The checks of a plain publish after the stream-level ones, then the append.
 stream::publish_result stream::store_msg(std::string_view subject, std::string_view hdr, const js_headers& h,
                                          std::string_view payload) {
   const std::int64_t now = _host.now();

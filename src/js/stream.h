@@ -1,5 +1,5 @@
 #pragma once
-// One stream: its store, the publish checks (streams.md §3.3), de-duplication, discard-new
+// One stream: its store, the publish checks, de-duplication, discard-new
 // limits, rollups and PubAcks sent once the store reports the message durable.
 #include <cstdint>
 #include <deque>
@@ -97,7 +97,7 @@ class stream final : public core::internal_handler {
   std::size_t poll(std::int64_t now_wall);
   void close();
 
-  // StreamState JSON (§2.7); subjects_filter empty = no subjects map.
+  // StreamState JSON; subjects_filter empty = no subjects map.
   ojson state_json(bool deleted_details, const std::map<std::string, std::uint64_t>* subjects) const;
 
   // Direct get requests on $JS.API.DIRECT.GET.<stream>[.<subject>] (direct_get.cc).

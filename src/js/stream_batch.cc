@@ -1,4 +1,4 @@
-// Atomic batch publishing on a stream (streams.md §4.2): staging through atomic_batch_table,
+// Atomic batch publishing on a stream: staging through atomic_batch_table,
 // the commit validated as a whole against the stream as it was before the batch, then every
 // message stored in one go with consecutive sequences and one PubAck for the batch.
 #include <algorithm>
@@ -21,7 +21,7 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
   if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
     return fail(make_error(err::message_too_large));
   const std::int64_t now = _host.now();
-  // Nats-Required-Api-Level (streams.md §4.2 #5): above ours drops the batch; else stripped.
+  // Nats-Required-Api-Level: above ours drops the batch; else stripped.
   std::string hdr(m.headers);
   if (h.required_api_level) {
     const auto want = parse_u64(*h.required_api_level);

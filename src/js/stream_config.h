@@ -1,6 +1,6 @@
 #pragma once
 // StreamConfig: strict decoding of every field nats-server knows, nats-server's default
-// normalisation, validation (streams.md §2.2-§2.6) and the JSON the server echoes.
+// normalisation, validation, the update rules and the JSON the server echoes.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -81,16 +81,16 @@ std::optional<api_error> parse_stream_config(std::string_view body, stream_confi
 // Decode of a stored config (meta file); lenient.
 std::optional<stream_config> config_from_json(const ojson& j);
 
-// §2.3 defaults; returns a pedantic-mode error instead of fixing when cfg.pedantic.
+// nats-server's defaults (checkStreamCfg); returns a pedantic-mode error instead of fixing when cfg.pedantic.
 std::optional<api_error> normalise(stream_config& cfg);
-// §2.4 rules (10052 family and special codes); call after normalise.
+// nats-server's rules (10052 family and special codes); call after normalise.
 std::optional<api_error> validate(const stream_config& cfg);
-// §2.6 immutability rules for an update of `old` to `next` (both normalised).
+// nats-server's immutability rules (configUpdateCheck) for an update of `old` to `next` (both normalised).
 std::optional<api_error> check_update(const stream_config& old, const stream_config& next);
-// Sealing forces its companions (§6.4).
+// Sealing forces its companions (deny_delete, deny_purge, no rollups).
 void apply_seal(stream_config& cfg);
 
-// Valid stream name per §1.7 (empty string) or the 10052 text.
+// A valid stream name (empty string) or the 10052 text.
 std::string check_stream_name(std::string_view name);
 
 // The JSON the server writes back; with_server_meta adds _nats.ver/_nats.level.

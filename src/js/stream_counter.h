@@ -1,5 +1,5 @@
 #pragma once
-// Message counters (ADR-49, `allow_msg_counter`, streams.md §12.1): a publish carries
+// Message counters (ADR-49, `allow_msg_counter`): a publish carries
 // `Nats-Incr: <signed integer>` and no payload; the stream stores `{"val":"<new total>"}` on
 // that subject. Totals are arbitrary-precision decimals (clients use big integers), so this
 // has its own small signed decimal type. Pure: no stream, no store.
@@ -30,7 +30,7 @@ big_int negate(big_int v);
 std::optional<big_int> parse_counter_payload(std::string_view payload);
 std::string counter_payload(const big_int& v);
 
-// streams.md §3.3 step 4, the checks before anything else looks at the message. `sourced`
+// The counter checks of a publish, before anything else looks at the message. `sourced`
 // messages carry the origin's total and are not checked (they are aggregated instead).
 std::optional<api_error> check_incr_headers(const js_headers& h, bool counter_stream, std::size_t payload_size,
                                             bool sourced);

@@ -1,4 +1,4 @@
-// Fast-ingest batch publishing on a stream (streams.md §4.3): the stream-level checks, then
+// Fast-ingest batch publishing on a stream: the stream-level checks, then
 // each message stored like a plain publish (same checks, same append and group commit) with
 // fast_batch_table deciding what the publisher hears; flow acks leave at the durability
 // point (flush_acks feeds the table the store's durable sequence).

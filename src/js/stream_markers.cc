@@ -1,4 +1,4 @@
-// Subject delete markers (subject_delete_marker_ttl, ADR-43, streams.md §9.4): when max_age or a
+// Subject delete markers (subject_delete_marker_ttl, ADR-43): when max_age or a
 // per-message TTL takes the last message of a subject, the stream publishes a marker on that
 // subject instead (Nats-Marker-Reason: MaxAge, Nats-TTL: <marker TTL>, Nats-Rollup: sub, empty
 // payload). The marker goes through the normal publish path (consumers, republish), its

@@ -1,4 +1,4 @@
-// The stream side of mirrors and sources (streams.md §10.4-10.6): which links a stream has,
+// The stream side of mirrors and sources: which links a stream has,
 // where each resumes after a restart, and how a copied message is stored. A mirror keeps the
 // origin's sequence and timestamp (lost origin sequences become gaps); a sourced message goes
 // through the ordinary publish path with a Nats-Stream-Source header, so dedup, limits and

@@ -1,4 +1,4 @@
-// Message schedules on a stream (ADR-51, streams.md §12.2): the publish checks of the
+// Message schedules on a stream (ADR-51): the publish checks of the
 // Nats-Schedule* headers, the table of live schedules, and firing due ones through the normal
 // publish path. The grammar and the fire times are msg_schedule.cc (pure).
 #include <algorithm>

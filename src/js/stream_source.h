@@ -1,5 +1,5 @@
 #pragma once
-// Mirrors and sources (streams.md §10), the pure part: the StreamSource config (parse and
+// Mirrors and sources, the pure part: the StreamSource config (parse and
 // validate), the internal consumer's create request, the ack-reply metadata a copier reads,
 // the headers it strips or adds, and `source_tracker`, the copy/lag/retry bookkeeping of one
 // mirror or source (events plus `now` in, decisions out; no I/O, no clock of its own).
@@ -34,7 +34,7 @@ struct source_spec {
 
 // Decodes one StreamSource object (already a JSON object); lenient about unknown fields.
 source_spec parse_source_spec(const ojson& j);
-// The mirror/sources rules of §2.4 (10031..10154 family); nullopt when fine.
+// The mirror/sources rules of a stream config (10031..10154 family); nullopt when fine.
 std::optional<api_error> validate_mirror_and_sources(const stream_config& cfg);
 // nats-server's cycle check (checkStreamCfg, since 2.9): walks the sources and mirrors of
 // `cfg` through the other streams' configs (`find`: nullptr when there is no such stream;
@@ -105,7 +105,7 @@ class source_tracker {
     std::uint64_t skip = 0;  // mirror: origin sequences lost between the last copied and this one
   };
 
-  // Retry pacing (§10.2): at least 2 s between attempts, then 5 s x 2 x failures, at most 2 min.
+  // Retry pacing: at least 2 s between attempts, then 5 s x 2 x failures, at most 2 min.
   static constexpr std::int64_t kMinRetryNs = 2'000'000'000;
   static constexpr std::int64_t kMaxRetryNs = 120'000'000'000;
   static constexpr std::int64_t kCreateTimeoutNs = 30'000'000'000;

@@ -1,5 +1,5 @@
 #pragma once
-// Subject transforms (streams.md §8.1): a source filter and a destination template with
+// Subject transforms: a source filter and a destination template with
 // $N / {{wildcard(N)}}, partition, split, splitfromleft/right, slicefromleft/right, random
 // and a trailing `>`. Used by the stream ingest transform and by RePublish. Pure: parse once,
 // apply per message.
