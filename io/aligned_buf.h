@@ -1,6 +1,6 @@
 #pragma once
 // DIO alignment in one place: every O_DIRECT offset, length and buffer passes through these
-// helpers. 4096 is this disk's physical block size and fits NVMe (platform-notes §1.2).
+// helpers. 4096 is this disk's physical block size and fits NVMe.
 #include <cstddef>
 #include <cstdint>
 

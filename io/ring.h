@@ -1,6 +1,6 @@
 #pragma once
 // Thin io_uring wrapper: setup with a feature probe, SQE access, submit, CQE reaping.
-// No SQPOLL (it starves small machines, platform-notes §1.4).
+// No SQPOLL (its kernel polling thread starves small machines).
 #include <liburing.h>
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 #pragma once
 // io_uring + O_DIRECT backend. Durable writes carry RWF_DSYNC, so one SQE is one durable
-// write (measured as fast as write + linked fsync here, platform-notes §1.3). The ring is a
+// write (measured as fast as write + linked fsync on this machine). The ring is a
 // uring_hub shared with the thread's other backends (make_backend); this one's completions
 // are its own (io/uring_hub.h).
 #include <memory>

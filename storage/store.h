@@ -25,7 +25,7 @@ enum class durability : std::uint8_t {
   sync,   // the batch was also fdatasync'ed: survives power loss
 };
 
-// nats-server counts a record size, not the payload (streams.md §2.15).
+// nats-server counts a record size, not the payload (fileStoreMsgSize, memStoreMsgSize).
 enum class byte_accounting : std::uint8_t {
   file,    // 30 + subj + payload, or 34 + subj + hdr + payload with headers
   memory,  // 16 + subj + hdr + payload
@@ -74,8 +74,8 @@ struct stream_state {
   bool operator==(const stream_state&) const = default;
 };
 
-// STREAM.PURGE semantics (streams.md §6.2). seq: remove sequences < seq; keep: keep the
-// newest `keep` (matching) messages. seq and keep together are invalid.
+// STREAM.PURGE semantics (nats-server's JSApiStreamPurgeRequest). seq: remove sequences
+// < seq; keep: keep the newest `keep` (matching) messages. seq and keep together are invalid.
 struct purge_request {
   std::string filter;  // "" or ">" = all subjects
   std::uint64_t seq = 0;
@@ -85,7 +85,7 @@ struct purge_request {
 using durable_fn = std::function<void(std::uint64_t durable_seq)>;
 // Asked by expire() about an expiring message that is the last one of its subject: true
 // leaves it in place (subject delete markers: the stream writes a marker whose roll-up
-// removes it, streams.md §9.4).
+// removes it).
 using spare_fn = std::function<bool(std::uint64_t seq, std::string_view subject)>;
 using error_fn = std::function<void(base::error e, std::uint64_t first_seq, std::uint64_t last_seq)>;
 
