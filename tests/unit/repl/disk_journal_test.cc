@@ -242,41 +242,44 @@ TEST(disk_journal, hard_state_is_durable_when_save_returns_and_takes_pending_ent
 }
 
 TEST(disk_journal, a_torn_write_is_dropped_and_never_resurfaces_after_later_appends) {
-  storage_test::temp_dir d;
-  const std::string path = d.sub("journal");
-  {
-    io::fault_backend* fault = nullptr;
-    auto j = open_journal(path, &fault);
-    j->define_group({1, {"a"}});
-    disk_log_store s(*j, 1, nullptr);
-    const entry first[] = {command(1, "durable")};
-    s.append(1, first);
-    settle(*j);
-    // Three blocks of entries, of which only the first 5000 bytes reach the disk.
-    std::vector<entry> big;
-    for (int i = 0; i < 12; ++i) big.push_back(command(1, std::string(1000, char('a' + i))));
-    s.append(2, big);
-    fault->torn_next_write(5000);
-    j->flush();
-    j->poll();
-    EXPECT_TRUE(j->failed());
-  }
-  {
-    auto j = open_journal(path);
-    EXPECT_GT(j->dropped_tail_bytes(), 0u);
+  for (const bool sync_writes : {true, false}) {  // also over `write` mode's zeroed space
+    SCOPED_TRACE(sync_writes ? "sync" : "write");
+    storage_test::temp_dir d;
+    const std::string path = d.sub("journal");
+    {
+      io::fault_backend* fault = nullptr;
+      auto j = open_journal(path, &fault, sync_writes);
+      j->define_group({1, {"a"}});
+      disk_log_store s(*j, 1, nullptr);
+      const entry first[] = {command(1, "durable")};
+      s.append(1, first);
+      settle(*j);
+      // Three blocks of entries, of which only the first 5000 bytes reach the disk.
+      std::vector<entry> big;
+      for (int i = 0; i < 12; ++i) big.push_back(command(1, std::string(1000, char('a' + i))));
+      s.append(2, big);
+      fault->torn_next_write(5000);
+      j->flush();
+      j->poll();
+      EXPECT_TRUE(j->failed());
+    }
+    {
+      auto j = open_journal(path, nullptr, sync_writes);
+      EXPECT_GT(j->dropped_tail_bytes(), 0u);
+      const auto& g = j->recovered().at(1);
+      ASSERT_EQ(g.log.entries.size(), 1u);
+      EXPECT_EQ(g.log.entries[0], command(1, "durable"));
+      disk_log_store s(*j, 1, &g);
+      const entry next[] = {command(2, "after")};
+      s.append(2, next);
+      settle(*j);
+    }
+    auto j = open_journal(path, nullptr, sync_writes);
+    EXPECT_EQ(j->dropped_tail_bytes(), 0u);
     const auto& g = j->recovered().at(1);
-    ASSERT_EQ(g.log.entries.size(), 1u);
-    EXPECT_EQ(g.log.entries[0], command(1, "durable"));
-    disk_log_store s(*j, 1, &g);
-    const entry next[] = {command(2, "after")};
-    s.append(2, next);
-    settle(*j);
+    ASSERT_EQ(g.log.entries.size(), 2u);
+    EXPECT_EQ(g.log.entries[1], command(2, "after"));
   }
-  auto j = open_journal(path);
-  EXPECT_EQ(j->dropped_tail_bytes(), 0u);
-  const auto& g = j->recovered().at(1);
-  ASSERT_EQ(g.log.entries.size(), 2u);
-  EXPECT_EQ(g.log.entries[1], command(2, "after"));
 }
 
 // A corrupt record ends recovery, but a later record of the same write may sit intact in a
