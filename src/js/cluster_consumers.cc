@@ -22,6 +22,8 @@ namespace {
 
 constexpr std::int64_t kInterestCheckNs = 10'000'000;
 constexpr std::int64_t kDeleteRetryNs = 5'000'000'000;  // an expired ephemeral asks again
+constexpr std::int64_t kFreezeNs = 15'000'000'000;      // a scale's pause: past this, given up
+constexpr std::int64_t kSettleNs = 1'000'000'000;       // acks in flight: wait this long at most
 
 // A consumer group's replicated_log as the hub's thread sees it: role and term as of the
 // last event applied; proposals go to the replication thread with that term.
@@ -75,6 +77,10 @@ struct cluster_consumers::hosted final : message_source {
   bool push_bound = false;
   std::int64_t next_interest_check = 0;
   bool expired = false;  // an ephemeral past its inactive_threshold
+  // A scale of its stream asked for its state: no deliveries, pulls or acks until then (the
+  // new group takes over from that state; past it, the scale was given up).
+  std::int64_t frozen_until = 0;
+  std::vector<std::pair<std::string, std::int64_t>> state_replies;  // reply, answer-by
   std::int64_t delete_asked_at = 0;
   // num_pending bookkeeping: matching messages in [cnt_from, cnt_last].
   bool cnt_valid = false;
@@ -232,6 +238,7 @@ void cluster_consumers::host_consumer(const re::consumer_assign& a, std::int64_t
   p.sample_roll = [] { return int(random_name(1)[0]) % 100; };
   h->log = std::make_unique<group_log>(_repl, a.group_id);
   h->replica = std::make_unique<consumer_replica>(std::move(p), *h, *h->log, _self);
+  if (a.state) h->replica->seed(*a.state);  // a scale: where the old group left off
   _by_group[a.group_id] = h.get();
   PG_INFO("Replicated consumer {} > {} (R{}) placed here, group {}", a.stream, a.name, a.peers.size(), a.group_id);
   _hosted.emplace(k, std::move(h));
@@ -239,29 +246,30 @@ void cluster_consumers::host_consumer(const re::consumer_assign& a, std::int64_t
   (void)now_ns;
 }
 
-void cluster_consumers::drop_consumer(const key& k) {
+void cluster_consumers::drop_consumer(const key& k, bool silent) {
   auto it = _hosted.find(k);
   if (it == _hosted.end()) return;
   hosted& h = *it->second;
-  {
+  if (!silent) {
     // Waiting pull requests hear 409 Consumer Deleted, as from a standalone consumer.
     actions out;
     h.replica->on_delete(out);
     run(h, out, _host.clk().wall_ns());
   }
   for (auto id : h.subs) _host.unsubscribe(id);
-  for (const auto& [t, reply] : h.ack_replies) _host.publish(reply, "", "", "");  // nothing can redeliver now
+  if (!silent)
+    for (const auto& [t, reply] : h.ack_replies) _host.publish(reply, "", "", "");  // nothing can redeliver now
   _repl.remove_group(h.assignment.group_id);
   _by_group.erase(h.assignment.group_id);
   _answer_when_leading.erase(k);
   _hosted.erase(it);
 }
 
-void cluster_consumers::drop_stream(const std::string& stream) {
+void cluster_consumers::drop_stream(const std::string& stream, bool silent) {
   std::vector<key> gone;
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
     gone.push_back(it->first);
-  for (const auto& k : gone) drop_consumer(k);
+  for (const auto& k : gone) drop_consumer(k, silent);
 }
 
 // ---- group events
@@ -299,7 +307,7 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
 void cluster_consumers::on_stream_applied(const std::string& stream, std::int64_t now_ns) {
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it) {
     hosted& h = *it->second;
-    if (!h.log->leader) continue;
+    if (!h.log->leader || frozen(h, now_ns)) continue;
     const bool was_ready = h.replica->ready();
     actions out;
     h.replica->on_stream_advanced(h.store->last_seq(), now_ns, out);
@@ -309,12 +317,13 @@ void cluster_consumers::on_stream_applied(const std::string& stream, std::int64_
 }
 
 void cluster_consumers::after_event(hosted& h, std::int64_t now_ns) {
-  {
+  const bool is_frozen = frozen(h, now_ns);
+  if (!is_frozen) {
     actions out;  // the stream replica's end: lets a new leader resume, delivers what waits
     h.replica->on_stream_advanced(h.store->last_seq(), now_ns, out);
     run(h, out, now_ns);
   }
-  const bool serving = h.log->leader && h.replica->ready();
+  const bool serving = h.log->leader && h.replica->ready() && !is_frozen;
   const std::string base = h.assignment.stream + "." + h.assignment.name + ".>";
   if (serving && h.subs.empty()) {
     if (h.cfg.ack != ack_policy::none) h.subs.push_back(_host.subscribe_cluster("$JS.ACK." + base, &h.acks));
@@ -325,7 +334,9 @@ void cluster_consumers::after_event(hosted& h, std::int64_t now_ns) {
   } else if (!serving && !h.subs.empty()) {
     for (auto id : h.subs) _host.unsubscribe(id);
     h.subs.clear();
-    h.ack_replies.clear();  // never confirmed: the client's ack-sync times out and it acks again
+    // Never confirmed: the client's ack-sync times out and it acks again (paused for a
+    // scale, the acks in flight are still confirmed as they apply).
+    if (!is_frozen) h.ack_replies.clear();
   }
   const key k{h.assignment.stream, h.assignment.name};
   if (!serving) {
@@ -373,8 +384,8 @@ void cluster_consumers::on_flow_control(hosted& h, const core::inbound_msg& m) {
 }
 
 void cluster_consumers::on_pull(hosted& h, const core::inbound_msg& m) {
-  if (m.reply.empty()) return;
   const std::int64_t now = _host.clk().wall_ns();
+  if (m.reply.empty() || frozen(h, now)) return;  // a scale: the client asks the new group again
   actions out;
   auto req = parse_pull_request(m.payload);
   if (auto* e = std::get_if<pull_parse_error>(&req)) {
@@ -392,7 +403,7 @@ void cluster_consumers::on_pull(hosted& h, const core::inbound_msg& m) {
 
 void cluster_consumers::check_push_interest(hosted& h, std::int64_t now_ns) {
   h.next_interest_check = now_ns + kInterestCheckNs;
-  if (!h.replica->ready()) return;
+  if (!h.replica->ready() || frozen(h, now_ns)) return;
   const bool bound = _host.has_interest(h.cfg.deliver_subject);
   if (bound == h.push_bound) return;
   h.push_bound = bound;
@@ -436,7 +447,12 @@ std::size_t cluster_consumers::poll(std::int64_t now_ns) {
   std::size_t work = 0;
   for (auto& [k, hp] : _hosted) {
     hosted& h = *hp;
-    if (!h.replica->ready() || !h.log->leader) continue;
+    work += answer_state_requests(h, now_ns);
+    if (h.frozen_until != 0 && now_ns >= h.frozen_until) {  // the scale was given up
+      h.frozen_until = 0;
+      after_event(h, now_ns);
+    }
+    if (!h.replica->ready() || !h.log->leader || frozen(h, now_ns)) continue;
     if (h.replica->next_deadline() <= now_ns) {
       actions out;
       h.replica->tick(now_ns, out);
@@ -460,6 +476,48 @@ std::size_t cluster_consumers::poll(std::int64_t now_ns) {
     std::erase_if(v, [&](const pending_reply& p) { return p.deadline_ns <= now_ns; });
   std::erase_if(_answer_when_leading, [](const auto& kv) { return kv.second.empty(); });
   return work;
+}
+
+// ---- a scale of the stream (cluster_consumer_scale.cc): the leader's pause and answer
+
+bool cluster_consumers::frozen(const hosted& h, std::int64_t now_ns) const { return h.frozen_until > now_ns; }
+
+void cluster_consumers::freeze_for_state(hosted& h, std::string reply, std::int64_t now_ns) {
+  if (!frozen(h, now_ns))
+    PG_INFO("Replicated consumer {} > {}: paused for its stream's scale", h.assignment.stream, h.assignment.name);
+  h.frozen_until = now_ns + kFreezeNs;
+  h.state_replies.emplace_back(std::move(reply), now_ns + kSettleNs);
+  after_event(h, now_ns);  // its ack subscription goes
+  (void)answer_state_requests(h, now_ns);
+}
+
+std::size_t cluster_consumers::answer_state_requests(hosted& h, std::int64_t now_ns) {
+  if (h.state_replies.empty()) return 0;
+  if (!serving(h)) {  // no longer leads: the origin asks the new leader
+    h.state_replies.clear();
+    return 1;
+  }
+  const bool settled = h.replica->settled();
+  std::size_t n = 0;
+  std::erase_if(h.state_replies, [&](const auto& r) {
+    if (!settled && now_ns < r.second) return false;
+    consumer_snapshot st = h.replica->state();
+    // Nothing delivered yet: where the machine starts (deliver new/last/by time resolved
+    // against this stream, not against the new group's replica, empty while it is seeded).
+    if (const auto* m = h.replica->machine(); m && st.delivered == sequence_pair{} && st.pending.empty()) {
+      const consumer_snapshot ms = m->snapshot();
+      if (ms.delivered.consumer_seq == 0 && ms.pending.empty()) {
+        st.delivered = ms.delivered;
+        st.ack_floor = ms.ack_floor;
+      }
+    }
+    const ojson j{{"stream", h.assignment.stream}, {"name", h.assignment.name},
+                  {"state", consumer_seed_json(to_seed(st))}};
+    _host.publish(r.first, "", "", j.dump());
+    ++n;
+    return true;
+  });
+  return n;
 }
 
 bool cluster_consumers::serving(const hosted& h) const { return h.log->leader && h.replica->ready(); }

@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,11 @@
 #include "storage/store.h"
 
 namespace js {
+
+// A consumer's state in a scale request (JSON, between servers) and as a meta entry carries it.
+nlohmann::ordered_json consumer_seed_json(const repl_entries::consumer_seed& s);
+std::optional<repl_entries::consumer_seed> consumer_seed_from_json(const nlohmann::json& j);
+repl_entries::consumer_seed to_seed(const consumer_snapshot& s);
 
 class cluster_consumers {
  public:
@@ -62,9 +68,20 @@ class cluster_consumers {
   bool on_event(core::group_event& ev, std::int64_t now_ns);
   // The stream's replica here applied entries (new messages to deliver).
   void on_stream_applied(const std::string& stream, std::int64_t now_ns);
-  // The stream's replica here goes: so do its consumers' replicas.
-  void drop_stream(const std::string& stream);
+  // The stream's replica here goes: so do its consumers' replicas. silent: a scale moves them
+  // into new groups (waiting pulls hear nothing; the client asks the new leader again).
+  void drop_stream(const std::string& stream, bool silent = false);
   std::size_t poll(std::int64_t now_ns);
+
+  // A scale of a replicated stream, on its origin (cluster_consumer_scale.cc): every
+  // consumer's leader is asked for its replicated state ($PG.JSC.<leader>.<hops>.CSTATE) and
+  // stops delivering and taking acks while the scale runs; scale_states() is the scale
+  // request's "consumers" once every answer is in (asked again every 500 ms meanwhile).
+  void begin_scale(const std::string& stream, std::int64_t now_ns);
+  std::optional<nlohmann::ordered_json> scale_states(const std::string& stream, std::int64_t now_ns);
+  void end_scale(const std::string& stream) { _scales.erase(stream); }
+  void on_state_request(const core::inbound_msg& m, int hops);
+  void on_state_reply(const core::inbound_msg& m);
 
  private:
   struct hosted;
@@ -87,7 +104,11 @@ class cluster_consumers {
   const repl_entries::consumer_assign* assigned(const key& k) const;
 
   void host_consumer(const repl_entries::consumer_assign& a, std::int64_t now_ns);
-  void drop_consumer(const key& k);
+  void drop_consumer(const key& k, bool silent = false);
+  bool frozen(const hosted& h, std::int64_t now_ns) const;
+  void freeze_for_state(hosted& h, std::string reply, std::int64_t now_ns);
+  void ask_state(const std::string& stream, const std::string& name);
+  std::size_t answer_state_requests(hosted& h, std::int64_t now_ns);
   void after_event(hosted& h, std::int64_t now_ns);
   void on_ack(hosted& h, const core::inbound_msg& m);
   void on_flow_control(hosted& h, const core::inbound_msg& m);
@@ -113,6 +134,12 @@ class cluster_consumers {
   std::map<key, pending_reply> _creating, _deleting;
   // Creates this server answers once it leads the consumer (the meta leader's notice).
   std::map<key, std::vector<pending_reply>> _answer_when_leading;
+  // On a scale's origin: the consumers' states collected so far (name -> item), by stream.
+  struct scale_collect {
+    std::map<std::string, nlohmann::ordered_json> got;
+    std::int64_t next_ask_ns = 0;
+  };
+  std::map<std::string, scale_collect, std::less<>> _scales;
 };
 
 }  // namespace js

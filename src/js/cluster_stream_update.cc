@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "src/base/log.h"
+#include "src/js/cluster_consumers.h"
 #include "src/js/cluster_streams.h"
+#include "src/js/consumer_agent.h"
+#include "src/js/consumer_config.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/placement.h"
 #include "src/js/stream.h"
@@ -60,12 +65,63 @@ std::uint64_t next_group_id(const std::string& name, std::int64_t now_ns, std::u
   return h < 2 ? h + 2 : h;
 }
 
+// How many of the stream's new peers a consumer gets, as nats-server remaps consumers on a
+// change of the stream's replicas: a durable with num_replicas 0 follows the stream, and so
+// does every consumer of an interest or work-queue stream (they must match it); an explicit
+// count is kept while the stream has that many; an ephemeral keeps its count (nats-server's
+// are R1) unless the stream shrinks below it.
+std::size_t consumer_peers(const consumer_config& c, retention_policy r, std::size_t old_count, std::size_t stream_count) {
+  if (r != retention_policy::limits) return stream_count;
+  if (c.num_replicas > 0) return std::min(std::size_t(c.num_replicas), stream_count);
+  if (!c.durable_name.empty()) return stream_count;
+  return std::clamp<std::size_t>(old_count, 1, stream_count);
+}
+
+// The scale's consumers in their new groups (the request's states; a consumer the origin
+// did not report starts afresh from its deliver policy).
+std::vector<re::consumer_assign> scaled_consumers(const nlohmann::json& req, const re::stream_assign& a,
+                                                  const stream_config& cfg, const meta_state::stream_entry* current,
+                                                  std::int64_t now_ns) {
+  std::vector<re::consumer_assign> out;
+  std::set<std::string> seen;
+  auto add = [&](const std::string& name, const std::string& config_json, std::int64_t created, std::size_t old_count,
+                 std::optional<re::consumer_seed> state) {
+    if (name.empty() || !seen.insert(name).second) return;
+    const auto j = nlohmann::ordered_json::parse(config_json, nullptr, false);
+    const auto cc = j.is_object() ? consumer_config_from_json(j) : std::nullopt;
+    if (!cc) return;
+    re::consumer_assign c;
+    c.account = kAccount;
+    c.stream = a.name;
+    c.name = name;
+    c.config_json = config_json;
+    c.created_ns = created;
+    const std::size_t n = consumer_peers(*cc, cfg.retention, old_count, a.peers.size());
+    c.peers.assign(a.peers.begin(), a.peers.begin() + std::ptrdiff_t(n));
+    c.group_id = next_group_id(a.name + "/" + name, now_ns, 0);
+    c.state = std::move(state);
+    out.push_back(std::move(c));
+  };
+  for (const auto& item : req.value("consumers", nlohmann::json::array())) {
+    if (!item.is_object()) continue;
+    add(item.value("name", ""), item.value("config", ""), item.value("created", std::int64_t(0)),
+        item.value("replicas", std::size_t(1)), consumer_seed_from_json(item.value("state", nlohmann::json())));
+  }
+  if (current)
+    for (const auto& [name, c] : current->consumers) add(name, c.config_json, c.created_ns, c.peers.size(), std::nullopt);
+  return out;
+}
+
 }  // namespace
 
 void cluster_streams::scale_up_r1(r1_scale s, std::string_view reply) {
   const std::string name = s.cfg.name;
   _r1_seeds[name] = {std::move(s.msgs), s.last_seq, _host.clk().wall_ns() + kScaleWindowNs, true};
-  send_scale(ojson{{"config", to_json(s.cfg, false).dump()}, {"origin", _self}, {"created", s.created_ns}}.dump(),
+  send_scale(ojson{{"config", to_json(s.cfg, false).dump()},
+                   {"origin", _self},
+                   {"created", s.created_ns},
+                   {"consumers", std::move(s.consumers)}}
+                 .dump(),
              reply);
 }
 
@@ -110,6 +166,7 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   }
   const auto* current = _meta.find(kAccount, a.name);
   a.group_id = next_group_id(a.name, _host.clk().wall_ns(), current ? current->assignment.group_id : 0);
+  a.consumers = scaled_consumers(req, a, cfg, current, _host.clk().wall_ns());
   std::vector<std::uint8_t> entry;
   if (current) {
     re::stream_update u;
@@ -121,8 +178,8 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   const auto r = _repl.propose(kMetaGroup, 0, std::move(entry));
   if (r.st != core::group_propose_result::status::ok) return respond_error(reply, type, make_error(err::cluster_unavailable));
   _updating[a.name] = {std::string(reply), _host.clk().wall_ns() + kScaleWindowNs};
-  PG_INFO("Replicated stream {}: R{} on [{}], seeded from {}", a.name, a.peers.size(),
-          fmt::format("{}", fmt::join(a.peers, ", ")), a.seed_from);
+  PG_INFO("Replicated stream {}: R{} on [{}], seeded from {}, {} consumer(s)", a.name, a.peers.size(),
+          fmt::format("{}", fmt::join(a.peers, ", ")), a.seed_from, a.consumers.size());
 }
 
 // ---- the hub's R1 stream
@@ -131,12 +188,25 @@ void jetstream::scale_up_r1(stream& s, const stream_config& cfg, std::string_vie
   constexpr std::string_view type = "stream_update_response";
   stream_group* g = group_of(cfg.name);
   if (!g || !_cluster) return respond_error(reply, type, make_error(err::replicas_not_supported));
-  // Its consumers are the hub's R1 ones: scaling up would leave them behind.
-  if (!g->consumers().empty())
-    return respond_error(reply, type,
-                         make_error(err::stream_update, "stream has consumers: moving them into a replicated stream is "
-                                                        "not supported yet, delete them before changing the replicas"));
   cluster_streams::r1_scale sc;
+  // Its consumers move into replicated ones, each from its state now. Acks taken between now
+  // and the R1 stream's removal (the meta entry's round trip) are not carried: those
+  // messages are delivered again (at-least-once).
+  for (const auto& [name, agent] : g->consumers()) {
+    const storage::consumer_state st = agent->durable_state();
+    re::consumer_seed seed;
+    seed.delivered_consumer = st.delivered.consumer;
+    seed.delivered_stream = st.delivered.stream;
+    seed.floor_consumer = st.ack_floor.consumer;
+    seed.floor_stream = st.ack_floor.stream;
+    for (const auto& [sseq, p] : st.pending) seed.pending_acks.push_back({sseq, p.consumer_seq, p.ts});
+    seed.redelivered.assign(st.redelivered.begin(), st.redelivered.end());
+    sc.consumers.push_back(ojson{{"name", name},
+                                 {"config", to_json(agent->config(), false).dump()},
+                                 {"created", agent->created()},
+                                 {"replicas", 1},
+                                 {"state", consumer_seed_json(seed)}});
+  }
   sc.cfg = cfg;
   sc.created_ns = s.created();
   auto& store = s.store();

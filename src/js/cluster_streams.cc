@@ -357,6 +357,8 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
   const int hops = std::atoi(std::string(rest.substr(0, dot)).c_str());
   rest.remove_prefix(dot + 1);
   if (rest == "CCREATED") return _consumers->on_created_notice(m);
+  if (rest == "CSTATE") return _consumers->on_state_request(m, hops);  // a scale's origin asks
+  if (rest == "CSTATED") return _consumers->on_state_reply(m);
   if (rest == "CREATED") {  // the meta leader: answer this create once the stream is led here
     const std::string name(m.payload);
     auto it = _hosted.find(name);
@@ -462,9 +464,12 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
     PG_ERROR("meta entry {} does not decode: ignored", ev.index);
     return;
   }
+  // A server left out by a scale: its consumers' replicas go with the stream's, silently
+  // (the new groups take over their state).
+  const bool scaled = op && std::holds_alternative<re::stream_update>(*op);
   for (const auto& c : mine) {
     if (c.what == meta_change::kind::create_stream) host_stream(c.stream);
-    if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name);
+    if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name, scaled);
     if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, now_ns);
   }
   if (op) _consumers->on_meta(mine, *op, now_ns);
@@ -551,10 +556,10 @@ void cluster_streams::host_stream(const re::stream_assign& a, seed* from) {
   _repl.create_group(a.group_id, a.peers);
 }
 
-void cluster_streams::drop_stream(const std::string& name) {
+void cluster_streams::drop_stream(const std::string& name, bool silent) {
   auto it = _hosted.find(name);
   if (it == _hosted.end()) return;
-  _consumers->drop_stream(name);
+  _consumers->drop_stream(name, silent);
   for (auto id : it->second->subs) _host.unsubscribe(id);
   _repl.remove_group(it->second->assignment.group_id);
   _by_group.erase(it->second->assignment.group_id);
@@ -567,11 +572,6 @@ void cluster_streams::api_update(std::string_view name, const core::inbound_msg&
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
   auto plan = plan_stream_update(s->assignment, name, m.payload);
   if (plan.error) return respond_error(m.reply, type, *plan.error);
-  // A scale makes a new stream group; the consumers' groups would not follow it yet.
-  if (plan.what == stream_update_plan::kind::scale && !s->consumers.empty())
-    return respond_error(m.reply, type,
-                         make_error(err::stream_update, "stream has consumers: changing the replicas of a replicated "
-                                                        "stream with consumers is not supported yet"));
   if (plan.what == stream_update_plan::kind::scale) return api_scale(name, to_json(plan.cfg, false), m, hops);
   std::string leader;
   if (!meta_leader(leader)) {
@@ -608,6 +608,8 @@ void cluster_streams::api_scale(std::string_view name, const ojson& cfg_json, co
   h.subs.clear();
   h.scale_request = ojson{{"config", cfg_json.dump()}, {"origin", _self}, {"created", h.assignment.created_ns}}.dump();
   h.scale_reply = std::string(m.reply);
+  // Its consumers follow it into new groups, from the state their leaders hold now.
+  _consumers->begin_scale(std::string(name), _host.clk().wall_ns());
   poll_scaling(_host.clk().wall_ns());
 }
 
@@ -617,9 +619,14 @@ void cluster_streams::poll_scaling(std::int64_t now_ns) {
     if (now_ns >= h->frozen_until || !h->log->leader) {  // given up (the client was answered or timed out)
       h->frozen = false;
       h->scale_request.clear();
+      _consumers->end_scale(name);
       after_event(*h, now_ns);
     } else if (!h->scale_request.empty() && h->replica->pending() == 0) {
-      send_scale(std::exchange(h->scale_request, {}), h->scale_reply);
+      auto consumers = _consumers->scale_states(name, now_ns);
+      if (!consumers) continue;  // a consumer's leader has not answered yet
+      auto req = ojson::parse(std::exchange(h->scale_request, {}));
+      req["consumers"] = std::move(*consumers);
+      send_scale(req.dump(), h->scale_reply);
     }
   }
   std::erase_if(_r1_seeds, [&](auto& kv) {
@@ -648,7 +655,7 @@ void cluster_streams::update_hosted(const re::stream_assign& a, std::int64_t now
       }
       own = &from;
     }
-    drop_stream(a.name);
+    drop_stream(a.name, true);
     return host_stream(a, own);
   }
   stream_config cfg;

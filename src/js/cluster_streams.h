@@ -79,6 +79,8 @@ class cluster_streams final : public core::internal_handler {
     std::int64_t created_ns = 0;
     std::uint64_t last_seq = 0;
     std::vector<repl_entries::msg> msgs;
+    // Its consumers, as scale_states() gives them (name, config, created, replicas, state).
+    nlohmann::ordered_json consumers = nlohmann::ordered_json::array();
   };
   void scale_up_r1(r1_scale s, std::string_view reply);
   // Set by the hub: drop = true once the replicated stream holds the messages (remove the R1
@@ -113,7 +115,7 @@ class cluster_streams final : public core::internal_handler {
   void on_event(core::group_event& ev, std::int64_t now_ns);
   void apply_meta(const core::group_event& ev, std::int64_t now_ns);
   void host_stream(const repl_entries::stream_assign& a, seed* from = nullptr);
-  void drop_stream(const std::string& name);
+  void drop_stream(const std::string& name, bool silent = false);
   void update_hosted(const repl_entries::stream_assign& a, std::int64_t now_ns);
   // A change of num_replicas (cluster_stream_update.cc): asked on the stream's leader (or the
   // R1 stream's server), which stops taking writes and asks the meta leader for a new group

@@ -153,6 +153,19 @@ std::optional<consumer_numbers> consumer_replica::numbers(base::nanos now) {
   return _machine->numbers(now);
 }
 
+bool consumer_replica::settled() const {
+  return _acks.empty();
+}
+
+void consumer_replica::seed(const re::consumer_seed& s) {
+  _delivered = {s.delivered_consumer, s.delivered_stream};
+  _floor = {s.floor_consumer, s.floor_stream};
+  _pending.clear();
+  for (const auto& p : s.pending_acks) _pending[p.sseq] = {p.dseq, p.ts};
+  _redelivered.clear();
+  for (const auto& [sseq, n] : s.redelivered) _redelivered[sseq] = n;
+}
+
 void consumer_replica::apply_delivered(const re::consumer_delivered& d) {
   if (d.dseq > _delivered.consumer_seq) _delivered.consumer_seq = d.dseq;
   if (d.sseq > _delivered.stream_seq) _delivered.stream_seq = d.sseq;

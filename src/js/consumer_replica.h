@@ -75,6 +75,12 @@ class consumer_replica {
   // The leader's live numbers (waiting requests counted live); nullopt on a follower.
   std::optional<consumer_numbers> numbers(base::nanos now);
 
+  // Every ack it took is applied (a scale waits for it; a delivery still in flight may be
+  // made again by the next group: at-least-once).
+  bool settled() const;
+  // The state a scale carried into this new group (before any entry is applied).
+  void seed(const repl_entries::consumer_seed& s);
+
   // A committed entry of the group, in index order.
   void apply(const repl::committed_entry& e, base::nanos now,
              std::vector<consumer_ack_confirm>& confirmed);

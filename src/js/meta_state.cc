@@ -29,6 +29,14 @@ std::uint64_t meta_state::assets_on(const std::string& server) const {
   return n;
 }
 
+void meta_state::take_consumers(stream_entry& s, const std::vector<re::consumer_assign>& list,
+                                std::vector<meta_change>& mine) {
+  for (const auto& c : list) {
+    s.consumers[c.name] = c;
+    if (member(c.peers)) mine.push_back({meta_change::kind::create_consumer, {}, c});
+  }
+}
+
 bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_change>& mine) {
   auto op = re::decode_meta(data);
   if (!op) return false;
@@ -41,16 +49,25 @@ bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_chan
           auto [it, fresh] = _streams.try_emplace({v.account, v.name});
           if (!fresh) return;
           it->second.assignment = v;
-          if (member(v.peers)) mine.push_back({kind::create_stream, v, {}});
+          it->second.assignment.consumers.clear();
+          if (member(v.peers)) mine.push_back({kind::create_stream, it->second.assignment, {}});
+          take_consumers(it->second, v.consumers, mine);
         } else if constexpr (std::is_same_v<T, re::stream_update>) {
           auto it = _streams.find({v.account, v.name});
           if (it == _streams.end()) return;
           const bool was = member(it->second.assignment.peers), is = member(v.peers);
-          const re::stream_assign next = v;
+          re::stream_assign next = v;
+          next.consumers.clear();
           it->second.assignment = next;
           if (was && is) mine.push_back({kind::update_stream, next, {}});
           if (!was && is) mine.push_back({kind::create_stream, next, {}});
           if (was && !is) mine.push_back({kind::remove_stream, next, {}});
+          // A scale: the consumers move into the new groups it lists (their old groups go
+          // with the stream's old group on every server).
+          if (!v.seed_from.empty()) {
+            it->second.consumers.clear();
+            take_consumers(it->second, v.consumers, mine);
+          }
         } else if constexpr (std::is_same_v<T, re::stream_remove>) {
           auto it = _streams.find({v.account, v.name});
           if (it == _streams.end()) return;

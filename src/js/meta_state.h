@@ -44,6 +44,8 @@ class meta_state {
 
  private:
   bool member(const std::vector<std::string>& peers) const;
+  void take_consumers(stream_entry& s, const std::vector<repl_entries::consumer_assign>& list,
+                      std::vector<meta_change>& mine);
 
   std::string _self;
   std::map<key, stream_entry> _streams;

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 namespace js::repl_entries {
+
 namespace {
 
 class writer {
@@ -72,6 +73,7 @@ class reader {
     if (_ok && n > (_d.size() - _pos) / min_bytes) fail();
     return _ok ? n : 0;
   }
+  void fail_now() { _ok = false; }
   std::vector<std::string> strings() {
     std::vector<std::string> out(count(1));
     for (auto& x : out) x = s();
@@ -108,6 +110,61 @@ msg get_msg(reader& r) {
   return m;
 }
 
+void put_consumer(writer& w, const consumer_assign& v) {
+  w.s(v.account);
+  w.s(v.stream);
+  w.s(v.name);
+  w.s(v.config_json);
+  w.strings(v.peers);
+  w.i(v.created_ns);
+  w.u(v.group_id);
+  if (!v.state) return;
+  const consumer_seed& st = *v.state;
+  w.u(st.delivered_consumer);
+  w.u(st.delivered_stream);
+  w.u(st.floor_consumer);
+  w.u(st.floor_stream);
+  w.u(st.pending_acks.size());
+  for (const auto& p : st.pending_acks) {
+    w.u(p.sseq);
+    w.u(p.dseq);
+    w.i(p.ts);
+  }
+  w.u(st.redelivered.size());
+  for (const auto& [sseq, n] : st.redelivered) {
+    w.u(sseq);
+    w.u(n);
+  }
+}
+
+void get_consumer(reader& r, consumer_assign& a) {
+  a.account = r.s();
+  a.stream = r.s();
+  a.name = r.s();
+  a.config_json = r.s();
+  a.peers = r.strings();
+  a.created_ns = r.i();
+  a.group_id = r.u();
+  if (r.at_end() || !r.ok()) return;
+  consumer_seed st;
+  st.delivered_consumer = r.u();
+  st.delivered_stream = r.u();
+  st.floor_consumer = r.u();
+  st.floor_stream = r.u();
+  st.pending_acks.resize(r.count(3));
+  for (auto& p : st.pending_acks) {
+    p.sseq = r.u();
+    p.dseq = r.u();
+    p.ts = r.i();
+  }
+  st.redelivered.resize(r.count(2));
+  for (auto& [sseq, n] : st.redelivered) {
+    sseq = r.u();
+    n = r.u();
+  }
+  a.state = std::move(st);
+}
+
 void put_assign(writer& w, const stream_assign& a) {
   w.s(a.account);
   w.s(a.name);
@@ -115,7 +172,13 @@ void put_assign(writer& w, const stream_assign& a) {
   w.strings(a.peers);
   w.i(a.created_ns);
   w.u(a.group_id);
-  if (!a.seed_from.empty()) w.s(a.seed_from);
+  if (!a.seed_from.empty() || !a.consumers.empty()) w.s(a.seed_from);
+  if (a.consumers.empty()) return;
+  w.u(a.consumers.size());
+  for (const auto& c : a.consumers) {
+    const auto bytes = encode(meta_op{c});
+    w.s(std::string(bytes.begin(), bytes.end()));
+  }
 }
 
 void get_assign(reader& r, stream_assign& a) {
@@ -126,6 +189,18 @@ void get_assign(reader& r, stream_assign& a) {
   a.created_ns = r.i();
   a.group_id = r.u();
   if (!r.at_end()) a.seed_from = r.s();
+  if (r.at_end() || !r.ok()) return;
+  const std::uint64_t n = r.count(3);
+  for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
+    const std::string blob = r.s();
+    auto op = decode_meta(std::span(reinterpret_cast<const std::uint8_t*>(blob.data()), blob.size()));
+    auto* c = op ? std::get_if<consumer_assign>(&*op) : nullptr;
+    if (!c) {
+      r.fail_now();
+      return;
+    }
+    a.consumers.push_back(std::move(*c));
+  }
 }
 
 // The version and op bytes, or nullopt.
@@ -157,13 +232,7 @@ std::vector<std::uint8_t> encode(const meta_op& o) {
           return w.take();
         } else if constexpr (std::is_same_v<T, consumer_assign>) {
           writer w(op::consumer_assign);
-          w.s(v.account);
-          w.s(v.stream);
-          w.s(v.name);
-          w.s(v.config_json);
-          w.strings(v.peers);
-          w.i(v.created_ns);
-          w.u(v.group_id);
+          put_consumer(w, v);
           return w.take();
         } else {
           writer w(op::consumer_remove);
@@ -267,13 +336,7 @@ std::optional<meta_op> decode_meta(std::span<const std::uint8_t> data) {
     }
     case op::consumer_assign: {
       consumer_assign a;
-      a.account = r.s();
-      a.stream = r.s();
-      a.name = r.s();
-      a.config_json = r.s();
-      a.peers = r.strings();
-      a.created_ns = r.i();
-      a.group_id = r.u();
+      get_consumer(r, a);
       return finish<meta_op>(r, std::move(a));
     }
     case op::consumer_remove: {

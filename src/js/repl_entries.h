@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -41,6 +42,32 @@ enum class op : std::uint8_t {
 };
 
 // --- meta group
+// A consumer's state carried into a new group (a scale of its stream): every replica starts
+// from it, then applies the group's entries on top.
+struct consumer_seed {
+  std::uint64_t delivered_consumer = 0, delivered_stream = 0;
+  std::uint64_t floor_consumer = 0, floor_stream = 0;
+  struct pending {
+    std::uint64_t sseq = 0, dseq = 0;
+    std::int64_t ts = 0;
+    bool operator==(const pending&) const = default;
+  };
+  std::vector<pending> pending_acks;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> redelivered;  // sseq -> redeliveries
+  bool operator==(const consumer_seed&) const = default;
+};
+struct consumer_assign {
+  std::string account;
+  std::string stream;
+  std::string name;
+  std::string config_json;
+  std::vector<std::string> peers;
+  std::int64_t created_ns = 0;
+  std::uint64_t group_id = 0;
+  // Where its replicas start (a scale of its stream); encoded only when set.
+  std::optional<consumer_seed> state;
+  bool operator==(const consumer_assign&) const = default;
+};
 struct stream_assign {
   std::string account;
   std::string name;
@@ -52,6 +79,9 @@ struct stream_assign {
   // only it can seed the group, which takes no writes before its seed_done is applied.
   // Encoded only when set (an optional trailing field).
   std::string seed_from;
+  // With a scale: the stream's consumers in their new groups (each encoded as a
+  // consumer_assign entry of its own); they replace the stream's consumers atomically.
+  std::vector<consumer_assign> consumers;
   bool operator==(const stream_assign&) const = default;
 };
 struct stream_update : stream_assign {
@@ -61,16 +91,6 @@ struct stream_remove {
   std::string account;
   std::string name;
   bool operator==(const stream_remove&) const = default;
-};
-struct consumer_assign {
-  std::string account;
-  std::string stream;
-  std::string name;
-  std::string config_json;
-  std::vector<std::string> peers;
-  std::int64_t created_ns = 0;
-  std::uint64_t group_id = 0;
-  bool operator==(const consumer_assign&) const = default;
 };
 struct consumer_remove {
   std::string account;

@@ -100,6 +100,38 @@ TEST(MetaState, AssignmentCreatesTheGroupOnItsPeersOnly) {
   EXPECT_TRUE(mine1.empty());
 }
 
+TEST(MetaState, ScaleMovesTheConsumersIntoTheirNewGroupsWithTheirState) {
+  js::meta_state s("s1");
+  std::vector<js::meta_change> mine;
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{assign({"s1", "s2", "s3"})}), mine));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_assign{"$G", "ORDERS", "C1", "{}", {"s1", "s2", "s3"}, 1, 10}}),
+                      mine));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_assign{"$G", "ORDERS", "C2", "{}", {"s2"}, 1, 11}}), mine));
+  mine.clear();
+  // 3 -> 1 on s1: one entry, the stream's new group and C1's (C2 went: not in the list).
+  re::stream_update u;
+  static_cast<re::stream_assign&>(u) = assign({"s1"});
+  u.group_id = 77;
+  u.seed_from = "s1";
+  re::consumer_assign c1{"$G", "ORDERS", "C1", "{}", {"s1"}, 1, 78};
+  c1.state = re::consumer_seed{9, 8, 5, 5, {{6, 9, 123}, {7, 7, 100}}, {{6, 1}}};
+  u.consumers = {c1};
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{u}), mine));
+  ASSERT_EQ(mine.size(), 2u);
+  EXPECT_EQ(mine[0].what, js::meta_change::kind::update_stream);
+  EXPECT_EQ(mine[0].stream.group_id, 77u);
+  EXPECT_TRUE(mine[0].stream.consumers.empty());
+  EXPECT_EQ(mine[1].what, js::meta_change::kind::create_consumer);
+  EXPECT_EQ(mine[1].consumer.group_id, 78u);
+  ASSERT_TRUE(mine[1].consumer.state);
+  EXPECT_EQ(*mine[1].consumer.state, *c1.state);
+  const auto* e = s.find("$G", "ORDERS");
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->consumers.size(), 1u);
+  EXPECT_EQ(e->consumers.at("C1").peers, std::vector<std::string>{"s1"});
+  EXPECT_TRUE(e->assignment.consumers.empty());
+}
+
 TEST(MetaState, UpdateMovesPeersAndRemoveDropsConsumers) {
   js::meta_state s("s3");
   std::vector<js::meta_change> mine;

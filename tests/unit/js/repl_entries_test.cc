@@ -35,8 +35,19 @@ TEST(ReplEntries, MetaOpsRoundTrip) {
   seeded.seed_from = "s4";
   seeded.group_id = 99;
   re::consumer_assign c{"$G", "ORDERS", "C1", "{}", {"s1", "s2", "s3"}, 5, 43};
+  // A scale's consumers: each with the state its new group starts from (or none).
+  re::consumer_assign with_state = c;
+  with_state.state = re::consumer_seed{9, 8, 5, 5, {{6, 9, -1}, {7, 7, 1'700'000'000'000'000'000}}, {{6, 1}}};
+  re::consumer_assign empty_state = c;
+  empty_state.name = "C2";
+  empty_state.state = re::consumer_seed{};
+  re::stream_update scaled = seeded;
+  scaled.consumers = {with_state, empty_state, c};
+  re::stream_assign r1_scaled = assignment();
+  r1_scaled.seed_from = "s1";
+  r1_scaled.consumers = {with_state};
   const std::vector<re::meta_op> ops{assignment(), u, seeded, re::stream_remove{"$G", "ORDERS"}, c,
-                                     re::consumer_remove{"$G", "ORDERS", "C1"}};
+                                     re::consumer_remove{"$G", "ORDERS", "C1"}, with_state, scaled, r1_scaled};
   for (const auto& op : ops) {
     const auto bytes = re::encode(op);
     EXPECT_EQ(bytes[0], re::kFormatVersion);
