@@ -520,6 +520,12 @@ std::size_t cluster_consumers::answer_state_requests(hosted& h, std::int64_t now
   return n;
 }
 
+std::optional<ojson> cluster_consumers::local_state(const key& k) const {
+  auto it = _hosted.find(k);
+  if (it == _hosted.end()) return std::nullopt;
+  return consumer_seed_json(to_seed(it->second->replica->state()));
+}
+
 bool cluster_consumers::serving(const hosted& h) const { return h.log->leader && h.replica->ready(); }
 const std::string& cluster_consumers::leader_of(const hosted& h) const { return h.leader_name; }
 

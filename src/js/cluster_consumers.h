@@ -107,6 +107,7 @@ class cluster_consumers {
   void drop_consumer(const key& k, bool silent = false);
   bool frozen(const hosted& h, std::int64_t now_ns) const;
   void freeze_for_state(hosted& h, std::string reply, std::int64_t now_ns);
+  std::optional<nlohmann::ordered_json> local_state(const key& k) const;  // this server's replica's
   void ask_state(const std::string& stream, const std::string& name);
   std::size_t answer_state_requests(hosted& h, std::int64_t now_ns);
   void after_event(hosted& h, std::int64_t now_ns);
@@ -138,6 +139,7 @@ class cluster_consumers {
   struct scale_collect {
     std::map<std::string, nlohmann::ordered_json> got;
     std::int64_t next_ask_ns = 0;
+    std::int64_t give_up_ns = 0;  // then unanswered ones go with what this server holds
   };
   std::map<std::string, scale_collect, std::less<>> _scales;
 };

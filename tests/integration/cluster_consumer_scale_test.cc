@@ -1,7 +1,8 @@
 // `nats stream edit ORDERS --replicas=3` on a stream that has consumers (issue 11, the
 // chapter's "Surviving node loss"), on three real peregrine-server processes driven by
 // libnats: an R1 stream on A with a durable pull consumer that has acked messages, pending
-// ones and a redelivered one, and a second durable that has fetched nothing, is scaled to R3
+// ones and a redelivered one, a second durable that has fetched nothing and an ephemeral (it
+// stays R1 on the stream's server, as nats-server's ephemerals stay R1), is scaled to R3
 // with js_UpdateStream; both consumers keep their state (delivered, ack floor, pending acks,
 // redelivery counts) and ConsumerInfo gets its cluster section; the client goes on fetching
 // and acking where it left off (a pre-scale delivery acked after the scale), nothing acked is
@@ -136,6 +137,12 @@ TEST_F(cluster_consumer_scale, r1_with_consumers_to_r3_survives_leader_kill9_and
     ASSERT_EQ(js_AddConsumer(nullptr, js, "ORDERS", &cc, nullptr, &jerr), NATS_OK) << int(jerr);
   }
 
+  // An ephemeral too: it stays R1 on the stream's server, as nats-server's ephemerals are R1.
+  const json eph = api(nca.get(), "$JS.API.CONSUMER.CREATE.ORDERS",
+                       R"({"stream_name":"ORDERS","config":{"ack_policy":"explicit","inactive_threshold":60000000000}})");
+  const std::string eph_name = eph.value("name", "");
+  ASSERT_FALSE(eph_name.empty()) << eph.dump();
+
   // WORKER: 1-8 delivered, 1-5 acked, 6 nak'ed and delivered again, 6-8 left pending.
   natsSubscription* sub = bind_pull(js, "WORKER", scaled(5000));
   ASSERT_NE(sub, nullptr);
@@ -193,6 +200,9 @@ TEST_F(cluster_consumer_scale, r1_with_consumers_to_r3_survives_leader_kill9_and
     EXPECT_EQ(audit.value("num_pending", 0), 20) << audit.dump();
     EXPECT_EQ(audit["delivered"].value("stream_seq", 1), 0) << audit.dump();
   }
+  const json eph_info = consumer_info_with(0, eph_name, 0);
+  EXPECT_EQ(eph_info["cluster"].value("leader", ""), "A") << eph_info.dump();
+  EXPECT_EQ(eph_info.value("num_pending", 0), 20) << eph_info.dump();
   const json stream_info = api(nca.get(), "$JS.API.STREAM.INFO.ORDERS", "");
   EXPECT_EQ(stream_info["config"].value("num_replicas", 0), 3) << stream_info.dump();
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace {
 
 using js::consumer_submit;
@@ -227,4 +229,57 @@ TEST(ConsumerReplica, FirstLeaderStartsAtTheDeliverPolicysSequence) {
   req.batch = 5;
   EXPECT_EQ(r.pull("r", req, kNow, out), consumer_submit::done);
   EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{3, 4}));
+}
+
+// A scale's new group: every replica starts from the carried state, and its first leader
+// resumes from it: no delivery of what was acked, pending ones wait for their ack wait and
+// come back with their redelivery counts, new deliveries continue the consumer sequence.
+TEST(ConsumerReplica, SeededGroupResumesFromTheCarriedState) {
+  seq_source src;
+  src.last = 10;
+  node a("s1", src), b("s2", src);
+  b.log.leader = false;
+  // 1-5 acked, 6 delivered twice (consumer seq 9), 7 and 8 pending.
+  const js::repl_entries::consumer_seed seed{9, 8, 5, 5, {{6, 9, kNow}, {7, 7, kNow}, {8, 8, kNow}}, {{6, 1}}};
+  a.replica.seed(seed);
+  b.replica.seed(seed);
+  EXPECT_EQ(a.replica.state(), b.replica.state());
+  EXPECT_EQ(a.replica.state().ack_floor, (js::sequence_pair{5, 5}));
+  EXPECT_EQ(a.replica.state().pending.size(), 3u);
+  a.replica.on_role(kNow);
+  apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  js::actions out;
+  a.replica.on_stream_advanced(src.last, kNow, out);
+  ASSERT_TRUE(a.replica.ready());
+  js::pull_request req;
+  req.batch = 5;
+  EXPECT_EQ(a.replica.pull("r", req, kNow, out), consumer_submit::done);
+  EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{9, 10}));
+  std::uint64_t first_dseq = 0;
+  for (const auto& x : out)
+    if (const auto* d = std::get_if<js::delivery>(&x); d && !first_dseq) first_dseq = d->consumer_seq;
+  EXPECT_EQ(first_dseq, 10u) << "consumer sequences continue after the carried 9";
+  // An ack of a delivery made before the scale (7, consumer seq 7) is taken and confirmed.
+  out.clear();
+  EXPECT_EQ(a.replica.ack(ack_of(7, 7), {js::ack_kind::ack}, 1, kNow, out), consumer_submit::done);
+  const auto confirmed = apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  ASSERT_EQ(confirmed.size(), 1u);
+  EXPECT_EQ(confirmed[0].stream_seq, 7u);
+  // After the ack wait, 6 and 8 come back (and 9, 10, unacked); 6 as its third delivery.
+  out.clear();
+  a.replica.tick(kNow + kAckWait + 1, out);
+  std::vector<std::uint64_t> again;
+  std::uint64_t count6 = 0;
+  req.batch = 5;
+  (void)a.replica.pull("r2", req, kNow + kAckWait + 2, out);
+  for (const auto& x : out)
+    if (const auto* d = std::get_if<js::delivery>(&x)) {
+      again.push_back(d->stream_seq);
+      if (d->stream_seq == 6) count6 = d->delivery_count;
+    }
+  std::sort(again.begin(), again.end());
+  EXPECT_EQ(again, (std::vector<std::uint64_t>{6, 8, 9, 10}));
+  EXPECT_EQ(count6, 3u);
 }
