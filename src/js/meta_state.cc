@@ -56,6 +56,8 @@ bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_chan
           auto it = _streams.find({v.account, v.name});
           if (it == _streams.end()) return;
           const bool was = member(it->second.assignment.peers), is = member(v.peers);
+          // A scale makes a new group (a config update keeps it, and its seed_from too).
+          const bool scale = !v.seed_from.empty() && v.group_id != it->second.assignment.group_id;
           re::stream_assign next = v;
           next.consumers.clear();
           it->second.assignment = next;
@@ -64,7 +66,7 @@ bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_chan
           if (was && !is) mine.push_back({kind::remove_stream, next, {}});
           // A scale: the consumers move into the new groups it lists (their old groups go
           // with the stream's old group on every server).
-          if (!v.seed_from.empty()) {
+          if (scale) {
             it->second.consumers.clear();
             take_consumers(it->second, v.consumers, mine);
           }

@@ -130,6 +130,14 @@ TEST(MetaState, ScaleMovesTheConsumersIntoTheirNewGroupsWithTheirState) {
   ASSERT_EQ(e->consumers.size(), 1u);
   EXPECT_EQ(e->consumers.at("C1").peers, std::vector<std::string>{"s1"});
   EXPECT_TRUE(e->assignment.consumers.empty());
+  // A config update after the scale copies its assignment (seed_from included, same group):
+  // the consumers stay.
+  mine.clear();
+  re::stream_update later;
+  static_cast<re::stream_assign&>(later) = e->assignment;
+  later.config_json = R"({"name":"ORDERS","max_msgs":5})";
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{later}), mine));
+  EXPECT_EQ(s.find("$G", "ORDERS")->consumers.size(), 1u);
 }
 
 TEST(MetaState, UpdateMovesPeersAndRemoveDropsConsumers) {
