@@ -193,8 +193,13 @@ void get_assign(reader& r, stream_assign& a) {
   const std::uint64_t n = r.count(3);
   for (std::uint64_t i = 0; i < n && r.ok(); ++i) {
     const std::string blob = r.s();
-    auto op = decode_meta(std::span(reinterpret_cast<const std::uint8_t*>(blob.data()), blob.size()));
-    auto* c = op ? std::get_if<consumer_assign>(&*op) : nullptr;
+    // Only a consumer assign may nest (no recursion through forged stream entries).
+    if (blob.size() < 2 || std::uint8_t(blob[1]) != std::uint8_t(op::consumer_assign)) {
+      r.fail_now();
+      return;
+    }
+    auto decoded = decode_meta(std::span(reinterpret_cast<const std::uint8_t*>(blob.data()), blob.size()));
+    auto* c = decoded ? std::get_if<consumer_assign>(&*decoded) : nullptr;
     if (!c) {
       r.fail_now();
       return;
