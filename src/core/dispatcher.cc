@@ -273,7 +273,7 @@ bool dispatcher::pong_ready_now(const client& c) const {
   if (_peers.size() <= 1) return true;
   if (c.sub_seq > 0 && c.sub_seq > min_acked()) return false;
   for (std::uint32_t i = 0; i < _inbox.size(); ++i) {
-    if (_inbox[i] && (!_inbox[i]->empty() || _backlog[i].holds_deliveries())) return false;
+    if (_inbox[i] && (!_inbox[i]->empty() || _backlog[i].holds_deliveries_to(c.id))) return false;
     if (!_overflow[i].empty()) return false;
   }
   return true;
@@ -283,7 +283,8 @@ bool dispatcher::gate_open(const pong_gate& g, std::uint64_t acked) const {
   if (g.sub_seq > acked) return false;
   const std::size_t n = _inbox.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (_inbox[i] && (_inbox[i]->consumed() < g.marks[i] || _backlog[i].first_delivery() < g.marks[i])) return false;
+    if (_inbox[i] && (_inbox[i]->consumed() < g.marks[i] || _backlog[i].first_delivery_to(g.c->id) < g.marks[i]))
+      return false;
     if (_pushed[i] < g.marks[n + i]) return false;
   }
   return true;

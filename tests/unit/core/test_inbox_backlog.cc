@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <vector>
 
 namespace core {
 namespace {
@@ -50,6 +51,40 @@ TEST(inbox_backlog, changes_wait_past_the_budget_and_deliveries_behind_them) {
   EXPECT_EQ(b.pop().sid, "2");
   EXPECT_EQ(b.pop().sid, "d2");
   EXPECT_TRUE(b.empty());
+  EXPECT_FALSE(b.holds_deliveries());
+}
+
+shard_msg delivery(std::string sid, std::vector<std::uint64_t> conns) {
+  shard_msg m = msg(kind::deliver, std::move(sid));
+  for (auto c : conns) m.targets.push_back({c, "s"});
+  return m;
+}
+
+// A PONG gate asks for the deliveries to its own connection only: a reply to another client
+// queued behind a big run of subscription changes does not hold it.
+TEST(inbox_backlog, deliveries_are_tracked_per_connection) {
+  inbox_backlog b;
+  constexpr auto kNone = std::numeric_limits<std::uint64_t>::max();
+  for (std::uint64_t i = 0; i < 1000; ++i) b.push(msg(kind::sub_add), i);
+  b.push(delivery("to7", {7}), 1000);
+  b.push(delivery("to7and9", {7, 9, 9}), 1001);  // a connection listed twice counts once
+  b.push(msg(kind::sub_del), 1002);
+  b.push(delivery("to9", {9}), 1003);
+  EXPECT_EQ(b.first_delivery(), 1000u);
+  EXPECT_FALSE(b.holds_deliveries_to(5));
+  EXPECT_EQ(b.first_delivery_to(5), kNone);  // a client without messages held: its PONG goes
+  EXPECT_TRUE(b.holds_deliveries_to(7));
+  EXPECT_EQ(b.first_delivery_to(7), 1000u);
+  EXPECT_EQ(b.first_delivery_to(9), 1001u);
+  for (int i = 0; i < 1000; ++i) b.pop();
+  EXPECT_EQ(b.pop().sid, "to7");
+  EXPECT_EQ(b.first_delivery_to(7), 1001u);
+  EXPECT_EQ(b.pop().sid, "to7and9");
+  EXPECT_FALSE(b.holds_deliveries_to(7));
+  EXPECT_EQ(b.first_delivery_to(9), 1003u);
+  b.pop();
+  EXPECT_EQ(b.pop().sid, "to9");
+  EXPECT_FALSE(b.holds_deliveries_to(9));
   EXPECT_FALSE(b.holds_deliveries());
 }
 
