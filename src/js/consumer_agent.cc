@@ -99,6 +99,13 @@ base::result<storage::stored_msg> consumer_agent::read_next(std::uint64_t from) 
 
 std::uint64_t consumer_agent::ack_floor_seq() const { return _m->ack_floor().stream_seq; }
 
+bool consumer_agent::push_bound() const {
+  if (!off_thread()) return _push_bound;
+  bool b = false;
+  _exec->run_sync([&] { b = _push_bound; });
+  return b;
+}
+
 base::latency_histogram consumer_agent::ack_latency() const {
   if (!off_thread()) return _m->ack_latency();
   base::latency_histogram h;
@@ -337,6 +344,7 @@ void consumer_agent::on_removed(const std::vector<std::uint64_t>& seqs, std::int
 }
 
 void consumer_agent::on_msg(const core::inbound_msg& m) {
+  if (_exec) _exec->count_message();
   auto subj = decode_ack_subject(m.subject);
   if (!subj) return;
   const std::int64_t now = _host.now();
@@ -357,6 +365,7 @@ void consumer_agent::on_msg(const core::inbound_msg& m) {
 }
 
 void consumer_agent::fc_handler::on_msg(const core::inbound_msg& m) {
+  if (_a._exec) _a._exec->count_message();
   const std::int64_t now = _a._host.now();
   actions out;
   // A sourcing receiver answers with what it stored (ack_policy flow_control acks by it).
@@ -372,6 +381,7 @@ void consumer_agent::fc_handler::on_msg(const core::inbound_msg& m) {
 }
 
 void consumer_agent::on_pull_request(const core::inbound_msg& m, std::int64_t now) {
+  if (_exec) _exec->count_message();
   if (m.reply.empty()) return;
   actions out;
   auto req = parse_pull_request(m.payload);

@@ -90,7 +90,7 @@ class consumer_agent final : public message_source, public core::internal_handle
   // RESET API (consumer_reset.cc): nullopt = keep the ack floor; else start at `seq` if the
   // deliver policy allows it (10204 otherwise). reset_seq = the first sequence to deliver.
   std::optional<api_error> reset(std::optional<std::uint64_t> seq, std::int64_t now, std::uint64_t& reset_seq);
-  bool push_bound() const { return _push_bound; }
+  bool push_bound() const;
   // Ack sync replies wait for a state write in flight (its completion wakes the loop).
   bool awaits_write() const;
   const core::internal_handler* flow_control_handler() const { return &_fc; }

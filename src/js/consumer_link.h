@@ -26,6 +26,8 @@ class agent_executor {
   virtual ~agent_executor() = default;
   virtual bool on_thread() const = 0;
   virtual void run_sync(const std::function<void()>& fn) = 0;
+  // An agent here received an ack, a flow-control answer or a pull (/metrics counts them).
+  virtual void count_message() {}
 };
 
 struct consumer_link {

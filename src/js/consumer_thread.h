@@ -38,6 +38,9 @@ class consumer_thread final : public core::service, public shard::poller, public
   // ---- agent_executor
   bool on_thread() const override { return std::this_thread::get_id() == _tid.load() || t_standing_in == this; }
   void run_sync(const std::function<void()>& fn) override;
+  void count_message() override { _msgs_in.fetch_add(1, std::memory_order_relaxed); }
+  // Acks, flow-control answers and pulls its agents received (any thread reads it).
+  std::uint64_t messages_in() const { return _msgs_in.load(std::memory_order_relaxed); }
 
   // On the owner thread: the link's agent now lives here (wake_consumer is set).
   void adopt(std::shared_ptr<consumer_link> link);
@@ -86,6 +89,7 @@ class consumer_thread final : public core::service, public shard::poller, public
   std::string _account;
   std::atomic<core::service_host*> _wake_host{nullptr};  // without an eventfd: its call() wakes
   std::size_t _no_batches = 0;
+  std::atomic<std::uint64_t> _msgs_in{0};
   std::atomic<int> _wake_fd{-1};
 
   std::mutex _mu;  // the owners' run_sync calls

@@ -9,6 +9,7 @@
 #include "src/core/monitor_query.h"
 #include "src/js/cluster_streams.h"
 #include "src/js/consumer_agent.h"
+#include "src/js/consumer_thread.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
@@ -188,6 +189,13 @@ void jetstream::monitor_metrics(std::string& out) {
          "API requests and pulls this JetStream owner thread handled (its own subscriptions, and requests the control plane forwarded to it).");
   out += fmt::format("peregrine_jetstream_owner_messages_total{{owner=\"{}\"}} {}\n", _index,
                      _msgs_in.load(std::memory_order_relaxed));
+  if (_index == 0 && !_owners->consumer_threads.empty()) {
+    family("peregrine_jetstream_consumer_thread_messages_total", "counter",
+           "Acks, flow-control answers and pulls the consumers on this consumer thread received.");
+    for (std::size_t i = 0; i < _owners->consumer_threads.size(); ++i)
+      out += fmt::format("peregrine_jetstream_consumer_thread_messages_total{{account=\"{}\",thread=\"{}\"}} {}\n",
+                         account(), i, _owners->consumer_threads[i]->messages_in());
+  }
   family("peregrine_stream_messages", "gauge", "Messages stored in the stream.");
   for (auto& [name, g] : _streams)
     out += fmt::format("peregrine_stream_messages{{stream=\"{}\"}} {}\n", name,

@@ -125,8 +125,9 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
 }
 
 bool stream_group::runs_remote(const consumer_config& cfg) const {
-  // Pull consumers of limits streams (retention needs no answer from them); the rest stay.
-  return !cfg.push() && !cfg.direct && cfg.deliver != deliver_policy::last_per_subject &&
+  // Pull and push consumers of limits streams (retention needs no answer from them). Mirror
+  // and source feeds (direct) and last_per_subject (read from the store's subject index) stay.
+  return !cfg.direct && cfg.deliver != deliver_policy::last_per_subject &&
          _stream->config().retention == retention_policy::limits;
 }
 

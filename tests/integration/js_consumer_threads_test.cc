@@ -6,7 +6,9 @@
 
 #include <dirent.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -17,6 +19,14 @@
 
 namespace peregrine::test {
 namespace {
+
+using namespace std::chrono_literals;
+
+// Sanitizer builds run a slower server: meson sets PEREGRINE_TIME_SCALE (5 there, else 1).
+int time_scale() {
+  const char* v = std::getenv("PEREGRINE_TIME_SCALE");
+  return v && std::atoi(v) > 0 ? std::atoi(v) : 1;
+}
 
 class js_consumer_threads : public js_test {
  protected:
@@ -40,6 +50,14 @@ class js_consumer_threads : public js_test {
       n += std::stoll(m[1]);
     }
     return n;
+  }
+
+  // Acks, flow-control answers and pulls consumer thread 0 received; -1 when not shown.
+  long long consumer_thread_handled() {
+    const http_result r = http_get(http_port_, "/metrics");
+    std::smatch m;
+    static const std::regex re("peregrine_jetstream_consumer_thread_messages_total\\{account=\"\\$G\",thread=\"0\"\\} ([0-9]+)");
+    return std::regex_search(r.body, m, re) ? std::stoll(m[1]) : -1;
   }
 
   std::set<std::string> thread_names() {
@@ -83,6 +101,37 @@ class js_consumer_threads : public js_test {
     }
     natsSubscription_Destroy(raw);
     return got;
+  }
+
+  // Reads the push consumer's deliver subject `sub` until `want` messages came (acking each
+  // unless `ack` is false, answering flow control) and then an idle heartbeat, or the deadline.
+  struct push_read {
+    std::vector<std::string> subjects;
+    int heartbeats = 0, flow_controls = 0;
+  };
+  push_read read_push(natsSubscription* sub, std::size_t want, bool ack = true) {
+    push_read out;
+    const auto deadline = std::chrono::steady_clock::now() + 10s * time_scale();
+    while (std::chrono::steady_clock::now() < deadline && (out.subjects.size() < want || out.heartbeats == 0)) {
+      natsMsg* m = nullptr;
+      if (natsSubscription_NextMsg(&m, sub, 200) != NATS_OK) continue;
+      const std::string reply = natsMsg_GetReply(m) ? natsMsg_GetReply(m) : "";
+      if (reply.rfind("$JS.ACK.", 0) == 0) {
+        out.subjects.emplace_back(natsMsg_GetSubject(m));
+        if (ack) natsConnection_PublishString(nc_.get(), reply.c_str(), "+ACK");
+      } else if (reply.rfind("$JS.FC.", 0) == 0) {
+        ++out.flow_controls;
+        natsConnection_PublishString(nc_.get(), reply.c_str(), "");
+      } else if (out.subjects.size() >= want) {
+        ++out.heartbeats;  // a status without a reply: the idle heartbeat
+      }
+      natsMsg_Destroy(m);
+    }
+    return out;
+  }
+
+  nlohmann::json consumer_info(const std::string& stream, const std::string& consumer) {
+    return request("$JS.API.CONSUMER.INFO." + stream + "." + consumer);
   }
 
   int http_port_ = pick_free_port();
@@ -200,6 +249,96 @@ TEST_F(js_consumer_threads, a_deleted_consumer_no_longer_answers) {
   natsMsg_Destroy(reply);
   r = request("$JS.API.STREAM.DELETE.DL");
   EXPECT_TRUE(r.value("success", false)) << r.dump();
+}
+
+// A push consumer with flow control and idle heartbeats runs on the consumer thread too: its
+// deliveries, heartbeats and flow-control requests leave from there and its acks and
+// flow-control answers go there, not to the stream's owner.
+TEST_F(js_consumer_threads, a_push_consumer_is_served_apart_from_its_streams_owner) {
+  ASSERT_FALSE(create({{"name", "PS"}, {"subjects", {"ps.>"}}, {"storage", "file"}}).contains("error"));
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(publish(i % 2 ? "ps.odd" : "ps.even", "m").value("seq", 0), i + 1);
+  natsSubscription* raw = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&raw, nc_.get(), "deliver.ps"), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  const long long before = owners_handled(), thread_before = consumer_thread_handled();
+  ASSERT_GE(before, 0);
+  ASSERT_GE(thread_before, 0);
+  auto r = request("$JS.API.CONSUMER.DURABLE.CREATE.PS.P",
+                   nlohmann::json{{"stream_name", "PS"},
+                                  {"config",
+                                   {{"durable_name", "P"},
+                                    {"deliver_subject", "deliver.ps"},
+                                    {"ack_policy", "explicit"},
+                                    {"filter_subject", "ps.even"},
+                                    {"flow_control", true},
+                                    {"idle_heartbeat", 200000000}}}}
+                       .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  auto got = read_push(raw, 20);
+  ASSERT_EQ(got.subjects.size(), 20u);
+  for (const auto& s : got.subjects) EXPECT_EQ(s, "ps.even");
+  EXPECT_GE(got.heartbeats, 1);
+  // Stored after it was made: delivered live.
+  for (int i = 40; i < 60; ++i) ASSERT_EQ(publish(i % 2 ? "ps.odd" : "ps.even", "m").value("seq", 0), i + 1);
+  got = read_push(raw, 10);
+  ASSERT_EQ(got.subjects.size(), 10u);
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  // The owners saw the create and the INFOs below (publishes are not counted there), not the
+  // 30 acks nor the flow-control answers.
+  nlohmann::json info;
+  int infos = 0;
+  EXPECT_TRUE(eventually(
+      [&] {
+        ++infos;
+        info = consumer_info("PS", "P");
+        return info.contains("ack_floor") && info["ack_floor"].value("stream_seq", 0) == 59;
+      },
+      10s * time_scale()))
+      << info.dump();
+  const long long during = owners_handled() - before, on_thread = consumer_thread_handled() - thread_before;
+  std::printf("owners handled %lld messages (1 create, %d INFOs), the consumer thread %lld (%d flow controls)\n",
+              during, infos, on_thread, got.flow_controls);
+  EXPECT_LE(during, infos + 5);
+  EXPECT_GE(on_thread, 30) << "the 30 acks did not reach the consumer thread";
+  EXPECT_EQ(info.value("num_ack_pending", -1), 0);
+  EXPECT_EQ(info.value("num_pending", -1), 0);
+  EXPECT_TRUE(info.value("push_bound", false));
+  natsSubscription_Destroy(raw);
+}
+
+// An ephemeral push consumer whose subscriber left is removed at its inactive_threshold, by
+// its consumer thread's timers.
+TEST_F(js_consumer_threads, an_inactive_push_consumer_is_removed) {
+  ASSERT_FALSE(create({{"name", "IN"}, {"subjects", {"in"}}, {"storage", "memory"}}).contains("error"));
+  natsSubscription* raw = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&raw, nc_.get(), "deliver.in"), NATS_OK);
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  auto r = request("$JS.API.CONSUMER.CREATE.IN",
+                   nlohmann::json{{"stream_name", "IN"},
+                                  {"config",
+                                   {{"deliver_subject", "deliver.in"},
+                                    {"ack_policy", "none"},
+                                    {"inactive_threshold", 500000000}}}}
+                       .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  const std::string name = r.value("name", "");
+  ASSERT_FALSE(name.empty());
+  ASSERT_EQ(publish("in", "x").value("seq", 0), 1);
+  natsMsg* m = nullptr;
+  ASSERT_EQ(natsSubscription_NextMsg(&m, raw, 5000 * time_scale()), NATS_OK);
+  natsMsg_Destroy(m);
+  // Bound: still there well past its threshold.
+  EXPECT_TRUE(eventually([&] { return consumer_info("IN", name).value("push_bound", false); }, 5s * time_scale()));
+  natsSubscription_Destroy(raw);  // the subscriber leaves
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  nlohmann::json info;
+  EXPECT_TRUE(eventually(
+      [&] {
+        info = consumer_info("IN", name);
+        return info.contains("error");
+      },
+      10s * time_scale()));
+  EXPECT_EQ(info["error"].value("err_code", 0), 10014) << info.dump();
 }
 
 }  // namespace
