@@ -454,6 +454,11 @@ bool consumer_state_machine::needs(std::uint64_t seq) const {
   return seq >= _sseq || _pending.count(seq) != 0;
 }
 
+std::uint64_t consumer_state_machine::needed_from() const {
+  const std::uint64_t above_floor = _floor.stream_seq + 1;
+  return _max_delivered.empty() ? above_floor : std::min(above_floor, *_max_delivered.begin());
+}
+
 consumer_snapshot consumer_state_machine::snapshot() const {
   consumer_snapshot s;
   s.delivered = {_dseq - 1, _sseq - 1};

@@ -286,6 +286,8 @@ class consumer_state_machine {
 
   // Interest retention: does this consumer still need `seq`? (It matched the filter.)
   bool needs(std::uint64_t seq) const;
+  // Nothing below this is needed (the ack floor + 1, or a kept max-delivered message below it).
+  std::uint64_t needed_from() const;
 
   // Introspection for tests and the agent.
   const std::map<std::uint64_t, pending_entry>& pending() const { return _pending; }

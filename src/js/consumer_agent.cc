@@ -144,7 +144,17 @@ std::uint64_t consumer_agent::resolve_start_seq() {
 }
 
 void consumer_agent::start(const storage::consumer_state* restore, std::int64_t now) {
-  if (off_thread()) return _exec->run_sync([&] { start(restore, now); });
+  if (off_thread()) {
+    std::uint64_t from = 0;
+    _exec->run_sync([&] {
+      start(restore, now);
+      from = _m->needed_from();
+    });
+    // Back on the owner: a restored state may need less (or, deliver new, more) than the
+    // start sequence resolved against today's store.
+    _link_keep->interest = remote_interest(from);
+    return;
+  }
   auto& host = _host;
   const std::string& sname = _sname;
   if (_cfg.ack != ack_policy::none)
@@ -353,15 +363,21 @@ void consumer_agent::on_msg(const core::inbound_msg& m) {
   const bool sync = _m->on_ack(*subj, body, now, out);
   _last_ack = now;
   _dirty = true;
+  bool reply_now = false;
   if (body.kind == ack_kind::next && !m.reply.empty()) {
     auto req = parse_pull_request(body.next_body);
     if (auto* r = std::get_if<pull_request>(&req)) _m->on_pull(std::string(m.reply), *r, now, out);
   } else if (sync && !m.reply.empty()) {
     // Confirmed once the state that includes this ack is durable; memory state at once.
     if (_store) _held.hold(std::string(m.reply), _store->handed() + 1);
+    else if (_link) reply_now = true;  // after the release is on its way (below)
     else _host.publish(m.reply, "", "", "");
   }
   run(out, now);
+  // On a consumer thread the release goes to the owner before the ack is answered: a client
+  // that reads the stream after its ack sync sees a work-queue message gone.
+  if (_link && _scfg.retention != retention_policy::limits) _link->send_requests();
+  if (reply_now) _host.publish(m.reply, "", "", "");
 }
 
 void consumer_agent::fc_handler::on_msg(const core::inbound_msg& m) {

@@ -73,6 +73,10 @@ class consumer_agent final : public message_source, public core::internal_handle
   void on_removed(const std::vector<std::uint64_t>& seqs, std::int64_t now);
   bool filter_matches(std::string_view subject) const;
   bool needs(std::uint64_t seq) const { return _m->needs(seq); }
+  std::uint64_t needed_from() const { return _m->needed_from(); }
+  std::uint64_t start_seq() const { return _start_seq; }
+  // On a consumer thread: its link (the owner's half is the owner's to touch), else null.
+  consumer_link* feed_link() const { return _link_keep.get(); }
   base::latency_histogram ack_latency() const;  // a copy (the agent may run on another thread)
 
   // Timers, wake-ups, push interest, persistence; returns work done.

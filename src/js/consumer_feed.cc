@@ -174,6 +174,7 @@ std::optional<feed_request> feed_reader::take_request() {
     r.t = feed_request::type::released;
     r.seqs = std::exchange(_released, {});
     r.below = _sent_below = _release_below;
+    r.gen = _gen;
     return r;
   }
   if (_state == state::pausing && !_pause_sent) {
@@ -195,6 +196,13 @@ std::optional<feed_request> feed_reader::take_request() {
 }
 
 void feed_reader::unsend(feed_request r) { _unsent.push_front(std::move(r)); }
+
+void feed_reader::restart_releases(std::uint64_t seq) {
+  _released.clear();
+  std::erase_if(_unsent, [](const feed_request& r) { return r.t == feed_request::type::released; });
+  _release_below = _sent_below = seq;
+  ++_gen;
+}
 
 void feed_reader::forget_below(std::uint64_t seq) {
   if (seq <= _floor) return;

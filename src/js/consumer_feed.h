@@ -59,6 +59,7 @@ struct feed_request {
   std::uint32_t max = 0;            // read: at most this many messages
   std::vector<std::uint64_t> seqs;  // released: sequences the consumer no longer needs
   std::uint64_t below = 0;          // released: nor anything below this (its ack floor + 1)
+  std::uint64_t gen = 0;            // released: the reader's generation (a RESET starts one)
 };
 
 // What the writer reads of the stream (on the owner thread), through the consumer's filter.
@@ -132,6 +133,11 @@ class feed_reader {
   // `seq`; sent in the next `released`.
   void release(std::uint64_t seq) { _released.push_back(seq); }
   void release_below(std::uint64_t seq) { _release_below = std::max(_release_below, seq); }
+  // CONSUMER.RESET: the consumer needs everything from `seq` again. Releases not sent yet
+  // are dropped and later ones carry the next generation (the owner, starting its picture
+  // over at `seq` with it, ignores what an older one sent).
+  void restart_releases(std::uint64_t seq);
+  std::uint64_t release_gen() const { return _gen; }
 
   // Reads for the consumer's message_source (null: not there, or not seen yet).
   const storage::stored_msg* next_matching(std::uint64_t from) const;
@@ -167,6 +173,7 @@ class feed_reader {
   std::deque<feed_request> _unsent;
   std::vector<std::uint64_t> _released;
   std::uint64_t _release_below = 0, _sent_below = 0;
+  std::uint64_t _gen = 0;
 };
 
 // The owner's picture of what one remote consumer still needs, kept from its `released`

@@ -44,6 +44,10 @@ struct consumer_link {
   feed_writer writer;
   stream_group* group = nullptr;  // null once the consumer left its group
   std::vector<std::string> filters;  // the consumer's (empty: every subject)
+  // Retention: what the consumer still needs, from its `released` requests (interest and
+  // work-queue streams ask it; limits streams keep it for an update to interest).
+  remote_interest interest{1};
+  std::uint64_t release_gen = 0;  // `released` of another generation came before a RESET
 
   // ---- consumer thread
   feed_reader reader;
@@ -57,6 +61,21 @@ struct consumer_link {
   std::atomic<bool> expired{false};      // the agent asks to be deleted (inactive ephemeral)
   std::function<void()> wake_owner;      // set on the owner; called on the consumer thread
   std::function<void()> wake_consumer;   // set by the consumer thread; called on the owner
+
+  // Consumer thread: the reader's requests into the ring (what does not fit stays for the
+  // next pump); the owner woken once. True when something went.
+  bool send_requests() {
+    bool sent = false;
+    while (auto r = reader.take_request()) {
+      if (!to_owner.try_push(std::move(*r))) {
+        reader.unsend(std::move(*r));
+        break;
+      }
+      sent = true;
+    }
+    if (sent && !owner_woken.exchange(true)) wake_owner();
+    return sent;
+  }
 };
 
 }  // namespace js

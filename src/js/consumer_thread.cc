@@ -108,15 +108,8 @@ std::size_t consumer_thread::pump(consumer_link& l, std::int64_t now) {
     if (a->expired() && !l.expired.exchange(true)) l.wake_owner();
     l.reader.forget_below(a->ack_floor_seq() + 1);
   }
-  bool sent = false;
-  while (auto r = l.reader.take_request()) {
-    if (!l.to_owner.try_push(std::move(*r))) {
-      l.reader.unsend(std::move(*r));
-      break;
-    }
-    sent = true;
-  }
-  if (sent && !l.owner_woken.exchange(true)) l.wake_owner();
+  if (a && l.started) l.reader.release_below(a->needed_from());
+  l.send_requests();
   return work;
 }
 

@@ -203,6 +203,7 @@ void jetstream::api_stream_info(std::string_view token, const core::inbound_msg&
       !get_field(req, "offset", offset))
     return respond_error(m.reply, type, make_error(err::invalid_json), paged_zero);
   offset = std::max<std::int64_t>(offset, 0);  // Go int: a negative offset pages from the start
+  if (stream_group* g = group_of(token)) g->settle_remote();
   stream* s = find(token);
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found), paged_zero);
   // Many subjects: paged and serialised on the API worker (big_info.cc).

@@ -115,6 +115,7 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
     });
   };
   link->seed_pending = agent->initial_pending();
+  link->interest = remote_interest(agent->start_seq());
   agent->attach(link, ct);
   ct->adopt(link);
   _remote.push_back({agent.get(), ct, std::move(link)});
@@ -125,10 +126,10 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
 }
 
 bool stream_group::runs_remote(const consumer_config& cfg) const {
-  // Pull and push consumers of limits streams (retention needs no answer from them). Mirror
-  // and source feeds (direct) and last_per_subject (read from the store's subject index) stay.
-  return !cfg.direct && cfg.deliver != deliver_policy::last_per_subject &&
-         _stream->config().retention == retention_policy::limits;
+  // Pull and push consumers of every retention (interest and work queues hear from them as
+  // `released` requests). Mirror and source feeds (direct) and last_per_subject (read from
+  // the store's subject index) stay.
+  return !cfg.direct && cfg.deliver != deliver_policy::last_per_subject;
 }
 
 stream_group::remote_consumer* stream_group::remote_of(const consumer_agent* c) {
@@ -271,8 +272,11 @@ std::size_t stream_group::pump_remote(remote_consumer& r) {
   ring_queue q(l.to_consumer);
   filtered_store fs(_stream->store(), l.filters);
   const std::size_t before = l.to_consumer.produced();
-  std::vector<std::uint64_t> released;  // limits retention: nothing to remove
-  std::size_t work = l.to_owner.drain([&](feed_request&& req) { l.writer.on_request(std::move(req), fs, q, released); });
+  std::vector<std::uint64_t> unused;  // releases are applied here, not by the writer
+  std::size_t work = l.to_owner.drain([&](feed_request&& req) {
+    if (req.t == feed_request::type::released) return apply_released(l, req);
+    l.writer.on_request(std::move(req), fs, q, unused);
+  });
   work += l.writer.poll(fs, q);
   if (r.notify || l.to_consumer.produced() != before) l.wake_consumer();
   r.notify = false;
@@ -281,6 +285,32 @@ std::size_t stream_group::pump_remote(remote_consumer& r) {
     _expired.push_back(r.agent->name());
   }
   return work;
+}
+
+// A remote consumer's `released` request moves the owner's picture of it; what no consumer
+// needs any more goes (interest: once every matching consumer released it; work queue: at once).
+void stream_group::apply_released(consumer_link& l, const feed_request& req) {
+  if (req.gen != l.release_gen) return;  // sent before a RESET made it need them again
+  const remote_interest::change ch = l.interest.apply(req);
+  if (_stream->config().retention == retention_policy::limits) return;
+  for (std::uint64_t seq : ch.seqs) on_released(seq);
+  // Its floor passed these: the ones it never released one by one (a restored state's) too.
+  filtered_store fs(_stream->store(), l.filters);
+  for (std::uint64_t seq = ch.range_from; seq < ch.range_to;) {
+    auto m = fs.next_matching(seq);
+    if (!m || m->seq >= ch.range_to) break;
+    on_released(m->seq);
+    seq = m->seq + 1;
+  }
+}
+
+void stream_group::settle_remote() {
+  for (std::size_t i = 0; i < _remote.size(); ++i) pump_remote(_remote[i]);
+}
+
+bool stream_group::still_needs(const consumer_agent& c, std::uint64_t seq) const {
+  if (const consumer_link* l = c.feed_link()) return l->interest.needs(seq);
+  return c.needs(seq);
 }
 
 bool stream_group::consumer_wants(std::string_view subject) {
@@ -304,8 +334,8 @@ void stream_group::on_released(std::uint64_t seq) {
   if (retention == retention_policy::interest) {
     auto msg = st.load(seq);
     if (!msg.ok()) return;
-    for (auto& [n, c] : _consumers)  // a remote agent is not asked here: it keeps the message
-      if (c->filter_matches(msg->subject) && (c->remote() || c->needs(seq))) return;
+    for (auto& [n, c] : _consumers)
+      if (c->filter_matches(msg->subject) && still_needs(*c, seq)) return;
   }
   (void)st.remove(seq);
   account();
@@ -321,7 +351,7 @@ void stream_group::drop_unneeded() {
     for (auto& [n, c] : _consumers) {
       if (!c->filter_matches(msg->subject)) continue;
       matched = true;
-      needed = needed || c->remote() || c->needs(msg->seq);
+      needed = needed || still_needs(*c, msg->seq);
     }
     // A work queue keeps what no consumer matches (it waits for one); interest does not.
     const bool wq = _stream->config().retention == retention_policy::workqueue;

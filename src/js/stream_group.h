@@ -61,6 +61,9 @@ class stream_group final : public group_host, public stream_events, public relea
   // consumer is deleted, or when an update switches the stream from limits to interest);
   // work queue: every message a matching consumer no longer needs.
   void drop_unneeded();
+  // The remote consumers' requests in their rings are applied now (their releases: a
+  // STREAM.INFO after an ack sync sees what the ack removed).
+  void settle_remote();
   // The owner restored every consumer (startup): interest and work-queue retention drop what
   // the restored states no longer need. A crash can bring back a removal that was not yet
   // durable while a consumer's snapshot kept the ack that caused it.
@@ -152,6 +155,9 @@ class stream_group final : public group_host, public stream_events, public relea
   remote_consumer* remote_of(const consumer_agent* c);
   void unlink(const consumer_agent* c);  // the agent leaves its consumer thread
   std::size_t pump_remote(remote_consumer& r);
+  void apply_released(consumer_link& l, const feed_request& req);
+  // Interest retention: the local agent's machine, or the owner's picture of a remote one.
+  bool still_needs(const consumer_agent& c, std::uint64_t seq) const;
   void feed_stored(std::uint64_t seq, std::string_view subject);
   void feed_removed(const std::vector<std::uint64_t>& seqs);
 

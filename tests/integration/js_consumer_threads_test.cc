@@ -341,5 +341,56 @@ TEST_F(js_consumer_threads, an_inactive_push_consumer_is_removed) {
   EXPECT_EQ(info["error"].value("err_code", 0), 10014) << info.dump();
 }
 
+// Work-queue and interest streams: their consumers run on the consumer thread too, and their
+// releases travel back to the owner, which removes a message once every consumer that
+// matches it released it (work queue: its one consumer).
+TEST_F(js_consumer_threads, retention_follows_the_releases_of_remote_consumers) {
+  ASSERT_FALSE(create({{"name", "WQ"}, {"subjects", {"wq.>"}}, {"retention", "workqueue"}, {"storage", "file"}})
+                   .contains("error"));
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(publish("wq.a", "m").value("seq", 0), i + 1);
+  auto r = request("$JS.API.CONSUMER.DURABLE.CREATE.WQ.W",
+                   nlohmann::json{{"stream_name", "WQ"}, {"config", {{"durable_name", "W"}, {"ack_policy", "explicit"}}}}
+                       .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  const long long thread_before = consumer_thread_handled();
+  ASSERT_EQ(pull("WQ", "W", 4).size(), 4u);  // acked with a reply each
+  EXPECT_EQ(state("WQ").value("messages", -1), 6);
+  EXPECT_EQ(state("WQ")["first_seq"], 5);
+  ASSERT_EQ(pull("WQ", "W", 6, false).size(), 6u);  // delivered, not acked: kept
+  EXPECT_EQ(state("WQ").value("messages", -1), 6);
+  EXPECT_GE(consumer_thread_handled() - thread_before, 4 + 2) << "the acks and pulls did not reach the consumer thread";
+
+  // Interest: a pull and a push consumer; a message goes once both released it.
+  ASSERT_FALSE(create({{"name", "IT"}, {"subjects", {"it.>"}}, {"retention", "interest"}, {"storage", "memory"}})
+                   .contains("error"));
+  r = request("$JS.API.CONSUMER.DURABLE.CREATE.IT.A",
+              nlohmann::json{{"stream_name", "IT"}, {"config", {{"durable_name", "A"}, {"ack_policy", "explicit"}}}}.dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  r = request("$JS.API.CONSUMER.DURABLE.CREATE.IT.B",
+              nlohmann::json{{"stream_name", "IT"},
+                             {"config", {{"durable_name", "B"}, {"deliver_subject", "deliver.it"}, {"ack_policy", "none"},
+                                         {"filter_subject", "it.b"}}}}
+                  .dump());
+  ASSERT_FALSE(r.contains("error")) << r.dump();
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(publish(i % 2 ? "it.a" : "it.b", "m").value("seq", 0), i + 1);
+  EXPECT_EQ(state("IT").value("messages", -1), 6);
+  // A acks everything: it.a (only A's) goes, it.b waits for B.
+  ASSERT_EQ(pull("IT", "A", 6).size(), 6u);
+  EXPECT_EQ(state("IT").value("messages", -1), 3);
+  // B (no subscriber until now; ack none) releases what it delivers; the owner hears it
+  // without a sync point here.
+  natsSubscription* raw = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&raw, nc_.get(), "deliver.it"), NATS_OK);
+  for (int i = 0; i < 3; ++i) {
+    natsMsg* m = nullptr;
+    ASSERT_EQ(natsSubscription_NextMsg(&m, raw, 5000 * time_scale()), NATS_OK);
+    EXPECT_STREQ(natsMsg_GetSubject(m), "it.b");
+    natsMsg_Destroy(m);
+  }
+  EXPECT_TRUE(eventually([&] { return state("IT").value("messages", -1) == 0; }, 10s * time_scale()))
+      << state("IT").dump();
+  natsSubscription_Destroy(raw);
+}
+
 }  // namespace
 }  // namespace peregrine::test
