@@ -559,7 +559,7 @@ void consumer_agent::send_advisory(const advisory& a) {
 }
 
 void consumer_agent::release(std::uint64_t seq) {
-  if (_link) return _link->reader.release(seq);
+  if (_link_keep) return _link_keep->reader.release(seq);  // also while purge_now or reset reads the store
   _owner.on_released(seq);
 }
 

@@ -132,6 +132,9 @@ void feed_reader::on_entry(feed_entry&& e) {
       for (std::uint64_t s : e.seqs) _window.erase(s);
       return;
     case feed_entry::type::stored:
+      // Paging (after a rewind: a push sent while the writer was live): the pages read it
+      // from the store; kept now, it would stand above a gap the pages have not filled.
+      if (_state == state::need_read || _state == state::reading) return;
       // True when sent; if it goes later, a removal or a page covering it says so.
       for (auto& m : e.msgs)
         if (m->seq >= _floor) _window[m->seq] = std::move(m);
@@ -202,6 +205,12 @@ void feed_reader::restart_releases(std::uint64_t seq) {
   std::erase_if(_unsent, [](const feed_request& r) { return r.t == feed_request::type::released; });
   _release_below = _sent_below = seq;
   ++_gen;
+}
+
+void feed_reader::rewind(std::uint64_t seq) {
+  _floor = std::max<std::uint64_t>(seq, 1);
+  _window.clear();
+  start_epoch();
 }
 
 void feed_reader::forget_below(std::uint64_t seq) {

@@ -124,6 +124,9 @@ class feed_reader {
 
   // The consumer needs nothing below `seq` any more (its ack floor): kept messages below go.
   void forget_below(std::uint64_t seq);
+  // CONSUMER.RESET to `seq`, perhaps below the floor: the window starts over empty there and
+  // is paged again in a new epoch (stored pushes still in flight are left to the pages).
+  void rewind(std::uint64_t seq);
   // Drops kept messages for which `gone(seq)` holds (a purge seen from the owner's store).
   template <typename F>
   void erase_if(F gone) {

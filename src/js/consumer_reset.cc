@@ -27,9 +27,30 @@ std::optional<api_error> consumer_agent::reset(std::optional<std::uint64_t> seq,
                                                std::uint64_t& reset_seq) {
   if (off_thread()) {
     std::optional<api_error> e;
-    _exec->run_sync([&] { e = reset(seq, now, reset_seq); });
+    std::uint64_t gen = 0;
+    _exec->run_sync([&] {
+      e = reset(seq, now, reset_seq);
+      gen = _link_keep->reader.release_gen();
+    });
+    if (!e) {  // back on the owner: its picture of what the consumer needs starts over too
+      _link_keep->interest = remote_interest(reset_seq);
+      _link_keep->release_gen = gen;
+    }
     return e;
   }
+  // On a consumer thread the owner waits in run_sync (as for purge_now): the checks and the
+  // first deliveries read its store, and the window pages again from the new start, which
+  // may lie below what it holds.
+  struct store_reads {
+    consumer_agent& a;
+    const bool on = a._link != nullptr;
+    explicit store_reads(consumer_agent& c) : a(c) {
+      if (on) a.feed_link_off();
+    }
+    ~store_reads() {
+      if (on) a.feed_link_on();
+    }
+  } reads{*this};
   std::uint64_t floor = 0;
   if (!seq) {
     floor = _m->numbers(now).ack_floor.stream_seq;
@@ -52,10 +73,16 @@ std::optional<api_error> consumer_agent::reset(std::optional<std::uint64_t> seq,
   }
   reset_seq = floor + 1;
   _cache.clear();
+  if (reads.on) {
+    _link_keep->reader.rewind(reset_seq);
+    _link_keep->reader.restart_releases(reset_seq);
+  }
   actions out;
   _m->reset(floor, now, out);
   _dirty = true;
   run(out, now);
+  // num_pending until the first page: the store's count.
+  if (reads.on) _link_keep->seed_pending = recount(_m->next_stream_seq());
   return std::nullopt;
 }
 

@@ -238,7 +238,45 @@ TEST(consumer_feed, the_ack_floor_travels_with_the_releases) {
   EXPECT_FALSE(r.take_request());
 }
 
+// CONSUMER.RESET below the window: the reader pages again from there, and a push the live
+// writer sent before it saw the new read does not stand above the gap meanwhile.
+TEST(consumer_feed, a_rewind_pages_again_from_below_the_floor) {
+  link l(64, 64, 1, 1000, 2);
+  for (int i = 0; i < 6; ++i) l.store("m.1");
+  l.settle();
+  ASSERT_TRUE(l.reader.live());
+  l.reader.forget_below(5);  // acked up to 4
+  EXPECT_EQ(l.reader.find(2), nullptr);
+  l.reader.rewind(2);
+  l.store("m.1");  // 7, pushed live before the writer hears of the new read
+  l.pump(1);       // the push arrives: the window must not show 7 above the missing 2..6
+  EXPECT_EQ(l.reader.next_matching(2), nullptr);
+  l.settle();
+  ASSERT_TRUE(l.reader.live());
+  ASSERT_NE(l.reader.next_matching(2), nullptr);
+  EXPECT_EQ(l.reader.next_matching(2)->seq, 2u);
+  EXPECT_EQ(l.reader.count_matching(2), 6u);
+  l.check_exact("rewound");
+}
+
 // The owner's picture of a remote consumer's needs, from its releases (interest retention).
+TEST(consumer_feed, a_restart_of_the_releases_drops_the_unsent_and_starts_a_generation) {
+  feed_reader r(1, 100, 10);
+  r.release(3);
+  r.release_below(3);
+  r.restart_releases(2);
+  auto q = r.take_request();
+  ASSERT_TRUE(q);
+  EXPECT_NE(q->t, feed_request::type::released);  // the read, nothing to release
+  r.release(4);
+  q = r.take_request();
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->t, feed_request::type::released);
+  EXPECT_EQ(q->seqs, (std::vector<std::uint64_t>{4}));
+  EXPECT_EQ(q->below, 2u);
+  EXPECT_EQ(q->gen, 1u);
+}
+
 TEST(remote_interest, singles_and_the_floor) {
   remote_interest ri(3);  // starts at 3: 1 and 2 were never needed
   EXPECT_FALSE(ri.needs(2));
@@ -278,7 +316,7 @@ TEST(remote_interest, singles_and_the_floor) {
 // Seeded: stores, removals, purges, a moving floor, tiny queues and windows, partial pumps.
 TEST(consumer_feed, seeded_runs_keep_the_window_exact) {
   const int seeds = std::getenv("PEREGRINE_FEED_SEEDS") ? std::atoi(std::getenv("PEREGRINE_FEED_SEEDS")) : 300;
-  std::uint64_t resyncs = 0, paused_steps = 0;
+  std::uint64_t resyncs = 0, paused_steps = 0, rewinds = 0;
   for (int seed = 1; seed <= seeds; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     base::rng rng{std::uint64_t(seed)};
@@ -293,6 +331,10 @@ TEST(consumer_feed, seeded_runs_keep_the_window_exact) {
       else if (op < 68) {
         floor = std::min(floor + rng.below(4), l.s.last + 1);
         l.reader.forget_below(floor);
+      } else if (op < 70) {
+        floor = 1 + rng.below(floor);  // CONSUMER.RESET, perhaps below the window
+        l.reader.rewind(floor);
+        ++rewinds;
       } else if (op < 72) {
         l.reader.release(1 + rng.below(l.s.last + 1));
       } else {
@@ -314,6 +356,7 @@ TEST(consumer_feed, seeded_runs_keep_the_window_exact) {
   // The runs went through the protocol's hard parts, not only the happy path.
   EXPECT_GT(resyncs, std::uint64_t(seeds));
   EXPECT_GT(paused_steps, std::uint64_t(seeds));
+  EXPECT_GT(rewinds, std::uint64_t(seeds));
 }
 
 }  // namespace
