@@ -33,6 +33,10 @@ struct route_link {
   std::string url;          // the URL dialed (solicited routes)
   bool registered = false;  // INFO seen, not a duplicate: counts as a route of the cluster
   bool awaiting_auth = false;  // accepted while cluster.authorization is set: CONNECT must come first
+  // The peer took us: an accepted route at registration (its CONNECT came first), a dialed one
+  // at the PONG to our first PING (sent behind our CONNECT, so the peer checked it). Only then
+  // are its client URLs advertised: a dialer refused for its credentials never shows them.
+  bool confirmed = false;
   const permissions* perms = nullptr;  // cluster.permissions, when they apply to this route
   std::string remote_id, remote_name, remote_cluster;
   std::string remote_route_url;           // "nats-route://host:port/", gossiped to other routes

@@ -123,10 +123,17 @@ bool dispatcher::handle_route_op(client& c, const route_op& op) {
     case k::ping: _transport->outbuf(c.handle).append(proto::kPong); return true;
     case k::pong:
       c.pings_out = 0;
+      if (c.route->registered && !c.route->confirmed) route_confirmed(c);
       if (c.route->ping_sent_ns && c.rtt_ns == 0) c.rtt_ns = std::max<base::nanos>(1, _loop.clk().monotonic_ns() - c.route->ping_sent_ns);
       return true;
     default: return true;
   }
+}
+
+void dispatcher::route_confirmed(client& c) {
+  c.route->confirmed = true;
+  if (_srv.routes) _srv.routes->peer_took(c.route->url);
+  publish_cluster_urls();
 }
 
 void dispatcher::send_route_err(client& c, std::string_view text) {
@@ -259,6 +266,7 @@ bool dispatcher::register_route(client& c) {
     break;
   }
   r.registered = true;
+  r.confirmed = !r.solicited;
   _routes.push_back(&c);
   if (_srv.routes) _srv.routes->set_connected(r.remote_id, true);
   if (_srv.replication) {  // where its replication listener is (a Peregrine peer announces one)
@@ -454,7 +462,8 @@ void dispatcher::publish_cluster_urls() {
     };
     for (const auto& u : _srv.own_client_urls) add(u);
     for (client* r : _routes)
-      for (const auto& u : r->route->connect_urls) add(u);
+      if (r->route->confirmed)
+        for (const auto& u : r->route->connect_urls) add(u);
   }
   _srv.set_cluster_urls(std::move(urls));
   for (dispatcher* d : _peers)

@@ -85,7 +85,7 @@ void route_manager::lost(const std::string& url) {
   if (it == _targets.end()) return;
   target& t = it->second;
   t.busy = false;
-  ++t.failures;  // reset by remote_is() once a handshake works
+  ++t.failures;  // reset by peer_took() once the peer answered our first PING
   if (t.implicit && t.failures >= kImplicitAttempts) {
     _targets.erase(it);
     return;
@@ -101,10 +101,14 @@ void route_manager::drop(const std::string& url) {
 void route_manager::remote_is(const std::string& url, const std::string& remote_id) {
   std::lock_guard lk(_mu);
   auto it = _targets.find(url);
-  if (it != _targets.end()) {
-    it->second.remote_id = remote_id;
-    it->second.failures = 0;  // a handshake worked: the backoff starts over
-  }
+  if (it != _targets.end()) it->second.remote_id = remote_id;
+}
+
+// Not at the peer's INFO: an acceptor sends that before it reads our CONNECT, so a route
+// refused for its credentials would be redialed every 100 ms forever.
+void route_manager::peer_took(const std::string& url) {
+  std::lock_guard lk(_mu);
+  if (auto it = _targets.find(url); it != _targets.end()) it->second.failures = 0;
 }
 
 void route_manager::set_connected(const std::string& remote_id, bool up) {

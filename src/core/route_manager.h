@@ -53,6 +53,7 @@ class route_manager {
   void lost(const std::string& url);                  // its route closed: redial after backoff
   void drop(const std::string& url);                  // a route to ourselves: never again
   void remote_is(const std::string& url, const std::string& remote_id);
+  void peer_took(const std::string& url);             // the peer took our CONNECT: backoff over
   void set_connected(const std::string& remote_id, bool up);
 
   // Backoff after `failures` consecutive failed dials (0: the first retry).
