@@ -44,17 +44,31 @@ struct ack_log {
   std::atomic<std::size_t> confirmed_count{0};
   std::atomic<std::size_t> settled_count{0};  // |confirmed u in_doubt|
   std::size_t deliveries = 0;
+  std::string end_reason;         // why the worker last stopped (its thread's; read after join)
+  std::atomic<bool> ended{false};  // the worker returned (stop, kill, or an error)
 };
 
 class js_ack_durability : public js_test {
  protected:
+  // (The caller clears log.ended before starting it.)
   // Fetches and ack-syncs as fast as it can on a connection of its own (no reconnect: a
   // killed server ends it) until `stop` is set or the server goes away.
   void ack_worker(const std::atomic<bool>& stop, ack_log& log) {
+    log.end_reason = "stopped";
+    ack_worker_loop(stop, log);
+    log.ended = true;
+  }
+  void ack_worker_loop(const std::atomic<bool>& stop, ack_log& log) {
     nc_ptr nc = connect(url());
-    if (!nc) return;
+    if (!nc) {
+      log.end_reason = "no connection";
+      return;
+    }
     jsCtx* raw_js = nullptr;
-    if (natsConnection_JetStream(&raw_js, nc.get(), nullptr) != NATS_OK) return;
+    if (natsConnection_JetStream(&raw_js, nc.get(), nullptr) != NATS_OK) {
+      log.end_reason = "no JetStream context";
+      return;
+    }
     js_ptr js(raw_js);
     jsSubOptions so;
     jsSubOptions_Init(&so);
@@ -62,14 +76,20 @@ class js_ack_durability : public js_test {
     so.Consumer = "C";
     natsSubscription* raw_sub = nullptr;
     jsErrCode jerr{};
-    if (js_PullSubscribe(&raw_sub, js.get(), "ackd.>", "C", nullptr, &so, &jerr) != NATS_OK) return;
+    if (const natsStatus s = js_PullSubscribe(&raw_sub, js.get(), "ackd.>", "C", nullptr, &so, &jerr); s != NATS_OK) {
+      log.end_reason = std::string("pull subscribe: ") + natsStatus_GetText(s) + ", js error " + std::to_string(int(jerr));
+      return;
+    }
     sub_ptr sub(raw_sub);
     bool gone = false;
     while (!stop && !gone) {
       natsMsgList list{};
       const natsStatus s = natsSubscription_Fetch(&list, sub.get(), 64, 500, &jerr);
       if (s == NATS_TIMEOUT) continue;
-      if (s != NATS_OK) break;
+      if (s != NATS_OK) {
+        log.end_reason = std::string("fetch: ") + natsStatus_GetText(s) + ", js error " + std::to_string(int(jerr));
+        break;
+      }
       for (int i = 0; i < list.Count && !gone; ++i) {
         jsMsgMetaData* md = nullptr;
         if (natsMsg_GetMetaData(&md, list.Msgs[i]) != NATS_OK) continue;
@@ -80,6 +100,7 @@ class js_ack_durability : public js_test {
         const bool answered = natsMsg_AckSync(list.Msgs[i], nullptr, &jerr) == NATS_OK;
         if (!answered) {
           gone = true;  // no answer: the ack may or may not have been applied
+          log.end_reason = "ack sync of stream seq " + std::to_string(seq) + " unanswered";
           if (!log.confirmed.count(seq) && log.in_doubt.insert(seq).second) ++log.settled_count;
         } else if (log.confirmed.insert(seq).second) {
           ++log.confirmed_count;
@@ -116,6 +137,7 @@ void js_ack_durability::kill_rounds(std::uint64_t msgs, int rounds, std::size_t 
   for (int round = 0; round < rounds; ++round) {
     std::atomic<bool> stop{false};
     const std::size_t before = log.confirmed_count;
+    log.ended = false;
     std::thread worker([&] { ack_worker(stop, log); });
     // Kill while acks stream: after a few hundred confirmations, at a varying offset.
     const auto deadline = std::chrono::steady_clock::now() + 10s;
@@ -139,17 +161,21 @@ void js_ack_durability::kill_rounds(std::uint64_t msgs, int rounds, std::size_t 
   // Last life: everything not confirmed yet (new, or left pending by a kill and redelivered
   // after ack_wait) is delivered and confirmed, until the consumer has nothing left.
   std::atomic<bool> stop{false};
+  log.ended = false;
   std::thread worker([&] { ack_worker(stop, log); });
   const auto deadline = std::chrono::steady_clock::now() + 30s * time_scale();
   json i;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (std::chrono::steady_clock::now() < deadline && !log.ended) {
     std::this_thread::sleep_for(100ms);
     if (log.settled_count < msgs) continue;
     i = request("$JS.API.CONSUMER.INFO.ACKD.C");
     if (i.is_object() && i["num_ack_pending"] == 0 && i["num_pending"] == 0) break;
   }
+  const bool ended_early = log.ended;  // nothing else acks: the rest would wait out the deadline
   stop = true;
   worker.join();
+  EXPECT_FALSE(ended_early) << "the last life's worker stopped: " << log.end_reason << " (confirmed "
+                            << log.confirmed_count << " of " << msgs << ")";
 
   EXPECT_TRUE(log.after_confirm.empty()) << log.after_confirm.size() << " deliveries of confirmed messages, first seq "
                                          << (log.after_confirm.empty() ? 0 : log.after_confirm.front());
