@@ -67,6 +67,14 @@ class active_set {
     m.scheduled = next;
     if (next != active_member::kNever) _deadlines.emplace(next, m.serial);
   }
+  // After a poll, asking the member itself: busy(now) first, then next_wakeup(now). A state
+  // write may finish on its writer thread between the two questions (busy while it is in
+  // flight, due at once after); asked in this order the member is then busy or due, asked
+  // the other way round it was neither, and an ack sync held for that write went unanswered.
+  void reschedule(T& m, std::int64_t now) {
+    const bool busy = m.busy(now);
+    reschedule(m, busy, m.next_wakeup(now));
+  }
   bool any_queued() const { return !_active.empty(); }
   // The earliest deadline (maybe a stale one: it only ends an idle block early).
   std::int64_t next_deadline() const { return _deadlines.empty() ? active_member::kNever : _deadlines.top().first; }

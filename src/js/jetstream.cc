@@ -167,7 +167,7 @@ std::size_t jetstream::poll_groups(std::int64_t t) {
     if (g->removed) continue;
     for (const auto& cname : g->take_expired())
       if (g->find_consumer(cname)) delete_consumer(*g, cname, true);
-    _active.reschedule(*g, g->busy(t), g->next_wakeup(t));
+    _active.reschedule(*g, t);  // busy, then next wakeup: in that order (see there)
   }
   return work;
 }

@@ -140,16 +140,18 @@ void js_ack_durability::kill_rounds(std::uint64_t msgs, int rounds, std::size_t 
     log.ended = false;
     std::thread worker([&] { ack_worker(stop, log); });
     // Kill while acks stream: after a few hundred confirmations, at a varying offset.
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    const auto deadline = std::chrono::steady_clock::now() + 10s * time_scale();
     while (log.confirmed_count < before + per_round && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(2ms);
     std::this_thread::sleep_for(std::chrono::milliseconds(7 * round));
+    const bool ended_before_kill = log.ended;
     const pid_t pid = server_pid();
     ASSERT_GT(pid, 0);
     ::kill(pid, SIGKILL);
     stop = true;
     worker.join();
-    ASSERT_GT(log.confirmed_count, before) << "round " << round << ": no ack confirmed before the kill";
+    ASSERT_GT(log.confirmed_count, before) << "round " << round << ": no ack confirmed before the kill (worker: "
+                                           << (ended_before_kill ? log.end_reason : "still running") << ")";
     js_.reset();
     nc_.reset();
     server_->stop();

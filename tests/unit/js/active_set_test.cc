@@ -85,5 +85,38 @@ TEST(active_set, a_removed_member_is_never_returned) {
   EXPECT_TRUE(due(s, 10).empty());
 }
 
+// A group whose consumer holds an ack sync reply for a state write in flight: busy while the
+// write is, due at once after it (the reply goes out at that poll). The writer thread
+// finishes between the set's two questions; whichever comes first, the group must be polled
+// again. (jetstream asked next_wakeup first, as GCC evaluates reschedule(g, g.busy(),
+// g.next_wakeup()): never, then not busy, and the group slept with the reply held.)
+struct writing_member final : active_member {
+  bool writing = true;
+  int asked = 0;
+  void answered() {
+    if (++asked == 1) writing = false;  // the write completes right after the first question
+  }
+  bool busy(std::int64_t) {
+    const bool b = writing;
+    answered();
+    return b;
+  }
+  std::int64_t next_wakeup(std::int64_t now) {
+    const std::int64_t t = writing ? kNever : now;
+    answered();
+    return t;
+  }
+};
+
+TEST(active_set, a_write_finishing_between_busy_and_next_wakeup_still_polls_again) {
+  active_set<writing_member> s;
+  writing_member a;
+  s.add(a);
+  ASSERT_EQ(s.take_due(0).size(), 1u);
+  s.reschedule(a, 0);
+  EXPECT_EQ(a.asked, 2);
+  EXPECT_EQ(s.take_due(1).size(), 1u) << "the member slept with its write finished";
+}
+
 }  // namespace
 }  // namespace js
