@@ -62,6 +62,17 @@ re::consumer_seed to_seed(const consumer_snapshot& s) {
   return out;
 }
 
+re::consumer_seed to_seed(const storage::consumer_state& s) {
+  re::consumer_seed out;
+  out.delivered_consumer = s.delivered.consumer;
+  out.delivered_stream = s.delivered.stream;
+  out.floor_consumer = s.ack_floor.consumer;
+  out.floor_stream = s.ack_floor.stream;
+  for (const auto& [sseq, p] : s.pending) out.pending_acks.push_back({sseq, p.consumer_seq, p.ts});
+  out.redelivered.assign(s.redelivered.begin(), s.redelivered.end());
+  return out;
+}
+
 
 void cluster_consumers::begin_scale(const std::string& stream, std::int64_t now_ns) {
   _scales[stream] = {{}, now_ns + kAskAgainNs, now_ns + kGiveUpAskingNs};

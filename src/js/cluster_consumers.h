@@ -32,6 +32,7 @@
 #include "src/js/consumer.h"
 #include "src/js/meta_state.h"
 #include "src/js/stream_config.h"
+#include "storage/consumer_state.h"
 #include "storage/store.h"
 
 namespace js {
@@ -40,6 +41,7 @@ namespace js {
 nlohmann::ordered_json consumer_seed_json(const repl_entries::consumer_seed& s);
 std::optional<repl_entries::consumer_seed> consumer_seed_from_json(const nlohmann::json& j);
 repl_entries::consumer_seed to_seed(const consumer_snapshot& s);
+repl_entries::consumer_seed to_seed(const storage::consumer_state& s);  // an R1 agent's durable state
 
 class cluster_consumers {
  public:

@@ -193,14 +193,7 @@ void jetstream::scale_up_r1(stream& s, const stream_config& cfg, std::string_vie
   // and the R1 stream's removal (the meta entry's round trip) are not carried: those
   // messages are delivered again (at-least-once).
   for (const auto& [name, agent] : g->consumers()) {
-    const storage::consumer_state st = agent->durable_state();
-    re::consumer_seed seed;
-    seed.delivered_consumer = st.delivered.consumer;
-    seed.delivered_stream = st.delivered.stream;
-    seed.floor_consumer = st.ack_floor.consumer;
-    seed.floor_stream = st.ack_floor.stream;
-    for (const auto& [sseq, p] : st.pending) seed.pending_acks.push_back({sseq, p.consumer_seq, p.ts});
-    seed.redelivered.assign(st.redelivered.begin(), st.redelivered.end());
+    const re::consumer_seed seed = to_seed(agent->durable_state());
     sc.consumers.push_back(ojson{{"name", name},
                                  {"config", to_json(agent->config(), false).dump()},
                                  {"created", agent->created()},
