@@ -89,7 +89,8 @@ struct cluster_streams::sub_handler final : core::internal_handler {
 
 struct cluster_streams::hosted {
   re::stream_assign assignment;
-  stream_config cfg;
+  stream_config cfg;              // as its log has applied it (the replica's config)
+  std::uint64_t config_index = 0; // the meta entry cfg comes from
   std::unique_ptr<storage::memory_store> store;
   std::unique_ptr<remote_log> log;
   std::unique_ptr<stream_replica> replica;
@@ -451,6 +452,7 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
     if (h.replica->failed()) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
     publish_replies(h, out);
     h.replica->on_role(now_ns);  // a leader_start that could not be proposed is tried again
+    follow_config(h);
     _consumers->on_stream_applied(h.cfg.name, now_ns);
   }
   after_event(h, now_ns);
@@ -468,9 +470,9 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
   // (the new groups take over their state).
   const bool scaled = op && std::holds_alternative<re::stream_update>(*op);
   for (const auto& c : mine) {
-    if (c.what == meta_change::kind::create_stream) host_stream(c.stream);
+    if (c.what == meta_change::kind::create_stream) host_stream(c.stream, ev.index);
     if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name, scaled);
-    if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, now_ns);
+    if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, ev.index, now_ns);
   }
   if (op) _consumers->on_meta(mine, *op, now_ns);
   if (!op) return;
@@ -516,7 +518,7 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
   (void)now_ns;
 }
 
-void cluster_streams::host_stream(const re::stream_assign& a, seed* from) {
+void cluster_streams::host_stream(const re::stream_assign& a, std::uint64_t meta_index, seed* from) {
   if (_hosted.count(a.name)) return;
   auto h = std::make_unique<hosted>();
   h->assignment = a;
@@ -531,6 +533,8 @@ void cluster_streams::host_stream(const re::stream_assign& a, seed* from) {
                                                          : storage::byte_accounting::file);
   h->log = std::make_unique<remote_log>(_repl, a.group_id);
   h->replica = std::make_unique<stream_replica>(h->cfg, *h->store, *h->log, _self);
+  h->replica->start_config(a.config_json, meta_index);
+  h->config_index = meta_index;
   if (!a.seed_from.empty()) {
     bool r1 = false;
     if (!from && a.seed_from == _self) {
@@ -638,9 +642,9 @@ void cluster_streams::poll_scaling(std::int64_t now_ns) {
 
 // A committed STREAM.UPDATE on a server with a replica: the new limits apply at once, the
 // leader moves its subscriptions to the new subjects (after_event subscribes them again).
-void cluster_streams::update_hosted(const re::stream_assign& a, std::int64_t now_ns) {
+void cluster_streams::update_hosted(const re::stream_assign& a, std::uint64_t meta_index, std::int64_t now_ns) {
   auto it = _hosted.find(a.name);
-  if (it == _hosted.end()) return host_stream(a);
+  if (it == _hosted.end()) return host_stream(a, meta_index);
   hosted& h = *it->second;
   if (h.assignment.group_id != a.group_id) {  // num_replicas changed: a new group, seeded
     seed from;
@@ -656,20 +660,28 @@ void cluster_streams::update_hosted(const re::stream_assign& a, std::int64_t now
       own = &from;
     }
     drop_stream(a.name, true);
-    return host_stream(a, own);
+    return host_stream(a, meta_index, own);
   }
+  // It takes effect at its entry in the stream's log (follow_config), proposed by the leader.
+  h.assignment = a;
+  h.replica->want_config(a.config_json, meta_index);
+  follow_config(h);
+  after_event(h, now_ns);
+}
+
+void cluster_streams::follow_config(hosted& h) {
+  if (h.replica->config_index() == h.config_index) return;
   stream_config cfg;
-  if (auto e = parse_stream_config(a.config_json, cfg)) {
-    PG_ERROR("replicated stream {}: its updated config does not parse: {}", a.name, e->description);
+  if (auto e = parse_stream_config(h.replica->config_json(), cfg)) {
+    PG_ERROR("replicated stream {}: its updated config does not parse: {}", h.cfg.name, e->description);
     return;
   }
   (void)normalise(cfg);
-  h.assignment = a;
-  h.cfg = cfg;
-  h.replica->set_config(std::move(cfg));
+  h.config_index = h.replica->config_index();
+  h.cfg = std::move(cfg);  // in place: consumers hold a pointer to it
+  // The leader moves its subscriptions to the new subjects (after_event subscribes again).
   for (auto id : h.subs) _host.unsubscribe(id);
   h.subs.clear();
-  after_event(h, now_ns);
 }
 
 void cluster_streams::answer_updates(hosted& h, std::int64_t now_ns) {
@@ -683,7 +695,7 @@ void cluster_streams::answer_updates(hosted& h, std::int64_t now_ns) {
   }
   if (!h.log->leader || !h.replica->ready()) return;
   std::erase_if(v, [&](const pending_update& p) {
-    if (p.config_json != h.assignment.config_json) return false;
+    if (p.config_json != h.replica->config_json()) return false;  // not applied in the log yet
     respond(p.reply, typed_response("stream_update_response", stream_info(h, now_ns, false)));
     return true;
   });

@@ -114,9 +114,12 @@ class cluster_streams final : public core::internal_handler {
 
   void on_event(core::group_event& ev, std::int64_t now_ns);
   void apply_meta(const core::group_event& ev, std::int64_t now_ns);
-  void host_stream(const repl_entries::stream_assign& a, seed* from = nullptr);
+  // meta_index: the meta entry the assignment comes from (its config's version).
+  void host_stream(const repl_entries::stream_assign& a, std::uint64_t meta_index, seed* from = nullptr);
   void drop_stream(const std::string& name, bool silent = false);
-  void update_hosted(const repl_entries::stream_assign& a, std::int64_t now_ns);
+  void update_hosted(const repl_entries::stream_assign& a, std::uint64_t meta_index, std::int64_t now_ns);
+  // After the group applied entries: its config as the log has it (subjects, limits, INFO).
+  void follow_config(hosted& h);
   // A change of num_replicas (cluster_stream_update.cc): asked on the stream's leader (or the
   // R1 stream's server), which stops taking writes and asks the meta leader for a new group
   // seeded from its messages.

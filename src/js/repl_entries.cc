@@ -283,9 +283,14 @@ std::vector<std::uint8_t> encode(const stream_op& o) {
           writer w(op::expire);
           w.i(v.now);
           return w.take();
-        } else {
+        } else if constexpr (std::is_same_v<T, seed_done>) {
           writer w(op::seed_done);
           w.u(v.last_seq);
+          return w.take();
+        } else {
+          writer w(op::stream_config);
+          w.u(v.meta_index);
+          w.s(v.config_json);
           return w.take();
         }
       },
@@ -397,6 +402,12 @@ std::optional<stream_op> decode_stream(std::span<const std::uint8_t> data) {
       seed_done d;
       d.last_seq = r.u();
       return finish<stream_op>(r, d);
+    }
+    case op::stream_config: {
+      config_change c;
+      c.meta_index = r.u();
+      c.config_json = r.s();
+      return finish<stream_op>(r, std::move(c));
     }
     default:
       return std::nullopt;

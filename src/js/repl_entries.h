@@ -35,6 +35,7 @@ enum class op : std::uint8_t {
   leader_start = 20,
   expire = 21,
   seed_done = 22,
+  stream_config = 23,
   // a consumer's group
   consumer_delivered = 32,
   consumer_acked = 33,
@@ -149,7 +150,16 @@ struct seed_done {
   std::uint64_t last_seq = 0;
   bool operator==(const seed_done&) const = default;
 };
-using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start, expire, seed_done>;
+// A STREAM.UPDATE at this point of the stream's log: proposed by the leader once the meta
+// entry that changed the config (its index `meta_index`) is applied there. Every replica
+// takes the config here, so all trim at the same entry, and a later leader has it even if
+// its own meta group lags (only a newer meta_index replaces the config).
+struct config_change {
+  std::uint64_t meta_index = 0;
+  std::string config_json;
+  bool operator==(const config_change&) const = default;
+};
+using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start, expire, seed_done, config_change>;
 
 // --- a consumer's group: state deltas, applied in order.
 struct consumer_delivered {

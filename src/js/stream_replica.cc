@@ -53,10 +53,29 @@ void stream_replica::set_store_limits() {
 void stream_replica::set_config(stream_config cfg) {
   _cfg = std::move(cfg);
   set_store_limits();
-  // Tighter discard-old limits trim at once. Replicas apply the meta entry at different
-  // points of the stream's log, but these limits keep the newest messages, so the contents
-  // agree again after the same entries.
-  _store.enforce_limits();
+  _store.enforce_limits();  // tighter discard-old limits trim at once, on every replica here
+}
+
+void stream_replica::start_config(std::string config_json, std::uint64_t meta_index) {
+  _config_index = _want_index = meta_index;
+  _want_json = config_json;
+  _config_json = std::move(config_json);
+}
+
+void stream_replica::want_config(std::string config_json, std::uint64_t meta_index) {
+  if (meta_index <= _want_index) return;
+  _want_index = meta_index;
+  _want_json = std::move(config_json);
+  propose_config();
+}
+
+void stream_replica::propose_config() {
+  if (failed() || !_ready || !_log.is_leader() || _want_index <= _config_index) return;
+  if (_config_proposed_term == _lead_term && _config_proposed_index >= _want_index) return;  // in flight
+  const auto st = _log.propose_async(re::encode(re::stream_op{re::config_change{_want_index, _want_json}})).status;
+  if (st != repl::propose_status::ok && st != repl::propose_status::queued) return;  // the next event tries again
+  _config_proposed_term = _lead_term;
+  _config_proposed_index = _want_index;
 }
 
 void stream_replica::await_seed(std::string origin, std::vector<re::msg> msgs, std::uint64_t last_seq) {
@@ -100,6 +119,8 @@ void stream_replica::resume_from_applied() {
   _next_seq = _store.last_seq() + 1;
   _last_ts = std::max(_last_ts, _store.state(false).last_ts);
   _shadow_last_msg_id = _last_msg_id;
+  _config_proposed_term = 0;
+  propose_config();  // a change the meta group gave this server that the log does not hold yet
 }
 
 void stream_replica::on_role(std::int64_t) {
@@ -120,6 +141,7 @@ void stream_replica::on_role(std::int64_t) {
     _expire_index = 0;
     _expire_ticket = 0;
   }
+  propose_config();  // a config change this leader has not proposed yet (or could not)
 }
 
 std::int64_t stream_replica::next_expiry() const {
@@ -531,6 +553,16 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
           // Proposed by this leader in its term, after its leader_start: it may write now.
           if (_leading && term == _lead_term) resume_from_applied();
+        } else if constexpr (std::is_same_v<T, re::config_change>) {
+          resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
+          if (v.meta_index <= _config_index) return;  // an older change, or a repeat
+          stream_config cfg;
+          if (auto err = parse_stream_config(v.config_json, cfg))
+            return fail(fmt::format("index {}: config change does not parse: {}", e.index, err->description));
+          (void)normalise(cfg);
+          set_config(std::move(cfg));
+          _config_index = v.meta_index;
+          _config_json = std::move(v.config_json);
         } else {
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
           if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {

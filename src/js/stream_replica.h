@@ -121,9 +121,15 @@ class stream_replica {
   // True once after this leader found the group unseeded and cannot seed it.
   bool take_stepdown_wish() { return std::exchange(_stepdown_wish, false); }
 
-  // A STREAM.UPDATE applied from the meta group (the storage type never changes): later
-  // publishes are checked against it, the store's limits follow it at once.
-  void set_config(stream_config cfg);
+  // The config the group was created (or scaled) with, from the meta entry at `meta_index`.
+  void start_config(std::string config_json, std::uint64_t meta_index);
+  // A STREAM.UPDATE applied from the meta group (entry `meta_index`; the storage type never
+  // changes): it takes effect when its repl_entries::config_change entry is applied, which
+  // the leader proposes (now, or once it is ready; a later leader proposes it if this one
+  // could not). Later publishes are checked against it, discard-old limits trim at once.
+  void want_config(std::string config_json, std::uint64_t meta_index);
+  std::uint64_t config_index() const { return _config_index; }
+  const std::string& config_json() const { return _config_json; }
 
   bool ready() const { return _ready; }
   bool failed() const { return !_error.empty(); }
@@ -172,6 +178,8 @@ class stream_replica {
   void resume_from_applied();
   void set_store_limits();
   void propose_seed();
+  void set_config(stream_config cfg);
+  void propose_config();
 
   stream_config _cfg;
   storage::stream_store& _store;
@@ -208,6 +216,15 @@ class stream_replica {
   std::vector<repl_entries::msg> _seed;  // on the origin only
   std::uint64_t _seed_last = 0;
   bool _stepdown_wish = false;
+
+  // The applied config's meta entry and JSON (replicated state), and the newest one the meta
+  // group gave this server (to propose when leading).
+  std::uint64_t _config_index = 0;
+  std::string _config_json;
+  std::uint64_t _want_index = 0;
+  std::string _want_json;
+  std::uint64_t _config_proposed_term = 0;  // leader: the term in which _want_index was proposed
+  std::uint64_t _config_proposed_index = 0;
 };
 
 }  // namespace js

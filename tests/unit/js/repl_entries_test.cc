@@ -24,7 +24,8 @@ std::vector<re::stream_op> stream_ops() {
   re::msg m{7, -5, 0, "orders.1", "NATS/1.0\r\nNats-Msg-Id: a\r\n\r\n", std::string("\0\xff", 2)};
   return {m, re::purge{"orders.>", 3, 0}, re::msg_delete{9, true},
           re::batch{{m, re::msg{8, 1, 3, "orders.2", "", ""}}}, re::leader_start{4, "s2"},
-          re::expire{1'700'000'000'000'000'000}, re::expire{-3}, re::seed_done{0}, re::seed_done{42}};
+          re::expire{1'700'000'000'000'000'000}, re::expire{-3}, re::seed_done{0}, re::seed_done{42},
+          re::config_change{7, R"({"name":"ORDERS","max_msgs":5})"}, re::config_change{}};
 }
 
 TEST(ReplEntries, MetaOpsRoundTrip) {
