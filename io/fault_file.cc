@@ -17,6 +17,7 @@ base::status fault_backend::allocate(int fh, std::uint64_t len) {
 base::status fault_backend::submit_write(int fh, std::uint64_t off, const void* buf,
                                          std::size_t len, bool durable, std::uint64_t token) {
   ++_writes;
+  if (durable) ++_durable_writes;
   if (_crashed) {  // the process is gone: nothing reaches the disk any more
     _injected.push_back({token, -ECANCELED});
     return {};

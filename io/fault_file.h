@@ -29,6 +29,7 @@ class fault_backend final : public backend {
   void set_space_limit(std::uint64_t bytes) { _space = bytes; }
   bool crashed() const { return _crashed; }
   std::uint64_t writes() const { return _writes; }
+  std::uint64_t durable_writes() const { return _durable_writes; }
 
   std::string_view name() const override { return "fault"; }
   bool direct() const override { return _in->direct(); }
@@ -67,6 +68,7 @@ class fault_backend final : public backend {
   std::uint64_t _allocated = 0;
   bool _crashed = false;
   std::uint64_t _writes = 0;
+  std::uint64_t _durable_writes = 0;
   std::vector<completion> _injected;
   std::vector<std::uint8_t> _scratch;
 };

@@ -137,6 +137,7 @@ repl::repl_host_options repl_options(const core::server_options& o) {
   r.server_name = o.server_name;
   r.cluster_name = o.cluster_name;
   r.journal_dir = o.store_dir + "/repl";
+  r.sync_journal = o.durability == "sync";
   r.min_meta_size = o.routes.size();
   if (const auto last = o.cpus.find_last_of(",-"); !o.cpus.empty()) {
     try {

@@ -1,6 +1,11 @@
 #include "src/repl/disk_journal.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "src/base/log.h"
 #include "src/repl/log_record.h"
@@ -10,6 +15,30 @@ namespace {
 
 constexpr std::size_t kHeader = 16;
 constexpr std::uint32_t kMaxBody = 256u << 20;
+// `write` mode: zeroes are written (durable) 1 MiB at a time while fewer than 4 MiB of them
+// lie ahead of the end; a zero write's token (record writes use their seq, far below).
+constexpr std::uint64_t kZeroChunk = 1u << 20;
+constexpr std::uint64_t kZeroAhead = 4u << 20;
+constexpr std::uint64_t kZeroToken = 1ull << 62;
+
+const io::aligned_buf& zero_chunk() {
+  static const io::aligned_buf zeros = [] {
+    io::aligned_buf z(kZeroChunk);
+    z.resize(kZeroChunk);
+    return z;
+  }();
+  return zeros;
+}
+
+// A new journal's directory entry, so the file itself survives an OS crash.
+void sync_parent_dir(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
 
 void put_le(std::vector<std::uint8_t>& out, std::uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
@@ -63,20 +92,18 @@ std::vector<std::uint8_t> encode_group_definition(const group_definition& def) {
 }
 
 base::result<std::unique_ptr<disk_journal>> disk_journal::open(const std::string& path,
-                                                               std::unique_ptr<io::backend> b) {
+                                                               std::unique_ptr<io::backend> b,
+                                                               bool sync_writes) {
   auto fh = b->open(path, true);
   if (!fh) return fh.err();
-  std::unique_ptr<disk_journal> j(new disk_journal(std::move(b), *fh));
+  std::unique_ptr<disk_journal> j(new disk_journal(std::move(b), *fh, sync_writes));
   if (auto st = j->recover(); !st) return st.err();
+  if (j->_end == 0) sync_parent_dir(path);
   return j;
 }
 
 disk_journal::~disk_journal() {
-  if (_in_flight) {
-    io::completion c;
-    while (_io->reap(&c, 1, true) == 0) {
-    }
-  }
+  while (_in_flight || _zero_in_flight) reap_one(true);
   if (_fh >= 0) _io->close(_fh);
 }
 
@@ -123,6 +150,9 @@ base::status disk_journal::recover() {
       if (auto st = _io->zero_range(_fh, io::align_up(at), *size - io::align_up(at)); !st) return st;
   }
   _tail.assign(p + io::align_down(at), p + at);
+  // Written by the last process at its durability point, metadata included; past it the
+  // zeroes are written again (zero_range above leaves unwritten extents).
+  _safe_to = io::align_up(at);
   return {};
 }
 
@@ -138,21 +168,51 @@ std::uint64_t disk_journal::define_group(const group_definition& def) {
 }
 
 void disk_journal::flush() {
-  if (_in_flight || _pending.empty() || _failed) return;
+  if (_in_flight || _pending.empty() || _failed) return prepare_ahead();
+  const std::uint64_t off = io::align_down(_end);
+  const std::uint64_t end = off + io::align_up(_tail.size() + _pending.size());
+  const bool inside = end <= _safe_to;
+  if (_zero_in_flight && end > _zero_start) return;  // its zeroes would land on ours: after it
   _buf.clear();
   _buf.append(_tail.data(), _tail.size());
   _buf.append(_pending.data(), _pending.size());
   const std::size_t len = _buf.padded_size();
   _flight_bytes = _pending.size();
   _flight_seq = _pending_seq;
+  _flight_end = end;
+  _flight_durable = _sync || !inside;
   _pending.clear();
-  if (auto st = _io->submit_write(_fh, io::align_down(_end), _buf.data(), len, true, _flight_seq);
-      !st) {
+  if (auto st = _io->submit_write(_fh, off, _buf.data(), len, _flight_durable, _flight_seq); !st) {
     PG_ERROR("replication journal: write failed to start ({}); replication stops", st.err().sys_errno);
     _failed = true;
     return;
   }
   _in_flight = true;
+  prepare_ahead();
+}
+
+void disk_journal::prepare_ahead() {
+  if (_sync || _failed || _zero_in_flight) return;
+  // Past a write in flight that grows the file (its own sync makes it safe), never over it.
+  const std::uint64_t start = _in_flight ? std::max(_safe_to, _flight_end) : _safe_to;
+  if (start >= io::align_down(_end) + kZeroAhead || _zero_done_end > 0) return;
+  if (auto st = _io->submit_write(_fh, start, zero_chunk().data(), kZeroChunk, true, kZeroToken); !st) {
+    PG_WARN("replication journal: cannot zero ahead ({}); every write is synced from now", st.err().sys_errno);
+    _sync = true;
+    return;
+  }
+  _zero_start = start;
+  _zero_end = start + kZeroChunk;
+  _zero_in_flight = true;
+}
+
+// A zero write that finished past a gap (a durable record write still in flight) joins the
+// safe region once that write has.
+void disk_journal::merge_zeroed() {
+  if (_zero_done_end > 0 && _zero_done_start <= _safe_to) {
+    _safe_to = std::max(_safe_to, _zero_done_end);
+    _zero_done_start = _zero_done_end = 0;
+  }
 }
 
 void disk_journal::complete(std::int32_t res) {
@@ -167,27 +227,43 @@ void disk_journal::complete(std::int32_t res) {
   const std::uint64_t from = io::align_down(_end) - start;
   _tail.assign(_buf.data() + from, _buf.data() + (_end - start));
   _durable_seq = _flight_seq;
+  if (_flight_durable) _safe_to = std::max(_safe_to, _flight_end);
+  merge_zeroed();
+}
+
+bool disk_journal::reap_one(bool wait) {
+  io::completion c;
+  if (_io->reap(&c, 1, wait) == 0) return false;
+  if (c.token != kZeroToken) {
+    complete(c.res);
+    return true;
+  }
+  _zero_in_flight = false;
+  if (c.res == std::int32_t(kZeroChunk)) {
+    _zero_done_start = _zero_start;
+    _zero_done_end = _zero_end;
+    merge_zeroed();
+  } else {
+    PG_WARN("replication journal: zeroing ahead failed ({}); every write is synced from now", c.res);
+    _sync = true;
+  }
+  return true;
 }
 
 bool disk_journal::poll() {
-  if (!_in_flight) return false;
-  io::completion c;
-  if (_io->reap(&c, 1, false) == 0) return false;
-  complete(c.res);
-  return !_failed;
+  const std::uint64_t before = _durable_seq;
+  while ((_in_flight || _zero_in_flight) && reap_one(false)) {
+  }
+  return _durable_seq != before && !_failed;
 }
 
 base::status disk_journal::sync() {
-  for (int round = 0; round < 2 && !_failed; ++round) {
-    if (_in_flight) {
-      io::completion c;
-      while (_io->reap(&c, 1, true) == 0) {
-      }
-      complete(c.res);
-    }
-    if (round == 0) flush();
+  while (!_failed && (_in_flight || !_pending.empty())) {
+    if (!_in_flight) flush();  // may wait behind a zero write
+    if (!_in_flight && !_zero_in_flight) break;
+    reap_one(true);
   }
-  if (_failed) return base::error{base::errc::io_error, 5};
+  if (_failed || !_pending.empty()) return base::error{base::errc::io_error, 5};
   return {};
 }
 

@@ -8,7 +8,14 @@
 // definition (u64 group, then the member names: u16 count, u8 length + bytes each), written
 // once when a group is created so a restart knows which groups exist and who their members are.
 // Recovery reads the file, stops at the first record whose checksum or log_record fails (a
-// torn tail), zeroes what follows and appends from there. The journal is never compacted yet:
+// torn tail), zeroes what follows and appends from there.
+// Durability point (the server's --durability, as for streams): `sync` submits every write
+// durable. `write` (the default) makes a write durable at the completion of its O_DIRECT
+// write, without a device cache flush, where that needs no metadata change: the journal keeps
+// a few MiB past its end written with zeroes and made durable (RWF_DSYNC) ahead of use, one
+// 1 MiB write at a time, so appends there survive a process and an OS crash as a stream's
+// `write` records do; a write that reaches past that region (the first after a start) is
+// submitted durable. The journal is never compacted yet:
 // nothing takes snapshots, and the meta group writes a few entries per change (see
 // ARCHITECTURE.md "Replication").
 #include <cstdint>
@@ -39,8 +46,10 @@ struct recovered_group {
 class disk_journal {
  public:
   // Opens (creating) `path` and recovers it. The backend must belong to the calling thread.
+  // sync_writes: the `sync` durability point (every write RWF_DSYNC); false: `write`.
   static base::result<std::unique_ptr<disk_journal>> open(const std::string& path,
-                                                          std::unique_ptr<io::backend> b);
+                                                          std::unique_ptr<io::backend> b,
+                                                          bool sync_writes = true);
   ~disk_journal();
 
   // What recovery found, by group id (groups with a definition record).
@@ -63,15 +72,21 @@ class disk_journal {
 
   std::uint64_t durable_seq() const { return _durable_seq; }
   std::uint64_t last_seq() const { return _next_seq - 1; }
-  bool idle() const { return !_in_flight && _pending.empty(); }
+  bool idle() const { return !_in_flight && !_zero_in_flight && _pending.empty(); }
+  // [0, safe_end()): allocated, written and durable with its metadata (`write` mode).
+  std::uint64_t safe_end() const { return _safe_to; }
   bool failed() const { return _failed; }
   int completion_fd() { return _io->completion_fd(); }
   std::string_view backend_name() const { return _io->name(); }
 
  private:
-  disk_journal(std::unique_ptr<io::backend> b, int fh) : _io(std::move(b)), _fh(fh) {}
+  disk_journal(std::unique_ptr<io::backend> b, int fh, bool sync_writes)
+      : _io(std::move(b)), _fh(fh), _sync(sync_writes) {}
   base::status recover();
   void complete(std::int32_t res);
+  bool reap_one(bool wait);  // dispatches one completion (a record write or a zero write)
+  void prepare_ahead();      // `write` mode: the next zeroed, durable MiB past the end
+  void merge_zeroed();
 
   std::unique_ptr<io::backend> _io;
   int _fh = -1;
@@ -88,6 +103,13 @@ class disk_journal {
   std::uint64_t _next_seq = 1;
   std::uint64_t _durable_seq = 0;
   bool _failed = false;
+  bool _sync = true;
+  bool _flight_durable = false;
+  std::uint64_t _flight_end = 0;    // end (padded) of the write in flight
+  std::uint64_t _safe_to = 0;
+  bool _zero_in_flight = false;
+  std::uint64_t _zero_start = 0, _zero_end = 0;             // the zero write in flight
+  std::uint64_t _zero_done_start = 0, _zero_done_end = 0;  // done, not yet joined to _safe_to
 };
 
 // Record helpers, shared with the tests.

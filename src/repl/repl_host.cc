@@ -136,15 +136,15 @@ void repl_host::open_journal() {
   std::filesystem::create_directories(_o.journal_dir, ec);
   auto backend = io::make_backend(_o.journal_dir);
   _completions_signal = backend->signal_completions_to(_wake_fd);
-  auto j = disk_journal::open(_o.journal_dir + "/journal", std::move(backend));
+  auto j = disk_journal::open(_o.journal_dir + "/journal", std::move(backend), _o.sync_journal);
   if (!j) {
     PG_ERROR("replication journal {}/journal cannot be opened ({}): no replication on this server",
              _o.journal_dir, j.err().sys_errno);
     return;
   }
   _journal = std::move(*j);
-  PG_INFO("Replication journal {}/journal ({}): {} bytes recovered", _o.journal_dir,
-          _journal->backend_name(), _journal->recovered_bytes());
+  PG_INFO("Replication journal {}/journal ({}, durability {}): {} bytes recovered", _o.journal_dir,
+          _journal->backend_name(), _o.sync_journal ? "sync" : "write", _journal->recovered_bytes());
   const std::uint64_t now = now_ms();
   for (const auto& [id, rec] : _journal->recovered())
     if (id == kMetaGroup) start_group(rec.def, &rec, now);

@@ -48,6 +48,9 @@ struct repl_host_options {
   std::string server_name;
   std::string cluster_name;
   std::string journal_dir;      // the journal is <journal_dir>/journal
+  // The server's durability point (--durability): true `sync` (every journal write
+  // RWF_DSYNC), false `write` (O_DIRECT writes into zeroed, synced space: disk_journal.h).
+  bool sync_journal = false;
   std::size_t min_meta_size = 2;  // the configured route URLs (meta_bootstrap.h)
   std::uint64_t settle_ms = 1000;
   unsigned election_timeout_ms = 500;  // raft randomizes each in [t, 2t)

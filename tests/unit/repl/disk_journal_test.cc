@@ -20,7 +20,8 @@ entry command(std::uint64_t term, const std::string& s) {
   return {term, entry_type::command, {s.begin(), s.end()}};
 }
 
-std::unique_ptr<disk_journal> open_journal(const std::string& path, io::fault_backend** fault = nullptr) {
+std::unique_ptr<disk_journal> open_journal(const std::string& path, io::fault_backend** fault = nullptr,
+                                           bool sync_writes = true) {
   auto inner = std::make_unique<io::sync_backend>(false);
   std::unique_ptr<io::backend> b;
   if (fault) {
@@ -30,7 +31,7 @@ std::unique_ptr<disk_journal> open_journal(const std::string& path, io::fault_ba
   } else {
     b = std::move(inner);
   }
-  auto j = disk_journal::open(path, std::move(b));
+  auto j = disk_journal::open(path, std::move(b), sync_writes);
   EXPECT_TRUE(j.ok());
   return j.ok() ? std::move(*j) : nullptr;
 }
@@ -74,6 +75,93 @@ TEST(disk_journal, one_write_covers_every_group_of_a_turn_and_recovers) {
   EXPECT_EQ(g1.log.entries[1], command(1, "two"));
   EXPECT_EQ(j->recovered().at(2).log.entries.at(0), command(3, "x"));
   EXPECT_EQ(j->dropped_tail_bytes(), 0u);
+}
+
+// `write` durability: a write into the zeroed, synced space ahead of the end needs no device
+// cache flush (that flush is most of a replicated publish's wait on this VM); only what grows
+// the file is synced. `sync` keeps every write durable.
+TEST(disk_journal, write_durability_syncs_only_writes_that_grow_the_file) {
+  for (const bool sync_writes : {false, true}) {
+    SCOPED_TRACE(sync_writes ? "sync" : "write");
+    storage_test::temp_dir d;
+    const std::string path = d.sub("journal");
+    std::uint64_t tail_writes = 0, tail_durable = 0;
+    {
+      io::fault_backend* fault = nullptr;
+      auto j = open_journal(path, &fault, sync_writes);
+      j->define_group({4, {"a", "b", "c"}});
+      disk_log_store s(*j, 4, nullptr);
+      for (int turn = 0; turn < 60; ++turn) {
+        if (turn == 20) {
+          tail_writes = fault->writes();
+          tail_durable = fault->durable_writes();
+        }
+        const entry e[] = {command(1, std::string(std::size_t(200 + turn), char('a' + turn % 26)))};
+        s.append(std::uint64_t(turn) + 1, e);
+        settle(*j);
+        EXPECT_EQ(j->durable_seq(), j->last_seq());
+      }
+      tail_writes = fault->writes() - tail_writes;
+      tail_durable = fault->durable_writes() - tail_durable;
+      if (!sync_writes) {
+        EXPECT_GE(j->safe_end(), std::uint64_t(4) << 20);  // zeroed ahead
+      }
+    }
+    if (sync_writes) {
+      EXPECT_EQ(tail_writes, 40u);  // one per turn, each synced
+      EXPECT_EQ(tail_durable, 40u);
+    } else {
+      // One unsynced write per turn; the only synced ones are the next MiB of zeroes.
+      EXPECT_EQ(tail_durable, tail_writes - 40u);
+      EXPECT_LE(tail_durable, 2u);
+    }
+    for (int round = 0; round < 2; ++round) {  // recovers over the zeroes, and appends after it
+      auto j = open_journal(path, nullptr, sync_writes);
+      EXPECT_EQ(j->dropped_tail_bytes(), 0u);
+      const auto& g = j->recovered().at(4);
+      ASSERT_EQ(g.log.entries.size(), std::size_t(60 + round));
+      EXPECT_EQ(g.log.entries[59], command(1, std::string(259, char('a' + 59 % 26))));
+      if (round == 1) {
+        EXPECT_EQ(g.log.entries[60], command(2, "after a restart"));
+      }
+      disk_log_store s(*j, 4, &g);
+      const entry e[] = {command(2, "after a restart")};
+      if (round == 0) s.append(61, e);
+      settle(*j);
+    }
+  }
+}
+
+// A record bigger than the zeroed space ahead is written (synced) past it, never under a zero
+// write in flight, and both it and later small ones recover.
+TEST(disk_journal, write_durability_a_record_past_the_zeroed_space_is_synced_and_kept) {
+  storage_test::temp_dir d;
+  const std::string path = d.sub("journal");
+  {
+    io::fault_backend* fault = nullptr;
+    auto j = open_journal(path, &fault, false);
+    j->define_group({6, {"a"}});
+    disk_log_store s(*j, 6, nullptr);
+    const entry small[] = {command(1, "first")};
+    s.append(1, small);
+    settle(*j);
+    const entry big[] = {command(1, std::string(std::size_t(6) << 20, 'B'))};
+    s.append(2, big);
+    j->flush();  // a zero write may be in flight: the big write waits for it, then goes synced
+    const std::uint64_t durable_before = fault->durable_writes();
+    settle(*j);
+    EXPECT_GT(fault->durable_writes(), durable_before);
+    const entry after[] = {command(1, "after")};
+    s.append(3, after);
+    settle(*j);
+    EXPECT_EQ(j->durable_seq(), j->last_seq());
+  }
+  auto j = open_journal(path, nullptr, false);
+  EXPECT_EQ(j->dropped_tail_bytes(), 0u);
+  const auto& g = j->recovered().at(6);
+  ASSERT_EQ(g.log.entries.size(), 3u);
+  EXPECT_EQ(g.log.entries[1].data.size(), std::size_t(6) << 20);
+  EXPECT_EQ(g.log.entries[2], command(1, "after"));
 }
 
 TEST(disk_journal, the_automatic_backend_commits_and_recovers_alike) {
