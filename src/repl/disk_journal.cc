@@ -150,9 +150,10 @@ base::status disk_journal::recover() {
       if (auto st = _io->zero_range(_fh, io::align_up(at), *size - io::align_up(at)); !st) return st;
   }
   _tail.assign(p + io::align_down(at), p + at);
-  // Written by the last process at its durability point, metadata included; past it the
-  // zeroes are written again (zero_range above leaves unwritten extents).
-  _safe_to = io::align_up(at);
+  // Written by the last process at its durability point, metadata included, as far as the
+  // file reaches (a torn write may end it inside a block); past it the zeroes are written
+  // again (zero_range above leaves unwritten extents).
+  _safe_to = std::min(io::align_up(at), io::align_down(*size));
   return {};
 }
 
