@@ -1,6 +1,7 @@
 // consumer_replica over a fake replicated log: deliveries and acks go through the log, acks
 // are confirmed on apply, followers hold the same state, a new leader resumes from it.
 #include "src/js/consumer_replica.h"
+#include "tests/unit/js/stream_replica_rig.h"
 
 #include <gtest/gtest.h>
 
@@ -10,25 +11,7 @@ namespace {
 
 using js::consumer_submit;
 
-class fake_log final : public repl::replicated_log {
- public:
-  bool leader = true;
-  std::uint64_t current_term = 1;
-  std::uint64_t next_index = 1;
-  std::vector<repl::committed_entry> proposed;
-
-  repl::propose_result propose(std::span<const std::uint8_t> d) override {
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    repl::committed_entry e;
-    e.index = next_index++;
-    e.value.term = current_term;
-    e.value.data.assign(d.begin(), d.end());
-    proposed.push_back(e);
-    return {repl::propose_status::ok, e.index};
-  }
-  bool is_leader() const override { return leader; }
-  std::uint64_t term() const override { return current_term; }
-};
+using stream_replica_rig::fake_log;  // the log a test commits by hand
 
 // Messages 1..last, all 10 bytes.
 class seq_source final : public js::message_source {

@@ -1,4 +1,4 @@
-// The stream_replica unit tests' rig: a replica over a log the test commits by hand.
+// The replica unit tests' rig: a fake log the test commits by hand, and a stream replica over it.
 #pragma once
 
 #include <gtest/gtest.h>
