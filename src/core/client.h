@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "net/transport.h"
+#include "src/base/inc_map.h"
 #include "src/base/clock.h"
 #include "src/core/auth.h"
 #include "src/core/route.h"
@@ -59,7 +60,9 @@ struct client {
   std::uint64_t sub_seq = 0;
   int deferred_pongs = 0;
   bool pong_held = false;  // scratch while releasing: an earlier PONG of this client still waits
-  std::unordered_map<std::string, std::unique_ptr<subscription>> subs;  // by sid (a route's: by "subject[ queue]")
+  // By sid (a route's: by "subject[ queue]"). Grows without a whole rehash: JetStream's
+  // internal connection takes a 74,000-subject stream's subscriptions in one turn.
+  base::inc_map<std::string, std::unique_ptr<subscription>> subs;
   std::unique_ptr<route_link> route;  // set: this connection is a route to another server
 };
 

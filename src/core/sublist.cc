@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "src/base/inc_map.h"
 #include "src/core/subject.h"
 
 namespace core {
@@ -84,8 +85,13 @@ bool filter_matches(std::string_view filter, std::string_view subject) noexcept 
 
 struct node;
 
+// A level's literal children. A stream's 74,000 subjects `b.<n>.x` put 74,000 under one
+// level in a burst; inc_map grows a few buckets per insert rather than rehashing all of them
+// in one (issue 15 item 5).
+using lit_map = base::inc_map<std::string, std::unique_ptr<node>, sv_hash, std::equal_to<>>;
+
 struct level {
-  sv_map<std::unique_ptr<node>> lits;
+  lit_map lits;
   std::unique_ptr<node> pwc;  // '*'
   std::unique_ptr<node> fwc;  // '>'
   bool empty() const noexcept { return lits.empty() && !pwc && !fwc; }
@@ -339,7 +345,7 @@ bool sublist::remove(subscription* s) {
     level* pl = path[i].l;
     const auto tok = path[i].tok;
     std::unique_ptr<node>* slot;
-    sv_map<std::unique_ptr<node>>::iterator lit;
+    lit_map::iterator lit;
     if (is_pwc(tok)) {
       slot = &pl->pwc;
     } else if (is_fwc(tok)) {

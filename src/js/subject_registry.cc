@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "src/base/inc_map.h"
 #include "src/core/subject.h"
 
 namespace js {
@@ -15,7 +16,9 @@ struct string_hash {
 
 // One node per token prefix, with counts (subjects come and go with their streams).
 struct subject_registry::node {
-  std::unordered_map<std::string, std::unique_ptr<node>, string_hash, std::equal_to<>> literals;
+  // inc_map: 74,000 literals at one depth arrive in one sliced change; a whole-table rehash
+  // inside one budgeted step held the owner's turn for milliseconds.
+  base::inc_map<std::string, std::unique_ptr<node>, string_hash, std::equal_to<>> literals;
   std::unique_ptr<node> star;
   std::size_t ends = 0;   // subjects whose last token is this node's
   std::size_t gt = 0;     // subjects with '>' as the next token
