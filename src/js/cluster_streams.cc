@@ -1,4 +1,5 @@
 #include "src/js/cluster_streams.h"
+#include "src/js/cluster_streams_hosted.h"
 
 #include <unistd.h>
 
@@ -12,11 +13,8 @@
 #include "src/js/cluster_stream_update.h"
 #include "src/js/json_util.h"
 #include "src/js/placement.h"
-#include "src/js/publish_backlog.h"
 #include "src/js/stream.h"
-#include "src/js/stream_replica.h"
 #include "src/js/stream_config.h"
-#include "storage/memory_store.h"
 
 namespace js {
 
@@ -48,66 +46,7 @@ std::uint64_t group_id_for(const std::string& name, std::int64_t created_ns) {
   return h < 2 ? h + 2 : h;
 }
 
-// The replicated_log of one stream group, as its owner thread sees it: role and term as of
-// the last event it applied; proposals go to the replication thread with that term.
-class remote_log final : public repl::replicated_log {
- public:
-  remote_log(core::cluster_replication& r, std::uint64_t group) : _repl(r), _group(group) {}
-  repl::propose_result propose(std::span<const std::uint8_t> data) override {
-    using st = core::group_propose_result::status;
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    const auto r = _repl.propose(_group, term_, std::vector<std::uint8_t>(data.begin(), data.end()));
-    if (r.st == st::ok) return {repl::propose_status::ok, r.index};
-    return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
-  }
-  // The publish path: on the ring to pg-repl, no wait; the index comes as a `proposed` event.
-  repl::propose_result propose_async(std::span<const std::uint8_t> data) override {
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    core::group_proposal p{_group, term_, _next_ticket, std::vector<std::uint8_t>(data.begin(), data.end())};
-    if (!_repl.propose_async(p)) return {repl::propose_status::busy, 0};
-    return {repl::propose_status::queued, _next_ticket++};
-  }
-  bool is_leader() const override { return leader; }
-  std::uint64_t term() const override { return term_; }
-
-  bool leader = false;
-  std::uint64_t term_ = 0;
-
- private:
-  core::cluster_replication& _repl;
-  std::uint64_t _group;
-  std::uint64_t _next_ticket = 1;
-};
-
 }  // namespace
-
-struct cluster_streams::sub_handler final : core::internal_handler {
-  cluster_streams* owner = nullptr;
-  hosted* h = nullptr;
-  void on_msg(const core::inbound_msg& m) override { owner->on_publish(*h, m); }
-};
-
-struct cluster_streams::hosted {
-  re::stream_assign assignment;
-  stream_config cfg;              // as its log has applied it (the replica's config)
-  std::uint64_t config_index = 0; // the meta entry cfg comes from
-  std::unique_ptr<storage::memory_store> store;
-  std::unique_ptr<remote_log> log;
-  std::unique_ptr<stream_replica> replica;
-  std::string leader_name;
-  std::vector<std::uint64_t> subs;  // the stream's subjects, while this server leads
-  sub_handler handler;
-  publish_backlog backlog;  // publishes waiting for room in the in-flight window
-  std::uint64_t next_token = 1;
-  std::map<std::uint64_t, std::string> replies;  // token -> reply subject
-  // token -> what kind of API reply it gets ("" = a PubAck)
-  std::map<std::uint64_t, std::string> api_type;
-  // A change of num_replicas asked here: no writes meanwhile; the request goes to the meta
-  // leader once nothing is in flight (poll_scaling), it is given up at frozen_until.
-  bool frozen = false;
-  std::int64_t frozen_until = 0;
-  std::string scale_request, scale_reply;
-};
 
 cluster_streams::cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain)
     : _host(host), _repl(repl), _domain(std::move(domain)), _self(host.server_name()), _meta(_self),
@@ -133,20 +72,6 @@ void cluster_streams::start() {
     return true;
   });
   _sub = _host.subscribe_cluster(prefix_of(_self) + ">", this);
-}
-
-std::vector<std::pair<std::string, std::vector<std::string>>> cluster_streams::names() const {
-  std::vector<std::pair<std::string, std::vector<std::string>>> out;
-  for (const auto& [k, s] : _meta.streams()) {
-    stream_config cfg;
-    (void)parse_stream_config(s.assignment.config_json, cfg);
-    out.emplace_back(k.second, std::move(cfg.subjects));
-  }
-  return out;
-}
-
-bool cluster_streams::is_replicated(std::string_view name) const {
-  return _meta.find(kAccount, std::string(name)) != nullptr;
 }
 
 bool cluster_streams::meta_leader(std::string& leader) const {
@@ -203,7 +128,12 @@ bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, 
     api_update(*name, m, hops);
     return true;
   }
-  for (std::string_view p : {"STREAM.INFO.", "STREAM.PURGE.", "STREAM.MSG.GET.", "STREAM.LEADER.STEPDOWN."}) {
+  if (rest.starts_with("DIRECT.GET.")) {  // its replicas' responders answer (cluster_direct_get.cc)
+    std::string_view name = rest.substr(11);
+    return direct_allowed(name.substr(0, name.find('.')));
+  }
+  for (std::string_view p :
+       {"STREAM.INFO.", "STREAM.PURGE.", "STREAM.MSG.GET.", "STREAM.MSG.DELETE.", "STREAM.LEADER.STEPDOWN."}) {
     if (auto name = token_after(p)) {
       if (!is_replicated(*name)) return false;
       p.remove_suffix(1);
@@ -276,79 +206,6 @@ void cluster_streams::api_delete(std::string_view name, const core::inbound_msg&
   _deleting[std::string(name)] = {std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs};
 }
 
-void cluster_streams::api_at_leader(std::string_view what, std::string_view name, const core::inbound_msg& m,
-                                    int hops) {
-  const std::string rest = "STREAM." + std::string(what) + "." + std::string(name);
-  auto it = _hosted.find(name);
-  if (it != _hosted.end() && it->second->log->leader && it->second->replica->ready())
-    return serve_at_leader(*it->second, what, m);
-  std::string target;
-  if (it != _hosted.end()) target = it->second->leader_name;
-  if (target.empty() || target == _self) {
-    // Not hosted here: one of its peers knows the leader.
-    const auto* s = _meta.find(kAccount, std::string(name));
-    if (it == _hosted.end() && s && !s->assignment.peers.empty()) target = s->assignment.peers.front();
-  }
-  std::string type = what == "INFO" ? "stream_info_response"
-                     : what == "PURGE" ? "stream_purge_response"
-                     : what == "MSG.GET" ? "stream_msg_get_response"
-                                        : "stream_leader_stepdown_response";
-  if (target.empty() || target == _self || hops >= kMaxHops)
-    return respond_error(m.reply, type, make_error(err::cluster_unavailable));
-  forward(target, rest, m, hops);
-}
-
-void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m) {
-  const std::int64_t now = _host.clk().wall_ns();
-  if (what == "INFO") return respond(m.reply, typed_response("stream_info_response", stream_info(h, now)));
-  if (what == "LEADER.STEPDOWN") {
-    _repl.group_stepdown(h.assignment.group_id);
-    return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_leader_stepdown_response"},
-                                  {"success", true}});
-  }
-  if (what == "MSG.GET") {
-    constexpr std::string_view type = "stream_msg_get_response";
-    const auto req = nlohmann::json::parse(m.payload, nullptr, false);
-    if (!req.is_object()) return respond_error(m.reply, type, make_error(err::bad_request));
-    base::result<storage::stored_msg> msg = base::errc::not_found;
-    if (auto l = req.find("last_by_subj"); l != req.end() && l->is_string()) msg = h.store->load_last(l->get<std::string>());
-    else if (auto s = req.find("seq"); s != req.end() && s->is_number_unsigned()) msg = h.store->load(s->get<std::uint64_t>());
-    else return respond_error(m.reply, type, make_error(err::bad_request));
-    if (!msg.ok()) return respond_error(m.reply, type, make_error(err::no_message_found));
-    ojson body;
-    body["subject"] = msg->subject;
-    body["seq"] = msg->seq;
-    if (!msg->headers.empty()) body["hdrs"] = base64_encode(msg->headers);
-    if (!msg->payload.empty()) body["data"] = base64_encode(msg->payload);
-    body["time"] = base::rfc3339_nano(msg->ts);
-    return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"message", body}});
-  }
-  // PURGE
-  constexpr std::string_view type = "stream_purge_response";
-  storage::purge_request pr;
-  if (!m.payload.empty()) {
-    const auto req = nlohmann::json::parse(m.payload, nullptr, false);
-    if (!req.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json));
-    pr.filter = req.value("filter", "");
-    pr.seq = req.value("seq", std::uint64_t(0));
-    pr.keep = req.value("keep", std::uint64_t(0));
-    if (pr.seq && pr.keep) return respond_error(m.reply, type, make_error(err::bad_request));
-  }
-  const std::uint64_t token = h.next_token++;
-  std::vector<replica_reply> out;
-  const auto st = h.replica->purge(pr, token, out);
-  if (st == submit_status::proposed) {
-    h.replies[token] = std::string(m.reply);
-    h.api_type[token] = std::string(type);
-  } else if (st == submit_status::answered) {
-    h.replies[token] = std::string(m.reply);
-    h.api_type[token] = std::string(type);
-    publish_replies(h, out);
-  } else {
-    respond_error(m.reply, type, make_error(err::cluster_unavailable));
-  }
-}
-
 // ---- the cluster's requests to this server
 
 void cluster_streams::on_msg(const core::inbound_msg& m) {
@@ -374,6 +231,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     return;
   }
   if (rest == "SCALE") return on_scale(m.payload, m.reply);
+  if (rest.starts_with("LISTED.")) return on_listed(rest.substr(7), m);  // a gather's answer
   if (rest == "UPDATED" || rest == "SEEDED") {  // the meta leader: answer once applied here as leader
     const auto nl = m.payload.find('\n');
     if (nl == std::string_view::npos) return;
@@ -416,6 +274,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
   expire(_deleting);
   expire(_updating);
   poll_scaling(now);
+  work += poll_queries(now);  // gathers' deadlines, direct-get responders
   for (auto& [name, v] : _answer_when_current)
     std::erase_if(v, [&](const pending_update& p) { return p.deadline_ns <= now; });
   std::erase_if(_answer_when_current, [](const auto& kv) { return kv.second.empty(); });
@@ -727,141 +586,6 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
   j["did_create"] = true;
   for (const auto& p : it->second) respond(p.reply, j);
   _answer_when_leading.erase(it);
-}
-
-void cluster_streams::on_publish(hosted& h, const core::inbound_msg& m) {
-  waiting_publish p{std::string(m.subject), std::string(m.headers), std::string(m.payload), std::string(m.reply)};
-  switch (h.backlog.offer(h.replica->pending(), h.replica->pending_bytes(), p.bytes())) {
-    case publish_backlog::verdict::submit:
-      if (!submit_publish(h, p)) h.backlog.push_back(std::move(p));
-      return;
-    case publish_backlog::verdict::wait:
-      h.backlog.push_back(std::move(p));
-      return;
-    case publish_backlog::verdict::refuse:
-      h.backlog.count_refused();
-      return refuse_publish(h, p.reply);
-  }
-}
-
-bool cluster_streams::submit_publish(hosted& h, waiting_publish& p) {
-  const std::uint64_t token = h.next_token++;
-  std::vector<replica_reply> out;
-  const auto st = h.replica->publish(_host.clk().wall_ns(), p.subject, p.headers, p.payload, token, out);
-  if (st == submit_status::busy) return false;
-  if (!p.reply.empty() && (st == submit_status::proposed || st == submit_status::answered))
-    h.replies[token] = std::move(p.reply);
-  publish_replies(h, out);
-  return true;
-}
-
-std::size_t cluster_streams::drain_backlog(hosted& h) {
-  std::size_t n = 0;
-  if (!h.log->leader || !h.replica->ready()) {
-    // Not proposed, so safe to retry anywhere: answered rather than left to time out.
-    for (auto& p : h.backlog.take_all()) {
-      refuse_publish(h, p.reply);
-      ++n;
-    }
-    return n;
-  }
-  while (auto p = h.backlog.next(h.replica->pending(), h.replica->pending_bytes())) {
-    if (!submit_publish(h, *p)) {
-      h.backlog.push_front(std::move(*p));
-      break;
-    }
-    ++n;
-  }
-  return n;
-}
-
-void cluster_streams::refuse_publish(hosted& h, std::string_view reply) {
-  if (reply.empty()) return;
-  ojson j;
-  j["error"] = to_json(make_error(err::cluster_unavailable));
-  j["stream"] = h.cfg.name;
-  if (!_domain.empty()) j["domain"] = _domain;
-  j["seq"] = 0;
-  respond(reply, j);
-}
-
-void cluster_streams::publish_replies(hosted& h, std::vector<replica_reply>& out) {
-  for (auto& r : out) {
-    auto it = h.replies.find(r.token);
-    if (it == h.replies.end()) continue;
-    const std::string reply = std::move(it->second);
-    h.replies.erase(it);
-    auto t = h.api_type.find(r.token);
-    if (t != h.api_type.end()) {  // an API request (purge)
-      const std::string type = t->second;
-      h.api_type.erase(t);
-      if (r.error) {
-        respond_error(reply, type, *r.error);
-      } else {
-        respond(reply, ojson{{"type", "io.nats.jetstream.api.v1." + type}, {"success", true}, {"purged", r.seq}});
-      }
-      continue;
-    }
-    ojson j;
-    if (r.error) {
-      j["error"] = to_json(*r.error);
-      j["stream"] = h.cfg.name;
-      if (!_domain.empty()) j["domain"] = _domain;
-      j["seq"] = 0;
-      respond(reply, j);
-      continue;
-    }
-    std::string body = "{\"stream\":" + nlohmann::json(h.cfg.name).dump() + ",";
-    if (!_domain.empty()) body += "\"domain\":" + nlohmann::json(_domain).dump() + ",";
-    body += "\"seq\":" + std::to_string(r.seq);
-    if (r.duplicate) body += ",\"duplicate\": true";
-    body += "}";
-    _host.publish(reply, "", "", body);
-  }
-}
-
-// ---- StreamInfo
-
-ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
-  return cluster_json(_repl.progress(h.assignment.group_id), _repl.meta().cluster, now_ns);
-}
-
-ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged) {
-  ojson state = stream_state_json(h.store->state(false), false, nullptr, 0);
-  ojson j;
-  if (paged) {  // STREAM.INFO's, as the hub's (a create's reply has none)
-    j["total"] = 0;
-    j["offset"] = 0;
-    j["limit"] = 0;
-  }
-  j["config"] = to_json(h.cfg, true);
-  j["created"] = base::rfc3339_nano(h.assignment.created_ns);
-  j["state"] = std::move(state);
-  if (!_domain.empty()) j["domain"] = _domain;
-  j["cluster"] = cluster_json_of(h, now_ns);
-  j["ts"] = base::rfc3339_nano(now_ns);
-  return j;
-}
-
-std::vector<cluster_streams::monitor_entry> cluster_streams::monitor_streams(std::int64_t now_ns, bool details) {
-  std::vector<monitor_entry> out;
-  for (auto& [name, h] : _hosted) {
-    monitor_entry e;
-    e.name = name;
-    e.created_ns = h->assignment.created_ns;
-    e.memory = h->cfg.storage == storage_type::memory;
-    e.replicas = h->assignment.peers.size();
-    e.group_id = h->assignment.group_id;
-    e.state = stream_state_json(h->store->state(false), false, nullptr, 0);
-    e.bytes = e.state.value("bytes", std::uint64_t{0});
-    e.messages = e.state.value("messages", std::uint64_t{0});
-    if (details) {
-      e.cluster = cluster_json_of(*h, now_ns);
-      e.config = to_json(h->cfg, false);
-    }
-    out.push_back(std::move(e));
-  }
-  return out;
 }
 
 }  // namespace js

@@ -58,6 +58,21 @@ class cluster_streams final : public core::internal_handler {
   // Replicated streams' names and subjects (every server knows them from the meta log).
   std::vector<std::pair<std::string, std::vector<std::string>>> names() const;
   bool is_replicated(std::string_view name) const;
+  // STREAM.LIST's entries for these replicated streams (cluster_stream_queries.cc): each
+  // stream's leader is asked for its StreamInfo, as nats-server's meta leader asks; `done`
+  // runs on this thread with the answers (name -> info, no type or paging fields) and, in
+  // the order given, the names whose leader did not answer within 4 s or answered an error
+  // (nats-server's `missing`). Called at once when every leader is this server.
+  using info_done = std::function<void(std::map<std::string, nlohmann::ordered_json>& infos,
+                                       std::vector<std::string>& missing)>;
+  void stream_infos(const std::vector<std::string>& names, info_done done);
+  // $JS.API.INFO's part of the replicated streams, each counted once: streams and consumers
+  // from the meta log, bytes from this server's replica or, for a stream without one here,
+  // its leader's StreamInfo (nothing for one that does not answer).
+  struct account_usage {
+    std::uint64_t streams = 0, consumers = 0, memory = 0, storage = 0;
+  };
+  void usage(std::function<void(const account_usage&)> done);
   // /jsz (monitor_jsz.cc): what this server holds of each replicated stream it has a replica of,
   // in name order; the cluster object and config only with `details`. Read-only.
   struct monitor_entry {
@@ -106,8 +121,25 @@ class cluster_streams final : public core::internal_handler {
   void api_create(std::string_view name, const core::inbound_msg& m, int hops);
   void api_delete(std::string_view name, const core::inbound_msg& m, int hops);
   void api_update(std::string_view name, const core::inbound_msg& m, int hops);
+  // INFO, PURGE, MSG.GET, MSG.DELETE, LEADER.STEPDOWN: served by the stream's leader, sent on
+  // to it from elsewhere (cluster_stream_queries.cc).
   void api_at_leader(std::string_view what, std::string_view name, const core::inbound_msg& m, int hops);
   void serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m);
+  void serve_msg_delete(hosted& h, const core::inbound_msg& m);
+  // The server to send a request for the stream's leader to ("" when none is known).
+  std::string leader_target(std::string_view name);
+  // Gathers (stream_infos): an answer ($PG.JSC.<self>.0.LISTED.<id>.<index>), the end.
+  struct info_gather;
+  void on_listed(std::string_view rest, const core::inbound_msg& m);
+  void finish_gather(std::uint64_t id);
+  // Each poll: gathers past their deadline end, direct-get responders follow the replicas.
+  std::size_t poll_queries(std::int64_t now_ns);
+  // Direct gets (cluster_direct_get.cc): true when the stream is replicated and allows them
+  // (its replicas answer; the hub stays silent), false to let the hub answer as for R1.
+  struct direct_responder;
+  bool direct_allowed(std::string_view name);
+  void on_direct_get(const std::string& name, const core::inbound_msg& m);
+  std::size_t sync_direct(std::int64_t now_ns);
   // Sends `m` on to `server` as $PG.JSC.<server>.<hops+1>.<what>, keeping its reply.
   void forward(const std::string& server, std::string_view what, const core::inbound_msg& m, int hops);
   bool meta_leader(std::string& leader) const;
@@ -170,6 +202,17 @@ class cluster_streams final : public core::internal_handler {
   // The consumers of the replicated streams (cluster_consumers.h): their API requests, meta
   // entries and group events.
   std::unique_ptr<cluster_consumers> _consumers;
+  // STREAM.LIST / account INFO gathers in flight, by id (cluster_stream_queries.cc).
+  std::uint64_t _next_gather = 1;
+  std::map<std::uint64_t, std::unique_ptr<info_gather>> _gathers;
+  // Direct-get responders of the replicas here, by stream (cluster_direct_get.cc), and each
+  // replicated stream's allow_direct as of its assigned config (no parse per request).
+  std::map<std::string, std::unique_ptr<direct_responder>, std::less<>> _direct;
+  struct direct_flag {
+    std::string config_json;
+    bool allow = false;
+  };
+  std::map<std::string, direct_flag, std::less<>> _direct_flags;
 };
 
 }  // namespace js

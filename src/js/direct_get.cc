@@ -21,34 +21,43 @@ std::string status_only(std::string_view status, std::string_view extra = {}) {
   return "NATS/1.0 " + std::string(status) + "\r\n" + std::string(extra) + "\r\n";
 }
 
-}  // namespace
-
-void stream::send_direct(std::string_view reply, const storage::stored_msg& m, bool no_hdr, std::string_view extra) {
-  if (no_hdr) {
-    _host.publish(reply, "", "", m.payload);
-    return;
-  }
+// One message as a direct get answers it: its stored headers plus the Nats-* ones.
+void send_message(const direct_send& send, std::string_view stream_name, const storage::stored_msg& m, bool no_hdr,
+                  std::string_view extra) {
+  if (no_hdr) return send("", m.payload);
   std::string h;
   if (m.headers.size() >= 12 && m.headers.ends_with("\r\n\r\n")) {
     h = m.headers.substr(0, m.headers.size() - 2);  // keep the stored lines, drop the blank one
   } else {
     h = "NATS/1.0\r\n";
   }
-  h += "Nats-Stream: " + _cfg.name + "\r\n";
+  h += "Nats-Stream: " + std::string(stream_name) + "\r\n";
   h += "Nats-Subject: " + m.subject + "\r\n";
   h += "Nats-Sequence: " + std::to_string(m.seq) + "\r\n";
   h += "Nats-Time-Stamp: " + base::rfc3339_nano(m.ts) + "\r\n";
   h += extra;
   h += "\r\n";
-  _host.publish(reply, "", h, m.payload);
+  send(h, m.payload);
+}
+
+}  // namespace
+
+void stream::send_direct(std::string_view reply, const storage::stored_msg& m, bool no_hdr, std::string_view extra) {
+  send_message([&](std::string_view headers, std::string_view payload) { _host.publish(reply, "", headers, payload); },
+               _cfg.name, m, no_hdr, extra);
 }
 
 void stream::direct_get(const core::inbound_msg& m) {
   if (_closed || m.reply.empty()) return;
-  auto& host = _host;
-  auto status = [&](std::string_view s, std::string_view extra = {}) {
-    host.publish(m.reply, "", status_only(s, extra), "");
-  };
+  serve_direct_get(_cfg.name, *_store, m, [&](std::string_view headers, std::string_view payload) {
+    _host.publish(m.reply, "", headers, payload);
+  });
+}
+
+void serve_direct_get(std::string_view stream_name, storage::stream_store& st, const core::inbound_msg& m,
+                      const direct_send& send) {
+  if (m.reply.empty()) return;
+  auto status = [&](std::string_view s, std::string_view extra = {}) { send(status_only(s, extra), ""); };
   if (!m.headers.empty()) {
     if (auto lvl = find_header(m.headers, "Nats-Required-Api-Level")) {
       auto want = parse_u64(*lvl);
@@ -86,7 +95,6 @@ void stream::direct_get(const core::inbound_msg& m) {
                           (!r.next_by.empty() && !r.multi_last.empty()) || (r.up_to_seq > 0 && r.up_to_time);
     if (conflict) return status("408 Bad Request");
   }
-  auto& st = *_store;
   const std::uint64_t max_bytes = r.max_bytes > 0 ? static_cast<std::uint64_t>(r.max_bytes) : kDefaultMaxBytes;
 
   if (!r.multi_last.empty()) {
@@ -125,7 +133,7 @@ void stream::direct_get(const core::inbound_msg& m) {
       auto msg = st.load(seqs[i]);
       if (!msg.ok()) return status("404 Message Not Found");
       const std::uint64_t pending = seqs.size() - i - 1;
-      send_direct(m.reply, *msg, r.no_hdr,
+      send_message(send, stream_name, *msg, r.no_hdr,
                   "Nats-Num-Pending: " + std::to_string(pending) + "\r\nNats-Last-Sequence: " + std::to_string(prev) + "\r\n");
       bytes += msg->subject.size() + msg->headers.size() + msg->payload.size();
       prev = msg->seq;
@@ -148,7 +156,7 @@ void stream::direct_get(const core::inbound_msg& m) {
     else if (!r.next_by.empty() || r.start_time) msg = st.load_next(r.next_by, seq);
     else msg = st.load(seq);
     if (!msg.ok()) return status("404 Message Not Found");
-    return send_direct(m.reply, *msg, r.no_hdr, {});
+    return send_message(send, stream_name, *msg, r.no_hdr, {});
   }
 
   // Batch: pending = matching messages at or after the start, counted once then decremented.
@@ -173,7 +181,7 @@ void stream::direct_get(const core::inbound_msg& m) {
   auto msg = std::move(first);
   while (msg.ok() && sent < static_cast<std::uint64_t>(r.batch) && (sent == 0 || bytes < max_bytes)) {
     if (pending > 0) --pending;
-    send_direct(m.reply, *msg, r.no_hdr,
+    send_message(send, stream_name, *msg, r.no_hdr,
                 "Nats-Num-Pending: " + std::to_string(pending) + "\r\nNats-Last-Sequence: " + std::to_string(prev) + "\r\n");
     bytes += msg->subject.size() + msg->headers.size() + msg->payload.size();
     prev = msg->seq;

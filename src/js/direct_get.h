@@ -3,10 +3,14 @@
 // nats-server's Go decoder reads it: a field of the wrong type or out of its Go range (a negative
 // seq, 1.5 in batch, ...) makes the request malformed.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "src/core/service.h"
+#include "storage/store.h"
 
 namespace js {
 
@@ -24,5 +28,13 @@ struct direct_request {
 // status line text nats-server answers with ("408 Malformed Request").
 std::optional<std::string> decode_direct_request(std::string_view body, direct_request& r,
                                                  std::vector<std::string>& keys);
+
+// Answers one direct get request ($JS.API.DIRECT.GET.<stream>[.<subject>], direct_get.cc) from
+// `st` as stream `stream_name`'s responder: each message or status goes through `send`
+// (headers, payload) to the request's reply subject. A standalone stream and a replica of a
+// replicated one (cluster_direct_get.cc) answer alike.
+using direct_send = std::function<void(std::string_view headers, std::string_view payload)>;
+void serve_direct_get(std::string_view stream_name, storage::stream_store& st, const core::inbound_msg& m,
+                      const direct_send& send);
 
 }  // namespace js

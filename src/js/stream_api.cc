@@ -4,6 +4,7 @@
 #include <iterator>
 #include <filesystem>
 #include <initializer_list>
+#include <set>
 
 #include "src/core/subject.h"
 #include "src/js/big_request.h"
@@ -83,36 +84,46 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
   // The counters the groups publish (no loop over the streams).
   const auto mem = std::uint64_t(used_bytes(storage_type::memory));
   const auto file = std::uint64_t(used_bytes(storage_type::file));
-  const auto& o = _host->options();
-  ojson j;
-  j["type"] = "io.nats.jetstream.api.v1.account_info_response";
-  j["memory"] = mem;
-  j["storage"] = file;
-  j["reserved_memory"] = 0;
-  j["reserved_storage"] = 0;
   // The table and the owners' counters (no loop over the streams or the owners' threads).
-  j["streams"] = table().size() + (_cluster ? _cluster->names().size() : 0);
   std::int64_t consumers = 0;
   std::uint64_t errors = 0;
   for (const auto& slot : _owners->slots) {
     consumers += slot->js->_consumer_count.load(std::memory_order_relaxed);
     errors += slot->js->_api_errors.load(std::memory_order_relaxed);
   }
-  j["consumers"] = std::max<std::int64_t>(consumers, 0);
-  // $G shows the server's storage limits (as before accounts had JetStream); an account its own.
-  const account_limits& acc = _owners->limits;
-  const bool global = acc.account == "$G";
-  j["limits"] = ojson{{"max_memory", global && acc.max_memory < 0 ? o.max_memory_store : acc.max_memory},
-                      {"max_storage", global && acc.max_file < 0 ? o.max_file_store : acc.max_file},
-                      {"max_streams", acc.max_streams},
-                      {"max_consumers", acc.max_consumers},
-                      {"max_ack_pending", -1},
-                      {"memory_max_stream_bytes", -1},
-                      {"storage_max_stream_bytes", -1},
-                      {"max_bytes_required", false}};
-  if (!_domain.empty()) j["domain"] = _domain;
-  j["api"] = ojson{{"level", kApiLevel}, {"total", _api_total.load()}, {"errors", errors}};
-  respond(m.reply, j);
+  // Taken now: a clustered answer waits for the replicated streams' leaders, and still
+  // shows only the calls before this one.
+  const std::uint64_t total = _api_total.load();
+  auto answer = [this, reply = std::string(m.reply), mem, file, streams = table().size(),
+                 consumers = std::uint64_t(std::max<std::int64_t>(consumers, 0)), errors,
+                 total](const cluster_streams::account_usage& r) {
+    const auto& o = _host->options();
+    ojson j;
+    j["type"] = "io.nats.jetstream.api.v1.account_info_response";
+    j["memory"] = mem + r.memory;
+    j["storage"] = file + r.storage;
+    j["reserved_memory"] = 0;
+    j["reserved_storage"] = 0;
+    j["streams"] = streams + r.streams;
+    j["consumers"] = consumers + r.consumers;
+    // $G shows the server's storage limits (as before accounts had JetStream); an account its own.
+    const account_limits& acc = _owners->limits;
+    const bool global = acc.account == "$G";
+    j["limits"] = ojson{{"max_memory", global && acc.max_memory < 0 ? o.max_memory_store : acc.max_memory},
+                        {"max_storage", global && acc.max_file < 0 ? o.max_file_store : acc.max_file},
+                        {"max_streams", acc.max_streams},
+                        {"max_consumers", acc.max_consumers},
+                        {"max_ack_pending", -1},
+                        {"memory_max_stream_bytes", -1},
+                        {"storage_max_stream_bytes", -1},
+                        {"max_bytes_required", false}};
+    if (!_domain.empty()) j["domain"] = _domain;
+    j["api"] = ojson{{"level", kApiLevel}, {"total", total}, {"errors", errors}};
+    respond(reply, j);
+  };
+  // Replicated streams count once each, whatever the number of their replicas here.
+  if (_cluster) return _cluster->usage(std::move(answer));
+  answer({});
 }
 
 void jetstream::api_create(std::string_view token, const core::inbound_msg& m) {
@@ -290,14 +301,36 @@ void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
   std::vector<std::string> names;
   for (const auto& [name, p] : table())
     if (matches_filter(p.cfg.subjects, filter)) names.push_back(name);
+  std::set<std::string> replicated;
+  if (_cluster) {  // replicated streams, from the meta log, in one name order with the R1 ones
+    for (const auto& [name, subjects] : _cluster->names())
+      if (matches_filter(subjects, filter)) {
+        names.push_back(name);
+        replicated.insert(name);
+      }
+    std::sort(names.begin(), names.end());
+  }
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
   j["total"] = names.size();
   j["offset"] = offset;
   j["limit"] = kListLimit;
-  std::vector<std::string> page;
-  for (std::size_t i = std::size_t(offset); i < names.size() && page.size() < kListLimit; ++i) page.push_back(names[i]);
-  list_streams(std::string(m.reply), std::move(j), std::move(page));
+  std::vector<std::string> page, asked;
+  for (std::size_t i = std::size_t(offset); i < names.size() && page.size() < kListLimit; ++i) {
+    page.push_back(names[i]);
+    if (replicated.count(names[i])) asked.push_back(names[i]);
+  }
+  if (asked.empty()) return list_streams(std::string(m.reply), std::move(j), std::move(page));
+  // Their infos come from their leaders (cluster_stream_queries.cc), then the R1 ones' from
+  // the owners; a leader that did not answer is `missing`, as in nats-server.
+  _cluster->stream_infos(asked, [this, reply = std::string(m.reply), head = std::move(j), page = std::move(page)](
+                                    std::map<std::string, ojson>& infos, std::vector<std::string>& missing) mutable {
+    ojson prefilled = ojson::object();
+    for (auto& [name, info] : infos) prefilled[name] = std::move(info);
+    head["streams"] = std::move(prefilled);
+    if (!missing.empty()) head["missing"] = missing;
+    list_streams(std::move(reply), std::move(head), std::move(page));
+  });
 }
 
 namespace {
@@ -306,18 +339,27 @@ namespace {
 struct list_gather {
   std::string reply;
   ojson head;
-  std::vector<ojson> infos;  // null: the stream went meanwhile
+  std::vector<ojson> infos;  // null: the stream went meanwhile (or its leader did not answer)
   std::atomic<std::size_t> left{0};
 };
 }  // namespace
 
+// `head` may come with `streams` already holding the replicated streams' entries by name
+// (from their leaders) and `missing` after it; the page replaces `streams` in place.
 void jetstream::list_streams(std::string reply, ojson head, std::vector<std::string> names) {
   auto g = std::make_shared<list_gather>();
   g->reply = std::move(reply);
+  ojson replicated = head.contains("streams") ? std::move(head["streams"]) : ojson::object();
   g->head = std::move(head);
   g->infos.resize(names.size());
   std::vector<std::vector<std::size_t>> by_owner(_owners->size());
-  for (std::size_t i = 0; i < names.size(); ++i) by_owner[table().find(names[i])->second.owner].push_back(i);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (auto r = replicated.find(names[i]); r != replicated.end()) {
+      g->infos[i] = std::move(*r);
+    } else if (auto t = table().find(names[i]); t != table().end()) {  // (an R1 stream may go meanwhile)
+      by_owner[t->second.owner].push_back(i);
+    }
+  }
   auto part = [g, names](jetstream& js, const std::vector<std::size_t>& mine) {
     PG_ASSERT_OWNER(js._thread);
     for (std::size_t i : mine)
@@ -327,7 +369,7 @@ void jetstream::list_streams(std::string reply, ojson head, std::vector<std::str
     ojson page = ojson::array();
     for (auto& info : g->infos)
       if (!info.is_null()) page.push_back(std::move(info));
-    j["streams"] = std::move(page);
+    j["streams"] = std::move(page);  // before `missing`, if there is one
     js.respond(g->reply, j);
   };
   std::size_t parts = 0;

@@ -374,12 +374,13 @@ submit_status stream_replica::remove(std::uint64_t seq, bool erase, std::uint64_
                                      std::vector<replica_reply>& out) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
   if (!_ready) return submit_status::not_ready;
+  // The standalone stream's errors (stream_api.cc): sealed 10109, deny_delete 10057, a
+  // sequence not stored 10043.
   if (_cfg.sealed || _cfg.deny_delete || !_store.load(seq).ok()) {
     out.push_back({token, replica_reply::kind::error, 0, false,
-                   _cfg.sealed ? make_error(err::sealed)
-                               : make_error(err::msg_delete_failed,
-                                            _cfg.deny_delete ? "message delete not permitted"
-                                                             : "no message found")});
+                   _cfg.sealed        ? make_error(err::sealed)
+                   : _cfg.deny_delete ? make_error(err::msg_delete_failed, "message delete not permitted")
+                                      : make_error(err::sequence_not_found, std::to_string(seq))});
     return submit_status::answered;
   }
   pending_entry p;
@@ -539,7 +540,11 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
         } else if constexpr (std::is_same_v<T, re::msg_delete>) {
           const auto st = _store.remove(v.seq, v.erase);
           std::optional<api_error> failure;
-          if (!st.ok()) failure = make_error(err::msg_delete_failed, "no message found");
+          // Gone meanwhile (a second delete of it in flight): as nats-server's !removed.
+          if (!st.ok())
+            failure = st.err().code == base::errc::not_found
+                          ? make_error(err::sequence_not_found, std::to_string(v.seq))
+                          : make_error(err::msg_delete_failed, base::errc_name(st.err().code));
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::deleted, v.seq, failure);
         } else if constexpr (std::is_same_v<T, re::expire>) {
           (void)_store.expire(v.now);

@@ -5,6 +5,7 @@
 namespace {
 
 using namespace stream_replica_rig;
+using js::api_error;
 
 TEST(StreamReplica, FollowerRefusesWithoutAnswer) {
   rig r;
@@ -201,13 +202,51 @@ TEST(StreamReplica, PurgeAndDeleteGoThroughTheLog) {
   EXPECT_EQ(out[0].what, replica_reply::kind::deleted);
   EXPECT_FALSE(r.store.load(2).ok());
   EXPECT_EQ(r.replica.remove(2, false, 6, r.replies), submit_status::answered);
-  EXPECT_EQ(r.replies.back().error->err_code, 10057);
+  EXPECT_EQ(r.replies.back().error->err_code, 10043);  // "sequence 2 not found", as R1
   ASSERT_EQ(r.replica.purge({"", 0, 0}, 7, r.replies), submit_status::proposed);
   out = r.commit_all();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].what, replica_reply::kind::purged);
   EXPECT_EQ(out[0].seq, 2u);
   EXPECT_EQ(r.store.state().msgs, 0u);
+}
+
+// STREAM.MSG.DELETE's errors are the standalone stream's: a sequence not stored is 10043
+// "sequence N not found", at once or when a second delete of it in flight applies; sealed
+// 10109; deny_delete 10057.
+TEST(StreamReplica, DeleteErrorsAreTheStandaloneOnes) {
+  rig r;
+  r.become_ready();
+  for (int i = 0; i < 3; ++i) r.pub("orders." + std::to_string(i));
+  r.commit_all();
+  ASSERT_EQ(r.replica.remove(9, true, 5, r.replies), submit_status::answered);
+  ASSERT_TRUE(r.replies.back().error);
+  EXPECT_EQ(*r.replies.back().error, (api_error{400, 10043, "sequence 9 not found"}));
+  ASSERT_EQ(r.replica.remove(2, true, 6, r.replies), submit_status::proposed);
+  ASSERT_EQ(r.replica.remove(2, false, 7, r.replies), submit_status::proposed);  // still stored
+  auto out = r.commit_all();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].token, 6u);
+  EXPECT_EQ(out[0].what, replica_reply::kind::deleted);
+  EXPECT_FALSE(out[0].error);
+  EXPECT_EQ(out[1].token, 7u);
+  ASSERT_TRUE(out[1].error);
+  EXPECT_EQ(*out[1].error, (api_error{400, 10043, "sequence 2 not found"}));
+
+  auto c = config();
+  c.deny_delete = true;
+  rig d(c);
+  d.become_ready();
+  d.pub("orders.x");
+  d.commit_all();
+  ASSERT_EQ(d.replica.remove(1, true, 5, d.replies), submit_status::answered);
+  EXPECT_EQ(*d.replies.back().error, (api_error{500, 10057, "message delete not permitted"}));
+  c.deny_delete = false;
+  c.sealed = true;
+  rig s(c);
+  s.become_ready();
+  ASSERT_EQ(s.replica.remove(1, true, 5, s.replies), submit_status::answered);
+  EXPECT_EQ(s.replies.back().error->err_code, 10109);
 }
 
 TEST(StreamReplica, RollupAppliesOnEveryReplica) {

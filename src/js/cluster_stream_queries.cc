@@ -1,0 +1,307 @@
+// What clients ask of replicated streams beyond create/update/delete (cluster_streams.h):
+// requests served by the stream's leader (INFO, PURGE, MSG.GET, MSG.DELETE,
+// LEADER.STEPDOWN), StreamInfo, STREAM.LIST's entries gathered from the streams' leaders (as
+// nats-server's meta leader gathers them), $JS.API.INFO's part, /jsz's view of the replicas.
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <system_error>
+
+#include "src/base/go_text.h"
+#include "src/js/api_json.h"
+#include "src/js/cluster_info.h"
+#include "src/js/cluster_streams.h"
+#include "src/js/cluster_streams_hosted.h"
+#include "src/js/json_decode.h"
+#include "src/js/json_util.h"
+#include "src/js/stream.h"
+
+namespace js {
+
+namespace {
+
+constexpr const char* kAccount = "$G";  // as cluster_streams.cc
+constexpr int kMaxHops = 2;
+// nats-server's jsClusteredStreamListRequest waits this long for the leaders' answers.
+constexpr std::int64_t kGatherTimeoutNs = 4'000'000'000;
+
+std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
+
+std::optional<std::uint64_t> to_u64(std::string_view s) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::vector<std::string>>> cluster_streams::names() const {
+  std::vector<std::pair<std::string, std::vector<std::string>>> out;
+  for (const auto& [k, s] : _meta.streams()) {
+    stream_config cfg;
+    (void)parse_stream_config(s.assignment.config_json, cfg);
+    out.emplace_back(k.second, std::move(cfg.subjects));
+  }
+  return out;
+}
+
+bool cluster_streams::is_replicated(std::string_view name) const {
+  return _meta.find(kAccount, std::string(name)) != nullptr;
+}
+
+// ---- served by the stream's leader
+
+std::string cluster_streams::leader_target(std::string_view name) {
+  auto it = _hosted.find(name);
+  std::string target;
+  if (it != _hosted.end()) target = it->second->leader_name;
+  if ((target.empty() || target == _self) && it == _hosted.end()) {
+    // Not hosted here: one of its peers knows the leader.
+    const auto* s = _meta.find(kAccount, std::string(name));
+    if (s && !s->assignment.peers.empty()) target = s->assignment.peers.front();
+  }
+  if (target == _self) target.clear();
+  return target;
+}
+
+void cluster_streams::api_at_leader(std::string_view what, std::string_view name, const core::inbound_msg& m,
+                                    int hops) {
+  auto it = _hosted.find(name);
+  if (it != _hosted.end() && it->second->log->leader && it->second->replica->ready())
+    return serve_at_leader(*it->second, what, m);
+  const std::string target = leader_target(name);
+  const std::string type = what == "INFO"         ? "stream_info_response"
+                           : what == "PURGE"      ? "stream_purge_response"
+                           : what == "MSG.GET"    ? "stream_msg_get_response"
+                           : what == "MSG.DELETE" ? "stream_msg_delete_response"
+                                                  : "stream_leader_stepdown_response";
+  if (target.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  forward(target, "STREAM." + std::string(what) + "." + std::string(name), m, hops);
+}
+
+void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m) {
+  const std::int64_t now = _host.clk().wall_ns();
+  if (what == "INFO") return respond(m.reply, typed_response("stream_info_response", stream_info(h, now)));
+  if (what == "MSG.DELETE") return serve_msg_delete(h, m);
+  if (what == "LEADER.STEPDOWN") {
+    _repl.group_stepdown(h.assignment.group_id);
+    return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_leader_stepdown_response"},
+                                  {"success", true}});
+  }
+  if (what == "MSG.GET") {
+    constexpr std::string_view type = "stream_msg_get_response";
+    const auto req = nlohmann::json::parse(m.payload, nullptr, false);
+    if (!req.is_object()) return respond_error(m.reply, type, make_error(err::bad_request));
+    base::result<storage::stored_msg> msg = base::errc::not_found;
+    if (auto l = req.find("last_by_subj"); l != req.end() && l->is_string()) msg = h.store->load_last(l->get<std::string>());
+    else if (auto s = req.find("seq"); s != req.end() && s->is_number_unsigned()) msg = h.store->load(s->get<std::uint64_t>());
+    else return respond_error(m.reply, type, make_error(err::bad_request));
+    if (!msg.ok()) return respond_error(m.reply, type, make_error(err::no_message_found));
+    ojson body;
+    body["subject"] = msg->subject;
+    body["seq"] = msg->seq;
+    if (!msg->headers.empty()) body["hdrs"] = base64_encode(msg->headers);
+    if (!msg->payload.empty()) body["data"] = base64_encode(msg->payload);
+    body["time"] = base::rfc3339_nano(msg->ts);
+    return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"message", body}});
+  }
+  // PURGE
+  constexpr std::string_view type = "stream_purge_response";
+  storage::purge_request pr;
+  if (!m.payload.empty()) {
+    const auto req = nlohmann::json::parse(m.payload, nullptr, false);
+    if (!req.is_object()) return respond_error(m.reply, type, make_error(err::invalid_json));
+    pr.filter = req.value("filter", "");
+    pr.seq = req.value("seq", std::uint64_t(0));
+    pr.keep = req.value("keep", std::uint64_t(0));
+    if (pr.seq && pr.keep) return respond_error(m.reply, type, make_error(err::bad_request));
+  }
+  const std::uint64_t token = h.next_token++;
+  std::vector<replica_reply> out;
+  const auto st = h.replica->purge(pr, token, out);
+  if (st == submit_status::proposed || st == submit_status::answered) {
+    h.replies[token] = std::string(m.reply);
+    h.api_type[token] = std::string(type);
+    if (st == submit_status::answered) publish_replies(h, out);
+  } else {
+    respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  }
+}
+
+// STREAM.MSG.DELETE: the request checked as the hub checks an R1 one (stream_api.cc), then a
+// msg_delete entry through the stream's log, so every replica removes the message; answered
+// once the leader has applied it (as nats-server's leader answers from applyStreamEntries).
+void cluster_streams::serve_msg_delete(hosted& h, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_msg_delete_response";
+  if (trim_space(m.payload).empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  jdec::json req;
+  if (auto e = jdec::decode_request(m.payload, "JSApiMsgDeleteRequest",
+                                    {{"seq", jdec::field_kind::u64}, {"no_erase", jdec::field_kind::boolean}}, req))
+    return respond_error(m.reply, type, *e);
+  std::uint64_t seq = 0;
+  bool no_erase = false;
+  if (!get_field(req, "seq", seq) || !get_field(req, "no_erase", no_erase))
+    return respond_error(m.reply, type, make_error(err::invalid_json));
+  const std::uint64_t token = h.next_token++;
+  std::vector<replica_reply> out;
+  const auto st = h.replica->remove(seq, !no_erase, token, out);
+  if (st == submit_status::proposed || st == submit_status::answered) {
+    h.replies[token] = std::string(m.reply);
+    h.api_type[token] = std::string(type);
+    if (st == submit_status::answered) publish_replies(h, out);
+  } else {
+    respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  }
+}
+
+// ---- StreamInfo
+
+ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
+  return cluster_json(_repl.progress(h.assignment.group_id), _repl.meta().cluster, now_ns);
+}
+
+ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged) {
+  // Its consumers as the meta log assigns them (each replicated consumer has its own group).
+  const auto* s = _meta.find(kAccount, h.cfg.name);
+  ojson state = stream_state_json(h.store->state(false), false, nullptr, s ? s->consumers.size() : 0);
+  ojson j;
+  if (paged) {  // STREAM.INFO's, as the hub's (a create's reply has none)
+    j["total"] = 0;
+    j["offset"] = 0;
+    j["limit"] = 0;
+  }
+  j["config"] = to_json(h.cfg, true);
+  j["created"] = base::rfc3339_nano(h.assignment.created_ns);
+  j["state"] = std::move(state);
+  if (!_domain.empty()) j["domain"] = _domain;
+  j["cluster"] = cluster_json_of(h, now_ns);
+  j["ts"] = base::rfc3339_nano(now_ns);
+  return j;
+}
+
+std::vector<cluster_streams::monitor_entry> cluster_streams::monitor_streams(std::int64_t now_ns, bool details) {
+  std::vector<monitor_entry> out;
+  for (auto& [name, h] : _hosted) {
+    monitor_entry e;
+    e.name = name;
+    e.created_ns = h->assignment.created_ns;
+    e.memory = h->cfg.storage == storage_type::memory;
+    e.replicas = h->assignment.peers.size();
+    e.group_id = h->assignment.group_id;
+    e.state = stream_state_json(h->store->state(false), false, nullptr, 0);
+    e.bytes = e.state.value("bytes", std::uint64_t{0});
+    e.messages = e.state.value("messages", std::uint64_t{0});
+    if (details) {
+      e.cluster = cluster_json_of(*h, now_ns);
+      e.config = to_json(h->cfg, false);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// ---- STREAM.LIST's entries from the leaders
+
+void cluster_streams::stream_infos(const std::vector<std::string>& names, info_done done) {
+  const std::int64_t now = _host.clk().wall_ns();
+  auto g = std::make_unique<info_gather>();
+  g->names = names;
+  g->infos.resize(names.size());
+  g->answered.resize(names.size(), false);
+  g->deadline_ns = now + kGatherTimeoutNs;
+  g->done = std::move(done);
+  std::vector<std::pair<std::size_t, std::string>> asks;  // index, server to ask
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    auto it = _hosted.find(names[i]);
+    if (it != _hosted.end() && it->second->log->leader && it->second->replica->ready()) {
+      g->infos[i] = stream_info(*it->second, now, false);
+      g->answered[i] = true;
+    } else if (std::string target = leader_target(names[i]); !target.empty()) {
+      asks.emplace_back(i, std::move(target));
+    } else {
+      g->answered[i] = true;  // no leader known: missing
+    }
+  }
+  g->left = asks.size();
+  const std::uint64_t id = _next_gather++;
+  _gathers.emplace(id, std::move(g));
+  if (asks.empty()) return finish_gather(id);
+  // Every ask goes to another server, so no answer arrives inside this loop.
+  for (const auto& [i, target] : asks) {
+    core::inbound_msg n;
+    const std::string reply = prefix_of(_self) + "0.LISTED." + std::to_string(id) + "." + std::to_string(i);
+    n.reply = reply;
+    forward(target, "STREAM.INFO." + names[i], n, 0);
+  }
+}
+
+void cluster_streams::on_listed(std::string_view rest, const core::inbound_msg& m) {
+  const auto dot = rest.find('.');
+  if (dot == std::string_view::npos) return;
+  const auto id = to_u64(rest.substr(0, dot));
+  const auto index = to_u64(rest.substr(dot + 1));
+  if (!id || !index) return;
+  auto it = _gathers.find(*id);
+  if (it == _gathers.end()) return;  // finished (timed out) meanwhile
+  info_gather& g = *it->second;
+  if (*index >= g.names.size() || g.answered[*index]) return;
+  g.answered[*index] = true;
+  --g.left;
+  ojson j = ojson::parse(m.payload, nullptr, false);
+  if (j.is_object() && !j.contains("error") && j.contains("config")) {
+    for (const char* k : {"type", "total", "offset", "limit"}) j.erase(k);
+    g.infos[*index] = std::move(j);
+  }
+  if (g.left == 0) finish_gather(*id);
+}
+
+void cluster_streams::finish_gather(std::uint64_t id) {
+  auto it = _gathers.find(id);
+  if (it == _gathers.end()) return;
+  std::unique_ptr<info_gather> g = std::move(it->second);
+  _gathers.erase(it);
+  std::map<std::string, ojson> infos;
+  std::vector<std::string> missing;
+  for (std::size_t i = 0; i < g->names.size(); ++i) {
+    if (g->infos[i].is_object()) infos.emplace(g->names[i], std::move(g->infos[i]));
+    else missing.push_back(g->names[i]);
+  }
+  g->done(infos, missing);
+}
+
+std::size_t cluster_streams::poll_queries(std::int64_t now_ns) {
+  std::vector<std::uint64_t> due;
+  for (const auto& [id, g] : _gathers)
+    if (g->deadline_ns <= now_ns) due.push_back(id);
+  for (auto id : due) finish_gather(id);  // what has not answered is missing
+  return due.size() + sync_direct(now_ns);
+}
+
+// ---- $JS.API.INFO
+
+void cluster_streams::usage(std::function<void(const account_usage&)> done) {
+  account_usage u;
+  std::vector<std::string> ask;  // streams without a replica here: their leaders tell
+  for (const auto& [k, s] : _meta.streams()) {
+    ++u.streams;
+    u.consumers += s.consumers.size();
+    auto it = _hosted.find(k.second);
+    if (it == _hosted.end()) {
+      ask.push_back(k.second);
+      continue;
+    }
+    (it->second->cfg.storage == storage_type::memory ? u.memory : u.storage) += it->second->store->stored_bytes();
+  }
+  if (ask.empty()) return done(u);
+  stream_infos(ask, [u, done = std::move(done)](std::map<std::string, ojson>& infos, std::vector<std::string>&) mutable {
+    for (const auto& [name, info] : infos) {
+      const std::uint64_t bytes = info.value("state", ojson::object()).value("bytes", std::uint64_t{0});
+      const bool memory = info.value("config", ojson::object()).value("storage", "") == "memory";
+      (memory ? u.memory : u.storage) += bytes;
+    }
+    done(u);
+  });
+}
+
+}  // namespace js
