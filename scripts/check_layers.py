@@ -46,7 +46,7 @@ EXCEPTIONS = {
     ("src/js/jetstream_storage.cc", "storage/file_store.h"):
         "opens file stores and writes config meta records into the file log; needs a store factory",
     ("src/js/jetstream_storage.cc", "storage/memory_store.h"): "creates memory stores; needs a store factory",
-    ("src/js/cluster_streams.cc", "storage/memory_store.h"):
+    ("src/js/cluster_streams_hosted.h", "storage/memory_store.h"):
         "a replica's store (the Raft log is its durable copy); needs a store factory",
     ("src/js/consumer_api.cc", "storage/file_store.h"):
         "consumer meta goes into the stream's file log (file_store_of); needs a store interface call",
