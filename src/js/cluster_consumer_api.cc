@@ -5,7 +5,7 @@
 #include <cctype>
 
 #include "src/js/api_json.h"
-#include "src/js/cluster_consumers.h"
+#include "src/js/cluster_consumer_hosted.h"
 #include "src/js/consumer_config.h"
 #include "src/js/consumer_replica.h"
 #include "src/js/group_host.h"
@@ -50,6 +50,8 @@ std::string_view type_of(std::string_view what) {
   if (what == "INFO") return "consumer_info_response";
   if (what == "DELETE") return "consumer_delete_response";
   if (what == "LEADER.STEPDOWN") return "consumer_leader_stepdown_response";
+  if (what == "UNPIN") return "consumer_unpin_response";
+  if (what == "RESET") return "consumer_reset_response";
   return "consumer_create_response";
 }
 
@@ -109,11 +111,14 @@ bool cluster_consumers::on_api(std::string_view rest, const core::inbound_msg& m
     api_at_leader("INFO", k, m, hops);
   } else if (op == "DELETE") {
     api_delete(k, m, hops);
+  } else if (op == "PAUSE") {
+    api_pause(k, m, hops);
+  } else if (op == "UNPIN") {
+    api_unpin(k, m, hops);
+  } else if (op == "RESET") {
+    api_reset(k, m, hops);
   } else {
-    std::string type = "consumer_" + std::string(op) + "_response";
-    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    respond_error(m.reply, type,
-                  make_error(err::consumer_create, std::string(op) + " of replicated consumers is not supported yet"));
+    respond_error(m.reply, "system_response", make_error(err::bad_request));
   }
   return true;
 }
@@ -148,20 +153,22 @@ void cluster_consumers::api_create(std::string_view stream, std::string_view nam
   const key k{std::string(stream), cfg.name};
 
   if (auto it = s->consumers.find(cfg.name); it != s->consumers.end()) {
-    auto j = ojson::parse(it->second.config_json, nullptr, false);
+    auto j = ojson::parse(current_config(k, it->second), nullptr, false);  // with updates in flight
     auto old = j.is_object() ? consumer_config_from_json(j) : std::nullopt;
     const bool same = old && same_config(*old, cfg);
     if (!same) {
       if (req.action == create_action::create) return respond_error(m.reply, type, make_error(err::consumer_exists));
       if (old && old->durable_name != cfg.durable_name && !cfg.durable_name.empty())
         return respond_error(m.reply, type, make_error(err::consumer_name_in_use));
-      if (old)
-        if (auto e = check_update(*old, cfg, false)) return respond_error(m.reply, type, *e);
-      return respond_error(m.reply, type,
-                           make_error(err::consumer_create, "updates of replicated consumers are not supported yet"));
+      if (!old) return respond_error(m.reply, type, make_error(err::consumer_create, "its config does not parse"));
+      // A subscriber bound to the deliver subject anywhere in the cluster (route interest too).
+      const bool bound = old->push() && _host.has_interest(old->deliver_subject);
+      if (auto e = check_update(*old, cfg, bound)) return respond_error(m.reply, type, *e);
+      return propose_config_update(k, std::move(cfg), *old, m);
     }
-    // The same config again: its leader answers with its info, as for a fresh create.
-    const std::string payload = k.first + " " + k.second;  // inbound_msg holds views
+    // The same config again: its leader answers with its info, as for a fresh create, once it
+    // serves the latest config (an update may still be on its way there).
+    const std::string payload = k.first + " " + k.second + "\n" + current_config(k, it->second);  // inbound_msg holds views
     core::inbound_msg n = m;
     n.payload = payload;
     for (const auto& p : it->second.peers) forward(p, "CCREATED", n, kMaxHops);
@@ -270,18 +277,25 @@ void cluster_consumers::api_at_leader(std::string_view what, const key& k, const
   forward(target, "CONSUMER." + std::string(what) + "." + k.first + "." + k.second, m, hops);
 }
 
+// "stream name", or after an update "stream name\n<config_json>": answered by the leader
+// once it has applied that config.
 void cluster_consumers::on_created_notice(const core::inbound_msg& m) {
   const std::string_view p = m.payload;
-  const auto sp = p.find(' ');
+  const auto nl = p.find('\n');
+  const std::string_view head = p.substr(0, nl);
+  const std::string want = nl == std::string_view::npos ? std::string() : std::string(p.substr(nl + 1));
+  const auto sp = head.find(' ');
   if (sp == std::string_view::npos) return;
-  const key k{std::string(p.substr(0, sp)), std::string(p.substr(sp + 1))};
+  const key k{std::string(head.substr(0, sp)), std::string(head.substr(sp + 1))};
   const std::int64_t now = _host.clk().wall_ns();
   auto it = _hosted.find(k);
-  if (it != _hosted.end() && serving(*it->second))
-    return respond(m.reply, typed_response("consumer_create_response", info_json(*it->second, now)));
-  if (it != _hosted.end() && !leader_of(*it->second).empty() && leader_of(*it->second) != _self)
+  if (it != _hosted.end() && serving(*it->second)) {
+    if (want.empty() || want == it->second->assignment.config_json)
+      return respond(m.reply, typed_response("consumer_create_response", info_json(*it->second, now)));
+  } else if (it != _hosted.end() && !leader_of(*it->second).empty() && leader_of(*it->second) != _self) {
     return;  // its leader answers
-  _answer_when_leading[k].push_back({std::string(m.reply), now + kAnswerWindowNs});
+  }
+  _answer_when_leading[k].push_back({std::string(m.reply), now + kAnswerWindowNs, want});
 }
 
 }  // namespace js

@@ -1,4 +1,5 @@
 #include "src/js/cluster_consumers.h"
+#include "src/js/cluster_consumer_hosted.h"
 
 #include <algorithm>
 
@@ -25,120 +26,7 @@ constexpr std::int64_t kDeleteRetryNs = 5'000'000'000;  // an expired ephemeral 
 constexpr std::int64_t kFreezeNs = 15'000'000'000;      // a scale's pause: past this, given up
 constexpr std::int64_t kSettleNs = 1'000'000'000;       // acks in flight: wait this long at most
 
-// A consumer group's replicated_log as the hub's thread sees it: role and term as of the
-// last event applied; proposals go to the replication thread with that term.
-class group_log final : public repl::replicated_log {
- public:
-  group_log(core::cluster_replication& r, std::uint64_t group) : _repl(r), _group(group) {}
-  repl::propose_result propose(std::span<const std::uint8_t> data) override {
-    using st = core::group_propose_result::status;
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    const auto r = _repl.propose(_group, term_, std::vector<std::uint8_t>(data.begin(), data.end()));
-    if (r.st == st::ok) return {repl::propose_status::ok, r.index};
-    return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
-  }
-  bool is_leader() const override { return leader; }
-  std::uint64_t term() const override { return term_; }
-
-  bool leader = false;
-  std::uint64_t term_ = 0;
-
- private:
-  core::cluster_replication& _repl;
-  std::uint64_t _group;
-};
-
 }  // namespace
-
-// One consumer replica on this server, reading this server's replica of the stream.
-struct cluster_consumers::hosted final : message_source {
-  struct handler final : core::internal_handler {
-    cluster_consumers* owner = nullptr;
-    hosted* h = nullptr;
-    bool flow_control = false;
-    void on_msg(const core::inbound_msg& m) override {
-      flow_control ? owner->on_flow_control(*h, m) : owner->on_ack(*h, m);
-    }
-  };
-
-  re::consumer_assign assignment;
-  consumer_config cfg;
-  stream_config scfg;
-  storage::stream_store* store = nullptr;
-  std::vector<std::string> filters;  // empty = everything
-  std::unique_ptr<group_log> log;
-  std::unique_ptr<consumer_replica> replica;
-  std::string leader_name;
-  std::vector<std::uint64_t> subs;  // ack and flow-control subjects, while this server leads
-  handler acks, fc;
-  std::uint64_t next_token = 1;
-  std::map<std::uint64_t, std::string> ack_replies;  // token -> ack-sync reply subject
-  std::int64_t last_delivery = 0, last_ack = 0;
-  bool push_bound = false;
-  std::int64_t next_interest_check = 0;
-  bool expired = false;  // an ephemeral past its inactive_threshold
-  // A scale of its stream asked for its state: no deliveries, pulls or acks until then (the
-  // new group takes over from that state; past it, the scale was given up).
-  std::int64_t frozen_until = 0;
-  std::vector<std::pair<std::string, std::int64_t>> state_replies;  // reply, answer-by
-  std::int64_t delete_asked_at = 0;
-  // num_pending bookkeeping: matching messages in [cnt_from, cnt_last].
-  bool cnt_valid = false;
-  std::uint64_t cnt_from = 0, cnt_last = 0, cnt_first = 0, cnt = 0;
-
-  bool matches(std::string_view subject) const {
-    if (filters.empty()) return true;
-    for (const auto& f : filters)
-      if (core::subject_matches(f, subject)) return true;
-    return false;
-  }
-  base::result<storage::stored_msg> next_from(std::uint64_t from) {
-    if (filters.empty()) return store->load_next("", from);
-    if (filters.size() == 1) return store->load_next(filters[0], from);
-    return store->load_next(filters, from);
-  }
-  static msg_meta meta_of(const storage::stored_msg& m) {
-    return {m.seq, m.ts, std::uint32_t(m.subject.size()), std::uint32_t(m.headers.size()),
-            std::uint32_t(m.payload.size())};
-  }
-  // Matching messages in [from, to].
-  std::uint64_t count_range(std::uint64_t from, std::uint64_t to) {
-    std::uint64_t n = 0;
-    for (std::uint64_t s = from; s <= to;) {
-      auto m = next_from(s);
-      if (!m.ok() || m->seq > to) break;
-      ++n;
-      s = m->seq + 1;
-    }
-    return n;
-  }
-
-  std::optional<msg_meta> next_matching(std::uint64_t from) override {
-    auto m = next_from(from);
-    if (!m.ok()) return std::nullopt;
-    return meta_of(*m);
-  }
-  std::optional<msg_meta> load(std::uint64_t seq) override {
-    auto m = store->load(seq);
-    if (!m.ok()) return std::nullopt;
-    return meta_of(*m);
-  }
-  // Kept incrementally: a delivery moves `from` up by a few, a publish moves the end.
-  std::uint64_t count_matching(std::uint64_t from) override {
-    const std::uint64_t first = store->first_seq(), last = store->last_seq();
-    if (!cnt_valid || first != cnt_first || from < cnt_from || last < cnt_last) {
-      cnt = from <= first && filters.empty() ? store->state(false).msgs : count_range(from, last);
-    } else {
-      const std::uint64_t gone = from > cnt_from ? count_range(cnt_from, from - 1) : 0;
-      cnt = cnt - std::min(cnt, gone) + (last > cnt_last ? count_range(std::max(cnt_last + 1, from), last) : 0);
-    }
-    cnt_valid = true;
-    cnt_from = from;
-    cnt_last = last;
-    cnt_first = first;
-    return cnt;
-  }
-};
 
 cluster_consumers::cluster_consumers(core::service_host& host, core::cluster_replication& repl, const meta_state& meta,
                                      std::string domain, stream_lookup streams)
@@ -163,7 +51,9 @@ void cluster_consumers::on_meta(const std::vector<meta_change>& mine, const re::
   for (const auto& c : mine) {
     if (c.what == meta_change::kind::create_consumer) host_consumer(c.consumer, now_ns);
     if (c.what == meta_change::kind::remove_consumer) drop_consumer({c.consumer.stream, c.consumer.name});
+    if (c.what == meta_change::kind::update_consumer) update_hosted(c.consumer, now_ns);
   }
+  if (const auto* u = std::get_if<re::consumer_update>(&op)) return on_update_applied(*u);
   if (const auto* a = std::get_if<re::consumer_assign>(&op)) {
     auto p = _creating.find({a->stream, a->name});
     if (p == _creating.end()) return;
@@ -230,20 +120,19 @@ void cluster_consumers::host_consumer(const re::consumer_assign& a, std::int64_t
   h->acks.owner = h->fc.owner = this;
   h->acks.h = h->fc.h = h.get();
   h->fc.flow_control = true;
-  consumer_params p = to_params(h->cfg, h->scfg, a.stream, a.name);
+  consumer_params p = params_for(*h);
   p.start_seq = resolve_start_seq(h->cfg, h->filters, *h->store);
-  p.has_interest = [this](const std::string& reply) { return _host.has_interest(reply); };
-  p.new_pin_id = [] { return random_name(22); };
-  p.new_fc_token = [] { return random_name(4); };
-  p.sample_roll = [] { return int(random_name(1)[0]) % 100; };
-  h->log = std::make_unique<group_log>(_repl, a.group_id);
-  h->replica = std::make_unique<consumer_replica>(std::move(p), *h, *h->log, _self);
+  h->log = std::make_unique<consumer_group_log>(_repl, a.group_id);
+  h->replica = std::make_unique<consumer_replica>(p, *h, *h->log, _self);
+  if (h->cfg.pause_until) {  // created paused: its first leader starts paused
+    actions none;  // no machine yet: nothing comes out
+    h->replica->update(std::move(p), *h->cfg.pause_until, now_ns, none);
+  }
   if (a.state) h->replica->seed(*a.state);  // a scale: where the old group left off
   _by_group[a.group_id] = h.get();
   PG_INFO("Replicated consumer {} > {} (R{}) placed here, group {}", a.stream, a.name, a.peers.size(), a.group_id);
   _hosted.emplace(k, std::move(h));
   _repl.create_group(a.group_id, a.peers);
-  (void)now_ns;
 }
 
 void cluster_consumers::drop_consumer(const key& k, bool silent) {
@@ -293,6 +182,7 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
     h.replica->apply(e, now_ns, confirmed);
     if (h.replica->failed()) PG_ERROR("replicated consumer {} stopped: {}", h.cfg.name, h.replica->error());
     for (const auto& c : confirmed) {
+      if (answer_reset(h, c.token, now_ns)) continue;
       auto r = h.ack_replies.find(c.token);
       if (r == h.ack_replies.end()) continue;
       _host.publish(r->second, "", "", "");  // the ack is applied: a majority holds it
@@ -337,6 +227,7 @@ void cluster_consumers::after_event(hosted& h, std::int64_t now_ns) {
     // Never confirmed: the client's ack-sync times out and it acks again (paused for a
     // scale, the acks in flight are still confirmed as they apply).
     if (!is_frozen) h.ack_replies.clear();
+    h.reset_replies.clear();  // the client asks again
   }
   const key k{h.assignment.stream, h.assignment.name};
   if (!serving) {
@@ -347,8 +238,12 @@ void cluster_consumers::after_event(hosted& h, std::int64_t now_ns) {
   auto it = _answer_when_leading.find(k);
   if (it == _answer_when_leading.end()) return;
   const ojson j = typed_response("consumer_create_response", info_json(h, now_ns));
-  for (const auto& p : it->second) respond(p.reply, j);
-  _answer_when_leading.erase(it);
+  std::erase_if(it->second, [&](const pending_reply& p) {
+    if (!p.want_config.empty() && p.want_config != h.assignment.config_json) return false;  // not applied yet
+    respond(p.reply, j);
+    return true;
+  });
+  if (it->second.empty()) _answer_when_leading.erase(it);
 }
 
 // ---- the leader's inputs
@@ -435,10 +330,12 @@ void cluster_consumers::run(hosted& h, actions& out, std::int64_t now_ns) {
       _host.deliver(d->to, m->subject, ack, headers, payload);
     } else if (auto* s = std::get_if<status_reply>(&a)) {
       _host.publish(s->to, s->reply, s->render(), "");
+    } else if (auto* adv = std::get_if<advisory>(&a)) {
+      send_advisory(h, *adv);
     } else if (std::holds_alternative<inactive>(a)) {
       h.expired = true;
     }
-    // Advisories and retention releases of replicated consumers are not produced yet.
+    // Retention releases of replicated consumers are not produced yet.
   }
   out.clear();
 }
@@ -472,6 +369,7 @@ std::size_t cluster_consumers::poll(std::int64_t now_ns) {
   };
   expire(_creating);
   expire(_deleting);
+  poll_ops(now_ns);
   for (auto& [k, v] : _answer_when_leading)
     std::erase_if(v, [&](const pending_reply& p) { return p.deadline_ns <= now_ns; });
   std::erase_if(_answer_when_leading, [](const auto& kv) { return kv.second.empty(); });
@@ -532,6 +430,8 @@ const std::string& cluster_consumers::leader_of(const hosted& h) const { return 
 void cluster_consumers::serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m) {
   const std::int64_t now = _host.clk().wall_ns();
   if (what == "MSG.NEXT") return on_pull(h, m);
+  if (what == "UNPIN") return serve_unpin(h, m);
+  if (what == "RESET") return serve_reset(h, m);
   if (what == "LEADER.STEPDOWN") {
     _repl.group_stepdown(h.assignment.group_id);
     return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.consumer_leader_stepdown_response"},
@@ -581,7 +481,17 @@ ojson cluster_consumers::info_json(hosted& h, std::int64_t now_ns) {
   j["num_pending"] = n.num_pending;
   j["cluster"] = cluster_json_of(h.assignment.group_id, now_ns);
   if (h.cfg.push() && h.push_bound) j["push_bound"] = true;
+  if (h.replica->pause_until() > now_ns) {  // a follower's view from the config, as the leader's
+    j["paused"] = true;
+    j["pause_remaining"] = n.paused ? n.pause_remaining : h.replica->pause_until() - now_ns;
+  }
   j["ts"] = base::rfc3339_nano(now_ns);
+  if (h.cfg.priority != priority_policy::none && !h.cfg.priority_groups.empty()) {
+    ojson g{{"group", h.cfg.priority_groups.front()}};
+    if (!n.pinned_id.empty()) g["pinned_client_id"] = n.pinned_id;
+    g["pinned_ts"] = base::rfc3339_nano(n.pinned_id.empty() ? 0 : n.pinned_at);
+    j["priority_groups"] = ojson::array({g});
+  }
   return j;
 }
 

@@ -10,13 +10,17 @@
 //   wait behind the stream's publishes, and its leader can differ from the stream's.
 // - CREATE, DURABLE.CREATE and DELETE go to the meta leader, which checks the config against
 //   the stream's, places the group and proposes the assignment; the consumer's leader answers
-//   the create once its consumer_leader_start is applied. INFO, MSG.NEXT and LEADER.STEPDOWN
+//   the create once its consumer_leader_start is applied. An update (CREATE of an existing
+//   consumer with another allowed config) and PAUSE (pause_until, in the config) are a
+//   consumer_update meta entry; UNPIN and RESET (a consumer_reset entry of its group) are
+//   served by the consumer's leader. INFO, MSG.NEXT and LEADER.STEPDOWN
 //   are forwarded to the consumer's leader ($PG.JSC.<server>.<hops>.CONSUMER...), NAMES and
 //   LIST are answered from the meta log (LIST's state from a replica here, when there is one).
 // - Only the leader subscribes the consumer's ack (and flow-control) subjects, announced to
 //   the routes, so an ack from any server reaches it; an ack-sync reply leaves once the ack's
 //   entry is applied on the leader (a majority holds it).
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +34,7 @@
 #include "src/core/service.h"
 #include "src/js/api_errors.h"
 #include "src/js/consumer.h"
+#include "src/js/consumer_config.h"
 #include "src/js/meta_state.h"
 #include "src/js/stream_config.h"
 #include "storage/consumer_state.h"
@@ -90,6 +95,16 @@ class cluster_consumers {
   struct pending_reply {
     std::string reply;
     std::int64_t deadline_ns = 0;
+    std::string want_config;  // an update: answered once this config_json is applied
+  };
+  // On the meta leader: a consumer_update proposed (a PAUSE, or an update), answered once
+  // applied: a PAUSE by the meta leader, an update by the consumer's leader (CCREATED).
+  struct meta_wait {
+    std::string reply;
+    std::int64_t deadline_ns = 0;
+    std::string config_json;
+    bool pause = false;
+    std::optional<std::int64_t> pause_until;
   };
   using key = std::pair<std::string, std::string>;  // stream, consumer
 
@@ -97,6 +112,23 @@ class cluster_consumers {
                   bool subject_has_name, const core::inbound_msg& m, int hops);
   void api_delete(const key& k, const core::inbound_msg& m, int hops);
   void api_names(const std::string& stream, const core::inbound_msg& m, bool list);
+  // cluster_consumer_ops.cc: PAUSE and config updates through the meta group (the config
+  // is replicated there, as nats-server's), UNPIN and RESET at the consumer's leader.
+  void api_pause(const key& k, const core::inbound_msg& m, int hops);
+  void api_unpin(const key& k, const core::inbound_msg& m, int hops);
+  void api_reset(const key& k, const core::inbound_msg& m, int hops);
+  void propose_config_update(const key& k, consumer_config cfg, const consumer_config& old,
+                             const core::inbound_msg& m);
+  bool propose_update(const key& k, std::string config_json, meta_wait w);
+  const std::string& current_config(const key& k, const repl_entries::consumer_assign& a) const;
+  void on_update_applied(const repl_entries::consumer_update& u);
+  void update_hosted(const repl_entries::consumer_assign& a, std::int64_t now_ns);
+  void serve_unpin(hosted& h, const core::inbound_msg& m);
+  void serve_reset(hosted& h, const core::inbound_msg& m);
+  bool answer_reset(hosted& h, std::uint64_t token, std::int64_t now_ns);
+  void poll_ops(std::int64_t now_ns);
+  consumer_params params_for(const hosted& h);
+  void send_advisory(const hosted& h, const advisory& a);
   void api_at_leader(std::string_view what, const key& k, const core::inbound_msg& m, int hops);
   void serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m);
   bool serving(const hosted& h) const;  // leads, and its consumer_leader_start is applied
@@ -135,6 +167,7 @@ class cluster_consumers {
   std::map<std::uint64_t, hosted*> _by_group;
   // On the meta leader: creates and deletes waiting for their meta entry to apply.
   std::map<key, pending_reply> _creating, _deleting;
+  std::map<key, std::deque<meta_wait>> _meta_waits;  // on the meta leader, in proposal order
   // Creates this server answers once it leads the consumer (the meta leader's notice).
   std::map<key, std::vector<pending_reply>> _answer_when_leading;
   // On a scale's origin: the consumers' states collected so far (name -> item), by stream.

@@ -6,6 +6,7 @@
 #include "src/base/log.h"
 #include "src/base/rng.h"
 #include "src/core/subject.h"
+#include "src/js/consumer_advisory.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
 
@@ -509,53 +510,8 @@ void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
 }
 
 void consumer_agent::send_advisory(const advisory& a) {
-  const std::string& sname = _sname;
-  const std::string suffix = "." + sname + "." + _cfg.name;
-  using k = advisory_kind;
-  const bool group = a.kind == k::pinned || a.kind == k::unpinned;
-  const bool per_msg = a.kind == k::max_deliveries || a.kind == k::nak || a.kind == k::terminated ||
-                       a.kind == k::ack_metric;
-  // Fields in nats-server's order: [account] stream consumer [consumer_seq] [stream_seq]
-  // [ack_time] [deliveries], then the kind's own.
-  ojson body;
-  if (group) body["account"] = _host.account();
-  body["stream"] = sname;
-  body["consumer"] = _cfg.name;
-  if (per_msg && a.kind != k::max_deliveries) body["consumer_seq"] = a.consumer_seq;
-  if (per_msg) body["stream_seq"] = a.stream_seq;
-  if (a.kind == k::ack_metric) body["ack_time"] = a.ack_time;
-  if (per_msg) body["deliveries"] = a.deliveries;
-  if (group) body["group"] = a.group;
-  std::string_view subject, type;
-  switch (a.kind) {
-    case k::max_deliveries:
-      subject = "MAX_DELIVERIES", type = "max_deliver";
-      break;
-    case k::nak:
-      subject = "MSG_NAKED", type = "nak";
-      break;
-    case k::terminated:
-      subject = "MSG_TERMINATED", type = "terminated";
-      if (!a.reason.empty()) body["reason"] = a.reason;
-      break;
-    case k::pinned:
-      subject = "PINNED", type = "consumer_group_pinned";
-      body["pinned_id"] = a.pin_id;
-      break;
-    case k::unpinned:
-      subject = "UNPINNED", type = "consumer_group_unpinned";
-      body["reason"] = a.reason;
-      break;
-    case k::pause:
-      subject = "PAUSE", type = "consumer_pause";
-      body["paused"] = a.paused;
-      body["pause_until"] = base::rfc3339_nano(a.paused ? a.pause_until : 0);
-      break;
-    case k::ack_metric:
-      _host.publish_event("$JS.EVENT.METRIC.CONSUMER.ACK" + suffix, "io.nats.jetstream.metric.v1.consumer_ack", body);
-      return;
-  }
-  _host.publish_event("$JS.EVENT.ADVISORY.CONSUMER." + std::string(subject) + suffix, type, body);
+  const consumer_event e = consumer_advisory_event(a, _host.account(), _sname, _cfg.name);
+  _host.publish_event(e.subject, e.type, e.body);
 }
 
 void consumer_agent::release(std::uint64_t seq) {

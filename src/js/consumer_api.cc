@@ -272,10 +272,7 @@ void jetstream::api_consumer_unpin(std::string_view stream_name, std::string_vie
   constexpr std::string_view type = "consumer_unpin_response";
   std::string group;
   if (auto e = parse_unpin_request(m.payload, group)) return respond_error(m.reply, type, *e);
-  bool valid = group.size() <= 16;
-  for (char ch : group)
-    valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '/' || ch == '=');
-  if (!valid) return respond_error(m.reply, type, make_error(err::priority_group_invalid));
+  if (auto e = check_priority_group_name(group)) return respond_error(m.reply, type, *e);
   if (!find(stream_name)) return respond_error(m.reply, type, make_error(err::stream_not_found));
   consumer_agent* c = find_consumer(stream_name, name);
   if (!c) return respond_error(m.reply, type, make_error(err::consumer_not_found));

@@ -244,6 +244,14 @@ std::optional<api_error> parse_unpin_request(std::string_view body, std::string&
   return std::nullopt;
 }
 
+std::optional<api_error> check_priority_group_name(std::string_view group) {
+  bool valid = group.size() <= 16;
+  for (char ch : group)
+    valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '/' || ch == '=');
+  if (!valid) return make_error(err::priority_group_invalid);
+  return std::nullopt;
+}
+
 std::optional<consumer_config> consumer_config_from_json(const ojson& j) {
   consumer_config c;
   if (decode(j, c, false)) return std::nullopt;

@@ -93,6 +93,15 @@ std::optional<api_error> parse_pause_request(std::string_view body, std::optiona
 // JSApiConsumerUnpinRequest {"group": "..."}: 10025 for a bad body or a missing group.
 std::optional<api_error> parse_unpin_request(std::string_view body, std::string& group);
 
+// JSApiConsumerResetRequest {"seq": N} (consumer_reset.cc): `seq` empty for the ack floor.
+std::optional<api_error> parse_reset_request(std::string_view body, std::optional<std::uint64_t>& seq);
+// Where a RESET to `seq` (empty: the ack floor) restarts delivery: after stream sequence
+// `floor`; 10204 where the deliver policy does not allow that sequence.
+std::optional<api_error> reset_floor(const consumer_config& cfg, std::optional<std::uint64_t> seq,
+                                     std::uint64_t ack_floor, message_source& src, std::uint64_t& floor);
+// A priority group name (UNPIN): up to 16 of [A-Za-z0-9-_/=], else 10162.
+std::optional<api_error> check_priority_group_name(std::string_view group);
+
 // nats-server's defaults (setConsumerConfigDefaults), given the parent stream (consumer_limits). pedantic: a value that
 // would be changed is an error (10157) instead.
 std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic);

@@ -105,7 +105,59 @@ void consumer_replica::maybe_resume(base::nanos now) {
   _machine = std::make_unique<consumer_state_machine>(_params, _src, now);
   // Nothing delivered yet: the machine starts where its deliver policy says (start_seq), not
   // at sequence 1 as a restore of the empty state would.
-  if (_delivered != sequence_pair{} || !_pending.empty()) _machine->restore(state(), now);
+  if (_delivered != sequence_pair{} || !_pending.empty() || _was_reset) _machine->restore(state(), now);
+  if (_pause_until > now) {  // the config's pause (advised when it was set)
+    actions ignored;
+    _machine->set_pause(_pause_until, now, ignored);
+  }
+}
+
+void consumer_replica::update(consumer_params p, base::nanos pause_until, base::nanos now, actions& out) {
+  p.start_seq = _params.start_seq;
+  const bool rebind = p.deliver_subject != _params.deliver_subject;
+  const bool pause_changed = pause_until != _pause_until;
+  _params = std::move(p);
+  _pause_until = pause_until;
+  if (!_machine || !_log.is_leader()) return;
+  const std::size_t from = out.size();
+  // Paused before the new limits can deliver; resumed only once they are in place.
+  if (pause_changed && pause_until > now) _machine->set_pause(pause_until, now, out);
+  _machine->update(_params, now, out);
+  if (rebind) _machine->rebind_push(_params.deliver_subject, now, out);
+  if (pause_changed && pause_until <= now) _machine->set_pause(pause_until, now, out);
+  replicate_deliveries(out, from, now);
+}
+
+consumer_submit consumer_replica::reset(std::uint64_t floor, std::uint64_t token, base::nanos now, actions& out) {
+  if (failed() || !_log.is_leader()) return consumer_submit::not_leader;
+  if (!_machine) return consumer_submit::not_ready;
+  const auto r = _log.propose(re::encode(re::consumer_op{re::consumer_reset{floor}}));
+  if (r.status != repl::propose_status::ok) {
+    lose_leadership();
+    return consumer_submit::not_leader;
+  }
+  _acks.push_back({r.index, _lead_term, token, 0});
+  // Deliveries after the reset are proposed after its entry, so every replica applies them
+  // on top of the reset state.
+  const std::size_t from = out.size();
+  _machine->reset(floor, now, out);
+  replicate_deliveries(out, from, now);
+  return consumer_submit::done;
+}
+
+bool consumer_replica::unpin(const std::string& group, base::nanos now, actions& out) {
+  if (!_machine || !_log.is_leader()) return false;
+  const std::size_t from = out.size();
+  const bool ok = _machine->unpin(group, now, out);
+  replicate_deliveries(out, from, now);
+  return ok;
+}
+
+void consumer_replica::apply_reset(const re::consumer_reset& r) {
+  _delivered = _floor = {0, r.floor};
+  _pending.clear();
+  _redelivered.clear();
+  _was_reset = true;
 }
 
 void consumer_replica::on_stream_advanced(std::uint64_t last_seq, base::nanos now, actions& out) {
@@ -208,6 +260,8 @@ void consumer_replica::apply(const repl::committed_entry& e, base::nanos now,
             apply_delivered(v);
           } else if constexpr (std::is_same_v<T, re::consumer_acked>) {
             apply_acked(v);
+          } else if constexpr (std::is_same_v<T, re::consumer_reset>) {
+            apply_reset(v);
           } else if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {
             // Everything committed before this entry is applied: resume from it.
             _resume = true;

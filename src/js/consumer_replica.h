@@ -75,6 +75,18 @@ class consumer_replica {
   // The leader's live numbers (waiting requests counted live); nullopt on a follower.
   std::optional<consumer_numbers> numbers(base::nanos now);
 
+  // A new config (meta entry consumer_update) on every replica: the machine a leader builds
+  // from now on uses `p` (its start_seq kept), the leader's live machine takes the updatable
+  // fields, a new deliver subject and a changed pause (its advisory) at once. The caller
+  // changes the message_source's filters first.
+  void update(consumer_params p, base::nanos pause_until, base::nanos now, actions& out);
+  // CONSUMER.RESET on the leader: proposes consumer_reset{floor} and restarts its machine
+  // after `floor`; `token` is confirmed (like an ack) once the entry is applied.
+  consumer_submit reset(std::uint64_t floor, std::uint64_t token, base::nanos now, actions& out);
+  // UNPIN on the leader (pins are not replicated): false when `group` is not the pinned one.
+  bool unpin(const std::string& group, base::nanos now, actions& out);
+  base::nanos pause_until() const { return _pause_until; }
+
   // Every ack it took is applied (a scale waits for it; a delivery still in flight may be
   // made again by the next group: at-least-once).
   bool settled() const;
@@ -106,6 +118,7 @@ class consumer_replica {
   void replicate_deliveries(actions& out, std::size_t from, base::nanos now);
   void apply_delivered(const repl_entries::consumer_delivered& d);
   void apply_acked(const repl_entries::consumer_acked& a);
+  void apply_reset(const repl_entries::consumer_reset& r);
   void lose_leadership();
   void maybe_resume(base::nanos now);
   void fail(std::string what);
@@ -127,6 +140,8 @@ class consumer_replica {
   sequence_pair _floor;
   std::map<std::uint64_t, pending_entry> _pending;      // by stream seq
   std::map<std::uint64_t, std::uint64_t> _redelivered;  // stream seq -> redeliveries
+  bool _was_reset = false;  // a reset to floor 0: the machine restores it, not start_seq
+  base::nanos _pause_until = 0;  // the config's (0: not paused)
   std::string _error;
 };
 

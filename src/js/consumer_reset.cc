@@ -8,8 +8,6 @@
 
 namespace js {
 
-namespace {
-
 // JSApiConsumerResetRequest {"seq": uint64}; an absent or zero seq keeps the ack floor.
 std::optional<api_error> parse_reset_request(std::string_view body, std::optional<std::uint64_t>& seq) {
   jdec::json req;
@@ -21,7 +19,29 @@ std::optional<api_error> parse_reset_request(std::string_view body, std::optiona
   return std::nullopt;
 }
 
-}  // namespace
+std::optional<api_error> reset_floor(const consumer_config& cfg, std::optional<std::uint64_t> seq,
+                                     std::uint64_t ack_floor, message_source& src, std::uint64_t& floor) {
+  if (!seq) {
+    floor = ack_floor;
+    return std::nullopt;
+  }
+  // Only where the config allows starting there (a new consumer could not start lower).
+  switch (cfg.deliver) {
+    case deliver_policy::all:
+      break;
+    case deliver_policy::by_start_sequence:
+      if (*seq < cfg.opt_start_seq) return make_error(err::invalid_reset, "below start seq");
+      break;
+    case deliver_policy::by_start_time:
+      if (auto m = src.next_matching(*seq); m && m->timestamp < cfg.opt_start_time.value_or(0))
+        return make_error(err::invalid_reset, "below start time");
+      break;
+    default:
+      return make_error(err::invalid_reset, "not allowed");
+  }
+  floor = *seq - 1;
+  return std::nullopt;
+}
 
 std::optional<api_error> consumer_agent::reset(std::optional<std::uint64_t> seq, std::int64_t now,
                                                std::uint64_t& reset_seq) {
@@ -52,25 +72,7 @@ std::optional<api_error> consumer_agent::reset(std::optional<std::uint64_t> seq,
     }
   } reads{*this};
   std::uint64_t floor = 0;
-  if (!seq) {
-    floor = _m->numbers(now).ack_floor.stream_seq;
-  } else {
-    // Only where the config allows starting there (a new consumer could not start lower).
-    switch (_cfg.deliver) {
-      case deliver_policy::all:
-        break;
-      case deliver_policy::by_start_sequence:
-        if (*seq < _cfg.opt_start_seq) return make_error(err::invalid_reset, "below start seq");
-        break;
-      case deliver_policy::by_start_time:
-        if (auto m = next_matching(*seq); m && m->timestamp < _cfg.opt_start_time.value_or(0))
-          return make_error(err::invalid_reset, "below start time");
-        break;
-      default:
-        return make_error(err::invalid_reset, "not allowed");
-    }
-    floor = *seq - 1;
-  }
+  if (auto e = reset_floor(_cfg, seq, _m->numbers(now).ack_floor.stream_seq, *this, floor)) return e;
   reset_seq = floor + 1;
   _cache.clear();
   if (reads.on) {

@@ -81,6 +81,13 @@ bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_chan
           if (it == _streams.end()) return;  // its stream went first: nothing to place
           auto [c, fresh] = it->second.consumers.try_emplace(v.name, v);
           if (fresh && member(v.peers)) mine.push_back({kind::create_consumer, {}, v});
+        } else if constexpr (std::is_same_v<T, re::consumer_update>) {
+          auto it = _streams.find({v.account, v.stream});
+          if (it == _streams.end()) return;
+          auto c = it->second.consumers.find(v.name);
+          if (c == it->second.consumers.end()) return;  // removed meanwhile
+          c->second.config_json = v.config_json;
+          if (member(c->second.peers)) mine.push_back({kind::update_consumer, {}, c->second});
         } else {
           auto it = _streams.find({v.account, v.stream});
           if (it == _streams.end()) return;

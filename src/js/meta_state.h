@@ -18,10 +18,11 @@ namespace js {
 
 struct meta_change {
   enum class kind : std::uint8_t { create_stream, update_stream, remove_stream, create_consumer,
-                                   remove_consumer };
+                                   remove_consumer, update_consumer };
   kind what = kind::create_stream;
   repl_entries::stream_assign stream;      // create/update/remove_stream (remove: account+name)
-  repl_entries::consumer_assign consumer;  // consumer changes (remove: account+stream+name)
+  // Consumer changes (remove: account+stream+name; update: the assignment with its new config).
+  repl_entries::consumer_assign consumer;
 };
 
 class meta_state {

@@ -239,6 +239,13 @@ std::vector<std::uint8_t> encode(const meta_op& o) {
           writer w(op::consumer_assign);
           put_consumer(w, v);
           return w.take();
+        } else if constexpr (std::is_same_v<T, consumer_update>) {
+          writer w(op::consumer_update);
+          w.s(v.account);
+          w.s(v.stream);
+          w.s(v.name);
+          w.s(v.config_json);
+          return w.take();
         } else {
           writer w(op::consumer_remove);
           w.s(v.account);
@@ -313,6 +320,10 @@ std::vector<std::uint8_t> encode(const consumer_op& o) {
           w.u(v.sseq);
           w.u(v.dseq);
           return w.take();
+        } else if constexpr (std::is_same_v<T, consumer_reset>) {
+          writer w(op::consumer_reset);
+          w.u(v.floor);
+          return w.take();
         } else {
           writer w(op::consumer_leader_start);
           w.u(v.term);
@@ -355,6 +366,14 @@ std::optional<meta_op> decode_meta(std::span<const std::uint8_t> data) {
       a.stream = r.s();
       a.name = r.s();
       return finish<meta_op>(r, std::move(a));
+    }
+    case op::consumer_update: {
+      consumer_update u;
+      u.account = r.s();
+      u.stream = r.s();
+      u.name = r.s();
+      u.config_json = r.s();
+      return finish<meta_op>(r, std::move(u));
     }
     default:
       return std::nullopt;
@@ -438,6 +457,11 @@ std::optional<consumer_op> decode_consumer(std::span<const std::uint8_t> data) {
       l.term = r.u();
       l.leader = r.s();
       return finish<consumer_op>(r, std::move(l));
+    }
+    case op::consumer_reset: {
+      consumer_reset x;
+      x.floor = r.u();
+      return finish<consumer_op>(r, x);
     }
     default:
       return std::nullopt;

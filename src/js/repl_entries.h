@@ -27,6 +27,7 @@ enum class op : std::uint8_t {
   stream_remove = 3,
   consumer_assign = 4,
   consumer_remove = 5,
+  consumer_update = 6,
   // a stream's group
   msg = 16,
   purge = 17,
@@ -40,6 +41,7 @@ enum class op : std::uint8_t {
   consumer_delivered = 32,
   consumer_acked = 33,
   consumer_leader_start = 34,
+  consumer_reset = 35,
 };
 
 // --- meta group
@@ -99,8 +101,16 @@ struct consumer_remove {
   std::string name;
   bool operator==(const consumer_remove&) const = default;
 };
+// A consumer's new config (an update, PAUSE's pause_until): its group, peers and state stay.
+struct consumer_update {
+  std::string account;
+  std::string stream;
+  std::string name;
+  std::string config_json;
+  bool operator==(const consumer_update&) const = default;
+};
 using meta_op = std::variant<stream_assign, stream_update, stream_remove, consumer_assign,
-                             consumer_remove>;
+                             consumer_remove, consumer_update>;
 
 // --- a stream's group. The leader assigns sequence and timestamp; every replica stores the
 // message under exactly these.
@@ -181,7 +191,14 @@ struct consumer_leader_start {
   std::string leader;
   bool operator==(const consumer_leader_start&) const = default;
 };
-using consumer_op = std::variant<consumer_delivered, consumer_acked, consumer_leader_start>;
+// CONSUMER.RESET: delivery starts over after stream sequence `floor` (nothing pending, both
+// consumer sequences from 0, the ack floor at `floor`).
+struct consumer_reset {
+  std::uint64_t floor = 0;
+  bool operator==(const consumer_reset&) const = default;
+};
+using consumer_op =
+    std::variant<consumer_delivered, consumer_acked, consumer_leader_start, consumer_reset>;
 
 std::vector<std::uint8_t> encode(const meta_op& o);
 std::vector<std::uint8_t> encode(const stream_op& o);

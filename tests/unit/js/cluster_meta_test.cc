@@ -160,6 +160,33 @@ TEST(MetaState, UpdateMovesPeersAndRemoveDropsConsumers) {
   EXPECT_FALSE(s.apply(std::vector<std::uint8_t>{1, 77}, mine));
 }
 
+TEST(MetaState, ConsumerUpdateReplacesTheConfigAndKeepsTheGroup) {
+  js::meta_state s("s2");
+  std::vector<js::meta_change> mine;
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{assign({"s1", "s2", "s3"})}), mine));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_assign{"$G", "ORDERS", "C1", "{}", {"s1", "s2"}, 1, 10}}),
+                      mine));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_assign{"$G", "ORDERS", "C2", "{}", {"s1"}, 1, 11}}), mine));
+  mine.clear();
+  const std::string cfg = R"({"durable_name":"C1","max_ack_pending":2})";
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_update{"$G", "ORDERS", "C1", cfg}}), mine));
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].what, js::meta_change::kind::update_consumer);
+  EXPECT_EQ(mine[0].consumer.config_json, cfg);
+  EXPECT_EQ(mine[0].consumer.group_id, 10u);
+  EXPECT_EQ(mine[0].consumer.peers, (std::vector<std::string>{"s1", "s2"}));
+  EXPECT_EQ(s.find("$G", "ORDERS")->consumers.at("C1").config_json, cfg);
+  // Not a peer of C2: the table changes, nothing to do here. An unknown consumer: nothing.
+  mine.clear();
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_update{"$G", "ORDERS", "C2", cfg}}), mine));
+  EXPECT_TRUE(mine.empty());
+  EXPECT_EQ(s.find("$G", "ORDERS")->consumers.at("C2").config_json, cfg);
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_update{"$G", "ORDERS", "NOPE", cfg}}), mine));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::consumer_update{"$G", "GONE", "C1", cfg}}), mine));
+  EXPECT_TRUE(mine.empty());
+  EXPECT_EQ(s.find("$G", "ORDERS")->consumers.size(), 2u);
+}
+
 TEST(ClusterInfo, FieldsInNatsServerOrder) {
   js::replica_group_state g;
   g.cluster = "C1";

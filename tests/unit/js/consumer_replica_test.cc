@@ -266,3 +266,129 @@ TEST(ConsumerReplica, SeededGroupResumesFromTheCarriedState) {
   EXPECT_EQ(again, (std::vector<std::uint64_t>{6, 8, 9, 10}));
   EXPECT_EQ(count6, 3u);
 }
+
+// CONSUMER.RESET on the leader: a consumer_reset entry; every replica's state starts over
+// after the floor, the reset is confirmed once applied, and the next leader delivers from
+// the floor on with consumer sequences from 1.
+TEST(ConsumerReplica, ResetIsReplicatedAndTheNextLeaderResumesFromIt) {
+  seq_source src;
+  src.last = 5;
+  node a("s1", src), b("s2", src);
+  b.log.leader = false;
+  a.replica.on_role(kNow);
+  apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  js::actions out;
+  js::pull_request req;
+  req.batch = 4;
+  a.replica.pull("r", req, kNow, out);
+  ASSERT_EQ(delivered(out).size(), 4u);
+  a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 1, kNow, out);
+  out.clear();
+  EXPECT_EQ(b.replica.reset(1, 9, kNow, out), consumer_submit::not_leader);
+  EXPECT_EQ(a.replica.reset(1, 9, kNow, out), consumer_submit::done);
+  EXPECT_TRUE(delivered(out).empty());  // nobody waits
+  auto confirmed = apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  ASSERT_EQ(confirmed.size(), 2u);  // the ack, then the reset
+  EXPECT_EQ(confirmed[1].token, 9u);
+  EXPECT_EQ(a.replica.state(), b.replica.state());
+  EXPECT_EQ(b.replica.state().delivered, (js::sequence_pair{0, 1}));
+  EXPECT_EQ(b.replica.state().ack_floor, (js::sequence_pair{0, 1}));
+  EXPECT_TRUE(b.replica.state().pending.empty());
+  // An ack of a delivery before the reset finds nothing pending.
+  EXPECT_EQ(a.replica.ack(ack_of(2, 2), {js::ack_kind::ack}, 2, kNow, out), consumer_submit::ignored);
+
+  a.log.leader = false;
+  a.replica.on_role(kNow);
+  b.log.leader = true;
+  b.log.current_term = 2;
+  b.log.next_index = a.log.next_index;
+  b.replica.on_role(kNow);
+  apply_all(b.log.proposed, {&b.replica, &a.replica});
+  b.log.proposed.clear();
+  js::actions out2;
+  b.replica.on_stream_advanced(src.last, kNow, out2);
+  ASSERT_TRUE(b.replica.ready());
+  req.batch = 2;
+  b.replica.pull("r", req, kNow, out2);
+  ASSERT_EQ(delivered(out2), (std::vector<std::uint64_t>{2, 3}));
+  EXPECT_EQ(std::get<js::delivery>(out2[0]).consumer_seq, 1u);
+}
+
+// A reset to floor 0 of a consumer whose deliver policy started later: the next leader
+// starts at 1 (the reset state), not at the deliver policy's sequence.
+TEST(ConsumerReplica, ResetToTheStartIsNotTheDeliverPolicysStart) {
+  seq_source src;
+  src.last = 4;
+  fake_log log;
+  js::consumer_params p = params();
+  p.start_seq = 4;
+  js::consumer_replica r(p, src, log, "s1");
+  r.on_role(kNow);
+  apply_all(log.proposed, {&r});
+  log.proposed.clear();
+  js::actions out;
+  ASSERT_EQ(r.reset(0, 1, kNow, out), consumer_submit::done);
+  apply_all(log.proposed, {&r});
+  log.proposed.clear();
+  // Leadership again (a new term): the machine is rebuilt from the replicated state.
+  log.current_term = 2;
+  r.on_role(kNow);
+  apply_all(log.proposed, {&r});
+  log.proposed.clear();
+  r.on_stream_advanced(src.last, kNow, out);
+  ASSERT_TRUE(r.ready());
+  out.clear();
+  js::pull_request req;
+  req.batch = 2;
+  r.pull("r", req, kNow, out);
+  EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{1, 2}));
+}
+
+// A config update (meta group) on every replica: the leader's machine pauses at once and
+// advises it; a later leader is built paused with the new parameters; resuming delivers.
+TEST(ConsumerReplica, UpdatePausesTheLeaderAndTheNextLeaderStartsPaused) {
+  seq_source src;
+  src.last = 6;
+  node a("s1", src), b("s2", src);
+  b.log.leader = false;
+  a.replica.on_role(kNow);
+  apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  js::consumer_params p = params();
+  p.max_ack_pending = 2;
+  const base::nanos until = kNow + 3600 * base::kSecond;
+  js::actions out;
+  a.replica.update(p, until, kNow, out);
+  b.replica.update(p, until, kNow, out);
+  ASSERT_EQ(out.size(), 1u);
+  const auto* adv = std::get_if<js::advisory>(&out[0]);
+  ASSERT_NE(adv, nullptr);
+  EXPECT_EQ(adv->kind, js::advisory_kind::pause);
+  EXPECT_TRUE(adv->paused);
+  out.clear();
+  js::pull_request req;
+  req.batch = 5;
+  a.replica.pull("r", req, kNow, out);
+  EXPECT_TRUE(delivered(out).empty());
+  EXPECT_TRUE(a.replica.numbers(kNow)->paused);
+
+  a.log.leader = false;
+  a.replica.on_role(kNow);
+  b.log.leader = true;
+  b.log.current_term = 2;
+  b.log.next_index = a.log.next_index;
+  b.replica.on_role(kNow);
+  apply_all(b.log.proposed, {&b.replica, &a.replica});
+  b.log.proposed.clear();
+  js::actions out2;
+  b.replica.on_stream_advanced(src.last, kNow, out2);
+  ASSERT_TRUE(b.replica.ready());
+  b.replica.pull("r", req, kNow, out2);
+  EXPECT_TRUE(delivered(out2).empty()) << "the new leader delivered while paused";
+  EXPECT_TRUE(b.replica.numbers(kNow)->paused);
+  // Resumed: delivers, two at most (the updated max_ack_pending).
+  b.replica.update(p, 0, kNow, out2);
+  EXPECT_EQ(delivered(out2), (std::vector<std::uint64_t>{1, 2}));
+}

@@ -48,7 +48,8 @@ TEST(ReplEntries, MetaOpsRoundTrip) {
   r1_scaled.seed_from = "s1";
   r1_scaled.consumers = {with_state};
   const std::vector<re::meta_op> ops{assignment(), u, seeded, re::stream_remove{"$G", "ORDERS"}, c,
-                                     re::consumer_remove{"$G", "ORDERS", "C1"}, with_state, scaled, r1_scaled};
+                                     re::consumer_remove{"$G", "ORDERS", "C1"}, with_state, scaled, r1_scaled,
+                                     re::consumer_update{"$G", "ORDERS", "C1", R"({"pause_until":"x"})"}};
   for (const auto& op : ops) {
     const auto bytes = re::encode(op);
     EXPECT_EQ(bytes[0], re::kFormatVersion);
@@ -66,7 +67,8 @@ TEST(ReplEntries, StreamAndConsumerOpsRoundTrip) {
   }
   const std::vector<re::consumer_op> cops{re::consumer_delivered{3, 10, 2, -1},
                                           re::consumer_acked{10, 3},
-                                          re::consumer_leader_start{7, "s3"}};
+                                          re::consumer_leader_start{7, "s3"},
+                                          re::consumer_reset{0}, re::consumer_reset{~0ull}};
   for (const auto& op : cops) {
     auto back = re::decode_consumer(re::encode(op));
     ASSERT_TRUE(back);
