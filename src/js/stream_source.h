@@ -108,7 +108,9 @@ class source_tracker {
   // Retry pacing: at least 2 s between attempts, then 5 s x 2 x failures, at most 2 min.
   static constexpr std::int64_t kMinRetryNs = 2'000'000'000;
   static constexpr std::int64_t kMaxRetryNs = 120'000'000'000;
-  static constexpr std::int64_t kCreateTimeoutNs = 30'000'000'000;
+  // An unanswered create (the request or its answer lost, e.g. sent while this server's API
+  // was still starting) is sent again after 10 s, nats-server's source health-check interval.
+  static constexpr std::int64_t kCreateTimeoutNs = 10'000'000'000;
   static constexpr std::int64_t kResetTimeoutNs = 5'000'000'000;  // durable sourcing
   // No message or heartbeat for this long (heartbeats come every second): set up again.
   static constexpr std::int64_t kStallNs = 10'000'000'000;

@@ -338,12 +338,13 @@ TEST(source_tracker, failures_back_off_and_success_clears_the_error) {
 TEST(source_tracker, unanswered_create_times_out_and_silence_sets_up_again) {
   source_tracker t(false, 0);
   ASSERT_TRUE(t.due_create(0));
-  EXPECT_FALSE(t.due_create(29 * kSec));
-  EXPECT_FALSE(t.due_create(30 * kSec)) << "times out into a backoff";
+  EXPECT_FALSE(t.due_create(9 * kSec));
+  ASSERT_TRUE(t.due_create(10 * kSec)) << "no answer in 10 s: asked again at once";
   ASSERT_TRUE(t.error());
   EXPECT_EQ(t.error()->err_code, 10045);
-  ASSERT_TRUE(t.due_create(t.next_attempt()));
-  const std::int64_t ok_at = t.next_attempt();
+  EXPECT_FALSE(t.due_create(19 * kSec));
+  ASSERT_TRUE(t.due_create(20 * kSec)) << "and again, no backoff for silence";
+  const std::int64_t ok_at = 20 * kSec;
   t.create_ok(ok_at);
   EXPECT_EQ(t.next_deadline(), ok_at + source_tracker::kStallNs);
   EXPECT_FALSE(t.due_create(ok_at + source_tracker::kStallNs - 1));
