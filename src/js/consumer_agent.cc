@@ -147,13 +147,19 @@ std::uint64_t consumer_agent::resolve_start_seq() {
 void consumer_agent::start(const storage::consumer_state* restore, std::int64_t now) {
   if (off_thread()) {
     std::uint64_t from = 0;
+    bool lps_dropped = false;
     _exec->run_sync([&] {
+      const bool had_lps = !_lps.empty();
       start(restore, now);
       from = _m->needed_from();
+      lps_dropped = had_lps && _lps.empty();
     });
     // Back on the owner: a restored state may need less (or, deliver new, more) than the
     // start sequence resolved against today's store.
     _link_keep->interest = remote_interest(from);
+    // It resumes without its start set (as here): the pages read every matching message.
+    // The reader started a new epoch, whose read is answered after this.
+    if (lps_dropped) _link_keep->lps.clear();
     return;
   }
   auto& host = _host;
@@ -207,6 +213,7 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
       if (seq <= last) snap.redelivered.push_back({seq, n});
     if (ahead && snap.pending.empty()) snap.ack_floor = snap.delivered;
     _m->restore(snap, now);
+    if (_link && !_lps.empty()) _link->reader.rewind(_link->reader.floor());  // paged without the set
     _lps.clear();
   }
   actions out;
@@ -237,7 +244,7 @@ msg_meta consumer_agent::remember(storage::stored_msg&& m) {
 }
 
 std::optional<msg_meta> consumer_agent::next_matching(std::uint64_t from) {
-  if (!_lps.empty()) {
+  if (!_lps.empty() && !_link) {  // remote: the owner pages only the set into the window
     if (from <= _lps.back()) {
       auto it = std::lower_bound(_lps.begin(), _lps.end(), from);
       for (; it != _lps.end(); ++it)

@@ -75,6 +75,8 @@ class consumer_agent final : public message_source, public core::internal_handle
   bool needs(std::uint64_t seq) const { return _m->needs(seq); }
   std::uint64_t needed_from() const { return _m->needed_from(); }
   std::uint64_t start_seq() const { return _start_seq; }
+  // last_per_subject: the start set resolved at creation (sorted), for a remote agent's link.
+  const std::vector<std::uint64_t>& lps_start() const { return _lps; }
   // On a consumer thread: its link (the owner's half is the owner's to touch), else null.
   consumer_link* feed_link() const { return _link_keep.get(); }
   base::latency_histogram ack_latency() const;  // a copy (the agent may run on another thread)

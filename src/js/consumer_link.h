@@ -44,6 +44,10 @@ struct consumer_link {
   feed_writer writer;
   stream_group* group = nullptr;  // null once the consumer left its group
   std::vector<std::string> filters;  // the consumer's (empty: every subject)
+  // last_per_subject: its start set (sorted; the last message of each matching subject when
+  // it was made). The pages below its end hold only these; empty once a restored state
+  // resumes the consumer (as an owner-thread agent drops its set).
+  std::vector<std::uint64_t> lps;
   // Retention: what the consumer still needs, from its `released` requests (interest and
   // work-queue streams ask it; limits streams keep it for an update to interest).
   remote_interest interest{1};

@@ -19,8 +19,15 @@ no_release g_no_release;
 // What the owner's feed_writer reads of the stream for one remote consumer (its filter).
 class filtered_store final : public feed_store {
  public:
-  filtered_store(storage::stream_store& st, const std::vector<std::string>& f) : _st(st), _f(f) {}
+  // `lps`: a last_per_subject consumer's start set (sorted): below its end only these.
+  filtered_store(storage::stream_store& st, const std::vector<std::string>& f, const std::vector<std::uint64_t>* lps = nullptr)
+      : _st(st), _f(f), _lps(lps && !lps->empty() ? lps : nullptr) {}
   std::optional<storage::stored_msg> next_matching(std::uint64_t from) override {
+    if (_lps && from <= _lps->back()) {
+      for (auto it = std::lower_bound(_lps->begin(), _lps->end(), from); it != _lps->end(); ++it)
+        if (auto m = _st.load(*it); m.ok()) return std::move(*m);
+      from = _lps->back() + 1;
+    }
     auto m = _f.empty() ? _st.load_next("", from) : _f.size() == 1 ? _st.load_next(_f[0], from) : _st.load_next(_f, from);
     if (!m.ok()) return std::nullopt;
     return std::move(*m);
@@ -29,13 +36,19 @@ class filtered_store final : public feed_store {
   // The backlog past a full page, as an upper bound (exact counting would walk the stream at
   // every page); num_pending is exact again once the reader is live.
   std::uint64_t count_matching(std::uint64_t from) override {
-    const std::uint64_t last = _st.last_seq();
-    return from > last ? 0 : std::min<std::uint64_t>(_st.state(false).msgs, last - from + 1);
+    const std::uint64_t last = _st.last_seq(), msgs = _st.state(false).msgs;
+    std::uint64_t n = 0;
+    if (_lps && from <= _lps->back()) {
+      n = std::uint64_t(_lps->end() - std::lower_bound(_lps->begin(), _lps->end(), from));
+      from = _lps->back() + 1;
+    }
+    return std::min<std::uint64_t>(msgs, n + (from > last ? 0 : last - from + 1));
   }
 
  private:
   storage::stream_store& _st;
   const std::vector<std::string>& _f;
+  const std::vector<std::uint64_t>* _lps;
 };
 
 class ring_queue final : public feed_queue {
@@ -103,6 +116,7 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
   link->group = this;
   link->filters = cfg.filters();
   if (link->filters.size() == 1 && link->filters[0] == ">") link->filters.clear();
+  link->lps = agent->lps_start();  // the window pages these, then everything from the stream's end
   link->agent = agent.get();
   std::weak_ptr<consumer_link> weak = link;
   group_host* owner = &_owner;
@@ -126,10 +140,11 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
 }
 
 bool stream_group::runs_remote(const consumer_config& cfg) const {
-  // Pull and push consumers of every retention (interest and work queues hear from them as
-  // `released` requests). Mirror and source feeds (direct) and last_per_subject (read from
-  // the store's subject index) stay.
-  return !cfg.direct && cfg.deliver != deliver_policy::last_per_subject;
+  // Pull and push consumers of every retention and deliver policy (interest and work queues
+  // hear from them as `released` requests; last_per_subject's start set, read from the
+  // store's subject index here, filters its pages on the owner). Mirror and source feeds
+  // (direct) stay: see src/ARCHITECTURE.md.
+  return !cfg.direct;
 }
 
 stream_group::remote_consumer* stream_group::remote_of(const consumer_agent* c) {
@@ -270,7 +285,7 @@ void stream_group::feed_removed(const std::vector<std::uint64_t>& seqs) {
 std::size_t stream_group::pump_remote(remote_consumer& r) {
   consumer_link& l = *r.link;
   ring_queue q(l.to_consumer);
-  filtered_store fs(_stream->store(), l.filters);
+  filtered_store fs(_stream->store(), l.filters, &l.lps);
   const std::size_t before = l.to_consumer.produced();
   std::vector<std::uint64_t> unused;  // releases are applied here, not by the writer
   std::size_t work = l.to_owner.drain([&](feed_request&& req) {

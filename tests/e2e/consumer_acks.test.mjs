@@ -174,6 +174,40 @@ test("ordered consumer (no name) reads the whole stream in order", async () => {
   assert.deepEqual(msgs.map((m) => m.seq), [2, 4, 6, 8, 10, 12, 14, 16, 18, 20]);
 });
 
+// What a KV watcher reads (kv.watch(): last_per_subject over $KV.<bucket>.>, ordered): each
+// key's newest value once, the pending count reaching 0 on the last, then every update. Also
+// run with a consumer thread (nats_js_consumer_acks_consthreads1), where the consumer lives
+// apart from its stream's owner.
+test("ordered last_per_subject consumer watches a KV-style bucket", async () => {
+  await stream("KV_W", ["$KV.W.>"], { max_msgs_per_subject: 5 });
+  for (let rev = 0; rev < 3; rev++)
+    for (let k = 0; k < 30; k++) await js.publish(`$KV.W.k${k}`, enc.encode(`r${rev}`));
+  const c = await js.consumers.get("KV_W", { filter_subjects: "$KV.W.>", deliver_policy: "last_per_subject" });
+  const iter = await c.consume();
+  const seen = [];
+  const values = new Map();
+  const guard = setTimeout(() => iter.stop(), 8000);
+  let updated = false;
+  for await (const m of iter) {
+    seen.push(m.seq);
+    values.set(m.subject, new TextDecoder().decode(m.data));
+    if (m.info.pending === 0 && !updated) {  // the initial values are in: change two keys
+      updated = true;
+      assert.equal(seen.length, 30);
+      await js.publish("$KV.W.k4", enc.encode("r3"));
+      await js.publish("$KV.W.fresh", enc.encode("f0"));
+    } else if (m.info.pending === 0 && seen.length >= 32) {
+      break;
+    }
+  }
+  clearTimeout(guard);
+  iter.stop();
+  assert.deepEqual(seen, [...Array.from({ length: 30 }, (_, i) => 61 + i), 91, 92]);
+  assert.equal(values.get("$KV.W.k4"), "r3");
+  assert.equal(values.get("$KV.W.k9"), "r2");
+  assert.equal(values.get("$KV.W.fresh"), "f0");
+});
+
 test("pull statuses: 404 No Messages, 408 Request Timeout, 409 limits, 409 Consumer Deleted", async () => {
   await stream("STAT", ["stat.>"]);
   await jsm.consumers.add("STAT", { durable_name: "s", ack_policy: AckPolicy.Explicit, max_batch: 5,

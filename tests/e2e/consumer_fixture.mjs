@@ -16,7 +16,9 @@ export let js;
 export function useServer() {
   before(async () => {
     assert.ok(bin, "PEREGRINE_SERVER_BIN must point at the server binary");
-    srv = await startServer((dir) => `jetstream {\n  store_dir: "${dir}/js"\n}\n`);
+    // PEREGRINE_EXTRA_CONF: more config lines (a placement, as the integration variants).
+    const extra = process.env.PEREGRINE_E2E_REF === "1" ? "" : process.env.PEREGRINE_EXTRA_CONF ?? "";
+    srv = await startServer((dir) => `jetstream {\n  store_dir: "${dir}/js"\n}\n${extra}\n`);
     nc = await connect({ servers: `127.0.0.1:${srv.port}`, reconnect: false, timeout: 5000 });
     jsm = await jetstreamManager(nc);
     js = jetstream(nc);
