@@ -139,12 +139,12 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
   return ref;
 }
 
-bool stream_group::runs_remote(const consumer_config& cfg) const {
+bool stream_group::runs_remote(const consumer_config&) const {
   // Pull and push consumers of every retention and deliver policy (interest and work queues
   // hear from them as `released` requests; last_per_subject's start set, read from the
-  // store's subject index here, filters its pages on the owner). Mirror and source feeds
-  // (direct) stay: see src/ARCHITECTURE.md.
-  return !cfg.direct;
+  // store's subject index here, filters its pages on the owner), and the mirror and source
+  // feeds' direct push consumers (flow-controlled, their answers reach the thread too).
+  return true;
 }
 
 stream_group::remote_consumer* stream_group::remote_of(const consumer_agent* c) {

@@ -261,5 +261,26 @@ TEST_F(js_consumer_threads, retention_follows_the_releases_of_remote_consumers) 
   natsSubscription_Destroy(raw);
 }
 
+// A mirror's feed (the direct, flow-controlled push consumer it makes on its origin) runs on
+// the consumer thread as well: the mirror's flow-control answers reach that thread, and the
+// mirror copies the backlog and then what is new.
+TEST_F(js_consumer_threads, a_mirrors_feed_runs_on_the_consumer_thread) {
+  ASSERT_FALSE(create({{"name", "ORG"}, {"subjects", {"org.>"}}, {"storage", "memory"}}).contains("error"));
+  constexpr int kMsgs = 1500;  // 1 KiB each: past the first flow-control window (1 MiB)
+  const std::string payload(1024, 'x');
+  for (int i = 0; i < kMsgs; ++i) natsConnection_PublishString(nc_.get(), "org.a", payload.c_str());
+  ASSERT_EQ(natsConnection_Flush(nc_.get()), NATS_OK);
+  EXPECT_TRUE(eventually([&] { return state("ORG").value("messages", 0) == kMsgs; }, 10s * time_scale()));
+  const long long thread_before = consumer_thread_handled();
+  ASSERT_GE(thread_before, 0);
+  ASSERT_FALSE(create({{"name", "MIR"}, {"mirror", {{"name", "ORG"}}}, {"storage", "memory"}}).contains("error"));
+  EXPECT_TRUE(eventually([&] { return state("MIR").value("messages", 0) == kMsgs; }, 20s * time_scale()))
+      << state("MIR").dump();
+  ASSERT_EQ(publish("org.a", "last").value("seq", 0), kMsgs + 1);
+  EXPECT_TRUE(eventually([&] { return state("MIR").value("last_seq", 0) == kMsgs + 1; }, 10s * time_scale()))
+      << state("MIR").dump();
+  EXPECT_GE(consumer_thread_handled() - thread_before, 1) << "no flow-control answer reached the consumer thread";
+}
+
 }  // namespace
 }  // namespace peregrine::test
