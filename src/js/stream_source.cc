@@ -353,9 +353,10 @@ std::optional<std::pair<std::string, std::uint64_t>> parse_stream_source_header(
 
 std::optional<std::uint64_t> source_tracker::due_create(std::int64_t now) {
   if (_phase == phase::creating && now - _created_at >= _create_timeout) {
-    // No answer is not a refusal: asked again at once, without the failures' backoff.
+    // No answer to a create is not a refusal: asked again at once, without the failures'
+    // backoff (a durable source's unanswered reset backs off as a refusal does).
     create_failed(make_error(_mirror ? 10029 : 10045, "timeout"), now);
-    _next_attempt = _last_attempt + kMinRetryNs;
+    if (!_durable) _next_attempt = _last_attempt + kMinRetryNs;
   }
   if (_phase == phase::active && _last_heard != 0 && now - _last_heard >= kStallNs) restart(now);
   if (_phase != phase::idle && _phase != phase::backoff) return std::nullopt;

@@ -117,7 +117,7 @@ class source_tracker {
 
   // `copied` = last origin sequence already stored (0 = none yet).
   source_tracker(bool mirror, std::uint64_t copied, bool durable = false)
-      : _mirror(mirror), _copied(copied), _create_timeout(durable ? kResetTimeoutNs : kCreateTimeoutNs) {}
+      : _mirror(mirror), _durable(durable), _copied(copied), _create_timeout(durable ? kResetTimeoutNs : kCreateTimeoutNs) {}
 
   // Time to send a create request? Returns the sequence to start at (copied + 1, or 0 for a
   // first setup that uses the spec's opt_start_*); moves to `creating`.
@@ -150,6 +150,7 @@ class source_tracker {
 
  private:
   bool _mirror;
+  bool _durable;
   std::uint64_t _copied;
   std::int64_t _create_timeout;
   phase _phase = phase::idle;
