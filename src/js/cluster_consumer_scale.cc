@@ -103,7 +103,7 @@ std::optional<ojson> cluster_consumers::scale_states(const std::string& stream, 
     auto got = sc->second.got.find(name);
     if (got == sc->second.got.end() && now_ns >= sc->second.give_up_ns) {
       // Its leader does not answer (its servers are down): this server's replica's state,
-      // else it starts afresh in its new group (a known gap: ARCHITECTURE.md).
+      // else it starts afresh in its new group (a known gap: src/REPLICATION.md).
       auto local = local_state({stream, name});
       PG_WARN("Replicated consumer {} > {}: no answer from its leader, scaled with {}", stream, name,
               local ? "this server's replica's state" : "no state");

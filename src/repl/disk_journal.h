@@ -17,7 +17,7 @@
 // `write` records do; a write that reaches past that region (the first after a start) is
 // submitted durable. The journal is never compacted yet:
 // nothing takes snapshots, and the meta group writes a few entries per change (see
-// ARCHITECTURE.md "Replication").
+// src/REPLICATION.md).
 #include <cstdint>
 #include <map>
 #include <memory>
