@@ -32,6 +32,14 @@ class consumer_group_log final : public repl::replicated_log {
     if (r.st == st::ok) return {repl::propose_status::ok, r.index};
     return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
   }
+  // Deliveries: on the ring to pg-repl without a wait (one hand-off per turn, not one per
+  // message); a synchronous propose after them drains the ring first, so order is kept.
+  repl::propose_result propose_async(std::span<const std::uint8_t> data) override {
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    core::group_proposal p{_group, term_, _next_ticket, std::vector<std::uint8_t>(data.begin(), data.end())};
+    if (!_repl.propose_async(p)) return {repl::propose_status::busy, 0};
+    return {repl::propose_status::queued, _next_ticket++};
+  }
   bool is_leader() const override { return leader; }
   std::uint64_t term() const override { return term_; }
 
@@ -41,6 +49,7 @@ class consumer_group_log final : public repl::replicated_log {
  private:
   core::cluster_replication& _repl;
   std::uint64_t _group;
+  std::uint64_t _next_ticket = 1;
 };
 
 // One consumer replica on this server, reading this server's replica of the stream.

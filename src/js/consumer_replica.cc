@@ -56,7 +56,8 @@ void consumer_replica::replicate_deliveries(actions& out, std::size_t from, base
     if (const auto* d = std::get_if<delivery>(&out[i])) {
       if (!_machine) continue;
       const re::consumer_delivered op{d->consumer_seq, d->stream_seq, d->delivery_count, now};
-      if (_log.propose(re::encode(re::consumer_op{op})).status != repl::propose_status::ok) {
+      const auto st = _log.propose_async(re::encode(re::consumer_op{op})).status;
+      if (st != repl::propose_status::ok && st != repl::propose_status::queued) {
         // Not in the log, so not sent; the machine believes it delivered, so it is dropped
         // and rebuilt from the replicated state at the next election.
         lose_leadership();

@@ -56,6 +56,12 @@ class consumer_replica {
   // After every event of the group: proposes consumer_leader_start on winning an election,
   // drops the machine on losing it.
   void on_role(base::nanos now);
+  // A queued delivery the log refused: it was sent but is not replicated; the machine is
+  // rebuilt from the replicated state at the next leader_start (it is delivered again).
+  void on_refused(base::nanos now) {
+    (void)now;
+    if (_machine) lose_leadership();
+  }
 
   consumer_submit pull(std::string reply, const pull_request& req, base::nanos now,
                        actions& out);

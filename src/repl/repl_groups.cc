@@ -92,6 +92,9 @@ core::group_propose_result repl_host::propose(std::uint64_t group, std::uint64_t
                                               std::vector<std::uint8_t> data) {
   return call_sync([this, group, term, data = std::move(data)]() -> core::group_propose_result {
     using st = core::group_propose_result::status;
+    // What the same owner queued before this call goes first (a consumer's deliveries before
+    // its ack): proposals keep the owner's order.
+    take_proposals(now_ms());
     auto it = _groups.find(group);
     if (it == _groups.end()) return {st::failed, 0};
     group_slot& g = it->second;
