@@ -168,9 +168,7 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
   if (it == _by_group.end()) return false;
   hosted& h = *it->second;
   if (ev.what == core::group_event::kind::proposed) {
-    // Queued deliveries' indexes (not needed). Refused ones were sent but are not in the
-    // log: the machine is rebuilt from the replicated state, they come again (at least once).
-    if (ev.index == 0 && h.log->leader) h.replica->on_refused(now_ns);
+    h.replica->on_proposed(ev.ticket, ev.count, ev.index);  // queued deliveries' and acks' indexes
     return true;
   }
   if (ev.what == core::group_event::kind::role) {

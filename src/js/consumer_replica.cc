@@ -90,13 +90,16 @@ consumer_submit consumer_replica::ack(const ack_subject& subj, const ack_body& b
   replicate_deliveries(out, from, now);
   if (!_machine || !was_pending || _machine->pending().count(subj.stream_seq) != 0)
     return consumer_submit::ignored;  // a nak, progress, or nothing to acknowledge
-  const auto r = _log.propose(
+  const auto r = _log.propose_async(
       re::encode(re::consumer_op{re::consumer_acked{subj.stream_seq, subj.consumer_seq}}));
-  if (r.status != repl::propose_status::ok) {
+  if (r.status == repl::propose_status::ok) {
+    _acks.push_back({r.index, _lead_term, token, subj.stream_seq, 0});
+  } else if (r.status == repl::propose_status::queued) {
+    _acks.push_back({0, _lead_term, token, subj.stream_seq, r.index});  // r.index: the ticket
+  } else {
     lose_leadership();  // the machine took an ack the log did not
     return consumer_submit::not_leader;
   }
-  _acks.push_back({r.index, _lead_term, token, subj.stream_seq});
   return consumer_submit::done;
 }
 
@@ -137,7 +140,7 @@ consumer_submit consumer_replica::reset(std::uint64_t floor, std::uint64_t token
     lose_leadership();
     return consumer_submit::not_leader;
   }
-  _acks.push_back({r.index, _lead_term, token, 0});
+  _acks.push_back({r.index, _lead_term, token, 0, 0});
   // Deliveries after the reset are proposed after its entry, so every replica applies them
   // on top of the reset state.
   const std::size_t from = out.size();
@@ -272,11 +275,22 @@ void consumer_replica::apply(const repl::committed_entry& e, base::nanos now,
         *op);
   }
   // Acks proposed at or before this index: ours of this term are confirmed, others lost.
-  while (!_acks.empty() && _acks.front().index <= e.index) {
+  // Queued ones (index unknown) are at the back: their index arrives before their entry.
+  while (!_acks.empty() && _acks.front().index != 0 && _acks.front().index <= e.index) {
     const pending_ack a = _acks.front();
     _acks.erase(_acks.begin());
     if (a.index == e.index && a.term == term) confirmed.push_back({a.token, a.sseq});
   }
+}
+
+void consumer_replica::on_proposed(std::uint64_t first_ticket, std::uint64_t count, std::uint64_t first_index) {
+  if (first_index == 0) {
+    if (_machine) lose_leadership();
+    return;
+  }
+  for (auto& a : _acks)
+    if (a.index == 0 && a.ticket >= first_ticket && a.ticket < first_ticket + count)
+      a.index = first_index + (a.ticket - first_ticket);
 }
 
 }  // namespace js

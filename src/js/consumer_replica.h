@@ -56,12 +56,11 @@ class consumer_replica {
   // After every event of the group: proposes consumer_leader_start on winning an election,
   // drops the machine on losing it.
   void on_role(base::nanos now);
-  // A queued delivery the log refused: it was sent but is not replicated; the machine is
-  // rebuilt from the replicated state at the next leader_start (it is delivered again).
-  void on_refused(base::nanos now) {
-    (void)now;
-    if (_machine) lose_leadership();
-  }
+  // The answer to queued proposals (deliveries and acks): tickets [first_ticket, +count)
+  // have indexes from first_index on, or were refused (first_index 0). A refused delivery was
+  // sent and a refused ack taken but neither is replicated: the machine is rebuilt from the
+  // replicated state at the next leader_start (delivered again; the ack sync times out).
+  void on_proposed(std::uint64_t first_ticket, std::uint64_t count, std::uint64_t first_index);
 
   consumer_submit pull(std::string reply, const pull_request& req, base::nanos now,
                        actions& out);
@@ -114,10 +113,11 @@ class consumer_replica {
 
  private:
   struct pending_ack {
-    std::uint64_t index = 0;
+    std::uint64_t index = 0;  // 0 while queued (its ticket's index not known yet)
     std::uint64_t term = 0;
     std::uint64_t token = 0;
     std::uint64_t sseq = 0;
+    std::uint64_t ticket = 0;
   };
 
   // Proposes the deliveries out[from..] added; withholds them if the log refuses.
