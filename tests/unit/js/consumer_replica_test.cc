@@ -392,3 +392,102 @@ TEST(ConsumerReplica, UpdatePausesTheLeaderAndTheNextLeaderStartsPaused) {
   b.replica.update(p, 0, kNow, out2);
   EXPECT_EQ(delivered(out2), (std::vector<std::uint64_t>{1, 2}));
 }
+
+// The hub's real log: deliveries and acks are queued on the ring to pg-repl (tickets); their
+// indexes come later, with the `proposed` event.
+class queued_log final : public repl::replicated_log {
+ public:
+  bool leader = true;
+  std::uint64_t next_index = 1;
+  std::vector<repl::committed_entry> proposed;           // in the log, not yet committed
+  std::vector<std::vector<std::uint8_t>> queued;         // on the ring
+  std::uint64_t next_ticket = 1, first_queued_ticket = 1;
+
+  repl::propose_result propose(std::span<const std::uint8_t> d) override {
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    flush();  // a synchronous propose drains the ring first
+    return {repl::propose_status::ok, append(d)};
+  }
+  repl::propose_result propose_async(std::span<const std::uint8_t> d) override {
+    if (!leader) return {repl::propose_status::not_leader, 0};
+    queued.emplace_back(d.begin(), d.end());
+    return {repl::propose_status::queued, next_ticket++};
+  }
+  bool is_leader() const override { return leader; }
+  std::uint64_t term() const override { return 1; }
+
+  // pg-repl's turn: what is queued goes into the log; returns (first ticket, count, first index).
+  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> flush() {
+    const std::uint64_t first_ticket = first_queued_ticket, count = queued.size(), first = next_index;
+    for (const auto& d : queued) append(d);
+    queued.clear();
+    first_queued_ticket += count;
+    return {first_ticket, count, first};
+  }
+
+ private:
+  std::uint64_t append(std::span<const std::uint8_t> d) {
+    repl::committed_entry e;
+    e.index = next_index++;
+    e.value.term = 1;
+    e.value.data.assign(d.begin(), d.end());
+    proposed.push_back(e);
+    return e.index;
+  }
+};
+
+TEST(ConsumerReplica, QueuedAckSyncIsConfirmedOnceItsIndexIsKnownAndApplied) {
+  seq_source src;
+  src.last = 3;
+  queued_log log;
+  js::consumer_replica r(params(), src, log, "s1");
+  r.on_role(kNow);
+  std::vector<js::consumer_ack_confirm> c;
+  for (const auto& e : std::exchange(log.proposed, {})) r.apply(e, kNow, c);
+  ASSERT_TRUE(r.ready());
+  js::actions out;
+  js::pull_request req;
+  req.batch = 2;
+  ASSERT_EQ(r.pull("r", req, kNow, out), consumer_submit::done);
+  EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{1, 2}));  // sent at once, queued
+  EXPECT_EQ(log.queued.size(), 2u);
+  EXPECT_EQ(r.ack(ack_of(1, 1), {js::ack_kind::ack}, 77, kNow, out), consumer_submit::done);
+  EXPECT_EQ(log.queued.size(), 3u);
+  const auto [ticket, count, first] = log.flush();
+  r.on_proposed(ticket, count, first);
+  c.clear();
+  const auto entries = std::exchange(log.proposed, {});
+  ASSERT_EQ(entries.size(), 3u);
+  r.apply(entries[0], kNow, c);
+  r.apply(entries[1], kNow, c);
+  EXPECT_TRUE(c.empty()) << "the ack's own entry is not applied yet";
+  r.apply(entries[2], kNow, c);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].token, 77u);
+  EXPECT_EQ(r.state().ack_floor, (js::sequence_pair{1, 1}));
+  EXPECT_EQ(r.state().delivered, (js::sequence_pair{2, 2}));
+}
+
+TEST(ConsumerReplica, RefusedQueuedDeliveryRebuildsTheMachine) {
+  seq_source src;
+  src.last = 3;
+  queued_log log;
+  js::consumer_replica r(params(), src, log, "s1");
+  r.on_role(kNow);
+  std::vector<js::consumer_ack_confirm> c;
+  for (const auto& e : std::exchange(log.proposed, {})) r.apply(e, kNow, c);
+  ASSERT_TRUE(r.ready());
+  js::actions out;
+  js::pull_request req;
+  req.batch = 1;
+  r.pull("r", req, kNow, out);
+  log.queued.clear();
+  r.on_proposed(1, 1, 0);  // refused (a term change on the way)
+  EXPECT_FALSE(r.ready()) << "the machine believed it delivered what the log does not hold";
+  r.on_role(kNow);  // still leading: a new leader_start, then the replicated state again
+  for (const auto& e : std::exchange(log.proposed, {})) r.apply(e, kNow, c);
+  ASSERT_TRUE(r.ready());
+  js::actions again;
+  r.pull("r", req, kNow, again);
+  EXPECT_EQ(delivered(again), (std::vector<std::uint64_t>{1})) << "delivered again";
+}
