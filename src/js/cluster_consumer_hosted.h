@@ -16,41 +16,13 @@
 #include "src/js/cluster_consumers.h"
 #include "src/js/consumer_config.h"
 #include "src/js/consumer_replica.h"
+#include "src/js/group_log.h"
 #include "src/repl/replicated_log.h"
 
 namespace js {
 
-// A consumer group's replicated_log as the hub's thread sees it: role and term as of the
-// last event applied; proposals go to the replication thread with that term.
-class consumer_group_log final : public repl::replicated_log {
- public:
-  consumer_group_log(core::cluster_replication& r, std::uint64_t group) : _repl(r), _group(group) {}
-  repl::propose_result propose(std::span<const std::uint8_t> data) override {
-    using st = core::group_propose_result::status;
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    const auto r = _repl.propose(_group, term_, std::vector<std::uint8_t>(data.begin(), data.end()));
-    if (r.st == st::ok) return {repl::propose_status::ok, r.index};
-    return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
-  }
-  // Deliveries: on the ring to pg-repl without a wait (one hand-off per turn, not one per
-  // message); a synchronous propose after them drains the ring first, so order is kept.
-  repl::propose_result propose_async(std::span<const std::uint8_t> data) override {
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    core::group_proposal p{_group, term_, _next_ticket, std::vector<std::uint8_t>(data.begin(), data.end())};
-    if (!_repl.propose_async(p)) return {repl::propose_status::busy, 0};
-    return {repl::propose_status::queued, _next_ticket++};
-  }
-  bool is_leader() const override { return leader; }
-  std::uint64_t term() const override { return term_; }
-
-  bool leader = false;
-  std::uint64_t term_ = 0;
-
- private:
-  core::cluster_replication& _repl;
-  std::uint64_t _group;
-  std::uint64_t _next_ticket = 1;
-};
+// A consumer group's log as the hub sees it (group_log.h).
+using consumer_group_log = group_log;
 
 // One consumer replica on this server, reading this server's replica of the stream.
 struct cluster_consumers::hosted final : message_source {

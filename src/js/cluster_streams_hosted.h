@@ -13,42 +13,15 @@
 #include <vector>
 
 #include "src/js/cluster_streams.h"
+#include "src/js/group_log.h"
 #include "src/js/publish_backlog.h"
 #include "src/js/stream_replica.h"
 #include "storage/memory_store.h"
 
 namespace js {
 
-// The replicated_log of one stream group, as its owner thread sees it: role and term as of
-// the last event it applied; proposals go to the replication thread with that term.
-class remote_log final : public repl::replicated_log {
- public:
-  remote_log(core::cluster_replication& r, std::uint64_t group) : _repl(r), _group(group) {}
-  repl::propose_result propose(std::span<const std::uint8_t> data) override {
-    using st = core::group_propose_result::status;
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    const auto r = _repl.propose(_group, term_, std::vector<std::uint8_t>(data.begin(), data.end()));
-    if (r.st == st::ok) return {repl::propose_status::ok, r.index};
-    return {r.st == st::not_leader ? repl::propose_status::not_leader : repl::propose_status::failed, 0};
-  }
-  // The publish path: on the ring to pg-repl, no wait; the index comes as a `proposed` event.
-  repl::propose_result propose_async(std::span<const std::uint8_t> data) override {
-    if (!leader) return {repl::propose_status::not_leader, 0};
-    core::group_proposal p{_group, term_, _next_ticket, std::vector<std::uint8_t>(data.begin(), data.end())};
-    if (!_repl.propose_async(p)) return {repl::propose_status::busy, 0};
-    return {repl::propose_status::queued, _next_ticket++};
-  }
-  bool is_leader() const override { return leader; }
-  std::uint64_t term() const override { return term_; }
-
-  bool leader = false;
-  std::uint64_t term_ = 0;
-
- private:
-  core::cluster_replication& _repl;
-  std::uint64_t _group;
-  std::uint64_t _next_ticket = 1;
-};
+// A stream group's log as its owner thread sees it (group_log.h).
+using remote_log = group_log;
 
 struct cluster_streams::sub_handler final : core::internal_handler {
   cluster_streams* owner = nullptr;
