@@ -10,18 +10,20 @@
 #include "src/js/consumer_replica.h"
 #include "src/js/group_host.h"
 #include "src/js/json_util.h"
+#include "src/js/cluster_constants.h"
 
 namespace js {
+
+using cluster::kMetaGroup;
+using cluster::kAccount;
+using cluster::kAnswerWindowNs;
+using cluster::kMaxHops;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::uint64_t kMetaGroup = 1;  // repl::kMetaGroup (src/repl/repl_host.h)
-constexpr const char* kAccount = "$G";
-constexpr std::int64_t kAnswerWindowNs = 10'000'000'000;
-constexpr int kMaxHops = 2;
 constexpr std::size_t kNamesLimit = 1024;
 constexpr std::size_t kListLimit = 256;
 

@@ -17,18 +17,20 @@
 #include "src/js/cluster_consumer_hosted.h"
 #include "src/js/consumer_advisory.h"
 #include "src/js/group_host.h"
+#include "src/js/cluster_constants.h"
 
 namespace js {
+
+using cluster::kMetaGroup;
+using cluster::kAccount;
+using cluster::kAnswerWindowNs;
+using cluster::kMaxHops;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::uint64_t kMetaGroup = 1;  // repl::kMetaGroup (src/repl/repl_host.h)
-constexpr const char* kAccount = "$G";
-constexpr std::int64_t kAnswerWindowNs = 10'000'000'000;
-constexpr int kMaxHops = 2;
 
 std::optional<consumer_config> parse_config(const std::string& config_json) {
   auto j = ojson::parse(config_json, nullptr, false);

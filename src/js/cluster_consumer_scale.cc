@@ -6,8 +6,11 @@
 #include "src/base/log.h"
 #include "src/js/cluster_consumers.h"
 #include "src/js/consumer_replica.h"
+#include "src/js/cluster_constants.h"
 
 namespace js {
+
+using cluster::kMaxHops;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
@@ -16,7 +19,6 @@ namespace {
 
 constexpr std::int64_t kAskAgainNs = 500'000'000;
 constexpr std::int64_t kGiveUpAskingNs = 3'000'000'000;
-constexpr int kMaxHops = 2;
 
 }  // namespace
 

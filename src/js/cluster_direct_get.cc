@@ -10,12 +10,14 @@
 #include "src/js/cluster_streams.h"
 #include "src/js/cluster_streams_hosted.h"
 #include "src/js/direct_get.h"
+#include "src/js/cluster_constants.h"
 
 namespace js {
 
+using cluster::kAccount;
+
 namespace {
 
-constexpr const char* kAccount = "$G";  // as cluster_streams.cc
 
 }  // namespace
 

@@ -15,13 +15,15 @@
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
 #include "src/js/stream.h"
+#include "src/js/cluster_constants.h"
 
 namespace js {
 
+using cluster::kAccount;
+using cluster::kMaxHops;
+
 namespace {
 
-constexpr const char* kAccount = "$G";  // as cluster_streams.cc
-constexpr int kMaxHops = 2;
 // nats-server's jsClusteredStreamListRequest waits this long for the leaders' answers.
 constexpr std::int64_t kGatherTimeoutNs = 4'000'000'000;
 
@@ -120,13 +122,7 @@ void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const co
   const std::uint64_t token = h.next_token++;
   std::vector<replica_reply> out;
   const auto st = h.replica->purge(pr, token, out);
-  if (st == submit_status::proposed || st == submit_status::answered) {
-    h.replies[token] = std::string(m.reply);
-    h.api_type[token] = std::string(type);
-    if (st == submit_status::answered) publish_replies(h, out);
-  } else {
-    respond_error(m.reply, type, make_error(err::cluster_unavailable));
-  }
+  track_api_reply(h, st, token, m.reply, type, out);
 }
 
 // STREAM.MSG.DELETE: the request checked as the hub checks an R1 one (stream_api.cc), then a
@@ -146,13 +142,17 @@ void cluster_streams::serve_msg_delete(hosted& h, const core::inbound_msg& m) {
   const std::uint64_t token = h.next_token++;
   std::vector<replica_reply> out;
   const auto st = h.replica->remove(seq, !no_erase, token, out);
-  if (st == submit_status::proposed || st == submit_status::answered) {
-    h.replies[token] = std::string(m.reply);
-    h.api_type[token] = std::string(type);
-    if (st == submit_status::answered) publish_replies(h, out);
-  } else {
-    respond_error(m.reply, type, make_error(err::cluster_unavailable));
-  }
+  track_api_reply(h, st, token, m.reply, type, out);
+}
+
+// A PURGE's or MSG.DELETE's submit: its reply waits for the entry (or goes out now), or 10008.
+void cluster_streams::track_api_reply(hosted& h, submit_status st, std::uint64_t token, std::string_view reply,
+                                      std::string_view type, std::vector<replica_reply>& out) {
+  if (st != submit_status::proposed && st != submit_status::answered)
+    return respond_error(reply, type, make_error(err::cluster_unavailable));
+  h.replies[token] = std::string(reply);
+  h.api_type[token] = std::string(type);
+  if (st == submit_status::answered) publish_replies(h, out);
 }
 
 // ---- StreamInfo

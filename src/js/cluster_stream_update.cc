@@ -16,8 +16,12 @@
 #include "src/js/placement.h"
 #include "src/js/stream.h"
 #include "src/js/stream_group.h"
+#include "src/js/cluster_constants.h"
 
 namespace js {
+
+using cluster::kMetaGroup;
+using cluster::kAccount;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
@@ -50,8 +54,6 @@ stream_update_plan plan_stream_update(const repl_entries::stream_assign& current
 
 namespace {
 
-constexpr std::uint64_t kMetaGroup = 1;  // repl::kMetaGroup
-constexpr const char* kAccount = "$G";   // as cluster_streams.cc
 constexpr std::int64_t kScaleWindowNs = 10'000'000'000;
 
 // A new group id for the stream's next incarnation of its group (never 0 or 1).

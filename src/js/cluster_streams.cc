@@ -15,18 +15,20 @@
 #include "src/js/placement.h"
 #include "src/js/stream.h"
 #include "src/js/stream_config.h"
+#include "src/js/cluster_constants.h"
 
 namespace js {
+
+using cluster::kMetaGroup;
+using cluster::kAccount;
+using cluster::kAnswerWindowNs;
+using cluster::kMaxHops;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::uint64_t kMetaGroup = 1;          // repl::kMetaGroup (src/repl/repl_host.h)
-constexpr const char* kAccount = "$G";           // one account until accounts are clustered
-constexpr std::int64_t kAnswerWindowNs = 10'000'000'000;  // a create's reply waits this long
-constexpr int kMaxHops = 2;
 
 std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
 

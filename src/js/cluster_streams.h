@@ -37,6 +37,7 @@ namespace js {
 
 // stream_replica.h is included by the .cc only.
 struct replica_reply;
+enum class submit_status : std::uint8_t;
 class cluster_consumers;
 struct waiting_publish;
 
@@ -162,6 +163,8 @@ class cluster_streams final : public core::internal_handler {
   void poll_scaling(std::int64_t now_ns);
   void answer_updates(hosted& h, std::int64_t now_ns);
   void after_event(hosted& h, std::int64_t now_ns);
+  void track_api_reply(hosted& h, submit_status st, std::uint64_t token, std::string_view reply,
+                       std::string_view type, std::vector<replica_reply>& out);
   void publish_replies(hosted& h, std::vector<replica_reply>& out);
   void on_publish(hosted& h, const core::inbound_msg& m);
   // False: the replica could not hand the proposal over (busy); nothing was done.
