@@ -328,8 +328,8 @@ int main(int argc, char** argv) {
       srv.add_service(std::move(a.svc), a.account, a.owner);
   }
   if (auto st = srv.start(); !st) {
-    if (!srv.monitor_error().empty()) {
-      PG_ERROR("{}", srv.monitor_error());
+    if (!srv.start_error().empty()) {
+      PG_ERROR("{}", srv.start_error());
     } else {
       PG_ERROR("Error listening on port: {}:{}, \"{}\"", opts.host, opts.port, std::strerror(st.err().sys_errno));
     }

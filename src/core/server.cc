@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <random>
 
@@ -141,7 +142,8 @@ base::status server::start_cluster() {
   });
   _route_shard0 = shard0;
   if (auto st = _routes->listen(); !st) {
-    PG_ERROR("Error listening on cluster port: {}:{}", o.cluster_host, o.cluster_port);
+    _start_error = fmt::format("Error listening on cluster port: {}:{}, \"{}\"", o.cluster_host, o.cluster_port,
+                               std::strerror(st.err().sys_errno));
     return st;
   }
   std::string host = o.cluster_host;
@@ -291,7 +293,7 @@ base::status server::start() {
   if (o.http_port != 0) {
     _monitor = std::make_unique<monitor>(*this);
     if (!_monitor->start(o.http_host.empty() ? o.host : o.http_host, o.http_port, o.http_base_path,
-                         _monitor_error)) {
+                         _start_error)) {
       _monitor.reset();
       return base::error{base::errc::io_error, EADDRINUSE};
     }

@@ -54,7 +54,8 @@ class server {
   int monitor_port() const { return _monitor ? _monitor->port() : 0; }
   // The cluster listener's bound port (0: no cluster).
   int cluster_port() const { return _routes ? _routes->bound_port() : 0; }
-  const std::string& monitor_error() const { return _monitor_error; }
+  // Why start() failed, when it is not the client listener (main reports that one).
+  const std::string& start_error() const { return _start_error; }
 
  private:
   nlohmann::ordered_json build_info(const server_options& o, int bound_port) const;
@@ -63,7 +64,7 @@ class server {
   std::unique_ptr<route_manager> _routes;
   std::shared_ptr<dispatcher*> _route_shard0;
   std::unique_ptr<monitor> _monitor;
-  std::string _monitor_error;
+  std::string _start_error;
   std::int64_t _start_wall_ns = 0;
   std::int64_t _config_load_wall_ns = 0;
   server_shared _shared;

@@ -4,7 +4,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -14,7 +16,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -69,11 +73,35 @@ bool port_is_free(int port) {
 // Below the kernel's ephemeral range (32768-60999 by default): a port picked here and bound
 // by a server a little later cannot be taken meanwhile by an ephemeral bind or connect of
 // another server (a replication listener, a route dialing out), which bind(0) picks from.
+// Parallel test processes pick from the same range, and a port picked for a server started
+// later (a cluster port that other servers' routes name) stays unbound for a while: each pick
+// is reserved by an flock on /tmp/peregrine-test-ports/<port>, held until this process exits,
+// so two test processes never hand out the same port.
+namespace {
+bool reserve_port(int port) {
+  static std::mutex mu;
+  static std::set<int> held;  // flock conflicts with our own earlier lock on the same file
+  std::lock_guard lock(mu);
+  if (held.contains(port)) return false;
+  const std::string dir = "/tmp/peregrine-test-ports";
+  ::mkdir(dir.c_str(), 01777);
+  const std::string path = dir + "/" + std::to_string(port);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return true;  // no lock directory: fall back to the bind probe alone
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return false;
+  }
+  held.insert(port);  // the fd stays open: the lock lasts as long as this process
+  return true;
+}
+}  // namespace
+
 int pick_free_port() {
   static std::mt19937 rng{std::random_device{}() ^ std::uint32_t(::getpid())};
   std::uniform_int_distribution<int> pick(20000, 32000);
   for (int i = 0; i < 200; ++i)
-    if (const int port = pick(rng); port_is_free(port)) return port;
+    if (const int port = pick(rng); port_is_free(port) && reserve_port(port)) return port;
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
   sockaddr_in addr{};
