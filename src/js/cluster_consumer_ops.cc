@@ -149,8 +149,7 @@ void cluster_consumers::update_hosted(const re::consumer_assign& a, std::int64_t
   const bool rebind = cfg->deliver_subject != h.cfg.deliver_subject;
   h.assignment.config_json = a.config_json;
   h.cfg = std::move(*cfg);
-  h.filters = h.cfg.filters();
-  if (h.filters.size() == 1 && h.filters[0] == ">") h.filters.clear();
+  h.filters = h.cfg.match_filters();
   h.cnt_valid = false;
   if (rebind) {
     h.push_bound = false;

@@ -115,8 +115,7 @@ void cluster_consumers::host_consumer(const re::consumer_assign& a, std::int64_t
   h->cfg = *cfg;
   h->scfg = *s.cfg;
   h->store = s.store;
-  h->filters = h->cfg.filters();
-  if (h->filters.size() == 1 && h->filters[0] == ">") h->filters.clear();
+  h->filters = h->cfg.match_filters();
   h->acks.owner = h->fc.owner = this;
   h->acks.h = h->fc.h = h.get();
   h->fc.flow_control = true;

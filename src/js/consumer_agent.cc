@@ -43,8 +43,7 @@ consumer_agent::consumer_agent(group_host& host, release_sink& owner, stream& s,
                                std::string state_dir, std::int64_t now)
     : _host(host), _owner(owner), _stream(s), _sname(s.config().name), _scfg(s.config()), _cfg(std::move(cfg)),
       _created(created), _state_dir(std::move(state_dir)) {
-  _filters = _cfg.filters();
-  if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
+  _filters = _cfg.match_filters();
   consumer_params p = to_params(_cfg, s.config(), s.config().name, _cfg.name);
   p.start_seq = _start_seq = resolve_start_seq();
   p.inactive_threshold = with_jitter(p.inactive_threshold, _cfg.push());
@@ -529,13 +528,28 @@ void consumer_agent::release(std::uint64_t seq) {
 // ---- API-side operations --------------------------------------------------------------
 
 void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
-  if (off_thread()) return _exec->run_sync([&] { update(cfg, now); });
+  if (off_thread()) {
+    // The owner's half of the link first (it is this thread's, and waits below): its pages,
+    // live pushes and retention follow the new filters from here on.
+    if (consumer_link* l = feed_link()) l->filters = cfg.match_filters();
+    return _exec->run_sync([&] { update(cfg, now); });
+  }
   const auto pause = _cfg.pause_until;
   const bool rebind = _cfg.push() && cfg.deliver_subject != _cfg.deliver_subject;
   _cfg = cfg;
   _cfg.pause_until = pause;  // only the PAUSE API changes it
-  _filters = _cfg.filters();
-  if (_filters.size() == 1 && _filters[0] == ">") _filters.clear();
+  auto filters = _cfg.match_filters();
+  const bool refilter = _link && filters != _filters;
+  _filters = std::move(filters);
+  if (refilter) {
+    // The window holds what the old filters matched: it is paged again under the new ones
+    // (pages and pushes already on the ring belong to the old epoch and are dropped). Until
+    // the first page, num_pending is the store's count, read while the owner waits.
+    _link->reader.rewind(_link->reader.floor());
+    feed_link_off();
+    _link_keep->seed_pending = recount(_m->next_stream_seq());
+    feed_link_on();
+  }
   _cnt_valid = false;
   const stream_config& scfg = _link ? _scfg : _stream.config();  // the owner's is not this thread's
   consumer_params p = to_params(_cfg, scfg, _sname, _cfg.name);

@@ -159,7 +159,10 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
     if (auto e = check_update(existing->config(), cfg, existing->push_bound()))
       return respond_error(m.reply, type, *e);
     if (auto e = g->check_workqueue(cfg, cfg.name)) return respond_error(m.reply, type, *e);
+    const bool refiltered = existing->config().match_filters() != cfg.match_filters();
     existing->update(cfg, t);
+    // Interest retention: what no consumer matches any more goes, as nats-server cleans up.
+    if (refiltered && s->config().retention == retention_policy::interest) g->drop_unneeded();
     std::string error;
     if (!existing->state_dir().empty() && !save_consumer_meta(*s, *existing, error))
       PG_WARN("JetStream: {}", error);

@@ -177,6 +177,12 @@ std::vector<std::string> consumer_config::filters() const {
   return filter_subjects;
 }
 
+std::vector<std::string> consumer_config::match_filters() const {
+  auto f = filters();
+  if (f.size() == 1 && f[0] == ">") f.clear();
+  return f;
+}
+
 std::optional<api_error> parse_create_request(std::string_view body, create_request& out) {
   auto j = jdec::parse(body);
   if (!j || !j->is_object()) return make_error(err::invalid_json);

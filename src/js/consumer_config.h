@@ -66,6 +66,8 @@ struct consumer_config {
   bool durable() const { return !durable_name.empty(); }
   // Filters as one list (empty = everything).
   std::vector<std::string> filters() const;
+  // The same to match subjects against: a lone ">" is no filter (empty: every subject).
+  std::vector<std::string> match_filters() const;
 };
 
 enum class create_action : std::uint8_t { create_or_update, create, update };

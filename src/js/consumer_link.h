@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/base/spsc_ring.h"
+#include "src/core/subject.h"
 #include "src/js/consumer_feed.h"
 
 namespace js {
@@ -43,7 +44,16 @@ struct consumer_link {
   // ---- owner thread
   feed_writer writer;
   stream_group* group = nullptr;  // null once the consumer left its group
-  std::vector<std::string> filters;  // the consumer's (empty: every subject)
+  // The consumer's (empty: every subject): the owner's copy, which pages and live pushes are
+  // filtered by and retention asks; the agent's own copy is the consumer thread's. A filter
+  // update sets both, the owner waiting, and the reader pages again under the new ones.
+  std::vector<std::string> filters;
+  bool matches(std::string_view subject) const {
+    if (filters.empty()) return true;
+    for (const auto& f : filters)
+      if (core::subject_matches(f, subject)) return true;
+    return false;
+  }
   // last_per_subject: its start set (sorted; the last message of each matching subject when
   // it was made). The pages below its end hold only these; empty once a restored state
   // resumes the consumer (as an owner-thread agent drops its set).

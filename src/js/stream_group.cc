@@ -114,8 +114,7 @@ consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int6
   auto& st = _stream->store();
   auto link = std::make_shared<consumer_link>(std::max<std::uint64_t>(1, st.first_seq()), st.last_seq());
   link->group = this;
-  link->filters = cfg.filters();
-  if (link->filters.size() == 1 && link->filters[0] == ">") link->filters.clear();
+  link->filters = cfg.match_filters();
   link->lps = agent->lps_start();  // the window pages these, then everything from the stream's end
   link->agent = agent.get();
   std::weak_ptr<consumer_link> weak = link;
@@ -260,7 +259,7 @@ void stream_group::feed_stored(std::uint64_t seq, std::string_view subject) {
       m = std::make_shared<const storage::stored_msg>(std::move(*loaded));
     }
     ring_queue q(r.link->to_consumer);
-    r.link->writer.on_stored(m, r.agent->filter_matches(subject), q);
+    r.link->writer.on_stored(m, r.link->matches(subject), q);
     r.notify = true;
   }
 }
@@ -328,9 +327,15 @@ bool stream_group::still_needs(const consumer_agent& c, std::uint64_t seq) const
   return c.needs(seq);
 }
 
+// A remote consumer's filters as the owner knows them (its link's); the agent's are its thread's.
+bool stream_group::matches(const consumer_agent& c, std::string_view subject) {
+  if (const consumer_link* l = c.feed_link()) return l->matches(subject);
+  return c.filter_matches(subject);
+}
+
 bool stream_group::consumer_wants(std::string_view subject) {
   for (auto& [n, c] : _consumers)
-    if (c->filter_matches(subject)) return true;
+    if (matches(*c, subject)) return true;
   return false;
 }
 
@@ -350,7 +355,7 @@ void stream_group::on_released(std::uint64_t seq) {
     auto msg = st.load(seq);
     if (!msg.ok()) return;
     for (auto& [n, c] : _consumers)
-      if (c->filter_matches(msg->subject) && still_needs(*c, seq)) return;
+      if (matches(*c, msg->subject) && still_needs(*c, seq)) return;
   }
   (void)st.remove(seq);
   account();
@@ -364,7 +369,7 @@ void stream_group::drop_unneeded() {
     if (!msg.ok()) break;
     bool matched = false, needed = false;
     for (auto& [n, c] : _consumers) {
-      if (!c->filter_matches(msg->subject)) continue;
+      if (!matches(*c, msg->subject)) continue;
       matched = true;
       needed = needed || still_needs(*c, msg->seq);
     }

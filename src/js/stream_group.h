@@ -158,6 +158,7 @@ class stream_group final : public group_host, public stream_events, public relea
   void apply_released(consumer_link& l, const feed_request& req);
   // Interest retention: the local agent's machine, or the owner's picture of a remote one.
   bool still_needs(const consumer_agent& c, std::uint64_t seq) const;
+  static bool matches(const consumer_agent& c, std::string_view subject);
   void feed_stored(std::uint64_t seq, std::string_view subject);
   void feed_removed(const std::vector<std::uint64_t>& seqs);
 

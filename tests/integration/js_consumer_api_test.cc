@@ -162,6 +162,68 @@ TEST_F(js_consumer_api, create_errors_and_update_rules) {
   EXPECT_EQ(err(request("$JS.API.CONSUMER.LEADER.STEPDOWN.S.A")), 10010);
 }
 
+// A filter update moves what the consumer reads next, from where it is (nats-server keeps the
+// delivered position and recounts num_pending). With a consumer thread the owner pages the
+// thread's window under the filters: an update must reach the owner's half too.
+TEST_F(js_consumer_api, a_filter_update_changes_what_is_delivered_next) {
+  ASSERT_FALSE(create({{"name", "F"}, {"subjects", {"f.>"}}}).contains("error"));
+  for (const char* s : {"f.a", "f.b", "f.a", "f.b"}) ASSERT_TRUE(publish(s, "x").contains("seq"));
+  const json base = {{"durable_name", "C"}, {"ack_policy", "explicit"}};
+  auto with = [&](const json& extra) {
+    json c = base;
+    c.update(extra);
+    return c;
+  };
+  ASSERT_FALSE(create_consumer("F", "C", with({{"filter_subject", "f.a"}})).contains("error"));
+  // The delivered message's stream sequence (the ack subject's 6th token).
+  auto seqs = [&] {
+    std::vector<int> out;
+    for (const auto& r : pull("F", "C", {{"batch", 10}, {"no_wait", true}}, 10)) {
+      if (r.ack.empty()) continue;
+      std::vector<std::string> t;
+      for (std::size_t at = 0, dot; at <= r.ack.size(); at = dot + 1) {
+        dot = std::min(r.ack.find('.', at), r.ack.size());
+        t.push_back(r.ack.substr(at, dot - at));
+      }
+      out.push_back(std::stoi(t.at(5)));
+      natsConnection_PublishString(nc_.get(), r.ack.c_str(), "+ACK");
+    }
+    natsConnection_Flush(nc_.get());
+    return out;
+  };
+  EXPECT_EQ(seqs(), (std::vector<int>{1, 3}));
+  json r = create_consumer("F", "C", with({{"filter_subject", "f.b"}}), "update");
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r.value("num_pending", -1), 1) << r;  // seq 4: after the delivered 3
+  for (const char* s : {"f.b", "f.a"}) ASSERT_TRUE(publish(s, "x").contains("seq"));
+  EXPECT_EQ(seqs(), (std::vector<int>{4, 5}));
+  // Wider again: every subject after the delivered 5.
+  r = create_consumer("F", "C", with({{"filter_subjects", {"f.a", "f.b"}}}), "update");
+  ASSERT_FALSE(r.contains("error")) << r;
+  EXPECT_EQ(r.value("num_pending", -1), 1) << r;
+  EXPECT_EQ(seqs(), (std::vector<int>{6}));
+  json i = info("F", "C");
+  EXPECT_EQ(i["delivered"].value("stream_seq", 0), 6) << i;
+  EXPECT_EQ(i.value("num_ack_pending", -1), 0) << i;
+}
+
+// On an interest stream a filter update drops what no consumer is interested in any more.
+TEST_F(js_consumer_api, a_filter_update_on_an_interest_stream_drops_what_lost_interest) {
+  ASSERT_FALSE(create({{"name", "I"}, {"subjects", {"i.>"}}, {"retention", "interest"}}).contains("error"));
+  const json a = {{"durable_name", "A"}, {"ack_policy", "explicit"}, {"filter_subject", "i.a"}};
+  const json b = {{"durable_name", "B"}, {"ack_policy", "explicit"}, {"filter_subject", "i.b"}};
+  ASSERT_FALSE(create_consumer("I", "A", a).contains("error"));
+  ASSERT_FALSE(create_consumer("I", "B", b).contains("error"));
+  for (const char* s : {"i.a", "i.b", "i.a", "i.c"}) ASSERT_TRUE(publish(s, "x").contains("seq"));
+  EXPECT_EQ(state("I").value("messages", 0), 3);  // i.c: no consumer
+  json moved = a;
+  moved["filter_subject"] = "i.b";
+  ASSERT_FALSE(create_consumer("I", "A", moved, "update").contains("error"));
+  json st = state("I");
+  EXPECT_EQ(st.value("messages", 0), 1) << st;  // only i.b (seq 2) is still wanted
+  EXPECT_EQ(st.value("first_seq", 0), 2) << st;
+}
+
 TEST_F(js_consumer_api, workqueue_rules_and_retention) {
   ASSERT_FALSE(create({{"name", "WQ"}, {"subjects", {"wq.>"}}, {"retention", "workqueue"}}).contains("error"));
   auto err = [](const json& r) { return r.contains("error") ? r["error"]["err_code"].get<int>() : 0; };
