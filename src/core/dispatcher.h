@@ -202,7 +202,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void route_auth_failed(client& c);  // -ERR 'Authorization Violation', closed
   void route_confirmed(client& c);    // a dialed route's first PONG: the peer took our CONNECT
   std::unique_ptr<route_link> _adopting_route;          // adopt_route -> on_open
-  std::unordered_map<std::string, int> _interest;       // "subject[ queue]" -> local subscriptions
+  base::inc_map<std::string, int> _interest;  // "subject[ queue]" -> local subscriptions (grows a few buckets per insert)
   std::vector<client*> _routes;                         // registered routes
   struct route_batch {
     client* c;

@@ -42,7 +42,7 @@ void dispatcher::rebuild_interest() {
   // A reload never renames, renumbers or re-imports accounts (plan_reload refuses it), so the
   // route subscriptions' account ids stay right; the map is recomputed all the same.
   const auto& accounts = _live->auth->accounts;
-  std::unordered_map<std::string, int> fresh;
+  base::inc_map<std::string, int> fresh;
   std::vector<std::string> keys;
   auto add = [&](const subscription& s) {
     if (!counts_as_interest(s)) return;
