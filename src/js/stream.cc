@@ -387,8 +387,9 @@ std::optional<api_error> stream::check_discard_new(std::string_view subject, std
 
 void stream::on_msg(const core::inbound_msg& m) {
   if (_closed) return;
-  if (!m.reply.empty()) _msg_start_ns = _host.clk().monotonic_ns();  // only PubAcks are timed
+  // A fast-ingest message gets no PubAck of its own: it is not timed (one clock read less).
   if (is_fast_batch_reply(m.reply)) return on_fast_batch_msg(m);
+  if (!m.reply.empty()) _msg_start_ns = _host.clk().monotonic_ns();  // only PubAcks are timed
   const bool want_ack = !_cfg.no_ack && !m.reply.empty();
   auto fail = [&](const api_error& e) {
     if (_copy_error) *_copy_error = e;  // a sourced message: the link retries from here
