@@ -77,6 +77,7 @@ void cluster_streams::api_at_leader(std::string_view what, std::string_view name
                            : what == "PURGE"      ? "stream_purge_response"
                            : what == "MSG.GET"    ? "stream_msg_get_response"
                            : what == "MSG.DELETE" ? "stream_msg_delete_response"
+                           : what == "PEER.REMOVE" ? "stream_remove_peer_response"
                                                   : "stream_leader_stepdown_response";
   if (target.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   forward(target, "STREAM." + std::string(what) + "." + std::string(name), m, hops);
@@ -86,6 +87,7 @@ void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const co
   const std::int64_t now = _host.clk().wall_ns();
   if (what == "INFO") return respond(m.reply, typed_response("stream_info_response", stream_info(h, now)));
   if (what == "MSG.DELETE") return serve_msg_delete(h, m);
+  if (what == "PEER.REMOVE") return serve_peer_remove(h, m);
   if (what == "LEADER.STEPDOWN") {
     _repl.group_stepdown(h.assignment.group_id);
     return respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_leader_stepdown_response"},

@@ -10,6 +10,10 @@
 #include "src/base/log.h"
 #include "src/js/cluster_consumers.h"
 #include "src/js/cluster_streams.h"
+#include "src/js/cluster_streams_hosted.h"
+#include "src/js/json_decode.h"
+#include "src/js/json_util.h"
+#include "src/js/api_json.h"
 #include "src/js/consumer_agent.h"
 #include "src/js/consumer_config.h"
 #include "src/js/jetstream_service.h"
@@ -22,6 +26,7 @@ namespace js {
 
 using cluster::kMetaGroup;
 using cluster::kAccount;
+using cluster::kAnswerWindowNs;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
@@ -127,22 +132,78 @@ void cluster_streams::scale_up_r1(r1_scale s, std::string_view reply) {
              reply);
 }
 
-void cluster_streams::send_scale(const std::string& request, std::string_view reply) {
+void cluster_streams::send_scale(const std::string& request, std::string_view reply, std::string_view type) {
   std::string leader;
   if (meta_leader(leader)) return on_scale(request, reply);
-  if (leader.empty()) {
-    return respond_error(reply, "stream_update_response", make_error(err::cluster_unavailable));
-  }
+  if (leader.empty()) return respond_error(reply, type, make_error(err::cluster_unavailable));
   _host.publish("$PG.JSC." + leader + ".1.SCALE", reply, "", request);
 }
 
-// On the meta leader: the origin first (it seeds the group), the others placed as for a create.
+// The stream's leader decides the new peers (this server first: it seeds the new group) and
+// hands them to the meta leader like a change of num_replicas. Answered at the meta leader
+// once proposed, as nats-server answers; StreamInfo shows the new peers once applied.
+void cluster_streams::serve_peer_remove(hosted& h, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_remove_peer_response";
+  if (trim_space(m.payload).empty() || trim_space(m.payload) == "{}")
+    return respond_error(m.reply, type, make_error(err::bad_request));
+  jdec::json req;
+  if (auto e = jdec::decode_request(m.payload, "JSApiStreamRemovePeerRequest", {{"peer", jdec::field_kind::string}}, req))
+    return respond_error(m.reply, type, *e);
+  std::string peer;
+  if (!get_field(req, "peer", peer) || peer.empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  const auto& peers = h.assignment.peers;
+  // By server name (nats-server 2.9's form) or by the peer id StreamInfo's replicas show.
+  const auto found = std::find_if(peers.begin(), peers.end(), [&](const std::string& p) {
+    return p == peer || core::server_name_hash(p) == peer;
+  });
+  if (found == peers.end()) return respond_error(m.reply, type, make_error(err::peer_not_member));
+  const std::string gone = *found;
+  if (h.frozen) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  const std::int64_t now = _host.clk().wall_ns();
+  if (gone == _self) {
+    // The seeding server must stay in the group: another leader carries the removal out.
+    if (peers.size() == 1) return respond_error(m.reply, type, make_error(err::peer_remap));
+    if (_removing.count(h.cfg.name) || !_repl.group_stepdown(h.assignment.group_id))
+      return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+    _removing[h.cfg.name] = {std::string(m.reply), std::string(m.payload), now + kAnswerWindowNs};
+    PG_INFO("Replicated stream {}: asked to remove this server, handing leadership on", h.cfg.name);
+    return;
+  }
+  std::vector<std::string> next{_self};
+  for (const auto& p : peers)
+    if (p != gone && p != _self) next.push_back(p);
+  const auto meta = _repl.meta();
+  std::vector<placement_candidate> cands;
+  for (const auto& r : meta.replicas)
+    if (std::find(peers.begin(), peers.end(), r.name) == peers.end())
+      cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
+  placement_request pr;
+  pr.replicas = 1;
+  pr.default_cluster = meta.cluster;
+  const auto placed = place_replicas(pr, cands);
+  const bool replaced = !placed.error && !placed.peers.empty();
+  if (replaced) next.push_back(placed.peers.front());
+  h.frozen = true;
+  h.frozen_until = now + kAnswerWindowNs;
+  for (auto id : h.subs) _host.unsubscribe(id);
+  h.subs.clear();
+  h.scale_request = ojson{{"config", h.assignment.config_json}, {"origin", _self}, {"created", h.assignment.created_ns},
+                          {"peers", next},                       {"remove", gone},  {"replaced", replaced}}
+                        .dump();
+  h.scale_reply = std::string(m.reply);
+  _consumers->begin_scale(h.cfg.name, now);
+  poll_scaling(now);
+}
+
+// On the meta leader: the origin first (it seeds the group), the others placed as for a create
+// (or, for a PEER.REMOVE, as its stream leader chose them).
 void cluster_streams::on_scale(std::string_view request, std::string_view reply) {
-  constexpr std::string_view type = "stream_update_response";
-  std::string leader;
-  if (!meta_leader(leader)) return respond_error(reply, type, make_error(err::cluster_unavailable));
   const auto req = nlohmann::json::parse(request, nullptr, false);
   if (!req.is_object()) return;
+  const bool removal = req.contains("remove");
+  const std::string_view type = removal ? "stream_remove_peer_response" : "stream_update_response";
+  std::string leader;
+  if (!meta_leader(leader)) return respond_error(reply, type, make_error(err::cluster_unavailable));
   re::stream_assign a;
   a.account = kAccount;
   a.config_json = req.value("config", "");
@@ -158,7 +219,12 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   for (const auto& r : meta.replicas)
     if (r.name != a.seed_from) cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
   a.peers = {a.seed_from};
-  if (cfg.num_replicas > 1) {
+  if (removal) {
+    a.peers.clear();
+    for (const auto& p : req.value("peers", nlohmann::json::array()))
+      if (p.is_string()) a.peers.push_back(p.get<std::string>());
+    if (a.peers.empty() || a.peers.front() != a.seed_from) return respond_error(reply, type, make_error(err::bad_request));
+  } else if (cfg.num_replicas > 1) {
     placement_request pr;
     pr.replicas = unsigned(cfg.num_replicas - 1);
     pr.default_cluster = meta.cluster;
@@ -179,6 +245,13 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   }
   const auto r = _repl.propose(kMetaGroup, 0, std::move(entry));
   if (r.st != core::group_propose_result::status::ok) return respond_error(reply, type, make_error(err::cluster_unavailable));
+  if (removal) {
+    const bool replaced = req.value("replaced", false);
+    PG_INFO("Replicated stream {}: peer {} removed, now on [{}]{}", a.name, req.value("remove", ""),
+            fmt::format("{}", fmt::join(a.peers, ", ")), replaced ? "" : " (no server to replace it)");
+    if (!replaced) return respond_error(reply, type, make_error(err::peer_remap));
+    return respond(reply, ojson{{"type", "io.nats.jetstream.api.v1.stream_remove_peer_response"}, {"success", true}});
+  }
   _updating[a.name] = {std::string(reply), _host.clk().wall_ns() + kScaleWindowNs};
   PG_INFO("Replicated stream {}: R{} on [{}], seeded from {}, {} consumer(s)", a.name, a.peers.size(),
           fmt::format("{}", fmt::join(a.peers, ", ")), a.seed_from, a.consumers.size());

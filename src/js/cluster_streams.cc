@@ -135,7 +135,8 @@ bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, 
     return direct_allowed(name.substr(0, name.find('.')));
   }
   for (std::string_view p :
-       {"STREAM.INFO.", "STREAM.PURGE.", "STREAM.MSG.GET.", "STREAM.MSG.DELETE.", "STREAM.LEADER.STEPDOWN."}) {
+       {"STREAM.INFO.", "STREAM.PURGE.", "STREAM.MSG.GET.", "STREAM.MSG.DELETE.", "STREAM.LEADER.STEPDOWN.",
+        "STREAM.PEER.REMOVE."}) {
     if (auto name = token_after(p)) {
       if (!is_replicated(*name)) return false;
       p.remove_suffix(1);
@@ -275,6 +276,11 @@ std::size_t cluster_streams::poll(std::int64_t) {
   expire(_creating);
   expire(_deleting);
   expire(_updating);
+  std::erase_if(_removing, [&](auto& kv) {
+    if (kv.second.deadline_ns > now) return false;
+    respond_error(kv.second.reply, "stream_remove_peer_response", make_error(err::cluster_unavailable));
+    return true;  // no other server came to lead it
+  });
   poll_scaling(now);
   work += poll_queries(now);  // gathers' deadlines, direct-get responders
   for (auto& [name, v] : _answer_when_current)
@@ -491,7 +497,8 @@ void cluster_streams::poll_scaling(std::int64_t now_ns) {
       if (!consumers) continue;  // a consumer's leader has not answered yet
       auto req = ojson::parse(std::exchange(h->scale_request, {}));
       req["consumers"] = std::move(*consumers);
-      send_scale(req.dump(), h->scale_reply);
+      const bool removal = req.contains("remove");
+      send_scale(req.dump(), h->scale_reply, removal ? "stream_remove_peer_response" : "stream_update_response");
     }
   }
   std::erase_if(_r1_seeds, [&](auto& kv) {
@@ -567,6 +574,14 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
   if (h.log->leader && h.replica->take_stepdown_wish()) {
     PG_INFO("Replicated stream {}: not seeded here, handing leadership on", h.cfg.name);
     _repl.group_stepdown(h.assignment.group_id);
+  }
+  if (auto r = _removing.find(h.cfg.name);
+      r != _removing.end() && !h.leader_name.empty() && h.leader_name != _self) {
+    core::inbound_msg n;  // a PEER.REMOVE of this server: the new leader carries it out
+    n.reply = r->second.reply;
+    n.payload = r->second.payload;
+    forward(h.leader_name, "STREAM.PEER.REMOVE." + h.cfg.name, n, 0);
+    _removing.erase(r);
   }
   const bool serving = h.log->leader && h.replica->ready() && !h.frozen;
   if (serving && h.subs.empty()) {

@@ -127,6 +127,11 @@ class cluster_streams final : public core::internal_handler {
   void api_at_leader(std::string_view what, std::string_view name, const core::inbound_msg& m, int hops);
   void serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m);
   void serve_msg_delete(hosted& h, const core::inbound_msg& m);
+  // STREAM.PEER.REMOVE at the stream's leader (cluster_stream_update.cc): the peer is replaced
+  // by a server the stream is not on, or the group shrinks when there is none (10075), through
+  // the same seeded new group as a change of num_replicas. A leader asked to remove itself
+  // steps down and sends the request on to the next leader.
+  void serve_peer_remove(hosted& h, const core::inbound_msg& m);
   // The server to send a request for the stream's leader to ("" when none is known).
   std::string leader_target(std::string_view name);
   // Gathers (stream_infos): an answer ($PG.JSC.<self>.0.LISTED.<id>.<index>), the end.
@@ -158,7 +163,8 @@ class cluster_streams final : public core::internal_handler {
   // seeded from its messages.
   void api_scale(std::string_view name, const nlohmann::ordered_json& cfg_json, const core::inbound_msg& m,
                  int hops);
-  void send_scale(const std::string& request, std::string_view reply);
+  void send_scale(const std::string& request, std::string_view reply,
+                  std::string_view type = "stream_update_response");
   void on_scale(std::string_view request, std::string_view reply);  // on the meta leader
   void poll_scaling(std::int64_t now_ns);
   void answer_updates(hosted& h, std::int64_t now_ns);
@@ -200,6 +206,12 @@ class cluster_streams final : public core::internal_handler {
     bool origin = false;  // a seeded group's origin: kept while others lead (they step down)
   };
   std::map<std::string, std::vector<pending_update>, std::less<>> _answer_when_current;
+  // PEER.REMOVE requests a leader that removes itself sends on once another server leads.
+  struct pending_removal {
+    std::string reply, payload;
+    std::int64_t deadline_ns = 0;
+  };
+  std::map<std::string, pending_removal, std::less<>> _removing;
   // On the origin of an R1 stream's scale up: its messages, until the assignment applies.
   std::map<std::string, seed, std::less<>> _r1_seeds;
   // The consumers of the replicated streams (cluster_consumers.h): their API requests, meta

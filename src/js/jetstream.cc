@@ -433,6 +433,8 @@ void jetstream::on_msg(const core::inbound_msg& in) {
       {"STREAM.MSG.DELETE.", &jetstream::api_msg_delete, "stream_msg_delete_response", true},
       {"STREAM.SNAPSHOT.", &jetstream::api_snapshot, "stream_snapshot_response", true},
       {"STREAM.RESTORE.", &jetstream::api_restore, "stream_restore_response", true},
+      {"STREAM.LEADER.STEPDOWN.", &jetstream::api_stream_stepdown, "stream_leader_stepdown_response", true},
+      {"STREAM.PEER.REMOVE.", &jetstream::api_peer_remove, "stream_remove_peer_response", true},
   };
   for (const auto& r : routes) {
     std::string_view token;

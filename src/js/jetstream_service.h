@@ -126,6 +126,9 @@ class jetstream final : public core::service, public core::internal_handler, pub
   friend class snapshot_sessions;
   void api_snapshot(std::string_view token, const core::inbound_msg& m);
   void api_restore(std::string_view token, const core::inbound_msg& m);
+  // A stream the hub holds (no cluster, or R1 in one): nothing to step down or move.
+  void api_stream_stepdown(std::string_view token, const core::inbound_msg& m);
+  void api_peer_remove(std::string_view token, const core::inbound_msg& m);
   ojson finish_restore(const stream_config& cfg, const std::string& data);
 
   // Consumer API (consumer_api.cc); `rest` = the subject after "$JS.API.CONSUMER.".

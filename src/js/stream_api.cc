@@ -496,4 +496,28 @@ void jetstream::api_msg_delete(std::string_view token, const core::inbound_msg& 
   respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
 }
 
+// nats-server needs clustering for both; in a cluster an R1 stream has no group to step down
+// (success, as nats-server answers) and is not moved: only its own server is a member of it.
+void jetstream::api_stream_stepdown(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_leader_stepdown_response";
+  if (!_cluster) return respond_error(m.reply, type, make_error(err::clustering_required));
+  if (!find(token)) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+}
+
+void jetstream::api_peer_remove(std::string_view token, const core::inbound_msg& m) {
+  constexpr std::string_view type = "stream_remove_peer_response";
+  if (!_cluster) return respond_error(m.reply, type, make_error(err::clustering_required));
+  const std::string_view body = trim_space(m.payload);
+  if (body.empty() || body == "{}") return respond_error(m.reply, type, make_error(err::bad_request));
+  jdec::json req;
+  if (auto e = jdec::decode_request(m.payload, "JSApiStreamRemovePeerRequest", {{"peer", field_kind::string}}, req))
+    return respond_error(m.reply, type, *e);
+  std::string peer;
+  if (!get_field(req, "peer", peer) || peer.empty()) return respond_error(m.reply, type, make_error(err::bad_request));
+  if (!find(token)) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  const bool self = peer == server_name() || peer == core::server_name_hash(server_name());
+  respond_error(m.reply, type, make_error(self ? err::peer_remap : err::peer_not_member));
+}
+
 }  // namespace js

@@ -2,7 +2,8 @@
 // limits and subjects of an R3 stream changed from a server that does not lead it; the
 // chapter's `nats stream edit ORDERS --replicas=3` (an R1 stream with 100 messages scaled to
 // R3, every message read back from a survivor after kill -9 of the leader) and back to R1;
-// the same with durable consumers (cluster_consumer_scale_test.cc).
+// the same with durable consumers (cluster_consumer_scale_test.cc); STREAM.PEER.REMOVE (a peer
+// replaced by the third server, or the group shrunk after node loss).
 // Every wait polls with a bound.
 #include <signal.h>
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "tests/integration/cluster_js_fixture.h"
 
@@ -85,8 +87,51 @@ class cluster_stream_update : public cluster_js_fixture {
     return json::object();
   }
 
+  // StreamInfo on server i once its leader is `leader` and its replicas are exactly `replicas`,
+  // every one current (the last answer otherwise).
+  json info_when(int i, const std::string& leader, const std::set<std::string>& replicas) {
+    json si;
+    const auto deadline = clock_type::now() + scaled(15000);
+    while (clock_type::now() < deadline) {
+      si = api(i, "$JS.API.STREAM.INFO.ORDERS", "");
+      const json cl = si.value("cluster", json::object());
+      std::set<std::string> seen;
+      bool current = true;
+      for (const auto& r : cl.value("replicas", json::array())) {
+        seen.insert(r.value("name", ""));
+        current = current && r.value("current", false);
+      }
+      if (cl.value("leader", "") == leader && seen == replicas && current) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    return si;
+  }
+
+  // One message of a pull consumer (MSG.NEXT as a request); its reply subject, "" on timeout.
+  std::string next_of(int i, const std::string& consumer, std::uint64_t* stream_seq = nullptr) {
+    const auto deadline = clock_type::now() + scaled(10000);
+    while (clock_type::now() < deadline) {
+      natsMsg* m = nullptr;
+      const std::string subject = "$JS.API.CONSUMER.MSG.NEXT.ORDERS." + consumer;
+      if (natsConnection_RequestString(&m, nc_[i].get(), subject.c_str(), R"({"batch":1,"expires":1000000000})",
+                                       2000) != NATS_OK)
+        continue;
+      const std::string reply = natsMsg_GetReply(m) ? natsMsg_GetReply(m) : "";
+      jsMsgMetaData* md = nullptr;
+      if (stream_seq && natsMsg_GetMetaData(&md, m) == NATS_OK) {
+        *stream_seq = md->Sequence.Stream;
+        jsMsgMetaData_Destroy(md);
+      }
+      natsMsg_Destroy(m);
+      if (!reply.empty()) return reply;
+    }
+    return {};
+  }
+
   std::array<nc_ptr, 3> nc_;
 };
+
+json error_of(const json& r) { return r.value("error", json::object()); }
 
 TEST_F(cluster_stream_update, r3_limits_and_subjects_updated_from_a_follower) {
   const json created = api_retried(0, "$JS.API.STREAM.CREATE.ORDERS", config("ORDERS", {"orders.>"}, 3).dump());
@@ -221,6 +266,134 @@ TEST_F(cluster_stream_update, r1_scaled_to_r3_survives_leader_kill9_and_back_to_
   EXPECT_EQ(last.value("seq", 0), 103) << last.dump();
   const json r = api(survivor, "$JS.API.STREAM.MSG.GET.ORDERS", R"({"seq":1})");
   EXPECT_EQ(base64_decode(r.value("message", json::object()).value("data", "")), "order-0") << r.dump();
+}
+
+// `nats stream cluster peer-remove ORDERS <server>` on an R2 stream of three servers: the third
+// server replaces the removed one (a new group seeded from the leader, its durable consumer
+// with it), so the removed server can go and the stream still takes writes.
+TEST_F(cluster_stream_update, r2_peer_removed_is_replaced_by_the_server_it_was_not_on) {
+  const json created = api_retried(0, "$JS.API.STREAM.CREATE.ORDERS", config("ORDERS", {"orders.>"}, 2).dump());
+  ASSERT_TRUE(created.contains("config")) << created.dump();
+  const std::string leader = stream_leader("ORDERS", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  json si = info(0, "ORDERS");
+  ASSERT_EQ(si["cluster"]["replicas"].size(), 1u) << si.dump();
+  const std::string removed = si["cluster"]["replicas"][0].value("name", "");
+  std::string third;
+  for (std::string s : {"A", "B", "C"})
+    if (s != leader && s != removed) third = s;
+  std::map<std::uint64_t, std::string> stored;
+  for (int n = 1; n <= 20; ++n) {
+    stored[std::uint64_t(n)] = "order-" + std::to_string(n);
+    ASSERT_EQ(publish(n % 3, "orders.new", stored[std::uint64_t(n)], "id-" + std::to_string(n), scaled(5000)).value("seq", 0), n);
+  }
+  const json w = api_retried(0, "$JS.API.CONSUMER.DURABLE.CREATE.ORDERS.W",
+                             R"({"stream_name":"ORDERS","config":{"durable_name":"W","ack_policy":"explicit","ack_wait":60000000000}})");
+  ASSERT_FALSE(w.contains("error")) << w.dump();
+  for (int k = 1; k <= 5; ++k) {
+    const std::string ack = next_of(0, "W");
+    ASSERT_FALSE(ack.empty()) << k;
+    natsMsg* r = nullptr;
+    ASSERT_EQ(natsConnection_RequestString(&r, nc_[0].get(), ack.c_str(), "+ACK", 3000), NATS_OK) << k;
+    natsMsg_Destroy(r);
+  }
+
+  // Refused: a server that is not a member, an empty request, a stream that does not exist.
+  const int asked = index_of(third);  // neither the leader nor a member
+  EXPECT_EQ(error_of(api(asked, "$JS.API.STREAM.PEER.REMOVE.ORDERS", R"({"peer":"Z"})")),
+            json({{"code", 400}, {"err_code", 10040}, {"description", "peer not a member"}}));
+  EXPECT_EQ(error_of(api(asked, "$JS.API.STREAM.PEER.REMOVE.ORDERS", json{{"peer", third}}.dump())).value("err_code", 0),
+            10040);
+  EXPECT_EQ(error_of(api(asked, "$JS.API.STREAM.PEER.REMOVE.ORDERS", "")).value("err_code", 0), 10003);
+  EXPECT_EQ(error_of(api(asked, "$JS.API.STREAM.PEER.REMOVE.NOPE", R"({"peer":"A"})")).value("err_code", 0), 10059);
+
+  const json rm = api(asked, "$JS.API.STREAM.PEER.REMOVE.ORDERS", json{{"peer", removed}}.dump(), 15000);
+  EXPECT_EQ(rm, json({{"type", "io.nats.jetstream.api.v1.stream_remove_peer_response"}, {"success", true}}));
+  si = info_when(asked, leader, {third});
+  ASSERT_EQ(si["cluster"].value("leader", ""), leader) << si.dump();
+  ASSERT_EQ(si["cluster"]["replicas"].size(), 1u) << si.dump();
+  EXPECT_EQ(si["cluster"]["replicas"][0].value("name", ""), third) << si.dump();
+  EXPECT_EQ(si["state"].value("messages", 0), 20) << si.dump();
+  EXPECT_EQ(si["config"].value("num_replicas", 0), 2);
+  // The durable followed the stream's peers, with its acks.
+  json ci;
+  const auto deadline = clock_type::now() + scaled(15000);
+  while (clock_type::now() < deadline) {
+    ci = api(asked, "$JS.API.CONSUMER.INFO.ORDERS.W", "");
+    const json cl = ci.value("cluster", json::object());
+    std::set<std::string> on{cl.value("leader", "")};
+    for (const auto& r : cl.value("replicas", json::array())) on.insert(r.value("name", ""));
+    if (on == std::set<std::string>{leader, third}) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(ci.value("ack_floor", json::object()).value("stream_seq", 0), 5) << ci.dump();
+  EXPECT_EQ(ci.value("num_pending", 0), 15) << ci.dump();
+
+  // The removed server goes (kill -9): an R2 group that still had it would have lost its
+  // quorum; this one takes the next publish.
+  const int gone = index_of(removed);
+  ::kill(servers_[gone]->pid(), SIGKILL);
+  servers_[gone]->stop();
+  nc_[gone].reset();
+  const int li = index_of(leader);
+  stored[21] = "order-21";
+  ASSERT_EQ(publish(li, "orders.new", stored[21], "id-21", scaled(10000)).value("seq", 0), 21);
+  // The replacement holds everything: it leads after a stepdown and serves every message.
+  const json sd = api_retried(li, "$JS.API.STREAM.LEADER.STEPDOWN.ORDERS", "");
+  EXPECT_TRUE(sd.value("success", false)) << sd.dump();
+  ASSERT_EQ(stream_leader("ORDERS", scaled(10000), leader), third);
+  for (const auto& [seq, data] : stored) {
+    const json r = api_retried(asked, "$JS.API.STREAM.MSG.GET.ORDERS", R"({"seq":)" + std::to_string(seq) + "}");
+    ASSERT_TRUE(r.contains("message")) << "seq " << seq << ": " << r.dump();
+    EXPECT_EQ(base64_decode(r["message"].value("data", "")), data) << "seq " << seq;
+  }
+  std::uint64_t seq = 0;
+  EXPECT_FALSE(next_of(asked, "W", &seq).empty());
+  EXPECT_EQ(seq, 6u) << "the consumer's acks moved with it";
+}
+
+// Node loss on a three-server cluster: the lost server is removed from an R3 stream; with no
+// server to replace it the group shrinks and the answer is 10075, as nats-server answers. A
+// leader asked to remove itself hands leadership on first.
+TEST_F(cluster_stream_update, r3_peer_removed_with_no_replacement_shrinks_the_group) {
+  const json created = api_retried(0, "$JS.API.STREAM.CREATE.ORDERS", config("ORDERS", {"orders.>"}, 3).dump());
+  ASSERT_TRUE(created.contains("config")) << created.dump();
+  const std::string leader = stream_leader("ORDERS", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  const int li = index_of(leader);
+  const int lost = (li + 1) % 3, other = (li + 2) % 3;
+  std::map<std::uint64_t, std::string> stored;
+  for (int n = 1; n <= 10; ++n) {
+    stored[std::uint64_t(n)] = "order-" + std::to_string(n);
+    ASSERT_EQ(publish(n % 3, "orders.new", stored[std::uint64_t(n)], "", scaled(5000)).value("seq", 0), n);
+  }
+  ::kill(servers_[lost]->pid(), SIGKILL);
+  servers_[lost]->stop();
+  nc_[lost].reset();
+  const std::string lost_name(1, char('A' + lost)), other_name(1, char('A' + other));
+
+  const json rm = api_retried(other, "$JS.API.STREAM.PEER.REMOVE.ORDERS", json{{"peer", lost_name}}.dump());
+  EXPECT_EQ(rm, json({{"type", "io.nats.jetstream.api.v1.stream_remove_peer_response"},
+                      {"error", {{"code", 503}, {"err_code", 10075}, {"description", "peer remap failed"}}}}));
+  json si = info_when(other, leader, {other_name});
+  ASSERT_EQ(si["cluster"]["replicas"].size(), 1u) << si.dump();
+  EXPECT_EQ(si["state"].value("messages", 0), 10) << si.dump();
+  stored[11] = "order-11";
+  ASSERT_EQ(publish(other, "orders.new", stored[11], "", scaled(10000)).value("seq", 0), 11);
+
+  // The leader removes itself: the other server leads and carries it out (R1 group now).
+  const json self = api_retried(other, "$JS.API.STREAM.PEER.REMOVE.ORDERS", json{{"peer", leader}}.dump());
+  EXPECT_EQ(error_of(self).value("err_code", 0), 10075) << self.dump();
+  si = info_when(other, other_name, {});
+  EXPECT_EQ(si["cluster"].value("leader", ""), other_name) << si.dump();
+  EXPECT_TRUE(si["cluster"].value("replicas", json::array()).empty()) << si.dump();
+  stored[12] = "order-12";
+  ASSERT_EQ(publish(li, "orders.new", stored[12], "", scaled(10000)).value("seq", 0), 12);
+  for (const auto& [seq, data] : stored) {
+    const json r = api_retried(li, "$JS.API.STREAM.MSG.GET.ORDERS", R"({"seq":)" + std::to_string(seq) + "}");
+    ASSERT_TRUE(r.contains("message")) << "seq " << seq << ": " << r.dump();
+    EXPECT_EQ(base64_decode(r["message"].value("data", "")), data) << "seq " << seq;
+  }
 }
 
 }  // namespace
