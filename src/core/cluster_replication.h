@@ -130,6 +130,9 @@ class cluster_replication {
   // An accepted socket on the cluster port whose first line is "PGREPL ..." (nothing read
   // yet). The implementation owns it from now on; the default closes it.
   virtual void adopt_connection(int fd);
+  // $JS.API.SERVER.REMOVE applied: the server is never added to the meta group again, and
+  // the meta leader takes it out (a meta leader that is removed hands leadership on first).
+  virtual void forget_server(const std::string& name) { (void)name; }
   // Hands meta leadership to another member (forwarded to the leader from a follower).
   // False when there is no meta group or no known leader.
   virtual bool meta_stepdown() = 0;

@@ -44,6 +44,7 @@ constexpr std::array kTable{
     entry{10040, 400, "peer not a member"},
     entry{10042, 500, "JetStream unable to subscribe to restore snapshot {}"},
     entry{10043, 400, "sequence {} not found"},
+    entry{10044, 400, "server is not a member of the cluster"},
     entry{10047, 500, "insufficient storage resources available"},
     entry{10049, 500, ""},
     entry{10050, 500, ""},

@@ -41,6 +41,7 @@ constexpr std::uint16_t max_streams = 10027;
 constexpr std::uint16_t account_resources_exceeded = 10002;
 constexpr std::uint16_t not_enabled_for_account = 10039;
 constexpr std::uint16_t peer_not_member = 10040;
+constexpr std::uint16_t server_not_member = 10044;
 constexpr std::uint16_t peer_remap = 10075;
 constexpr std::uint16_t consumer_config_required = 10078;
 constexpr std::uint16_t deliver_wildcards = 10079;

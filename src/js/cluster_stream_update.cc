@@ -27,6 +27,7 @@ namespace js {
 using cluster::kMetaGroup;
 using cluster::kAccount;
 using cluster::kAnswerWindowNs;
+using cluster::kMaxHops;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
@@ -169,30 +170,99 @@ void cluster_streams::serve_peer_remove(hosted& h, const core::inbound_msg& m) {
     PG_INFO("Replicated stream {}: asked to remove this server, handing leadership on", h.cfg.name);
     return;
   }
+  // The peers that stay, this server first; the meta leader places the replacement (only it
+  // knows which servers are up).
   std::vector<std::string> next{_self};
   for (const auto& p : peers)
     if (p != gone && p != _self) next.push_back(p);
-  const auto meta = _repl.meta();
-  std::vector<placement_candidate> cands;
-  for (const auto& r : meta.replicas)
-    if (std::find(peers.begin(), peers.end(), r.name) == peers.end())
-      cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
-  placement_request pr;
-  pr.replicas = 1;
-  pr.default_cluster = meta.cluster;
-  const auto placed = place_replicas(pr, cands);
-  const bool replaced = !placed.error && !placed.peers.empty();
-  if (replaced) next.push_back(placed.peers.front());
   h.frozen = true;
   h.frozen_until = now + kAnswerWindowNs;
   for (auto id : h.subs) _host.unsubscribe(id);
   h.subs.clear();
   h.scale_request = ojson{{"config", h.assignment.config_json}, {"origin", _self}, {"created", h.assignment.created_ns},
-                          {"peers", next},                       {"remove", gone},  {"replaced", replaced}}
+                          {"peers", next},                       {"remove", gone},  {"was", peers}}
                         .dump();
   h.scale_reply = std::string(m.reply);
   _consumers->begin_scale(h.cfg.name, now);
   poll_scaling(now);
+}
+
+void cluster_streams::api_server_remove(const core::inbound_msg& m, int hops) {
+  constexpr std::string_view type = "meta_server_remove_response";
+  std::string leader;
+  if (!meta_leader(leader)) {  // nats-server: only the meta leader answers
+    if (!leader.empty() && hops < kMaxHops) forward(leader, "SERVER.REMOVE", m, hops);
+    return;
+  }
+  const std::string_view body = trim_space(m.payload);
+  if (body.empty() || body == "{}") return respond_error(m.reply, type, make_error(err::bad_request));
+  jdec::json req;
+  if (auto e = jdec::decode_request(m.payload, "JSApiMetaServerRemoveRequest",
+                                    {{"peer", jdec::field_kind::string}, {"peer_id", jdec::field_kind::string}}, req))
+    return respond_error(m.reply, type, *e);
+  std::string server, peer_id;
+  if (!get_field(req, "peer", server) || !get_field(req, "peer_id", peer_id))
+    return respond_error(m.reply, type, make_error(err::bad_request));
+  // A member of the meta group, by server name or by peer id (2.10's peer_id field).
+  std::string found;
+  std::vector<std::string> members{_self};
+  for (const auto& r : _repl.meta().replicas) members.push_back(r.name);
+  for (const auto& n : members)
+    if (!_meta.removed().count(n) && ((!server.empty() && n == server) ||
+                                      (!peer_id.empty() && core::server_name_hash(n) == peer_id)))
+      found = n;
+  if (found.empty()) return respond_error(m.reply, type, make_error(err::server_not_member));
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::server_remove{found}}));
+  if (r.st != core::group_propose_result::status::ok)
+    return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+}
+
+void cluster_streams::on_server_removed(const std::string& name, std::int64_t now_ns) {
+  _repl.forget_server(name);
+  if (name == _self) PG_WARN("JetStream cluster: this server was removed from the cluster; its replicas move elsewhere");
+  else PG_INFO("JetStream cluster: server {} removed from the cluster", name);
+  std::string leader;
+  if (!meta_leader(leader)) return;
+  for (const auto& [k, s] : _meta.streams()) {
+    const auto& peers = s.assignment.peers;
+    if (std::find(peers.begin(), peers.end(), name) != peers.end())
+      _remaps[k.second] = {name, now_ns, now_ns + 6 * kAnswerWindowNs};
+  }
+}
+
+// Each stream that still holds a removed server: PEER.REMOVE to its other members, every 2 s
+// (its leader may be the removed server, or being elected) until the assignment lacks it.
+void cluster_streams::poll_remaps(std::int64_t now_ns) {
+  std::string leader;
+  if (_remaps.empty() || !meta_leader(leader)) return;
+  for (auto it = _remaps.begin(); it != _remaps.end();) {
+    const std::string& stream = it->first;
+    remap& r = it->second;
+    const auto* s = _meta.find(kAccount, stream);
+    const bool held = s && std::find(s->assignment.peers.begin(), s->assignment.peers.end(), r.server) !=
+                               s->assignment.peers.end();
+    if (held && now_ns >= r.deadline_ns)
+      PG_WARN("Replicated stream {}: removed server {} could not be taken out of it", stream, r.server);
+    if (!held || now_ns >= r.deadline_ns) {
+      it = _remaps.erase(it);
+      continue;
+    }
+    if (now_ns >= r.next_try_ns) {
+      r.next_try_ns = now_ns + 2'000'000'000;
+      const std::string body = ojson{{"peer", r.server}}.dump();
+      core::inbound_msg n;  // no reply: nobody waits for it
+      n.payload = body;
+      // Every other member: the meta log's first peer may be the removed (lost) server, and
+      // a member that does not lead sends it on to the one that does.
+      for (const auto& p : s->assignment.peers) {
+        if (p == r.server) continue;
+        if (p == _self) api_at_leader("PEER.REMOVE", stream, n, 0);
+        else forward(p, "STREAM.PEER.REMOVE." + stream, n, 0);
+      }
+    }
+    ++it;
+  }
 }
 
 // On the meta leader: the origin first (it seeds the group), the others placed as for a create
@@ -214,16 +284,28 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   a.name = cfg.name;
   if (_updating.count(a.name)) return respond_error(reply, type, make_error(err::cluster_unavailable));
   const auto meta = _repl.meta();
-  std::vector<placement_candidate> cands;
+  std::vector<placement_candidate> cands;  // neither the origin nor a removed server
   if (_self != a.seed_from) cands.push_back({_self, meta.cluster, {}, false, _meta.assets_on(_self)});
   for (const auto& r : meta.replicas)
-    if (r.name != a.seed_from) cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
+    if (r.name != a.seed_from && !_meta.removed().count(r.name))
+      cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
   a.peers = {a.seed_from};
+  bool replaced = false;  // a PEER.REMOVE found a server for the removed one
   if (removal) {
     a.peers.clear();
     for (const auto& p : req.value("peers", nlohmann::json::array()))
       if (p.is_string()) a.peers.push_back(p.get<std::string>());
     if (a.peers.empty() || a.peers.front() != a.seed_from) return respond_error(reply, type, make_error(err::bad_request));
+    std::set<std::string> was;
+    for (const auto& p : req.value("was", nlohmann::json::array()))
+      if (p.is_string()) was.insert(p.get<std::string>());
+    std::erase_if(cands, [&](const placement_candidate& c) { return was.count(c.name) > 0; });
+    placement_request pr;
+    pr.replicas = 1;
+    pr.default_cluster = meta.cluster;
+    const auto placed = place_replicas(pr, cands);
+    replaced = !placed.error && !placed.peers.empty();
+    if (replaced) a.peers.push_back(placed.peers.front());
   } else if (cfg.num_replicas > 1) {
     placement_request pr;
     pr.replicas = unsigned(cfg.num_replicas - 1);
@@ -246,7 +328,6 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   const auto r = _repl.propose(kMetaGroup, 0, std::move(entry));
   if (r.st != core::group_propose_result::status::ok) return respond_error(reply, type, make_error(err::cluster_unavailable));
   if (removal) {
-    const bool replaced = req.value("replaced", false);
     PG_INFO("Replicated stream {}: peer {} removed, now on [{}]{}", a.name, req.value("remove", ""),
             fmt::format("{}", fmt::join(a.peers, ", ")), replaced ? "" : " (no server to replace it)");
     if (!replaced) return respond_error(reply, type, make_error(err::peer_remap));

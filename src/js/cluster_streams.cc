@@ -109,6 +109,10 @@ bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, 
     return t;
   };
   if (rest.starts_with("CONSUMER.")) return _consumers->on_api(rest, m, hops);
+  if (rest == "SERVER.REMOVE") {
+    api_server_remove(m, hops);
+    return true;
+  }
   if (auto name = token_after("STREAM.CREATE.")) {
     if (is_replicated(*name)) {
       api_create(*name, m, hops);
@@ -282,6 +286,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
     return true;  // no other server came to lead it
   });
   poll_scaling(now);
+  poll_remaps(now);
   work += poll_queries(now);  // gathers' deadlines, direct-get responders
   for (auto& [name, v] : _answer_when_current)
     std::erase_if(v, [&](const pending_update& p) { return p.deadline_ns <= now; });
@@ -343,6 +348,7 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
   }
   if (op) _consumers->on_meta(mine, *op, now_ns);
   if (!op) return;
+  if (const auto* gone = std::get_if<re::server_remove>(&*op)) return on_server_removed(gone->name, now_ns);
   const re::stream_assign* seeded = std::get_if<re::stream_assign>(&*op);
   if (!seeded) seeded = std::get_if<re::stream_update>(&*op);
   if (seeded && !seeded->seed_from.empty()) {  // a scale: answered as an update

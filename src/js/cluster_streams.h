@@ -132,6 +132,12 @@ class cluster_streams final : public core::internal_handler {
   // the same seeded new group as a change of num_replicas. A leader asked to remove itself
   // steps down and sends the request on to the next leader.
   void serve_peer_remove(hosted& h, const core::inbound_msg& m);
+  // $JS.API.SERVER.REMOVE at the meta leader (cluster_stream_update.cc): a server_remove meta
+  // entry; once applied every server stops adding it to the meta group, and the meta leader
+  // asks each of its streams' leaders for a PEER.REMOVE until its assignment lacks it.
+  void api_server_remove(const core::inbound_msg& m, int hops);
+  void on_server_removed(const std::string& name, std::int64_t now_ns);
+  void poll_remaps(std::int64_t now_ns);
   // The server to send a request for the stream's leader to ("" when none is known).
   std::string leader_target(std::string_view name);
   // Gathers (stream_infos): an answer ($PG.JSC.<self>.0.LISTED.<id>.<index>), the end.
@@ -212,6 +218,12 @@ class cluster_streams final : public core::internal_handler {
     std::int64_t deadline_ns = 0;
   };
   std::map<std::string, pending_removal, std::less<>> _removing;
+  // On the meta leader: streams still holding a removed server (stream -> that server).
+  struct remap {
+    std::string server;
+    std::int64_t next_try_ns = 0, deadline_ns = 0;
+  };
+  std::map<std::string, remap, std::less<>> _remaps;
   // On the origin of an R1 stream's scale up: its messages, until the assignment applies.
   std::map<std::string, seed, std::less<>> _r1_seeds;
   // The consumers of the replicated streams (cluster_consumers.h): their API requests, meta

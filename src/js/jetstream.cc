@@ -383,6 +383,7 @@ void jetstream::on_msg(const core::inbound_msg& in) {
   }
   if (rest == "META.LEADER.STEPDOWN" && _host->replication()) return api_meta_stepdown(m);
   if (_cluster && _cluster->on_api(rest, m)) return;  // a replicated stream's request
+  if (rest == "SERVER.REMOVE") return;  // nats-server without a cluster does not answer it
   if (rest.starts_with("DIRECT.")) {
     // Served by the stream's own responder (on its owner); nothing answers for a stream that
     // does not exist or does not allow direct gets (or a subject no stream subscribes).

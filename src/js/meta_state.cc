@@ -88,6 +88,8 @@ bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_chan
           if (c == it->second.consumers.end()) return;  // removed meanwhile
           c->second.config_json = v.config_json;
           if (member(c->second.peers)) mine.push_back({kind::update_consumer, {}, c->second});
+        } else if constexpr (std::is_same_v<T, re::server_remove>) {
+          _removed.insert(v.name);
         } else {
           auto it = _streams.find({v.account, v.stream});
           if (it == _streams.end()) return;

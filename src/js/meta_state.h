@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -39,6 +40,8 @@ class meta_state {
     std::map<std::string, repl_entries::consumer_assign> consumers;
   };
   const std::map<key, stream_entry>& streams() const { return _streams; }
+  // Servers taken out of the cluster by $JS.API.SERVER.REMOVE.
+  const std::set<std::string>& removed() const { return _removed; }
   const stream_entry* find(const std::string& account, const std::string& stream) const;
   // Replicated streams and consumers placed on `server` (placement prefers the fewest).
   std::uint64_t assets_on(const std::string& server) const;
@@ -50,6 +53,7 @@ class meta_state {
 
   std::string _self;
   std::map<key, stream_entry> _streams;
+  std::set<std::string> _removed;
 };
 
 }  // namespace js

@@ -246,6 +246,10 @@ std::vector<std::uint8_t> encode(const meta_op& o) {
           w.s(v.name);
           w.s(v.config_json);
           return w.take();
+        } else if constexpr (std::is_same_v<T, server_remove>) {
+          writer w(op::server_remove);
+          w.s(v.name);
+          return w.take();
         } else {
           writer w(op::consumer_remove);
           w.s(v.account);
@@ -374,6 +378,11 @@ std::optional<meta_op> decode_meta(std::span<const std::uint8_t> data) {
       u.name = r.s();
       u.config_json = r.s();
       return finish<meta_op>(r, std::move(u));
+    }
+    case op::server_remove: {
+      server_remove v;
+      v.name = r.s();
+      return finish<meta_op>(r, std::move(v));
     }
     default:
       return std::nullopt;

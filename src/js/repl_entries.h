@@ -28,6 +28,7 @@ enum class op : std::uint8_t {
   consumer_assign = 4,
   consumer_remove = 5,
   consumer_update = 6,
+  server_remove = 7,
   // a stream's group
   msg = 16,
   purge = 17,
@@ -109,8 +110,14 @@ struct consumer_update {
   std::string config_json;
   bool operator==(const consumer_update&) const = default;
 };
+// $JS.API.SERVER.REMOVE: the server leaves the meta group for good (no one adds it back) and
+// the meta leader moves the replicas it held.
+struct server_remove {
+  std::string name;
+  bool operator==(const server_remove&) const = default;
+};
 using meta_op = std::variant<stream_assign, stream_update, stream_remove, consumer_assign,
-                             consumer_remove, consumer_update>;
+                             consumer_remove, consumer_update, server_remove>;
 
 // --- a stream's group. The leader assigns sequence and timestamp; every replica stores the
 // message under exactly these.

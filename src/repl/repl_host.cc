@@ -131,6 +131,10 @@ bool repl_host::meta_stepdown() {
   return true;
 }
 
+void repl_host::forget_server(const std::string& name) {
+  post([this, name] { _removed.insert(name); });
+}
+
 void repl_host::open_journal() {
   std::error_code ec;
   std::filesystem::create_directories(_o.journal_dir, ec);
@@ -207,12 +211,27 @@ void repl_host::manage_membership(std::uint64_t now) {
   group_slot& g = it->second;
   if (g.raft->current_role() != role::leader || g.raft->change_pending()) return;
   actions a;
+  // A removed server goes first; the leader itself hands leadership on (at most once a second).
+  for (const auto& name : _removed) {
+    const std::uint64_t id = server_raft_id(name);
+    if (!g.raft->is_member(id)) continue;
+    if (id == g.raft->id()) {
+      if (now < _removed_stepdown_ms + 1000) return;
+      _removed_stepdown_ms = now;
+      PG_INFO("JetStream cluster: this server was removed, handing meta leadership on");
+      stepdown(kMetaGroup, now);
+      return;
+    }
+    if (g.raft->remove_peer(now, id, a)) PG_INFO("JetStream cluster: removing peer {} from the meta group", name);
+    handle(g, a, now);
+    return;  // one change at a time
+  }
   // A linked server of this cluster outside the group, with a registered route (a server of
   // the cluster, not just something that sent a hello).
   for (const auto& [name, l] : _up) {
     const std::uint64_t id = server_raft_id(name);
     auto p = _peers.find(name);
-    if (g.raft->is_member(id) || p == _peers.end() || !p->second.routed) continue;
+    if (g.raft->is_member(id) || p == _peers.end() || !p->second.routed || _removed.count(name)) continue;
     g.names.emplace(id, name);
     if (g.raft->add_peer(now, id, a)) PG_INFO("JetStream cluster: adding peer {} to the meta group", name);
     handle(g, a, now);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -82,6 +83,7 @@ class repl_host final : public core::cluster_replication {
                   bool up) override;
   core::meta_status meta() const override;
   bool meta_stepdown() override;
+  void forget_server(const std::string& name) override;
   void adopt_connection(int fd) override;
   // Stream groups (repl_groups.cc).
   void set_group_events(std::function<bool(core::group_event&)> sink) override;
@@ -187,6 +189,8 @@ class repl_host final : public core::cluster_replication {
   std::map<std::string, peer> _peers;
   std::vector<std::unique_ptr<repl_link>> _links;
   std::map<std::string, repl_link*> _up;  // by peer name
+  std::set<std::string> _removed;         // SERVER.REMOVE'd: never a meta member again
+  std::uint64_t _removed_stepdown_ms = 0;  // this (removed) leader's last handover
   std::map<std::string, membership_view> _views;
   membership_view _view;
   std::uint64_t _view_since_ms = 0;

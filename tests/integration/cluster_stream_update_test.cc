@@ -3,7 +3,7 @@
 // chapter's `nats stream edit ORDERS --replicas=3` (an R1 stream with 100 messages scaled to
 // R3, every message read back from a survivor after kill -9 of the leader) and back to R1;
 // the same with durable consumers (cluster_consumer_scale_test.cc); STREAM.PEER.REMOVE (a peer
-// replaced by the third server, or the group shrunk after node loss).
+// replaced by the third server, or the group shrunk after node loss); SERVER.REMOVE.
 // Every wait polls with a bound.
 #include <signal.h>
 
@@ -102,6 +102,18 @@ class cluster_stream_update : public cluster_js_fixture {
         current = current && r.value("current", false);
       }
       if (cl.value("leader", "") == leader && seen == replicas && current) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    return si;
+  }
+
+  // ORDERS' StreamInfo on server i once it lists `n` replicas (the last answer otherwise).
+  json with_replicas(int i, std::size_t n) {
+    json si;
+    const auto deadline = clock_type::now() + scaled(10000);
+    while (clock_type::now() < deadline) {
+      si = info(i, "ORDERS");
+      if (si.value("cluster", json::object()).value("replicas", json::array()).size() == n) break;
       std::this_thread::sleep_for(50ms);
     }
     return si;
@@ -276,7 +288,7 @@ TEST_F(cluster_stream_update, r2_peer_removed_is_replaced_by_the_server_it_was_n
   ASSERT_TRUE(created.contains("config")) << created.dump();
   const std::string leader = stream_leader("ORDERS", scaled(10000));
   ASSERT_FALSE(leader.empty());
-  json si = info(0, "ORDERS");
+  json si = with_replicas(0, 1);
   ASSERT_EQ(si["cluster"]["replicas"].size(), 1u) << si.dump();
   const std::string removed = si["cluster"]["replicas"][0].value("name", "");
   std::string third;
@@ -394,6 +406,67 @@ TEST_F(cluster_stream_update, r3_peer_removed_with_no_replacement_shrinks_the_gr
     ASSERT_TRUE(r.contains("message")) << "seq " << seq << ": " << r.dump();
     EXPECT_EQ(base64_decode(r["message"].value("data", "")), data) << "seq " << seq;
   }
+}
+
+// $JS.API.SERVER.REMOVE after node loss: the lost server leaves the meta group (cluster_size
+// 2 on the survivors, and it is not added back when it returns) and the streams it held are
+// remapped without it, as nats-server's meta leader remaps them.
+TEST_F(cluster_stream_update, server_removed_after_node_loss_leaves_the_meta_group_and_its_streams) {
+  const json created = api_retried(0, "$JS.API.STREAM.CREATE.ORDERS", config("ORDERS", {"orders.>"}, 3).dump());
+  ASSERT_TRUE(created.contains("config")) << created.dump();
+  const std::string leader = stream_leader("ORDERS", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  // The lost server is one of the stream's followers (its leader keeps the group's quorum).
+  const std::string lost(1, char('A' + (index_of(leader) + 1) % 3)), third(1, char('A' + (index_of(leader) + 2) % 3));
+  for (int n = 1; n <= 5; ++n)
+    ASSERT_EQ(publish(index_of(leader), "orders.new", "o" + std::to_string(n), "", scaled(5000)).value("seq", 0), n);
+  const int li = index_of(leader), ti = index_of(third), gone = index_of(lost);
+  ::kill(servers_[gone]->pid(), SIGKILL);
+  servers_[gone]->stop();
+  nc_[gone].reset();
+
+  // Refused: an empty request, a server that is not a member.
+  json r;
+  const auto deadline = clock_type::now() + scaled(15000);
+  while (clock_type::now() < deadline && r.empty()) r = api(ti, "$JS.API.SERVER.REMOVE", "");  // meta election
+  EXPECT_EQ(error_of(r).value("err_code", 0), 10003) << r.dump();
+  r = api_retried(ti, "$JS.API.SERVER.REMOVE", R"({"peer":"Z"})");
+  EXPECT_EQ(r, json({{"type", "io.nats.jetstream.api.v1.meta_server_remove_response"},
+                     {"error", {{"code", 400}, {"err_code", 10044}, {"description", "server is not a member of the cluster"}}}}));
+  r = api_retried(ti, "$JS.API.SERVER.REMOVE", json{{"peer", lost}}.dump());
+  EXPECT_EQ(r, json({{"type", "io.nats.jetstream.api.v1.meta_server_remove_response"}, {"success", true}}));
+
+  auto cluster_size = [&](int i) {
+    const json j = json::parse(http_get(http_[i], "/jsz"), nullptr, false);
+    return j.is_object() ? j.value("meta_cluster", json::object()).value("cluster_size", 0) : 0;
+  };
+  auto wait_size = [&](int want) {
+    const auto until = clock_type::now() + scaled(15000);
+    while (clock_type::now() < until && (cluster_size(li) != want || cluster_size(ti) != want))
+      std::this_thread::sleep_for(50ms);
+    return cluster_size(li) == want && cluster_size(ti) == want;
+  };
+  EXPECT_TRUE(wait_size(2)) << cluster_size(li) << " " << cluster_size(ti);
+  // The stream it held leaves it out: no server is left to replace it, so the group shrinks
+  // to the two survivors, with every message.
+  json si = info_when(li, leader, {third});
+  EXPECT_EQ(si["cluster"]["replicas"].size(), 1u) << si.dump();
+  EXPECT_EQ(si["cluster"]["replicas"][0].value("name", ""), third) << si.dump();
+  EXPECT_EQ(si["state"].value("messages", 0), 5) << si.dump();
+  EXPECT_EQ(publish(ti, "orders.new", "o6", "", scaled(10000)).value("seq", 0), 6);
+  r = api_retried(ti, "$JS.API.SERVER.REMOVE", json{{"peer", lost}}.dump());
+  EXPECT_EQ(error_of(r).value("err_code", 0), 10044) << "removed already: " << r.dump();
+
+  // It comes back: routed again, but not a meta member again.
+  ASSERT_TRUE(servers_[gone]->start()) << servers_[gone]->error();
+  nc_[gone] = connect(servers_[gone]->url());
+  ASSERT_TRUE(nc_[gone]);
+  ASSERT_TRUE(wait_interest(nc_[gone].get(), nc_[li].get())) << "the returning server is not routed";
+  for (int k = 0; k < 20; ++k) {
+    ASSERT_EQ(cluster_size(li), 2) << "the removed server was added back";
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(publish(li, "orders.new", "o7", "", scaled(10000)).value("seq", 0), 7);
 }
 
 }  // namespace

@@ -140,6 +140,19 @@ TEST(MetaState, ScaleMovesTheConsumersIntoTheirNewGroupsWithTheirState) {
   EXPECT_EQ(s.find("$G", "ORDERS")->consumers.size(), 1u);
 }
 
+TEST(MetaState, ServerRemoveIsRememberedAndChangesNoAssignment) {
+  js::meta_state s("s1");
+  std::vector<js::meta_change> mine;
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{assign({"s1", "s2", "s3"})}), mine));
+  mine.clear();
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::server_remove{"s3"}}), mine));
+  EXPECT_TRUE(mine.empty());  // the streams move by their own PEER.REMOVE, not by this entry
+  EXPECT_EQ(s.removed(), std::set<std::string>{"s3"});
+  EXPECT_EQ(s.find("$G", "ORDERS")->assignment.peers, (std::vector<std::string>{"s1", "s2", "s3"}));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::server_remove{"s3"}}), mine));  // again: no change
+  EXPECT_EQ(s.removed().size(), 1u);
+}
+
 TEST(MetaState, UpdateMovesPeersAndRemoveDropsConsumers) {
   js::meta_state s("s3");
   std::vector<js::meta_change> mine;

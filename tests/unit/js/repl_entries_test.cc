@@ -49,7 +49,8 @@ TEST(ReplEntries, MetaOpsRoundTrip) {
   r1_scaled.consumers = {with_state};
   const std::vector<re::meta_op> ops{assignment(), u, seeded, re::stream_remove{"$G", "ORDERS"}, c,
                                      re::consumer_remove{"$G", "ORDERS", "C1"}, with_state, scaled, r1_scaled,
-                                     re::consumer_update{"$G", "ORDERS", "C1", R"({"pause_until":"x"})"}};
+                                     re::consumer_update{"$G", "ORDERS", "C1", R"({"pause_until":"x"})"},
+                                     re::server_remove{"s3"}};
   for (const auto& op : ops) {
     const auto bytes = re::encode(op);
     EXPECT_EQ(bytes[0], re::kFormatVersion);
