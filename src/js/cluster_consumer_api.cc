@@ -153,6 +153,17 @@ void cluster_consumers::api_create(std::string_view stream, std::string_view nam
     return respond_error(m.reply, type, make_error(err::consumer_replicas_match_stream));
   if (cfg.name.empty()) cfg.name = random_name(8);
   const key k{std::string(stream), cfg.name};
+  if (scfg.retention == retention_policy::workqueue) {
+    std::vector<consumer_config> configs;  // the stream's other consumers, with updates in flight
+    for (const auto& [name, a] : s->consumers) {
+      if (name == cfg.name) continue;
+      auto j = ojson::parse(current_config({k.first, name}, a), nullptr, false);
+      if (auto c = j.is_object() ? consumer_config_from_json(j) : std::nullopt) configs.push_back(std::move(*c));
+    }
+    std::vector<const consumer_config*> others;
+    for (const auto& c : configs) others.push_back(&c);
+    if (auto e = check_workqueue(scfg, cfg, others)) return respond_error(m.reply, type, *e);
+  }
 
   if (auto it = s->consumers.find(cfg.name); it != s->consumers.end()) {
     auto j = ojson::parse(current_config(k, it->second), nullptr, false);  // with updates in flight

@@ -59,7 +59,7 @@ struct cluster_consumers::hosted final : message_source {
   std::int64_t delete_asked_at = 0;
   // num_pending bookkeeping: matching messages in [cnt_from, cnt_last].
   bool cnt_valid = false;
-  std::uint64_t cnt_from = 0, cnt_last = 0, cnt_first = 0, cnt = 0;
+  std::uint64_t cnt_from = 0, cnt_last = 0, cnt = 0;
 
   bool matches(std::string_view subject) const {
     if (filters.empty()) return true;
@@ -88,6 +88,11 @@ struct cluster_consumers::hosted final : message_source {
     return n;
   }
 
+  // Retention removed `seq` from the stream (cluster_consumer_retention.cc).
+  void on_removed(std::uint64_t seq, std::string_view subject) {
+    if (cnt_valid && seq >= cnt_from && seq <= cnt_last && cnt > 0 && matches(subject)) --cnt;
+  }
+
   std::optional<msg_meta> next_matching(std::uint64_t from) override {
     auto m = next_from(from);
     if (!m.ok()) return std::nullopt;
@@ -98,10 +103,11 @@ struct cluster_consumers::hosted final : message_source {
     if (!m.ok()) return std::nullopt;
     return meta_of(*m);
   }
-  // Kept incrementally: a delivery moves `from` up by a few, a publish moves the end.
+  // Kept incrementally: a delivery moves `from` up by a few, a publish moves the end, a
+  // removal below the counted range changes nothing, retention's inside it is on_removed.
   std::uint64_t count_matching(std::uint64_t from) override {
     const std::uint64_t first = store->first_seq(), last = store->last_seq();
-    if (!cnt_valid || first != cnt_first || from < cnt_from || last < cnt_last) {
+    if (!cnt_valid || first > cnt_from || from < cnt_from || last < cnt_last) {
       cnt = from <= first && filters.empty() ? store->state(false).msgs : count_range(from, last);
     } else {
       const std::uint64_t gone = from > cnt_from ? count_range(cnt_from, from - 1) : 0;
@@ -110,7 +116,6 @@ struct cluster_consumers::hosted final : message_source {
     cnt_valid = true;
     cnt_from = from;
     cnt_last = last;
-    cnt_first = first;
     return cnt;
   }
 };

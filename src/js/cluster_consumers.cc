@@ -134,7 +134,7 @@ void cluster_consumers::host_consumer(const re::consumer_assign& a, std::int64_t
   _repl.create_group(a.group_id, a.peers);
 }
 
-void cluster_consumers::drop_consumer(const key& k, bool silent) {
+void cluster_consumers::drop_consumer(const key& k, bool silent, bool retain) {
   auto it = _hosted.find(k);
   if (it == _hosted.end()) return;
   hosted& h = *it->second;
@@ -151,13 +151,15 @@ void cluster_consumers::drop_consumer(const key& k, bool silent) {
   _by_group.erase(h.assignment.group_id);
   _answer_when_leading.erase(k);
   _hosted.erase(it);
+  if (!silent && retain) drop_unneeded(k.first);  // interest: what only it needed
 }
 
 void cluster_consumers::drop_stream(const std::string& stream, bool silent) {
   std::vector<key> gone;
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
     gone.push_back(it->first);
-  for (const auto& k : gone) drop_consumer(k, silent);
+  for (const auto& k : gone) drop_consumer(k, silent, false);  // the stream goes too
+  _early_releases.erase(stream);
 }
 
 // ---- group events
@@ -184,6 +186,7 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
     std::vector<consumer_ack_confirm> confirmed;
     h.replica->apply(e, now_ns, confirmed);
     if (h.replica->failed()) PG_ERROR("replicated consumer {} stopped: {}", h.cfg.name, h.replica->error());
+    release(h, h.replica->take_released());  // before the ack-sync reply: it sees the removal
     for (const auto& c : confirmed) {
       if (answer_reset(h, c.token, now_ns)) continue;
       auto r = h.ack_replies.find(c.token);
@@ -198,6 +201,7 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
 }
 
 void cluster_consumers::on_stream_applied(const std::string& stream, std::int64_t now_ns) {
+  release_early(stream);
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it) {
     hosted& h = *it->second;
     if (!h.log->leader || frozen(h, now_ns)) continue;
@@ -338,7 +342,8 @@ void cluster_consumers::run(hosted& h, actions& out, std::int64_t now_ns) {
     } else if (std::holds_alternative<inactive>(a)) {
       h.expired = true;
     }
-    // Retention releases of replicated consumers are not produced yet.
+    // The machine's `released` are not acted on: retention follows the committed acks
+    // (cluster_consumer_retention.cc).
   }
   out.clear();
 }

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -138,7 +139,8 @@ class cluster_consumers {
   const repl_entries::consumer_assign* assigned(const key& k) const;
 
   void host_consumer(const repl_entries::consumer_assign& a, std::int64_t now_ns);
-  void drop_consumer(const key& k, bool silent = false);
+  // retain: interest retention drops what only this consumer needed (not when its stream goes).
+  void drop_consumer(const key& k, bool silent = false, bool retain = true);
   bool frozen(const hosted& h, std::int64_t now_ns) const;
   void freeze_for_state(hosted& h, std::string reply, std::int64_t now_ns);
   std::optional<nlohmann::ordered_json> local_state(const key& k) const;  // this server's replica's
@@ -150,6 +152,13 @@ class cluster_consumers {
   void on_pull(hosted& h, const core::inbound_msg& m);
   void check_push_interest(hosted& h, std::int64_t now_ns);
   void run(hosted& h, actions& out, std::int64_t now_ns);
+
+  // cluster_consumer_retention.cc: interest and work-queue retention of a replicated stream.
+  void release(hosted& h, const std::vector<std::uint64_t>& seqs);
+  void release_early(const std::string& stream);
+  void drop_if_unneeded(const std::string& stream, const stream_ref& s, std::uint64_t seq);
+  void drop_unneeded(const std::string& stream);
+  bool needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const;
 
   nlohmann::ordered_json info_json(hosted& h, std::int64_t now_ns);
   nlohmann::ordered_json cluster_json_of(std::uint64_t group, std::int64_t now_ns);
@@ -165,6 +174,9 @@ class cluster_consumers {
   stream_lookup _streams;
   std::map<key, std::unique_ptr<hosted>> _hosted;  // consumers with a replica here
   std::map<std::uint64_t, hosted*> _by_group;
+  // Releases past the end of this server's replica of their stream (it lags the consumer's
+  // group): applied once the stream gets there.
+  std::map<std::string, std::set<std::uint64_t>, std::less<>> _early_releases;
   // On the meta leader: creates and deletes waiting for their meta entry to apply.
   std::map<key, pending_reply> _creating, _deleting;
   std::map<key, std::deque<meta_wait>> _meta_waits;  // on the meta leader, in proposal order

@@ -223,19 +223,32 @@ void cluster_streams::on_server_removed(const std::string& name, std::int64_t no
   if (name == _self) PG_WARN("JetStream cluster: this server was removed from the cluster; its replicas move elsewhere");
   else PG_INFO("JetStream cluster: server {} removed from the cluster", name);
   std::string leader;
-  if (!meta_leader(leader)) return;
+  if (meta_leader(leader)) queue_remaps(name, now_ns);
+}
+
+void cluster_streams::queue_remaps(const std::string& server, std::int64_t now_ns) {
   for (const auto& [k, s] : _meta.streams()) {
     const auto& peers = s.assignment.peers;
-    if (std::find(peers.begin(), peers.end(), name) != peers.end())
-      _remaps[k.second] = {name, now_ns, now_ns + 6 * kAnswerWindowNs};
+    if (std::find(peers.begin(), peers.end(), server) != peers.end())
+      _remaps[k.second] = {server, now_ns, now_ns + 6 * kAnswerWindowNs};
   }
 }
 
 // Each stream that still holds a removed server: PEER.REMOVE to its other members, every 2 s
 // (its leader may be the removed server, or being elected) until the assignment lacks it.
 void cluster_streams::poll_remaps(std::int64_t now_ns) {
+  if ((_meta.removed().empty() && _remaps.empty()) || now_ns < _next_remap_poll_ns) return;
+  _next_remap_poll_ns = now_ns + 100'000'000;  // the meta status is a copy under a lock
   std::string leader;
-  if (_remaps.empty() || !meta_leader(leader)) return;
+  const bool leading = meta_leader(leader);
+  if (leading && !_remapping) {
+    // A new meta leader (or this one after a restart) takes over what the last one left
+    // undone: the removals are in the replicated meta state, the retries were not.
+    for (const auto& server : _meta.removed()) queue_remaps(server, now_ns);
+  }
+  _remapping = leading;
+  if (!leading) _remaps.clear();  // the next meta leader takes them over
+  if (_remaps.empty()) return;
   for (auto it = _remaps.begin(); it != _remaps.end();) {
     const std::string& stream = it->first;
     remap& r = it->second;

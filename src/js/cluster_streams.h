@@ -138,6 +138,7 @@ class cluster_streams final : public core::internal_handler {
   void api_server_remove(const core::inbound_msg& m, int hops);
   void on_server_removed(const std::string& name, std::int64_t now_ns);
   void poll_remaps(std::int64_t now_ns);
+  void queue_remaps(const std::string& server, std::int64_t now_ns);
   // The server to send a request for the stream's leader to ("" when none is known).
   std::string leader_target(std::string_view name);
   // Gathers (stream_infos): an answer ($PG.JSC.<self>.0.LISTED.<id>.<index>), the end.
@@ -224,6 +225,8 @@ class cluster_streams final : public core::internal_handler {
     std::int64_t next_try_ns = 0, deadline_ns = 0;
   };
   std::map<std::string, remap, std::less<>> _remaps;
+  bool _remapping = false;  // this server led the meta group at the last poll_remaps
+  std::int64_t _next_remap_poll_ns = 0;
   // On the origin of an R1 stream's scale up: its messages, until the assignment applies.
   std::map<std::string, seed, std::less<>> _r1_seeds;
   // The consumers of the replicated streams (cluster_consumers.h): their API requests, meta

@@ -336,6 +336,25 @@ std::optional<api_error> check_consumer_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<api_error> check_workqueue(const stream_config& s, const consumer_config& c,
+                                         const std::vector<const consumer_config*>& others) {
+  if (s.retention != retention_policy::workqueue) return std::nullopt;
+  // flow_control (2.14) is what durable sourcing of a work queue uses (ADR-58).
+  if (c.ack != ack_policy::explicit_ && c.ack != ack_policy::flow_control)
+    return make_error(err::wq_requires_explicit_ack);
+  const auto mine = c.filters();
+  for (const consumer_config* other : others) {
+    if (mine.empty()) return make_error(err::wq_multiple_unfiltered);
+    const auto theirs = other->filters();
+    if (theirs.empty()) return make_error(err::wq_consumer_not_unique);
+    for (const auto& a : mine)
+      for (const auto& b : theirs)
+        if (core::subjects_overlap(a, b)) return make_error(err::wq_consumer_not_unique);
+  }
+  if (c.deliver != deliver_policy::all) return make_error(err::wq_consumer_not_deliver_all);
+  return std::nullopt;
+}
+
 std::optional<api_error> validate(const consumer_config& c, const stream_config& s) {
   if (!c.durable_name.empty())
     if (auto e = check_consumer_name(c.durable_name)) return e;

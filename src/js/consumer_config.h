@@ -111,6 +111,10 @@ std::optional<api_error> normalise(consumer_config& c, const stream_config& s, b
 std::optional<api_error> validate(const consumer_config& c, const stream_config& s);
 // May `old` become `next` (both normalised; nats-server's checkNewConsumerConfig)? push_bound: a subscriber is bound now.
 std::optional<api_error> check_update(const consumer_config& old, const consumer_config& next, bool push_bound);
+// Work-queue rules for consumer `c` of stream `s` beside the stream's `others` (every other
+// consumer; 10099 / 10100 / 10101 / 10098); nothing on other retention policies.
+std::optional<api_error> check_workqueue(const stream_config& s, const consumer_config& c,
+                                         const std::vector<const consumer_config*>& others);
 // Valid consumer name (durable or name) or the error.
 std::optional<api_error> check_consumer_name(std::string_view name);
 

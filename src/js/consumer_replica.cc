@@ -222,16 +222,37 @@ void consumer_replica::seed(const re::consumer_seed& s) {
   for (const auto& [sseq, n] : s.redelivered) _redelivered[sseq] = n;
 }
 
+bool consumer_replica::needs(std::uint64_t seq) const {
+  if (seq <= _floor.stream_seq) return false;
+  if (seq > _delivered.stream_seq) return _was_reset || seq >= _params.start_seq;
+  return _pending.count(seq) != 0;
+}
+
 void consumer_replica::apply_delivered(const re::consumer_delivered& d) {
   if (d.dseq > _delivered.consumer_seq) _delivered.consumer_seq = d.dseq;
   if (d.sseq > _delivered.stream_seq) _delivered.stream_seq = d.sseq;
+  if (_params.ack == ack_policy::none) {  // nothing to wait for: delivered is acknowledged
+    _floor.stream_seq = std::max(_floor.stream_seq, _delivered.stream_seq);
+    _floor.consumer_seq = std::max(_floor.consumer_seq, _delivered.consumer_seq);
+    _released.push_back(d.sseq);
+    return;
+  }
   _pending[d.sseq] = {d.dseq, d.ts};
   if (d.deliveries > 1) _redelivered[d.sseq] = d.deliveries - 1;
 }
 
 void consumer_replica::apply_acked(const re::consumer_acked& a) {
-  _pending.erase(a.sseq);
-  _redelivered.erase(a.sseq);
+  if (_params.ack == ack_policy::all || _params.ack == ack_policy::flow_control) {
+    while (!_pending.empty() && _pending.begin()->first <= a.sseq) {
+      const std::uint64_t s = _pending.begin()->first;
+      _pending.erase(_pending.begin());
+      _redelivered.erase(s);
+      _released.push_back(s);
+    }
+  } else if (_pending.erase(a.sseq)) {
+    _redelivered.erase(a.sseq);
+    _released.push_back(a.sseq);
+  }
   sequence_pair next = _delivered;
   if (!_pending.empty()) {
     // Just below the oldest pending delivery (its first consumer sequence may be older than

@@ -22,12 +22,15 @@
 //   follows the applied delivery it acknowledges (same leader, same term, earlier index).
 // - Followers apply entries only; they neither deliver nor take acks (not_leader).
 // Replicated ack floor: the delivered pair when nothing is pending, else just below the
-// oldest pending delivery; it never moves back.
+// oldest pending delivery; it never moves back. An ack of an ack-all (or flow-control)
+// consumer acknowledges every pending delivery up to it, on every replica as on the leader's
+// machine; under ack none a delivery is never pending (the floor follows it).
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/js/consumer.h"
@@ -102,6 +105,14 @@ class consumer_replica {
   void apply(const repl::committed_entry& e, base::nanos now,
              std::vector<consumer_ack_confirm>& confirmed);
 
+  // Stream sequences the entries applied since the last call released (acknowledged, or
+  // delivered under ack none): interest and work-queue retention may drop them. The caller
+  // takes them after each apply.
+  std::vector<std::uint64_t> take_released() { return std::exchange(_released, {}); }
+  // Whether the replicated state still needs `seq` (a message it matches): not delivered yet
+  // (and at or past where it starts), or delivered and not acknowledged.
+  bool needs(std::uint64_t seq) const;
+
   // The replicated state (identical on every replica after the same entries).
   consumer_snapshot state() const;
   const sequence_pair& ack_floor() const { return _floor; }
@@ -146,6 +157,7 @@ class consumer_replica {
   sequence_pair _floor;
   std::map<std::uint64_t, pending_entry> _pending;      // by stream seq
   std::map<std::uint64_t, std::uint64_t> _redelivered;  // stream seq -> redeliveries
+  std::vector<std::uint64_t> _released;                 // see take_released
   bool _was_reset = false;  // a reset to floor 0: the machine restores it, not start_seq
   base::nanos _pause_until = 0;  // the config's (0: not paused)
   std::string _error;

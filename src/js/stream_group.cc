@@ -214,22 +214,10 @@ std::size_t stream_group::consumer_count() const {
 }
 
 std::optional<api_error> stream_group::check_workqueue(const consumer_config& c, const std::string& self) const {
-  if (_stream->config().retention != retention_policy::workqueue) return std::nullopt;
-  // flow_control (2.14) is what durable sourcing of a work queue uses (ADR-58).
-  if (c.ack != ack_policy::explicit_ && c.ack != ack_policy::flow_control)
-    return make_error(err::wq_requires_explicit_ack);
-  const auto mine = c.filters();
-  for (const auto& [name, other] : _consumers) {
-    if (name == self) continue;
-    if (mine.empty()) return make_error(err::wq_multiple_unfiltered);
-    const auto theirs = other->config().filters();
-    if (theirs.empty()) return make_error(err::wq_consumer_not_unique);
-    for (const auto& a : mine)
-      for (const auto& b : theirs)
-        if (core::subjects_overlap(a, b)) return make_error(err::wq_consumer_not_unique);
-  }
-  if (c.deliver != deliver_policy::all) return make_error(err::wq_consumer_not_deliver_all);
-  return std::nullopt;
+  std::vector<const consumer_config*> others;
+  for (const auto& [name, other] : _consumers)
+    if (name != self) others.push_back(&other->config());
+  return js::check_workqueue(_stream->config(), c, others);
 }
 
 // ---- retention, accounting and the stream's events

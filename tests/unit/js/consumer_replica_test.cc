@@ -192,6 +192,102 @@ TEST(ConsumerReplica, AckFloorNeverMovesBack) {
   EXPECT_TRUE(a.replica.state().pending.empty());
 }
 
+// A replica with another ack policy: leader a, follower b, a leading and ready.
+struct pair_with_policy {
+  pair_with_policy(js::ack_policy ack, seq_source& src)
+      : a(with(ack), src, la, "s1"), b(with(ack), src, lb, "s2") {
+    lb.leader = false;
+    a.on_role(kNow);
+    apply_all(la.proposed, {&a, &b});
+    la.proposed.clear();
+    (void)a.take_released();
+    (void)b.take_released();
+  }
+  static js::consumer_params with(js::ack_policy ack) {
+    auto p = params();
+    p.ack = ack;
+    return p;
+  }
+  void commit() {
+    apply_all(la.proposed, {&a, &b});
+    la.proposed.clear();
+  }
+  fake_log la, lb;
+  js::consumer_replica a, b;
+};
+
+TEST(ConsumerReplica, AckAllAcksEveryEarlierDeliveryOnEveryReplica) {
+  seq_source src;
+  src.last = 5;
+  pair_with_policy p(js::ack_policy::all, src);
+  js::actions out;
+  js::pull_request req;
+  req.batch = 4;
+  p.a.pull("r", req, kNow, out);
+  ASSERT_EQ(delivered(out).size(), 4u);
+  EXPECT_EQ(p.a.ack(ack_of(3, 3), {js::ack_kind::ack}, 9, kNow, out), consumer_submit::done);
+  p.commit();
+  for (auto* r : {&p.a, &p.b}) {
+    EXPECT_EQ(r->ack_floor(), (js::sequence_pair{3, 3}));
+    EXPECT_EQ(r->state().pending.size(), 1u);  // 4
+    EXPECT_EQ(r->take_released(), (std::vector<std::uint64_t>{1, 2, 3}));
+    EXPECT_FALSE(r->needs(2));
+    EXPECT_TRUE(r->needs(4));
+    EXPECT_TRUE(r->needs(5));  // not delivered yet
+  }
+  EXPECT_EQ(p.a.state(), p.b.state());
+}
+
+TEST(ConsumerReplica, AckNoneDeliveryIsNeverPendingAndReleasesTheMessage) {
+  seq_source src;
+  src.last = 3;
+  pair_with_policy p(js::ack_policy::none, src);
+  js::actions out;
+  js::pull_request req;
+  req.batch = 2;
+  p.a.pull("r", req, kNow, out);
+  ASSERT_EQ(delivered(out).size(), 2u);
+  p.commit();
+  for (auto* r : {&p.a, &p.b}) {
+    EXPECT_TRUE(r->state().pending.empty());
+    EXPECT_EQ(r->ack_floor(), (js::sequence_pair{2, 2}));
+    EXPECT_EQ(r->take_released(), (std::vector<std::uint64_t>{1, 2}));
+    EXPECT_FALSE(r->needs(1));
+    EXPECT_TRUE(r->needs(3));
+  }
+}
+
+TEST(ConsumerReplica, ExplicitAckReleasesOnlyWhatItAcknowledges) {
+  seq_source src;
+  src.last = 4;
+  pair_with_policy p(js::ack_policy::explicit_, src);
+  js::actions out;
+  js::pull_request req;
+  req.batch = 3;
+  p.a.pull("r", req, kNow, out);
+  p.a.ack(ack_of(2, 2), {js::ack_kind::ack}, 1, kNow, out);
+  p.a.ack(ack_of(2, 2), {js::ack_kind::ack}, 2, kNow, out);  // a repeat: not proposed
+  p.commit();
+  for (auto* r : {&p.a, &p.b}) {
+    EXPECT_EQ(r->take_released(), (std::vector<std::uint64_t>{2}));
+    EXPECT_TRUE(r->needs(1));
+    EXPECT_FALSE(r->needs(2));
+    EXPECT_TRUE(r->needs(3));
+    EXPECT_TRUE(r->needs(4));
+  }
+}
+
+TEST(ConsumerReplica, NothingBeforeItsStartIsNeeded) {
+  seq_source src;
+  src.last = 4;
+  fake_log log;
+  auto params_from_3 = params();
+  params_from_3.start_seq = 3;  // deliver new after 2 messages
+  js::consumer_replica r(params_from_3, src, log, "s1");
+  EXPECT_FALSE(r.needs(2));
+  EXPECT_TRUE(r.needs(3));
+}
+
 }  // namespace
 
 // A consumer whose deliver policy starts past 1 (deliver new, by_start_sequence) starts there
