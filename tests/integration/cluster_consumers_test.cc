@@ -19,26 +19,6 @@ namespace {
 
 class cluster_consumers : public cluster_js_fixture {
  protected:
-  // A $JS.API request on server i, retried while the cluster answers 10008 or nothing.
-  json api_retry(int i, const std::string& subject, const std::string& body) {
-    auto nc = connect(servers_[i]->url());
-    if (!nc) return json::object();
-    json r;
-    const auto deadline = clock_type::now() + scaled(10000);
-    while (clock_type::now() < deadline) {
-      r = api(nc.get(), subject, body);
-      if (!r.empty() && r.value("error", json::object()).value("err_code", 0) != 10008) break;
-      std::this_thread::sleep_for(100ms);
-    }
-    return r;
-  }
-
-  json consumer_info(int i, const std::string& stream, const std::string& name) {
-    auto nc = connect(servers_[i]->url());
-    if (!nc) return json::object();
-    return api(nc.get(), "$JS.API.CONSUMER.INFO." + stream + "." + name, "");
-  }
-
   // The consumer's leader as every running server reports it, once they agree (and it is
   // not `not_this`).
   std::string consumer_leader(const std::string& stream, const std::string& name, std::chrono::milliseconds limit,
