@@ -44,6 +44,11 @@ void cluster_consumers::release_early(const std::string& stream) {
 }
 
 bool cluster_consumers::needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const {
+  // A consumer without a replica here (fewer replicas, allowed while the stream had limits
+  // retention) may need anything: this server cannot tell, so it keeps the message.
+  std::size_t here = 0;
+  for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it) ++here;
+  if (const auto* s = _meta.find("$G", stream); s && s->consumers.size() > here) return true;
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
     if (it->second->matches(subject) && it->second->replica->needs(seq)) return true;
   return false;

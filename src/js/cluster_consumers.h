@@ -76,6 +76,9 @@ class cluster_consumers {
   bool on_event(core::group_event& ev, std::int64_t now_ns);
   // The stream's replica here applied entries (new messages to deliver).
   void on_stream_applied(const std::string& stream, std::int64_t now_ns);
+  // The stream's config changed its retention to interest (at its entry in the stream's log,
+  // on every replica): what no consumer needs goes, as on a standalone server.
+  void retention_now_interest(const std::string& stream) { drop_unneeded(stream); }
   // The stream's replica here goes: so do its consumers' replicas. silent: a scale moves them
   // into new groups (waiting pulls hear nothing; the client asks the new leader again).
   void drop_stream(const std::string& stream, bool silent = false);

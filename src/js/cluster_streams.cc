@@ -552,7 +552,9 @@ void cluster_streams::follow_config(hosted& h) {
   }
   (void)normalise(cfg);
   h.config_index = h.replica->config_index();
+  const bool to_interest = h.cfg.retention == retention_policy::limits && cfg.retention == retention_policy::interest;
   h.cfg = std::move(cfg);  // in place: consumers hold a pointer to it
+  if (to_interest) _consumers->retention_now_interest(h.cfg.name);
   // The leader moves its subscriptions to the new subjects (after_event subscribes again).
   for (auto id : h.subs) _host.unsubscribe(id);
   h.subs.clear();

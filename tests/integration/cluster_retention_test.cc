@@ -3,7 +3,8 @@
 // next leader after a kill -9 of the stream's leader holds only the unacknowledged ones), and
 // refuses the consumers nats-server refuses on a work queue (10084, 10099-10101); an
 // interest stream keeps a message until every consumer that matches it acknowledged it, and
-// drops what only a deleted consumer needed; an ack-all consumer's ack covers every earlier
+// drops what only a deleted consumer needed, and what was acked when a limits stream becomes
+// an interest stream; an ack-all consumer's ack covers every earlier
 // delivery in the replicated state too (a new leader after a stepdown has nothing pending).
 // Every wait polls with a bound.
 #include <signal.h>
@@ -219,6 +220,33 @@ TEST_F(cluster_retention, ack_all_covers_every_earlier_delivery_under_the_next_l
   EXPECT_EQ(ci.value("num_pending", -1), 2) << ci.dump();
   // Nothing comes back: the next fetch starts at 9.
   EXPECT_EQ(fetch(2, "LOG", "A", 2, {}, true), (std::vector<std::uint64_t>{9, 10}));
+}
+
+// A limits stream switched to interest retention (STREAM.UPDATE): what its consumer acked goes
+// at the update, on every replica, as on a standalone server.
+TEST_F(cluster_retention, limits_stream_switched_to_interest_drops_what_was_acked) {
+  create_stream("AUDIT", "audit.>", "limits");
+  ASSERT_FALSE(durable("AUDIT", "R").contains("error"));
+  publish_to(0, "audit.x", 5);
+  ASSERT_EQ(fetch(1, "AUDIT", "R", 3, {}, true).size(), 3u);
+  ASSERT_EQ(state_when(2, "AUDIT", 5).value("messages", 0), 5);  // limits: acks remove nothing
+  const json up = api_retry(2, "$JS.API.STREAM.UPDATE.AUDIT",
+                            json{{"name", "AUDIT"}, {"subjects", {"audit.>"}}, {"retention", "interest"},
+                                 {"storage", "file"}, {"num_replicas", 3}}
+                                .dump());
+  ASSERT_EQ(up.value("config", json::object()).value("retention", ""), "interest") << up.dump();
+  json st = state_when(0, "AUDIT", 2);
+  EXPECT_EQ(st.value("messages", 0), 2) << st.dump();
+  EXPECT_EQ(st.value("first_seq", 0), 4) << st.dump();
+  // The next leader agrees; the rest goes as it is acked.
+  const std::string leader = stream_leader("AUDIT", scaled(10000));
+  const json sd = api_retry(0, "$JS.API.STREAM.LEADER.STEPDOWN.AUDIT", "");
+  EXPECT_TRUE(sd.value("success", false)) << sd.dump();
+  ASSERT_FALSE(stream_leader("AUDIT", scaled(15000), leader).empty());
+  EXPECT_EQ(state_when(1, "AUDIT", 2).value("messages", 0), 2);
+  ASSERT_EQ(fetch(2, "AUDIT", "R", 2, {}, true), (std::vector<std::uint64_t>{4, 5}));
+  st = state_when(1, "AUDIT", 0);
+  EXPECT_EQ(st.value("messages", 1), 0) << st.dump();
 }
 
 // Ack none on an interest stream: a delivery is all the consumer needs.
