@@ -43,15 +43,26 @@ void cluster_consumers::release_early(const std::string& stream) {
   if (seqs.empty()) _early_releases.erase(it);
 }
 
-bool cluster_consumers::needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const {
-  // A consumer without a replica here (fewer replicas, allowed while the stream had limits
-  // retention) may need anything: this server cannot tell, so it keeps the message.
+// A consumer without a replica here (fewer replicas, allowed while the stream had limits
+// retention) may need anything: this server cannot tell, so it keeps every message.
+bool cluster_consumers::knows_every_consumer(const std::string& stream) const {
   std::size_t here = 0;
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it) ++here;
-  if (const auto* s = _meta.find("$G", stream); s && s->consumers.size() > here) return true;
+  const auto* s = _meta.find("$G", stream);
+  return !s || s->consumers.size() <= here;
+}
+
+bool cluster_consumers::needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const {
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
     if (it->second->matches(subject) && it->second->replica->needs(seq)) return true;
   return false;
+}
+
+void cluster_consumers::remove_retained(const std::string& stream, const stream_ref& s, std::uint64_t seq,
+                                        std::string_view subject) {
+  if (!s.store->remove(seq).ok()) return;
+  for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
+    it->second->on_removed(seq, subject);
 }
 
 void cluster_consumers::drop_if_unneeded(const std::string& stream, const stream_ref& s, std::uint64_t seq) {
@@ -61,19 +72,17 @@ void cluster_consumers::drop_if_unneeded(const std::string& stream, const stream
     (void)s.store->remove(seq);
     return;
   }
+  if (!knows_every_consumer(stream)) return;
   auto m = s.store->load(seq);
   if (!m.ok()) return;  // gone already (a limit, a delete, another consumer's ack)
-  if (needed(stream, seq, m->subject)) return;
-  if (!s.store->remove(seq).ok()) return;
-  for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
-    it->second->on_removed(seq, m->subject);
+  if (!needed(stream, seq, m->subject)) remove_retained(stream, s, seq, m->subject);
 }
 
 // A consumer of an interest stream went: what only it needed goes too (nats-server does the
 // same on each replica). A work queue keeps what no consumer matches: it waits for one.
 void cluster_consumers::drop_unneeded(const std::string& stream) {
   const stream_ref s = _streams(stream);
-  if (!s.cfg || !s.store || s.cfg->retention != retention_policy::interest) return;
+  if (!s.cfg || !s.store || s.cfg->retention != retention_policy::interest || !knows_every_consumer(stream)) return;
   std::vector<std::pair<std::uint64_t, std::string>> drop;
   for (std::uint64_t seq = s.store->first_seq();;) {
     auto m = s.store->load_next("", seq);
@@ -81,11 +90,7 @@ void cluster_consumers::drop_unneeded(const std::string& stream) {
     if (!needed(stream, m->seq, m->subject)) drop.emplace_back(m->seq, m->subject);
     seq = m->seq + 1;
   }
-  for (const auto& [seq, subject] : drop) {
-    if (!s.store->remove(seq).ok()) continue;
-    for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
-      it->second->on_removed(seq, subject);
-  }
+  for (const auto& [seq, subject] : drop) remove_retained(stream, s, seq, subject);
 }
 
 }  // namespace js

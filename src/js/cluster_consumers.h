@@ -161,7 +161,9 @@ class cluster_consumers {
   void release_early(const std::string& stream);
   void drop_if_unneeded(const std::string& stream, const stream_ref& s, std::uint64_t seq);
   void drop_unneeded(const std::string& stream);
+  bool knows_every_consumer(const std::string& stream) const;
   bool needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const;
+  void remove_retained(const std::string& stream, const stream_ref& s, std::uint64_t seq, std::string_view subject);
 
   nlohmann::ordered_json info_json(hosted& h, std::int64_t now_ns);
   nlohmann::ordered_json cluster_json_of(std::uint64_t group, std::int64_t now_ns);

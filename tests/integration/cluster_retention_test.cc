@@ -173,6 +173,9 @@ TEST_F(cluster_retention, interest_stream_keeps_a_message_until_every_matching_c
   json st = state_when(2, "EVENTS", 2);
   EXPECT_EQ(st.value("messages", 0), 2) << st.dump();
   EXPECT_EQ(st.value("first_seq", 0), 3) << st.dump();
+  // B's count of what it has yet to get survives the removals.
+  const json bi = consumer_info(1, "EVENTS", "B");
+  EXPECT_EQ(bi.value("num_pending", -1), 2) << bi.dump();
   // B takes 3 and 4 and acks 3.
   ASSERT_EQ(fetch(2, "EVENTS", "B", 2, {3}, false), (std::vector<std::uint64_t>{3, 4}));
   st = state_when(1, "EVENTS", 1);
