@@ -57,6 +57,7 @@ struct cluster_consumers::hosted final : message_source {
   std::int64_t frozen_until = 0;
   std::vector<std::pair<std::string, std::int64_t>> state_replies;  // reply, answer-by
   std::int64_t delete_asked_at = 0;
+  bool unflushed = false;  // listed in cluster_consumers::_unflushed (its replica's outbox)
   // num_pending bookkeeping: matching messages in [cnt_from, cnt_last].
   bool cnt_valid = false;
   std::uint64_t cnt_from = 0, cnt_last = 0, cnt = 0;

@@ -316,6 +316,10 @@ void cluster_consumers::check_push_interest(hosted& h, std::int64_t now_ns) {
 
 // The machine's actions: deliveries read this server's replica of the stream.
 void cluster_consumers::run(hosted& h, actions& out, std::int64_t now_ns) {
+  if (h.replica->has_unflushed() && !h.unflushed) {
+    h.unflushed = true;
+    _unflushed.push_back(h.assignment.group_id);
+  }
   for (auto& a : out) {
     if (auto* d = std::get_if<delivery>(&a)) {
       auto m = h.store->load(d->stream_seq);
@@ -381,6 +385,14 @@ std::size_t cluster_consumers::poll(std::int64_t now_ns) {
   for (auto& [k, v] : _answer_when_leading)
     std::erase_if(v, [&](const pending_reply& p) { return p.deadline_ns <= now_ns; });
   std::erase_if(_answer_when_leading, [](const auto& kv) { return kv.second.empty(); });
+  for (const std::uint64_t g : _unflushed) {  // last: everything of this turn is in them
+    auto it = _by_group.find(g);
+    if (it == _by_group.end()) continue;  // dropped meanwhile
+    it->second->unflushed = false;
+    it->second->replica->flush();
+  }
+  work += _unflushed.size();
+  _unflushed.clear();
   return work;
 }
 

@@ -179,6 +179,9 @@ class cluster_consumers {
   stream_lookup _streams;
   std::map<key, std::unique_ptr<hosted>> _hosted;  // consumers with a replica here
   std::map<std::uint64_t, hosted*> _by_group;
+  // Groups whose replica collected deliveries or acks this turn: poll() proposes each
+  // outbox as one entry (consumer_replica::flush) before the turn's proposals go out.
+  std::vector<std::uint64_t> _unflushed;
   // Releases past the end of this server's replica of their stream (it lags the consumer's
   // group): applied once the stream gets there.
   std::map<std::string, std::set<std::uint64_t>, std::less<>> _early_releases;

@@ -24,6 +24,37 @@ void consumer_replica::lose_leadership() {
   _resume = false;
   _machine.reset();
   _acks.clear();  // never confirmed: the client's ack-sync times out and it acks again
+  _outbox.clear();
+  _outbox_acks.clear();
+}
+
+namespace {
+// An outbox this long is proposed at once (a pull of a huge batch): entries stay far below
+// the replication thread's 1 MiB run.
+constexpr std::size_t kMaxOutbox = 4096;
+}  // namespace
+
+void consumer_replica::flush() {
+  if (_outbox.empty()) return;
+  std::vector<std::uint8_t> bytes;
+  if (_outbox.size() == 1) {
+    bytes = std::visit([](const auto& u) { return re::encode(re::consumer_op{u}); }, _outbox.front());
+  } else {
+    bytes = re::encode(re::consumer_op{re::consumer_updates{std::move(_outbox)}});
+  }
+  _outbox.clear();
+  const auto r = _log.propose_async(std::move(bytes));
+  if (r.status != repl::propose_status::ok && r.status != repl::propose_status::queued) {
+    // Not in the log: the deliveries were sent and the acks taken by a machine that is now
+    // dropped, rebuilt from the replicated state at the next election (delivered again; the
+    // acks' syncs time out).
+    lose_leadership();
+    return;
+  }
+  const bool queued = r.status == repl::propose_status::queued;  // r.index: the ticket
+  for (const auto& [token, sseq] : _outbox_acks)
+    _acks.push_back({queued ? 0 : r.index, _lead_term, token, sseq, queued ? r.index : 0});
+  _outbox_acks.clear();
 }
 
 consumer_snapshot consumer_replica::state() const {
@@ -54,15 +85,9 @@ void consumer_replica::replicate_deliveries(actions& out, std::size_t from, base
   std::size_t keep = from;
   for (std::size_t i = from; i < out.size(); ++i) {
     if (const auto* d = std::get_if<delivery>(&out[i])) {
-      if (!_machine) continue;
-      const re::consumer_delivered op{d->consumer_seq, d->stream_seq, d->delivery_count, now};
-      const auto st = _log.propose_async(re::encode(re::consumer_op{op})).status;
-      if (st != repl::propose_status::ok && st != repl::propose_status::queued) {
-        // Not in the log, so not sent; the machine believes it delivered, so it is dropped
-        // and rebuilt from the replicated state at the next election.
-        lose_leadership();
-        continue;
-      }
+      if (!_machine) continue;  // dropped by a flush the log refused: not sent
+      _outbox.emplace_back(re::consumer_delivered{d->consumer_seq, d->stream_seq, d->delivery_count, now});
+      if (_outbox.size() >= kMaxOutbox) flush();
     }
     if (keep != i) out[keep] = std::move(out[i]);
     ++keep;
@@ -90,16 +115,10 @@ consumer_submit consumer_replica::ack(const ack_subject& subj, const ack_body& b
   replicate_deliveries(out, from, now);
   if (!_machine || !was_pending || _machine->pending().count(subj.stream_seq) != 0)
     return consumer_submit::ignored;  // a nak, progress, or nothing to acknowledge
-  const auto r = _log.propose_async(
-      re::encode(re::consumer_op{re::consumer_acked{subj.stream_seq, subj.consumer_seq}}));
-  if (r.status == repl::propose_status::ok) {
-    _acks.push_back({r.index, _lead_term, token, subj.stream_seq, 0});
-  } else if (r.status == repl::propose_status::queued) {
-    _acks.push_back({0, _lead_term, token, subj.stream_seq, r.index});  // r.index: the ticket
-  } else {
-    lose_leadership();  // the machine took an ack the log did not
-    return consumer_submit::not_leader;
-  }
+  _outbox.emplace_back(re::consumer_acked{subj.stream_seq, subj.consumer_seq});
+  _outbox_acks.emplace_back(token, subj.stream_seq);
+  if (_outbox.size() >= kMaxOutbox) flush();
+  if (!_machine) return consumer_submit::not_leader;  // that flush was refused
   return consumer_submit::done;
 }
 
@@ -135,6 +154,8 @@ void consumer_replica::update(consumer_params p, base::nanos pause_until, base::
 consumer_submit consumer_replica::reset(std::uint64_t floor, std::uint64_t token, base::nanos now, actions& out) {
   if (failed() || !_log.is_leader()) return consumer_submit::not_leader;
   if (!_machine) return consumer_submit::not_ready;
+  flush();  // what the machine did before the reset is applied before it
+  if (!_machine) return consumer_submit::not_leader;
   const auto r = _log.propose(re::encode(re::consumer_op{re::consumer_reset{floor}}));
   if (r.status != repl::propose_status::ok) {
     lose_leadership();
@@ -210,7 +231,7 @@ std::optional<consumer_numbers> consumer_replica::numbers(base::nanos now) {
 }
 
 bool consumer_replica::settled() const {
-  return _acks.empty();
+  return _acks.empty() && _outbox_acks.empty();
 }
 
 void consumer_replica::seed(const re::consumer_seed& s) {
@@ -287,6 +308,11 @@ void consumer_replica::apply(const repl::committed_entry& e, base::nanos now,
             apply_acked(v);
           } else if constexpr (std::is_same_v<T, re::consumer_reset>) {
             apply_reset(v);
+          } else if constexpr (std::is_same_v<T, re::consumer_updates>) {
+            for (const auto& u : v.updates) {
+              if (const auto* d = std::get_if<re::consumer_delivered>(&u)) apply_delivered(*d);
+              else apply_acked(std::get<re::consumer_acked>(u));
+            }
           } else if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {
             // Everything committed before this entry is applied: resume from it.
             _resume = true;

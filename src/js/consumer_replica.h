@@ -12,14 +12,16 @@
 //   time), and delivery resumes after the replicated delivered stream sequence. It is built
 //   only once this server's replica of the stream holds everything the consumer delivered
 //   (on_stream_advanced): on a lagging stream replica a pending message would look deleted.
-// - Each delivery goes out at once and is proposed as consumer_delivered (at-least-once, as
+// - Each delivery goes out at once and is recorded as consumer_delivered (at-least-once, as
 //   nats-server): if that entry is lost with its leader, a later leader delivers the message
 //   again. A delivery the log refuses is withheld and the machine rebuilt at the next
 //   election.
 // - An ack is applied by the leader's machine at once (no redelivery while it commits) and
-//   proposed as consumer_acked; it is confirmed (the ack-sync reply) only when applied. Only
-//   an ack of a message the machine holds pending is proposed, so an applied ack always
-//   follows the applied delivery it acknowledges (same leader, same term, earlier index).
+//   recorded as consumer_acked; it is confirmed (the ack-sync reply) only when applied. Only
+//   an ack of a message the machine holds pending is recorded, so an applied ack always
+//   follows the applied delivery it acknowledges (same leader, same term, earlier position).
+// - Deliveries and acks collect in an outbox until the owner's flush() (once per turn): one
+//   entry (consumer_updates, in the order they were made) for all of them.
 // - Followers apply entries only; they neither deliver nor take acks (not_leader).
 // Replicated ack floor: the delivered pair when nothing is pending, else just below the
 // oldest pending delivery; it never moves back. An ack of an ack-all (or flow-control)
@@ -72,6 +74,10 @@ class consumer_replica {
   // The stream's local store now ends at last_seq; then the machine's timers.
   void on_stream_advanced(std::uint64_t last_seq, base::nanos now, actions& out);
   void tick(base::nanos now, actions& out);
+  // Proposes the outbox (this turn's deliveries and acks) as one entry. The owner calls it
+  // once per turn, before it hands the turn's proposals to the replication thread.
+  void flush();
+  bool has_unflushed() const { return !_outbox.empty(); }
   // The leader's: earliest instant tick() has work (consumer_state_machine::kNever if none).
   base::nanos next_deadline() const;
   // Push (the leader's): interest on the deliver subject, flow-control replies. Neither is
@@ -151,6 +157,8 @@ class consumer_replica {
   std::uint64_t _lead_term = 0;
   std::unique_ptr<consumer_state_machine> _machine;  // the leader's, once ready
   std::vector<pending_ack> _acks;                     // proposed, not yet applied
+  std::vector<repl_entries::consumer_updates::update> _outbox;  // not proposed yet (flush)
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> _outbox_acks;  // their (token, sseq)
 
   std::uint64_t _applied_index = 0;
   sequence_pair _delivered;

@@ -328,6 +328,24 @@ std::vector<std::uint8_t> encode(const consumer_op& o) {
           writer w(op::consumer_reset);
           w.u(v.floor);
           return w.take();
+        } else if constexpr (std::is_same_v<T, consumer_updates>) {
+          writer w(op::consumer_updates);
+          w.u(v.updates.size());
+          for (const auto& u : v.updates) {
+            if (const auto* d = std::get_if<consumer_delivered>(&u)) {
+              w.u(0);
+              w.u(d->dseq);
+              w.u(d->sseq);
+              w.u(d->deliveries);
+              w.i(d->ts);
+            } else {
+              const auto& a = std::get<consumer_acked>(u);
+              w.u(1);
+              w.u(a.sseq);
+              w.u(a.dseq);
+            }
+          }
+          return w.take();
         } else {
           writer w(op::consumer_leader_start);
           w.u(v.term);
@@ -471,6 +489,30 @@ std::optional<consumer_op> decode_consumer(std::span<const std::uint8_t> data) {
       consumer_reset x;
       x.floor = r.u();
       return finish<consumer_op>(r, x);
+    }
+    case op::consumer_updates: {
+      consumer_updates x;
+      x.updates.resize(r.count(3));  // an update is at least three bytes
+      for (auto& u : x.updates) {
+        const std::uint64_t kind = r.u();
+        if (kind == 0) {
+          consumer_delivered d;
+          d.dseq = r.u();
+          d.sseq = r.u();
+          d.deliveries = r.u();
+          d.ts = r.i();
+          u = d;
+        } else if (kind == 1) {
+          consumer_acked a;
+          a.sseq = r.u();
+          a.dseq = r.u();
+          u = a;
+        } else {
+          r.fail_now();
+          break;
+        }
+      }
+      return finish<consumer_op>(r, std::move(x));
     }
     default:
       return std::nullopt;

@@ -43,6 +43,7 @@ enum class op : std::uint8_t {
   consumer_acked = 33,
   consumer_leader_start = 34,
   consumer_reset = 35,
+  consumer_updates = 36,
 };
 
 // --- meta group
@@ -204,8 +205,16 @@ struct consumer_reset {
   std::uint64_t floor = 0;
   bool operator==(const consumer_reset&) const = default;
 };
-using consumer_op =
-    std::variant<consumer_delivered, consumer_acked, consumer_leader_start, consumer_reset>;
+// The deliveries and acks a leader made in one turn, in the order it made them: one entry
+// instead of one per message each (an entry per delivery and per ack was most of a
+// replicated fetch's cost: a journal record, a frame and an apply on every replica).
+struct consumer_updates {
+  using update = std::variant<consumer_delivered, consumer_acked>;
+  std::vector<update> updates;
+  bool operator==(const consumer_updates&) const = default;
+};
+using consumer_op = std::variant<consumer_delivered, consumer_acked, consumer_leader_start, consumer_reset,
+                                 consumer_updates>;
 
 std::vector<std::uint8_t> encode(const meta_op& o);
 std::vector<std::uint8_t> encode(const stream_op& o);

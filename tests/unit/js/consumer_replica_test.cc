@@ -89,8 +89,64 @@ TEST(ConsumerReplica, LeaderDeliversOnlyOnceItsLeaderStartIsApplied) {
   ASSERT_TRUE(a.replica.ready());
   EXPECT_EQ(a.replica.pull("r", req, kNow, out), consumer_submit::done);
   EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{1, 2}));
-  EXPECT_EQ(a.log.proposed.size(), 2u);  // one consumer_delivered each
+  EXPECT_TRUE(a.log.proposed.empty());  // in the outbox until the owner's flush
+  EXPECT_TRUE(a.replica.has_unflushed());
+  a.replica.flush();
+  ASSERT_EQ(a.log.proposed.size(), 1u);  // one entry for both deliveries
+  const auto op = js::repl_entries::decode_consumer(a.log.proposed[0].value.data);
+  ASSERT_TRUE(op);
+  const auto* u = std::get_if<js::repl_entries::consumer_updates>(&*op);
+  ASSERT_NE(u, nullptr);
+  ASSERT_EQ(u->updates.size(), 2u);
+  EXPECT_EQ(std::get<js::repl_entries::consumer_delivered>(u->updates[1]).sseq, 2u);
   EXPECT_EQ(a.replica.state().delivered.stream_seq, 0u);  // replicated state: on apply only
+  apply_all(a.log.proposed, {&a.replica});
+  EXPECT_EQ(a.replica.state().delivered.stream_seq, 2u);
+  EXPECT_EQ(a.replica.state().pending.size(), 2u);
+}
+
+// Acks of one turn share one entry with the deliveries before them: each is confirmed when
+// that entry applies, and a lost entry confirms none of them.
+TEST(ConsumerReplica, OneTurnsAcksShareAnEntryAndAreConfirmedTogether) {
+  seq_source src;
+  src.last = 5;
+  node a("s1", src), b("s2", src);
+  b.log.leader = false;
+  a.replica.on_role(kNow);
+  apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  js::actions out;
+  js::pull_request req;
+  req.batch = 5;
+  a.replica.pull("r", req, kNow, out);
+  for (std::uint64_t s : {2, 4, 1}) EXPECT_EQ(a.replica.ack(ack_of(s, s), {js::ack_kind::ack}, 10 + s, kNow, out), consumer_submit::done);
+  EXPECT_FALSE(a.replica.settled());  // acks in the outbox count as not applied
+  a.replica.flush();
+  EXPECT_FALSE(a.replica.has_unflushed());
+  ASSERT_EQ(a.log.proposed.size(), 1u);
+  auto confirmed = apply_all(a.log.proposed, {&a.replica, &b.replica});
+  a.log.proposed.clear();
+  ASSERT_EQ(confirmed.size(), 3u);
+  EXPECT_EQ(confirmed[0].token, 12u);
+  EXPECT_EQ(confirmed[1].token, 14u);
+  EXPECT_EQ(confirmed[2].token, 11u);
+  EXPECT_TRUE(a.replica.settled());
+  EXPECT_EQ(a.replica.state(), b.replica.state());
+  EXPECT_EQ(b.replica.ack_floor(), (js::sequence_pair{2, 2}));
+  EXPECT_EQ(b.replica.state().pending.size(), 2u);  // 3, 5
+
+  // The next turn's acks: their entry comes back at its index with another leader's term.
+  EXPECT_EQ(a.replica.ack(ack_of(3, 3), {js::ack_kind::ack}, 20, kNow, out), consumer_submit::done);
+  EXPECT_EQ(a.replica.ack(ack_of(5, 5), {js::ack_kind::ack}, 21, kNow, out), consumer_submit::done);
+  a.replica.flush();
+  ASSERT_EQ(a.log.proposed.size(), 1u);
+  auto lost = a.log.proposed;
+  lost[0].value.term = 2;
+  lost[0].value.data = js::repl_entries::encode(
+      js::repl_entries::consumer_op{js::repl_entries::consumer_leader_start{2, "s2"}});
+  EXPECT_TRUE(apply_all(lost, {&a.replica}).empty());
+  EXPECT_FALSE(a.replica.ready());
+  EXPECT_EQ(a.replica.state().pending.size(), 2u);  // still owed: redelivered by s2
 }
 
 TEST(ConsumerReplica, AckConfirmedOnApplyAndNewLeaderDoesNotRedeliverIt) {
@@ -109,6 +165,7 @@ TEST(ConsumerReplica, AckConfirmedOnApplyAndNewLeaderDoesNotRedeliverIt) {
   EXPECT_EQ(a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 77, kNow, out), consumer_submit::done);
   EXPECT_EQ(a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 78, kNow, out), consumer_submit::ignored);
   EXPECT_EQ(b.replica.ack(ack_of(2, 2), {js::ack_kind::ack}, 79, kNow, out), consumer_submit::not_leader);
+  a.replica.flush();
   auto confirmed = apply_all(a.log.proposed, {&a.replica, &b.replica});
   ASSERT_EQ(confirmed.size(), 1u);
   EXPECT_EQ(confirmed[0].token, 77u);
@@ -154,7 +211,9 @@ TEST(ConsumerReplica, AckLostWithItsLeaderIsNeverConfirmed) {
   js::actions out;
   js::pull_request req;
   a.replica.pull("r", req, kNow, out);
+  a.replica.flush();  // a turn ends
   a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 5, kNow, out);
+  a.replica.flush();
   ASSERT_EQ(a.log.proposed.size(), 2u);  // delivered, acked
   // Another leader's entry of term 2 lands at the ack's index.
   std::vector<repl::committed_entry> entries{a.log.proposed[0], a.log.proposed[1]};
@@ -179,14 +238,17 @@ TEST(ConsumerReplica, AckFloorNeverMovesBack) {
   req.batch = 3;
   a.replica.pull("r", req, kNow, out);
   a.replica.ack(ack_of(2, 2), {js::ack_kind::ack}, 1, kNow, out);
+  a.replica.flush();
   apply_all(a.log.proposed, {&a.replica});
   a.log.proposed.clear();
   EXPECT_EQ(a.replica.ack_floor(), (js::sequence_pair{0, 0}));  // 1 still pending
   a.replica.ack(ack_of(1, 1), {js::ack_kind::ack}, 2, kNow, out);
+  a.replica.flush();
   apply_all(a.log.proposed, {&a.replica});
   a.log.proposed.clear();
   EXPECT_EQ(a.replica.ack_floor(), (js::sequence_pair{2, 2}));
   a.replica.ack(ack_of(3, 3), {js::ack_kind::ack}, 3, kNow, out);
+  a.replica.flush();
   apply_all(a.log.proposed, {&a.replica});
   EXPECT_EQ(a.replica.ack_floor(), (js::sequence_pair{3, 3}));
   EXPECT_TRUE(a.replica.state().pending.empty());
@@ -209,6 +271,7 @@ struct pair_with_policy {
     return p;
   }
   void commit() {
+    a.flush();  // the owner's turn ends
     apply_all(la.proposed, {&a, &b});
     la.proposed.clear();
   }
@@ -342,6 +405,7 @@ TEST(ConsumerReplica, SeededGroupResumesFromTheCarriedState) {
   // An ack of a delivery made before the scale (7, consumer seq 7) is taken and confirmed.
   out.clear();
   EXPECT_EQ(a.replica.ack(ack_of(7, 7), {js::ack_kind::ack}, 1, kNow, out), consumer_submit::done);
+  a.replica.flush();
   const auto confirmed = apply_all(a.log.proposed, {&a.replica, &b.replica});
   a.log.proposed.clear();
   ASSERT_EQ(confirmed.size(), 1u);
@@ -545,19 +609,21 @@ TEST(ConsumerReplica, QueuedAckSyncIsConfirmedOnceItsIndexIsKnownAndApplied) {
   js::pull_request req;
   req.batch = 2;
   ASSERT_EQ(r.pull("r", req, kNow, out), consumer_submit::done);
-  EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{1, 2}));  // sent at once, queued
-  EXPECT_EQ(log.queued.size(), 2u);
+  EXPECT_EQ(delivered(out), (std::vector<std::uint64_t>{1, 2}));  // sent at once
+  EXPECT_TRUE(log.queued.empty());
+  r.flush();  // the owner's turn ends: both deliveries, one entry on the ring
+  EXPECT_EQ(log.queued.size(), 1u);
   EXPECT_EQ(r.ack(ack_of(1, 1), {js::ack_kind::ack}, 77, kNow, out), consumer_submit::done);
-  EXPECT_EQ(log.queued.size(), 3u);
+  r.flush();
+  EXPECT_EQ(log.queued.size(), 2u);
   const auto [ticket, count, first] = log.flush();
   r.on_proposed(ticket, count, first);
   c.clear();
   const auto entries = std::exchange(log.proposed, {});
-  ASSERT_EQ(entries.size(), 3u);
+  ASSERT_EQ(entries.size(), 2u);
   r.apply(entries[0], kNow, c);
-  r.apply(entries[1], kNow, c);
   EXPECT_TRUE(c.empty()) << "the ack's own entry is not applied yet";
-  r.apply(entries[2], kNow, c);
+  r.apply(entries[1], kNow, c);
   ASSERT_EQ(c.size(), 1u);
   EXPECT_EQ(c[0].token, 77u);
   EXPECT_EQ(r.state().ack_floor, (js::sequence_pair{1, 1}));
@@ -577,6 +643,8 @@ TEST(ConsumerReplica, RefusedQueuedDeliveryRebuildsTheMachine) {
   js::pull_request req;
   req.batch = 1;
   r.pull("r", req, kNow, out);
+  r.flush();
+  ASSERT_EQ(log.queued.size(), 1u);
   log.queued.clear();
   r.on_proposed(1, 1, 0);  // refused (a term change on the way)
   EXPECT_FALSE(r.ready()) << "the machine believed it delivered what the log does not hold";

@@ -69,12 +69,29 @@ TEST(ReplEntries, StreamAndConsumerOpsRoundTrip) {
   const std::vector<re::consumer_op> cops{re::consumer_delivered{3, 10, 2, -1},
                                           re::consumer_acked{10, 3},
                                           re::consumer_leader_start{7, "s3"},
-                                          re::consumer_reset{0}, re::consumer_reset{~0ull}};
+                                          re::consumer_reset{0}, re::consumer_reset{~0ull},
+                                          re::consumer_updates{},
+                                          re::consumer_updates{{re::consumer_delivered{1, 5, 1, 9},
+                                                                re::consumer_acked{5, 1},
+                                                                re::consumer_delivered{2, ~0ull, 3, -7}}}};
   for (const auto& op : cops) {
     auto back = re::decode_consumer(re::encode(op));
     ASSERT_TRUE(back);
     EXPECT_EQ(*back, op);
   }
+}
+
+TEST(ReplEntries, ConsumerUpdatesRefuseAnUnknownKindAndAForgedCount) {
+  auto bytes = re::encode(re::consumer_op{re::consumer_updates{{re::consumer_acked{5, 1}}}});
+  ASSERT_EQ(bytes.size(), 6u);  // version, op, count, kind, sseq, dseq
+  auto bad_kind = bytes;
+  bad_kind[3] = 2;
+  EXPECT_FALSE(re::decode_consumer(bad_kind));
+  auto forged = bytes;
+  forged[2] = 0x7f;  // 127 updates in four bytes
+  EXPECT_FALSE(re::decode_consumer(forged));
+  bytes.push_back(0);  // trailing byte
+  EXPECT_FALSE(re::decode_consumer(bytes));
 }
 
 TEST(ReplEntries, ExtremeIntegersRoundTrip) {

@@ -82,7 +82,9 @@ void simulation::send_ack(std::uint64_t token) {
   body.kind = ack_kind::ack;
   js::actions out;
   consumer_submit r = consumer_submit::ignored;
+  _hold_consumer_outbox = _rng.chance(0.5);  // proposed with the next turn's
   drive(*s, *g, [&](repl::actions&) { r = g->consumer->ack(subj, body, token, now_ns(), out); });
+  _hold_consumer_outbox = false;
   if (_o.confirm_ack_at_proposal && r == consumer_submit::done) on_ack_confirmed({token, a.sseq});
   route(out);
 }

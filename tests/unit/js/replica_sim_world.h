@@ -213,6 +213,9 @@ class simulation {
     actions out;
     g.log->bind(_now, &out);
     call(out);
+    // The owner's turn ends: the consumer's outbox becomes one entry (unless a later turn
+    // takes it along: acks of several turns in one entry).
+    if (g.consumer && !_hold_consumer_outbox) g.consumer->flush();
     handle(s, g, out);
     for (int round = 0; round < 4 && (g.replica || g.consumer) && s.up; ++round) {
       actions more;
@@ -338,6 +341,7 @@ class simulation {
   std::set<std::uint64_t> _delivered;         // stream seqs delivered at least once
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> _leader_of_term;
   bool _healed = false;
+  bool _hold_consumer_outbox = false;  // see drive()
   bool _converged = false;
   bool _done = false;
   std::uint64_t _heal_at = 0;
