@@ -1,6 +1,7 @@
 #include "src/core/sublist.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -187,7 +188,12 @@ struct sublist::impl {
   std::vector<std::string> pending;  // pending[i] is change base_gen + i + 1
   std::uint64_t base_gen = 0;
   std::uint64_t checks = 0;
-  match_result scratch;  // result storage when the cache is off or the subject is unroutable
+  match_result scratch;  // result storage when the cache is off, the subject unroutable or new
+  // Admission: a subject is cached on its second miss while its hash is still here. Subjects
+  // seen once (every ack subject, unique inboxes) would otherwise each cost a string and a
+  // node allocated, a result built and an eviction, and push the repeating subjects out.
+  static constexpr std::size_t kSeenSlots = 4096;
+  std::array<std::size_t, kSeenSlots> seen{};
 
   explicit impl(std::size_t max) : cache_max(max) {}
   std::uint64_t gen() const noexcept { return base_gen + pending.size(); }
@@ -371,7 +377,14 @@ const match_result& sublist::match(std::string_view subject) {
   auto& im = *_impl;
   const auto hit = im.cache.find(subject);
   if (hit != im.cache.end()) return im.freshen(subject, hit->second);
-  if (!routable(subject) || im.cache_max == 0) {
+  bool admit = im.cache_max != 0 && routable(subject);
+  if (admit) {
+    const std::size_t h = sv_hash{}(subject) | 1;  // 0 marks an empty slot
+    std::size_t& slot = im.seen[h % impl::kSeenSlots];
+    admit = slot == h;
+    slot = admit ? 0 : h;
+  }
+  if (!admit) {
     im.scratch.plain.clear();
     im.scratch.queues.clear();
     if (routable(subject)) collect(&im.root, subject, im.scratch);
