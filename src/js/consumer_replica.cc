@@ -274,6 +274,9 @@ void consumer_replica::apply_acked(const re::consumer_acked& a) {
     _redelivered.erase(a.sseq);
     _released.push_back(a.sseq);
   }
+}
+
+void consumer_replica::raise_floor() {
   sequence_pair next = _delivered;
   if (!_pending.empty()) {
     // Just below the oldest pending delivery (its first consumer sequence may be older than
@@ -306,13 +309,22 @@ void consumer_replica::apply(const repl::committed_entry& e, base::nanos now,
             apply_delivered(v);
           } else if constexpr (std::is_same_v<T, re::consumer_acked>) {
             apply_acked(v);
+            raise_floor();
           } else if constexpr (std::is_same_v<T, re::consumer_reset>) {
             apply_reset(v);
           } else if constexpr (std::is_same_v<T, re::consumer_updates>) {
+            bool acked = false;
             for (const auto& u : v.updates) {
-              if (const auto* d = std::get_if<re::consumer_delivered>(&u)) apply_delivered(*d);
-              else apply_acked(std::get<re::consumer_acked>(u));
+              if (const auto* d = std::get_if<re::consumer_delivered>(&u)) {
+                apply_delivered(*d);
+              } else {
+                apply_acked(std::get<re::consumer_acked>(u));
+                acked = true;
+              }
             }
+            // Once per entry, not per ack (it walks every pending delivery); the floor only
+            // rises along the entry, so its end is where per-ack steps would have taken it.
+            if (acked) raise_floor();
           } else if (_leading && v.term == _lead_term && term == _lead_term && v.leader == _self) {
             // Everything committed before this entry is applied: resume from it.
             _resume = true;

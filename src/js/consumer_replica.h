@@ -140,7 +140,8 @@ class consumer_replica {
   // Proposes the deliveries out[from..] added; withholds them if the log refuses.
   void replicate_deliveries(actions& out, std::size_t from, base::nanos now);
   void apply_delivered(const repl_entries::consumer_delivered& d);
-  void apply_acked(const repl_entries::consumer_acked& a);
+  void apply_acked(const repl_entries::consumer_acked& a);  // then raise_floor()
+  void raise_floor();  // from the pending deliveries (never back)
   void apply_reset(const repl_entries::consumer_reset& r);
   void lose_leadership();
   void maybe_resume(base::nanos now);

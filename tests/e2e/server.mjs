@@ -29,7 +29,12 @@ export const bin = process.env.PEREGRINE_E2E_REF === "1"
 export const isReference = !!bin && /(^|\/)nats-server$/.test(bin);
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export function freePort() {
+// Ports handed out by this process: the kernel may offer a port again once its probe
+// socket closed, and a cluster port picked earlier (not listened on until its server
+// starts) must not become the next server's client port.
+const handedOut = new Set();
+
+function probePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once("error", reject);
@@ -38,6 +43,15 @@ export function freePort() {
       srv.close(() => resolve(port));
     });
   });
+}
+
+export async function freePort() {
+  for (;;) {
+    const port = await probePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
 }
 
 function accepts(port) {
@@ -50,8 +64,20 @@ function accepts(port) {
 // extraConf(dir) returns config lines appended after `port: N`. Resolves to
 // { port, stop() } once the server accepts connections.
 export async function startServer(extraConf = () => "") {
+  // Another process may take the probed client port before the server binds it: pick again.
+  for (let attempt = 1; ; ++attempt) {
+    const port = await freePort();
+    try {
+      return await startOn(port, extraConf);
+    } catch (e) {
+      const lost = e.portLost === port;
+      if (!lost || attempt >= 3) throw e;
+    }
+  }
+}
+
+async function startOn(port, extraConf) {
   const dir = mkdtempSync(join(tmpdir(), "pg-e2e-"));
-  const port = await freePort();
   const conf = join(dir, "server.conf");
   writeFileSync(conf, `port: ${port}\n${extraConf(dir)}`);
   const server = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-c", conf], {
@@ -76,7 +102,9 @@ export async function startServer(extraConf = () => "") {
   while (Date.now() < deadline) {
     if (server.exitCode !== null) {
       await stop();
-      throw new Error(`server exited during startup:\n${output}`);
+      const err = new Error(`server exited during startup:\n${output}`);
+      if (/Address already in use/.test(output) && output.includes(`:${port}`)) err.portLost = port;
+      throw err;
     }
     if (await accepts(port)) return { port, stop };
     await sleep(20);
