@@ -133,11 +133,25 @@ void cluster_streams::scale_up_r1(r1_scale s, std::string_view reply) {
              reply);
 }
 
-void cluster_streams::send_scale(const std::string& request, std::string_view reply, std::string_view type) {
+void cluster_streams::send_scale(const std::string& request, std::string_view reply) {
   std::string leader;
   if (meta_leader(leader)) return on_scale(request, reply);
-  if (leader.empty()) return respond_error(reply, type, make_error(err::cluster_unavailable));
+  if (leader.empty()) return on_scale(request, reply);  // refused there, the stream handed back
   _host.publish("$PG.JSC." + leader + ".1.SCALE", reply, "", request);
+}
+
+// A scale that will not happen: the R1 stream seeding it takes publishes again, a frozen
+// replicated stream's leader subscribes again.
+void cluster_streams::unseed(const std::string& name) {
+  if (auto sd = _r1_seeds.find(name); sd != _r1_seeds.end()) {
+    _r1_seeds.erase(sd);
+    if (on_r1_scaled) on_r1_scaled(name, false);
+    return;
+  }
+  if (auto it = _hosted.find(name); it != _hosted.end() && it->second->frozen) {
+    it->second->frozen_until = 0;
+    poll_scaling(_host.clk().wall_ns());
+  }
 }
 
 // The stream's leader decides the new peers (this server first: it seeds the new group) and
@@ -285,17 +299,27 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   if (!req.is_object()) return;
   const bool removal = req.contains("remove");
   const std::string_view type = removal ? "stream_remove_peer_response" : "stream_update_response";
-  std::string leader;
-  if (!meta_leader(leader)) return respond_error(reply, type, make_error(err::cluster_unavailable));
   re::stream_assign a;
   a.account = kAccount;
   a.config_json = req.value("config", "");
   a.seed_from = req.value("origin", "");
+  // A refused scale gives the origin its stream back at once (an R1 stream stopped taking
+  // publishes for its seed; a frozen replicated one stopped too), not after the scale window.
+  std::string refused_name;
+  auto refuse = [&](const api_error& e) {
+    respond_error(reply, type, e);
+    if (refused_name.empty() || a.seed_from.empty()) return;
+    if (a.seed_from == _self) return unseed(refused_name);
+    _host.publish("$PG.JSC." + a.seed_from + ".1.UNSEED", "", "", refused_name);
+  };
+  std::string leader;
   a.created_ns = req.value("created", std::int64_t(0));
   stream_config cfg;
   if (parse_stream_config(a.config_json, cfg)) return respond_error(reply, type, make_error(err::bad_request));
   a.name = cfg.name;
-  if (_updating.count(a.name)) return respond_error(reply, type, make_error(err::cluster_unavailable));
+  refused_name = a.name;
+  if (!meta_leader(leader)) return refuse(make_error(err::cluster_unavailable));
+  if (_updating.count(a.name)) return refuse(make_error(err::cluster_unavailable));
   const auto meta = _repl.meta();
   std::vector<placement_candidate> cands;  // neither the origin nor a removed server
   if (_self != a.seed_from) cands.push_back({_self, meta.cluster, {}, false, _meta.assets_on(_self)});
@@ -308,7 +332,7 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
     a.peers.clear();
     for (const auto& p : req.value("peers", nlohmann::json::array()))
       if (p.is_string()) a.peers.push_back(p.get<std::string>());
-    if (a.peers.empty() || a.peers.front() != a.seed_from) return respond_error(reply, type, make_error(err::bad_request));
+    if (a.peers.empty() || a.peers.front() != a.seed_from) return refuse(make_error(err::bad_request));
     std::set<std::string> was;
     for (const auto& p : req.value("was", nlohmann::json::array()))
       if (p.is_string()) was.insert(p.get<std::string>());
@@ -324,7 +348,7 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
     pr.replicas = unsigned(cfg.num_replicas - 1);
     pr.default_cluster = meta.cluster;
     const auto placed = place_replicas(pr, cands);
-    if (placed.error) return respond_error(reply, type, *placed.error);
+    if (placed.error) return refuse(*placed.error);
     a.peers.insert(a.peers.end(), placed.peers.begin(), placed.peers.end());
   }
   const auto* current = _meta.find(kAccount, a.name);
@@ -339,7 +363,7 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
     entry = re::encode(re::meta_op{a});
   }
   const auto r = _repl.propose(kMetaGroup, 0, std::move(entry));
-  if (r.st != core::group_propose_result::status::ok) return respond_error(reply, type, make_error(err::cluster_unavailable));
+  if (r.st != core::group_propose_result::status::ok) return refuse(make_error(err::cluster_unavailable));
   if (removal) {
     PG_INFO("Replicated stream {}: peer {} removed, now on [{}]{}", a.name, req.value("remove", ""),
             fmt::format("{}", fmt::join(a.peers, ", ")), replaced ? "" : " (no server to replace it)");

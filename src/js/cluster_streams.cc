@@ -238,6 +238,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     return;
   }
   if (rest == "SCALE") return on_scale(m.payload, m.reply);
+  if (rest == "UNSEED") return unseed(std::string(m.payload));
   if (rest.starts_with("LISTED.")) return on_listed(rest.substr(7), m);  // a gather's answer
   if (rest == "UPDATED" || rest == "SEEDED") {  // the meta leader: answer once applied here as leader
     const auto nl = m.payload.find('\n');
@@ -503,8 +504,7 @@ void cluster_streams::poll_scaling(std::int64_t now_ns) {
       if (!consumers) continue;  // a consumer's leader has not answered yet
       auto req = ojson::parse(std::exchange(h->scale_request, {}));
       req["consumers"] = std::move(*consumers);
-      const bool removal = req.contains("remove");
-      send_scale(req.dump(), h->scale_reply, removal ? "stream_remove_peer_response" : "stream_update_response");
+      send_scale(req.dump(), h->scale_reply);
     }
   }
   std::erase_if(_r1_seeds, [&](auto& kv) {

@@ -170,9 +170,10 @@ class cluster_streams final : public core::internal_handler {
   // seeded from its messages.
   void api_scale(std::string_view name, const nlohmann::ordered_json& cfg_json, const core::inbound_msg& m,
                  int hops);
-  void send_scale(const std::string& request, std::string_view reply,
-                  std::string_view type = "stream_update_response");
+  // To the meta leader; refused (and answered) here when none is known.
+  void send_scale(const std::string& request, std::string_view reply);
   void on_scale(std::string_view request, std::string_view reply);  // on the meta leader
+  void unseed(const std::string& name);  // the scale was refused: the origin serves again
   void poll_scaling(std::int64_t now_ns);
   void answer_updates(hosted& h, std::int64_t now_ns);
   void after_event(hosted& h, std::int64_t now_ns);

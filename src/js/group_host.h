@@ -28,6 +28,11 @@ class group_host {
   virtual ~group_host() = default;
   // Internal subscriptions (0 = invalid subject) and what the server publishes.
   virtual std::uint64_t subscribe(std::string_view subject, std::string_view queue, core::internal_handler* h) = 0;
+  // The same, announced to the cluster's routes: a mirror's or source's deliver and reply
+  // subjects, which the origin's consumer leader on another server publishes to.
+  virtual std::uint64_t subscribe_cluster(std::string_view subject, core::internal_handler* h) {
+    return subscribe(subject, {}, h);
+  }
   virtual void unsubscribe(std::uint64_t id) = 0;
   virtual void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                        std::string_view payload) = 0;

@@ -70,7 +70,7 @@ void source_link::send_create(std::uint64_t start_seq, std::int64_t now) {
     // Reset first and bind the deliver subject only after the answer: the consumer then
     // delivers from its ack floor with delivery sequence 1, nothing from before the reset.
     _reply_subject = "$JSC.R." + random_id(12);
-    if (auto sid = _host.subscribe(_reply_subject, "", this)) _subs.push_back(sid);
+    if (auto sid = _host.subscribe_cluster(_reply_subject, this)) _subs.push_back(sid);
     _host.publish(consumer_reset_subject(_spec), _reply_subject, "", "");
     return;
   }
@@ -79,8 +79,8 @@ void source_link::send_create(std::uint64_t start_seq, std::int64_t now) {
                                                     : _spec.external_deliver + (_mirror ? ".M." : ".S.") + id;
   _reply_subject = "$JSC.R." + random_id(12);
   auto& h = _host;
-  if (auto sid = h.subscribe(_deliver_subject, "", this)) _subs.push_back(sid);
-  if (auto sid = h.subscribe(_reply_subject, "", this)) _subs.push_back(sid);
+  if (auto sid = h.subscribe_cluster(_deliver_subject, this)) _subs.push_back(sid);
+  if (auto sid = h.subscribe_cluster(_reply_subject, this)) _subs.push_back(sid);
   h.publish(consumer_create_subject(_spec), _reply_subject, "",
             consumer_create_body(_spec, _deliver_subject, start_seq, _owner.config().name, _mirror));
 }
@@ -140,7 +140,7 @@ void source_link::handle_create_reply(const queued& q, std::int64_t now) {
     }
     _consumer_name = _spec.consumer_name;
     _deliver_subject = _spec.consumer_deliver;
-    if (auto sid = _host.subscribe(_deliver_subject, "", this)) _subs.push_back(sid);
+    if (auto sid = _host.subscribe_cluster(_deliver_subject, this)) _subs.push_back(sid);
     _tracker.create_ok(now);
     return;
   }

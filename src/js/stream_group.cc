@@ -94,6 +94,12 @@ std::uint64_t stream_group::subscribe(std::string_view subject, std::string_view
   return _owner.subscribe(subject, queue, e.get());
 }
 
+std::uint64_t stream_group::subscribe_cluster(std::string_view subject, core::internal_handler* h) {
+  auto& e = _entries[h];
+  if (!e) e = std::make_unique<entry>(*this, h);
+  return _owner.subscribe_cluster(subject, e.get());
+}
+
 // ---- consumers
 
 consumer_agent& stream_group::add_consumer(const consumer_config& cfg, std::int64_t created, std::string state_dir,

@@ -94,6 +94,7 @@ class stream_group final : public group_host, public stream_events, public relea
   // ---- group_host, for the members: forwarded to the owner; subscriptions go through the
   // group's entry point.
   std::uint64_t subscribe(std::string_view subject, std::string_view queue, core::internal_handler* h) override;
+  std::uint64_t subscribe_cluster(std::string_view subject, core::internal_handler* h) override;
   void unsubscribe(std::uint64_t id) override { _owner.unsubscribe(id); }
   void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                std::string_view payload) override {
