@@ -84,6 +84,10 @@ void cluster_streams::publish_replies(hosted& h, std::vector<replica_reply>& out
       }
       continue;
     }
+    if (r.what == replica_reply::kind::staged) {  // an atomic batch's message: a zero-byte ack
+      _host.publish(reply, "", "", "");
+      continue;
+    }
     ojson j;
     if (r.error) {
       j["error"] = to_json(*r.error);
@@ -97,6 +101,7 @@ void cluster_streams::publish_replies(hosted& h, std::vector<replica_reply>& out
     if (!_domain.empty()) body += "\"domain\":" + nlohmann::json(_domain).dump() + ",";
     body += "\"seq\":" + std::to_string(r.seq);
     if (r.duplicate) body += ",\"duplicate\": true";
+    if (!r.batch.empty()) body += ",\"batch\":" + nlohmann::json(r.batch).dump() + ",\"count\":" + std::to_string(r.count);
     body += "}";
     _host.publish(reply, "", "", body);
   }

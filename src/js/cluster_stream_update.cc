@@ -45,6 +45,7 @@ stream_update_plan plan_stream_update(const repl_entries::stream_assign& current
   if (auto e = normalise(cfg)) return fail(*e);
   if (cfg.sealed) apply_seal(cfg);
   if (auto e = validate(cfg)) return fail(*e);
+  if (auto e = check_replicated_features(cfg)) return fail(*e);
   stream_config old;
   if (auto e = parse_stream_config(current.config_json, old)) return fail(*e);
   (void)normalise(old);

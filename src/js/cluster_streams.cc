@@ -163,6 +163,7 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   if (name != cfg.name) return respond_error(m.reply, type, make_error(err::name_mismatch));
   if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = check_replicated_features(cfg)) return respond_error(m.reply, type, *e);
   const std::int64_t now = _host.clk().wall_ns();
   if (const auto* s = _meta.find(kAccount, cfg.name)) {
     stream_config old;

@@ -184,6 +184,7 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_limits(cfg, cfg.name, false))
     return respond_error(m.reply, type, *e);
+  if (auto e = check_replicated_features(cfg)) return respond_error(m.reply, type, *e);
   if (cfg.num_replicas > 1) return scale_up_r1(*s, cfg, m.reply);  // a clustered hub
   const bool to_interest =
       s->config().retention == retention_policy::limits && cfg.retention == retention_policy::interest;

@@ -260,6 +260,19 @@ void apply_seal(stream_config& c) {
   c.allow_rollup_hdrs = false;
 }
 
+std::optional<api_error> check_replicated_features(const stream_config& c) {
+  if (c.num_replicas <= 1) return std::nullopt;
+  const char* what = c.has_mirror()                  ? "mirrors"
+                     : c.has_sources()               ? "sources"
+                     : c.allow_msg_counter           ? "counters"
+                     : c.subject_delete_marker_ttl   ? "subject delete markers"
+                     : c.allow_msg_schedules         ? "message schedules"
+                     : c.allow_batched               ? "fast-ingest batches"
+                                                     : nullptr;
+  if (!what) return std::nullopt;
+  return invalid(std::string("replicated streams do not support ") + what + " yet, use num_replicas 1");
+}
+
 std::optional<api_error> validate(const stream_config& c) {
   if (auto t = check_stream_name(c.name); !t.empty()) return invalid(t);
   if (c.description.size() > 4096) return invalid("stream description is too long, maximum allowed is 4096");

@@ -138,6 +138,7 @@ void stream_replica::on_role(std::int64_t) {
   } else if (!leader && _leading) {
     _leading = false;
     _ready = false;
+    _batches.clear();
     _expire_index = 0;
     _expire_ticket = 0;
   }
@@ -150,6 +151,7 @@ std::int64_t stream_replica::next_expiry() const {
 }
 
 bool stream_replica::tick(std::int64_t now_ns) {
+  if (!_batches.empty()) (void)_batches.expire(now_ns);
   if (failed() || !_ready || !_log.is_leader() || _expire_index != 0) return false;
   const std::int64_t due = next_expiry();
   if (due == 0 || due > now_ns) return false;
@@ -287,7 +289,7 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view subj
   const js_headers h = headers.empty() ? js_headers{} : parse_js_headers(headers);
   if (h.expected_stream && *h.expected_stream != _cfg.name)
     return answer(make_error(err::expected_stream));
-  if (h.batch_id) return answer(make_error(err::atomic_disabled));  // batches: publish_batch
+  if (h.batch_id) return publish_atomic(now_ns, subject, headers, payload, token, out);
   const std::string msg_id = h.msg_id ? std::string(*h.msg_id) : std::string();
   if (!msg_id.empty() && _cfg.duplicate_window > 0) {
     // De-duplication first: a retry gets the original sequence even when its expectations
@@ -322,7 +324,8 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view subj
 }
 
 submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vector<replica_batch_msg>& msgs,
-                                            std::uint64_t token, std::vector<replica_reply>& out) {
+                                            std::uint64_t token, std::vector<replica_reply>& out,
+                                            std::string batch_id) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
   if (!_ready) return submit_status::not_ready;
   auto answer = [&](api_error e) {
@@ -335,6 +338,7 @@ submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vect
   re::batch b;
   pending_entry p;
   p.token = token;
+  p.batch_id = std::move(batch_id);
   const std::string saved_last_id = _shadow_last_msg_id;
   for (const auto& bm : msgs) {
     std::uint64_t size = 0;
@@ -414,7 +418,7 @@ void stream_replica::resolve_pending(std::uint64_t index, std::uint64_t term,
         out.push_back({p.token, replica_reply::kind::error, 0, false, error});
       } else {
         out.push_back({p.token, what, what == replica_reply::kind::pub_ack ? last_seq : value,
-                       false, {}});
+                       false, {}, p.batch_id, p.batch_id.empty() ? 0 : p.msgs});
         for (const auto& [tok, pos] : p.dup_tokens)
           out.push_back({tok, replica_reply::kind::pub_ack, first_seq + pos, true, {}});
       }

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "src/js/api_errors.h"
+#include "src/js/atomic_batch.h"
 #include "src/js/repl_entries.h"
 #include "src/js/stream_config.h"
 #include "src/repl/replicated_log.h"
@@ -51,12 +52,16 @@
 namespace js {
 
 struct replica_reply {
-  enum class kind : std::uint8_t { pub_ack, error, purged, deleted };
+  // staged: a message of an atomic batch was taken, its commit is still to come (the
+  // client hears a zero-byte ack).
+  enum class kind : std::uint8_t { pub_ack, error, purged, deleted, staged };
   std::uint64_t token = 0;  // the caller's handle of the request (its reply subject)
   kind what = kind::pub_ack;
   std::uint64_t seq = 0;    // pub_ack: the message's (a batch's last) sequence; purged: count
   bool duplicate = false;
   std::optional<api_error> error;
+  std::string batch;        // pub_ack of an atomic batch: its Nats-Batch-Id and message count
+  std::uint64_t count = 0;
 };
 
 enum class submit_status : std::uint8_t {
@@ -89,9 +94,15 @@ class stream_replica {
   submit_status publish(std::int64_t now_ns, std::string_view subject, std::string_view headers,
                         std::string_view payload, std::uint64_t token,
                         std::vector<replica_reply>& out);
+  // A message carrying Nats-Batch-Id (publish() hands it here): staged until its batch's
+  // commit, which is checked as a whole (the batch rules of stream_batch.cc) and proposed
+  // as one entry, answered by one PubAck with "batch" and "count". Staging is the leader's
+  // alone: a batch open when it loses the lead is gone (its commit fails on the next one).
+  submit_status publish_atomic(std::int64_t now_ns, std::string_view subject, std::string_view headers,
+                               std::string_view payload, std::uint64_t token, std::vector<replica_reply>& out);
   // An atomic batch: checked as a whole, one entry, one PubAck for its last sequence.
   submit_status publish_batch(std::int64_t now_ns, const std::vector<replica_batch_msg>& msgs,
-                              std::uint64_t token, std::vector<replica_reply>& out);
+                              std::uint64_t token, std::vector<replica_reply>& out, std::string batch_id = {});
   submit_status purge(const storage::purge_request& req, std::uint64_t token,
                       std::vector<replica_reply>& out);
   submit_status remove(std::uint64_t seq, bool erase, std::uint64_t token,
@@ -151,6 +162,7 @@ class stream_replica {
     std::uint64_t bytes = 0;   // their accounted size
     std::vector<std::string> subjects;
     std::vector<std::string> msg_ids;     // "" for a message without one
+    std::string batch_id;                 // an atomic batch's, for its PubAck
     std::vector<std::pair<std::uint64_t, std::uint64_t>> dup_tokens;  // (token, position): retries
                                                                      // of a Msg-Id in flight
   };
@@ -159,6 +171,7 @@ class stream_replica {
     std::int64_t ts;
   };
 
+  std::optional<api_error> check_batch_rules(std::int64_t now_ns, const std::vector<batch_msg>& msgs) const;
   std::optional<api_error> check_msg(std::int64_t now_ns, std::string_view subject,
                                      std::string_view headers, std::string_view payload,
                                      std::uint64_t extra_msgs, std::uint64_t extra_bytes,
@@ -216,6 +229,8 @@ class stream_replica {
   std::vector<repl_entries::msg> _seed;  // on the origin only
   std::uint64_t _seed_last = 0;
   bool _stepdown_wish = false;
+
+  atomic_batch_table _batches;      // leader: atomic batches staged until their commit
 
   // The applied config's meta entry and JSON (replicated state), and the newest one the meta
   // group gave this server (to propose when leading).

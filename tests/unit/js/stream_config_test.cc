@@ -33,6 +33,29 @@ TEST(stream_config, defaults_match_nats_server) {
   EXPECT_FALSE(validate(c));
 }
 
+// Replicated streams refuse, by name, what they do not carry yet; R1 takes all of it.
+TEST(stream_config, replicated_streams_refuse_what_they_do_not_carry) {
+  auto refusal = [](std::string_view body) {
+    auto e = check_replicated_features(parsed(body));
+    return e ? std::to_string(e->err_code) + " " + e->description : std::string();
+  };
+  EXPECT_EQ(refusal(R"({"name":"M","num_replicas":3,"mirror":{"name":"O"}})"),
+            "10052 replicated streams do not support mirrors yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"A","num_replicas":3,"sources":[{"name":"O"}]})"),
+            "10052 replicated streams do not support sources yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"C","num_replicas":2,"allow_msg_counter":true})"),
+            "10052 replicated streams do not support counters yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"K","num_replicas":3,"allow_msg_ttl":true,"subject_delete_marker_ttl":1000000000})"),
+            "10052 replicated streams do not support subject delete markers yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"S","num_replicas":3,"allow_msg_schedules":true})"),
+            "10052 replicated streams do not support message schedules yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"F","num_replicas":3,"allow_batched":true})"),
+            "10052 replicated streams do not support fast-ingest batches yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"R","num_replicas":3,"allow_msg_ttl":true,"allow_direct":true})"), "");
+  EXPECT_EQ(refusal(R"({"name":"M","num_replicas":1,"mirror":{"name":"O"}})"), "");
+  EXPECT_EQ(refusal(R"({"name":"C","allow_msg_counter":true})"), "");
+}
+
 TEST(stream_config, normalisation_rules) {
   auto c = parsed(R"({"name":"S","max_msgs":-5,"max_bytes":0,"max_age":1000000000})");
   EXPECT_EQ(c.subjects, std::vector<std::string>{"S"});  // default subject = name

@@ -1,0 +1,138 @@
+// Stream features across three real peregrine-server processes (issue 11): an atomic batch
+// on an R3 stream is stored whole on every replica with one PubAck carrying "batch" and
+// "count" (a batch breaking a batch rule stores nothing); what replicated streams do not
+// carry yet (mirrors, sources, counters) is refused with a 10052 naming it, on create and on
+// a scale-up; a refused scale leaves the R1 stream taking publishes; a mirror of an R3 origin
+// gets the origin's messages whichever server it lives on. Every wait polls with a bound.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/integration/cluster_js_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+class cluster_stream_features : public cluster_js_fixture {
+ protected:
+  // A request carrying `headers` (name, value pairs); the reply's body ("<timeout>" if none).
+  std::string request(natsConnection* nc, const std::string& subject, const std::string& data,
+                      const std::vector<std::pair<std::string, std::string>>& headers) {
+    natsMsg* m = nullptr;
+    natsMsg* reply = nullptr;
+    natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), int(data.size()));
+    for (const auto& [k, v] : headers) natsMsgHeader_Set(m, k.c_str(), v.c_str());
+    const natsStatus s = natsConnection_RequestMsg(&reply, nc, m, int(scaled(3000).count()));
+    natsMsg_Destroy(m);
+    if (s != NATS_OK) return "<timeout>";
+    std::string body = data_of(reply);
+    natsMsg_Destroy(reply);
+    return body;
+  }
+
+  std::uint64_t messages_on(int i, const std::string& stream, std::uint64_t want) {
+    std::uint64_t n = ~0ull;
+    const auto deadline = clock_type::now() + scaled(10000);
+    while (clock_type::now() < deadline) {
+      n = info(i, stream).value("state", json::object()).value("messages", ~0ull);
+      if (n == want) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    return n;
+  }
+
+  json create(int i, const json& cfg) {
+    return api_retry(i, "$JS.API.STREAM.CREATE." + cfg.value("name", ""), cfg.dump());
+  }
+};
+
+int err_code(const json& r) { return r.value("error", json::object()).value("err_code", 0); }
+
+TEST_F(cluster_stream_features, r3_atomic_batch_is_stored_whole_on_every_replica) {
+  const json c = create(0, {{"name", "BATCH"}, {"subjects", {"batch.>"}}, {"num_replicas", 3},
+                            {"storage", "file"}, {"allow_atomic", true}});
+  ASSERT_TRUE(c.contains("config")) << c.dump();
+  ASSERT_FALSE(stream_leader("BATCH", scaled(10000)).empty());
+  // Through a server that may well not lead: routing carries each message to the leader.
+  auto nc = connect(servers_[1]->url());
+  ASSERT_TRUE(nc);
+  auto part = [&](int seq, const std::string& commit, const std::string& extra_name = "",
+                  const std::string& extra_value = "") {
+    std::vector<std::pair<std::string, std::string>> h{{"Nats-Batch-Id", "b1"},
+                                                       {"Nats-Batch-Sequence", std::to_string(seq)}};
+    if (!commit.empty()) h.emplace_back("Nats-Batch-Commit", commit);
+    if (!extra_name.empty()) h.emplace_back(extra_name, extra_value);
+    return request(nc.get(), "batch.o" + std::to_string(seq), "m" + std::to_string(seq), h);
+  };
+  EXPECT_EQ(part(1, ""), "");  // staged: a zero-byte ack
+  EXPECT_EQ(part(2, ""), "");
+  const json ack = json::parse(part(3, "1"), nullptr, false);
+  ASSERT_TRUE(ack.is_object()) << "no PubAck for the commit";
+  EXPECT_EQ(ack.value("stream", ""), "BATCH") << ack.dump();
+  EXPECT_EQ(ack.value("seq", 0), 3) << ack.dump();
+  EXPECT_EQ(ack.value("batch", ""), "b1") << ack.dump();
+  EXPECT_EQ(ack.value("count", 0), 3) << ack.dump();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(messages_on(i, "BATCH", 3), 3u) << char('A' + i);
+  // A batch whose commit breaks a batch rule is refused whole.
+  EXPECT_EQ(part(1, ""), "");
+  const json bad = json::parse(part(2, "1", "Nats-Expected-Last-Msg-Id", "x"), nullptr, false);
+  EXPECT_EQ(err_code(bad), 10177) << bad.dump();
+  // A later plain publish lands right after the first batch on every replica.
+  EXPECT_EQ(publish(nc.get(), "batch.after", "p", "after-1", scaled(5000)), 4u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(messages_on(i, "BATCH", 4), 4u) << char('A' + i);
+}
+
+TEST_F(cluster_stream_features, r3_refuses_what_it_does_not_carry_by_name) {
+  ASSERT_TRUE(wait_meta_leader(scaled(10000)));
+  ASSERT_TRUE(create(0, {{"name", "ORIGIN"}, {"subjects", {"origin.>"}}}).contains("config"));
+  const json m = create(1, {{"name", "M3"}, {"num_replicas", 3}, {"mirror", {{"name", "ORIGIN"}}}});
+  EXPECT_EQ(err_code(m), 10052) << m.dump();
+  EXPECT_EQ(m.value("error", json::object()).value("description", ""),
+            "replicated streams do not support mirrors yet, use num_replicas 1")
+      << m.dump();
+  const json k = create(2, {{"name", "K3"}, {"subjects", {"k.>"}}, {"num_replicas", 3}, {"allow_msg_counter", true}});
+  EXPECT_EQ(err_code(k), 10052) << k.dump();
+  // An R1 stream with sources asked to scale up: refused, and it keeps its sources.
+  ASSERT_TRUE(create(0, {{"name", "AGG"}, {"sources", {{{"name", "ORIGIN"}}}}}).contains("config"));
+  const json up = api_retry(0, "$JS.API.STREAM.UPDATE.AGG",
+                            json{{"name", "AGG"}, {"sources", {{{"name", "ORIGIN"}}}}, {"num_replicas", 3}}.dump());
+  EXPECT_EQ(err_code(up), 10052) << up.dump();
+  EXPECT_EQ(info(0, "AGG").value("config", json::object()).value("num_replicas", 0), 1);
+}
+
+TEST_F(cluster_stream_features, refused_scale_leaves_the_stream_taking_publishes) {
+  ASSERT_TRUE(wait_meta_leader(scaled(10000)));
+  ASSERT_TRUE(create(0, {{"name", "R1"}, {"subjects", {"r1.>"}}, {"storage", "file"}}).contains("config"));
+  auto nc = connect(servers_[0]->url());
+  ASSERT_TRUE(nc);
+  ASSERT_EQ(publish(nc.get(), "r1.a", "x", "r1-1", scaled(5000)), 1u);
+  // Five replicas on three servers: no placement.
+  const json up = api_retry(0, "$JS.API.STREAM.UPDATE.R1",
+                            json{{"name", "R1"}, {"subjects", {"r1.>"}}, {"storage", "file"}, {"num_replicas", 5}}.dump());
+  EXPECT_EQ(err_code(up), 10005) << up.dump();
+  // At once, not after the scale's window: one try of 1 s.
+  EXPECT_EQ(publish(nc.get(), "r1.a", "y", "r1-2", std::chrono::milliseconds(1000)), 2u);
+  EXPECT_EQ(info(0, "R1").value("state", json::object()).value("messages", 0), 2);
+}
+
+TEST_F(cluster_stream_features, mirror_of_an_r3_origin_gets_its_messages_on_every_server) {
+  const json c = create(0, {{"name", "SRC3"}, {"subjects", {"src3.>"}}, {"num_replicas", 3}, {"storage", "file"}});
+  ASSERT_TRUE(c.contains("config")) << c.dump();
+  ASSERT_FALSE(stream_leader("SRC3", scaled(10000)).empty());
+  auto nc = connect(servers_[2]->url());
+  ASSERT_TRUE(nc);
+  for (int k = 1; k <= 3; ++k)
+    ASSERT_EQ(publish(nc.get(), "src3.x", "m", "s-" + std::to_string(k), scaled(5000)), std::uint64_t(k));
+  // One mirror per server: the origin's consumer for at least one of them leads elsewhere.
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = std::string("MIR") + char('A' + i);
+    const json m = create(i, {{"name", name}, {"mirror", {{"name", "SRC3"}}}});
+    ASSERT_TRUE(m.contains("config")) << m.dump();
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = std::string("MIR") + char('A' + i);
+    EXPECT_EQ(messages_on(i, name, 3), 3u) << name;
+  }
+}
+
+}  // namespace
+}  // namespace peregrine::test
