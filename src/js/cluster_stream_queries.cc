@@ -9,6 +9,7 @@
 
 #include "src/base/go_text.h"
 #include "src/js/api_json.h"
+#include "src/js/big_request.h"
 #include "src/js/cluster_info.h"
 #include "src/js/cluster_streams.h"
 #include "src/js/cluster_streams_hosted.h"
@@ -85,7 +86,24 @@ void cluster_streams::api_at_leader(std::string_view what, std::string_view name
 
 void cluster_streams::serve_at_leader(hosted& h, std::string_view what, const core::inbound_msg& m) {
   const std::int64_t now = _host.clk().wall_ns();
-  if (what == "INFO") return respond(m.reply, typed_response("stream_info_response", stream_info(h, now)));
+  if (what == "INFO") {
+    constexpr std::string_view type = "stream_info_response";
+    const ojson paged_zero = ojson{{"total", 0}, {"offset", 0}, {"limit", 0}};
+    jdec::json req;
+    if (auto e = jdec::decode_request(m.payload, "JSApiStreamInfoRequest",
+                                      {{"deleted_details", jdec::field_kind::boolean},
+                                       {"subjects_filter", jdec::field_kind::string},
+                                       {"offset", jdec::field_kind::int_}},
+                                      req))
+      return respond_error(m.reply, type, *e, paged_zero);
+    stream_info_request r;
+    std::int64_t offset = 0;
+    if (!get_field(req, "deleted_details", r.deleted_details) || !get_field(req, "subjects_filter", r.subjects_filter) ||
+        !get_field(req, "offset", offset))
+      return respond_error(m.reply, type, make_error(err::invalid_json), paged_zero);
+    r.offset = std::uint64_t(std::max<std::int64_t>(offset, 0));  // Go int: negative pages from the start
+    return respond(m.reply, typed_response(type, stream_info(h, now, true, r)));
+  }
   if (what == "MSG.DELETE") return serve_msg_delete(h, m);
   if (what == "PEER.REMOVE") return serve_peer_remove(h, m);
   if (what == "LEADER.STEPDOWN") {
@@ -163,15 +181,30 @@ ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
   return cluster_json(_repl.progress(h.assignment.group_id), _repl.meta().cluster, now_ns);
 }
 
-ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged) {
+ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged, const stream_info_request& req) {
   // Its consumers as the meta log assigns them (each replicated consumer has its own group).
   const auto* s = _meta.find(kAccount, h.cfg.name);
-  ojson state = stream_state_json(h.store->state(false), false, nullptr, s ? s->consumers.size() : 0);
+  // subjects_filter: one page of the matching subjects' counts, as the hub pages them
+  // (no match gives total, offset and limit 0; an offset past the end is the end).
+  std::map<std::string, std::uint64_t> subjects;
+  std::uint64_t total = 0, offset = 0, limit = 0;
+  const std::string& filter = req.subjects_filter;
+  if (!filter.empty()) {
+    auto all = h.store->subject_counts(filter == ">" ? "" : filter);
+    total = all.size();
+    offset = std::min<std::uint64_t>(req.offset, total);
+    limit = total ? kSubjectDetailsLimit : 0;
+    for (auto it = std::next(all.begin(), std::ptrdiff_t(offset)); it != all.end() && subjects.size() < kSubjectDetailsLimit;
+         ++it)
+      subjects.emplace_hint(subjects.end(), *it);
+  }
+  ojson state = stream_state_json(h.store->state(req.deleted_details), req.deleted_details,
+                                  filter.empty() ? nullptr : &subjects, s ? s->consumers.size() : 0);
   ojson j;
   if (paged) {  // STREAM.INFO's, as the hub's (a create's reply has none)
-    j["total"] = 0;
-    j["offset"] = 0;
-    j["limit"] = 0;
+    j["total"] = total;
+    j["offset"] = offset;
+    j["limit"] = limit;
   }
   j["config"] = to_json(h.cfg, true);
   j["created"] = base::rfc3339_nano(h.assignment.created_ns);

@@ -86,10 +86,12 @@ void cluster_streams::respond(std::string_view reply, const ojson& j) {
   if (!reply.empty()) _host.publish(reply, "", "", j.dump());
 }
 
-void cluster_streams::respond_error(std::string_view reply, std::string_view type, const api_error& e) {
+void cluster_streams::respond_error(std::string_view reply, std::string_view type, const api_error& e,
+                                    const ojson& extra) {
   ojson j;
   j["type"] = "io.nats.jetstream.api.v1." + std::string(type);
   j["error"] = to_json(e);
+  for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   respond(reply, j);
 }
 

@@ -41,6 +41,13 @@ enum class submit_status : std::uint8_t;
 class cluster_consumers;
 struct waiting_publish;
 
+// A STREAM.INFO request's deleted_details, subjects_filter and offset (as the hub reads them).
+struct stream_info_request {
+  bool deleted_details = false;
+  std::string subjects_filter;
+  std::uint64_t offset = 0;
+};
+
 class cluster_streams final : public core::internal_handler {
  public:
   cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain);
@@ -186,10 +193,14 @@ class cluster_streams final : public core::internal_handler {
   std::size_t drain_backlog(hosted& h);
   void refuse_publish(hosted& h, std::string_view reply);
 
-  nlohmann::ordered_json stream_info(hosted& h, std::int64_t now_ns, bool paged = true);
+  // STREAM.INFO's body with the request's fields; a create's reply has no paging fields
+  // (paged false).
+  nlohmann::ordered_json stream_info(hosted& h, std::int64_t now_ns, bool paged = true,
+                                     const stream_info_request& req = stream_info_request());
   nlohmann::ordered_json cluster_json_of(hosted& h, std::int64_t now_ns);
   void respond(std::string_view reply, const nlohmann::ordered_json& j);
-  void respond_error(std::string_view reply, std::string_view type, const api_error& e);
+  void respond_error(std::string_view reply, std::string_view type, const api_error& e,
+                     const nlohmann::ordered_json& extra = nlohmann::ordered_json::object());
 
   core::service_host& _host;
   core::cluster_replication& _repl;

@@ -3,7 +3,8 @@
 // "count" (a batch breaking a batch rule stores nothing); what replicated streams do not
 // carry yet (mirrors, sources, counters) is refused with a 10052 naming it, on create and on
 // a scale-up; a refused scale leaves the R1 stream taking publishes; a mirror of an R3 origin
-// gets the origin's messages whichever server it lives on. Every wait polls with a bound.
+// gets the origin's messages whichever server it lives on; STREAM.INFO of an R3 stream takes
+// subjects_filter and deleted_details as a standalone one does. Every wait polls with a bound.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,39 @@ TEST_F(cluster_stream_features, r3_atomic_batch_is_stored_whole_on_every_replica
   // A later plain publish lands right after the first batch on every replica.
   EXPECT_EQ(publish(nc.get(), "batch.after", "p", "after-1", scaled(5000)), 4u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(messages_on(i, "BATCH", 4), 4u) << char('A' + i);
+}
+
+TEST_F(cluster_stream_features, r3_stream_info_pages_subjects_and_lists_deleted) {
+  const json c = create(0, {{"name", "SUBJ"}, {"subjects", {"subj.>"}}, {"num_replicas", 3}, {"storage", "file"}});
+  ASSERT_TRUE(c.contains("config")) << c.dump();
+  ASSERT_FALSE(stream_leader("SUBJ", scaled(10000)).empty());
+  auto nc = connect(servers_[1]->url());
+  ASSERT_TRUE(nc);
+  ASSERT_EQ(publish(nc.get(), "subj.a", "1", "s1", scaled(5000)), 1u);
+  ASSERT_EQ(publish(nc.get(), "subj.b", "2", "s2", scaled(5000)), 2u);
+  ASSERT_EQ(publish(nc.get(), "subj.a", "3", "s3", scaled(5000)), 3u);
+  ASSERT_EQ(publish(nc.get(), "subj.c", "4", "s4", scaled(5000)), 4u);
+  ASSERT_TRUE(api_retry(1, "$JS.API.STREAM.MSG.DELETE.SUBJ", R"({"seq":2})").value("success", false));  // inside: a gap
+  const json all = api(nc.get(), "$JS.API.STREAM.INFO.SUBJ", R"({"subjects_filter":">","deleted_details":true})");
+  EXPECT_EQ(all.value("total", 0), 2) << all.dump();
+  EXPECT_EQ(all.value("limit", 0), 100000) << all.dump();
+  const json st = all.value("state", json::object());
+  EXPECT_EQ(st.value("subjects", json::object()), (json{{"subj.a", 2}, {"subj.c", 1}})) << all.dump();
+  EXPECT_EQ(st.value("deleted", json::array()), json::array({2})) << all.dump();
+  EXPECT_EQ(st.value("num_deleted", 0), 1) << all.dump();
+  const json one = api(nc.get(), "$JS.API.STREAM.INFO.SUBJ", R"({"subjects_filter":"subj.c"})");
+  EXPECT_EQ(one.value("state", json::object()).value("subjects", json::object()), (json{{"subj.c", 1}})) << one.dump();
+  EXPECT_FALSE(one.value("state", json::object()).contains("deleted")) << one.dump();
+  const json paged = api(nc.get(), "$JS.API.STREAM.INFO.SUBJ", R"({"subjects_filter":">","offset":1})");
+  EXPECT_EQ(paged.value("offset", 0), 1) << paged.dump();
+  EXPECT_EQ(paged.value("state", json::object()).value("subjects", json::object()), (json{{"subj.c", 1}})) << paged.dump();
+  const json none = api(nc.get(), "$JS.API.STREAM.INFO.SUBJ", R"({"subjects_filter":"other"})");
+  EXPECT_EQ(none.value("total", -1), 0) << none.dump();
+  EXPECT_EQ(none.value("limit", -1), 0) << none.dump();
+  EXPECT_FALSE(none.value("state", json::object()).contains("subjects")) << none.dump();
+  const json bad = api(nc.get(), "$JS.API.STREAM.INFO.SUBJ", R"({"offset":"x"})");
+  EXPECT_NE(err_code(bad), 0) << bad.dump();
+  EXPECT_EQ(bad.value("total", -1), 0) << bad.dump();
 }
 
 TEST_F(cluster_stream_features, r3_refuses_what_it_does_not_carry_by_name) {
