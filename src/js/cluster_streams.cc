@@ -326,6 +326,7 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
     std::vector<replica_reply> out;
     h.replica->apply(e, out);
     if (h.replica->failed()) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
+    for (const auto& r : h.replica->take_republished()) _host.publish(r.subject, "", r.headers, r.payload);
     publish_replies(h, out);
     h.replica->on_role(now_ns);  // a leader_start that could not be proposed is tried again
     follow_config(h);

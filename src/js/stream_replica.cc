@@ -34,6 +34,7 @@ stream_replica::stream_replica(stream_config cfg, storage::stream_store& store,
       _acct(_cfg.storage == storage_type::memory ? storage::byte_accounting::memory
                                                  : storage::byte_accounting::file),
       _await_leader_start(await_leader_start) {
+  _rewrites.configure(_cfg);
   set_store_limits();
 }
 
@@ -52,6 +53,7 @@ void stream_replica::set_store_limits() {
 
 void stream_replica::set_config(stream_config cfg) {
   _cfg = std::move(cfg);
+  _rewrites.configure(_cfg);
   set_store_limits();
   _store.enforce_limits();  // tighter discard-old limits trim at once, on every replica here
 }
@@ -276,11 +278,13 @@ submit_status stream_replica::propose(re::stream_op op, pending_entry p,
   return submit_status::proposed;
 }
 
-submit_status stream_replica::publish(std::int64_t now_ns, std::string_view subject,
+submit_status stream_replica::publish(std::int64_t now_ns, std::string_view published_subject,
                                       std::string_view headers, std::string_view payload,
                                       std::uint64_t token, std::vector<replica_reply>& out) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
   if (!_ready) return submit_status::not_ready;
+  std::string transformed;  // the config's subject_transform, applied before any check
+  const std::string_view subject = _rewrites.ingest(published_subject, transformed);
   auto answer = [&](api_error e) {
     out.push_back({token, replica_reply::kind::error, 0, false, std::move(e)});
     return submit_status::answered;
@@ -489,11 +493,17 @@ bool stream_replica::apply_msg(const re::msg& m) {
                      m.seq, last));
     return false;
   }
+  const bool republish = _rewrites.republishes() && _log.is_leader();
+  const std::uint64_t prev_on_subject = republish ? _store.subject_last_seq(m.subject) : 0;
   auto seq = _store.append(m.subject, m.headers, m.payload, m.ts, m.ttl);
   if (!seq.ok() || *seq != m.seq) {
     fail(fmt::format("index {}: store append of sequence {} failed", _applied_index, m.seq));
     return false;
   }
+  if (republish)
+    if (auto c = _rewrites.republish(_cfg.name, m.subject, m.headers, m.payload.size(), m.seq, m.ts, prev_on_subject))
+      _republished.push_back({std::move(c->subject), std::move(c->headers),
+                              c->headers_only ? std::string() : m.payload});
   const js_headers h = m.headers.empty() ? js_headers{} : parse_js_headers(m.headers);
   if (h.rollup && _cfg.allow_rollup_hdrs) {
     const auto r = lower(*h.rollup);

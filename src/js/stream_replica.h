@@ -45,6 +45,7 @@
 #include "src/js/api_errors.h"
 #include "src/js/atomic_batch.h"
 #include "src/js/repl_entries.h"
+#include "src/js/republish.h"
 #include "src/js/stream_config.h"
 #include "src/repl/replicated_log.h"
 #include "storage/store.h"
@@ -70,6 +71,13 @@ enum class submit_status : std::uint8_t {
   not_leader,  // a follower: say nothing
   not_ready,   // leads, but its leader_start is not applied yet (as during an election)
   busy,        // the log cannot take a proposal now: nothing done, offer it again later
+};
+
+// A RePublish copy of a message the leader applied (the caller sends it as a core publish).
+struct republished_msg {
+  std::string subject;
+  std::string headers;
+  std::string payload;  // empty when headers_only
 };
 
 // One message of an atomic batch as the replica proposes it (the standalone stream's staging
@@ -150,6 +158,9 @@ class stream_replica {
   std::uint64_t pending_bytes() const { return _pending_bytes; }
   std::uint64_t lost_proposals() const { return _lost; }
   const stream_config& config() const { return _cfg; }
+  // The RePublish copies of what this server applied while it led, in sequence order (as
+  // nats-server, only the leader republishes; at most once, a plain core publish).
+  std::vector<republished_msg> take_republished() { return std::exchange(_republished, {}); }
 
  private:
   struct pending_entry {
@@ -231,6 +242,8 @@ class stream_replica {
   bool _stepdown_wish = false;
 
   atomic_batch_table _batches;      // leader: atomic batches staged until their commit
+  subject_rewrites _rewrites;       // the config's subject_transform and republish
+  std::vector<republished_msg> _republished;
 
   // The applied config's meta entry and JSON (replicated state), and the newest one the meta
   // group gave this server (to propose when leading).

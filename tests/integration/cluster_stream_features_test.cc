@@ -4,7 +4,9 @@
 // carry yet (mirrors, sources, counters) is refused with a 10052 naming it, on create and on
 // a scale-up; a refused scale leaves the R1 stream taking publishes; a mirror of an R3 origin
 // gets the origin's messages whichever server it lives on; STREAM.INFO of an R3 stream takes
-// subjects_filter and deleted_details as a standalone one does. Every wait polls with a bound.
+// subjects_filter and deleted_details as a standalone one does; an R3 stream updated with
+// RePublish sends one copy of each stored message (from its leader), and one with a
+// subject_transform stores the transformed subject. Every wait polls with a bound.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -113,6 +115,59 @@ TEST_F(cluster_stream_features, r3_stream_info_pages_subjects_and_lists_deleted)
   const json bad = api(nc.get(), "$JS.API.STREAM.INFO.SUBJ", R"({"offset":"x"})");
   EXPECT_NE(err_code(bad), 0) << bad.dump();
   EXPECT_EQ(bad.value("total", -1), 0) << bad.dump();
+}
+
+TEST_F(cluster_stream_features, r3_republishes_once_and_transforms_ingested_subjects) {
+  json cfg{{"name", "ORD"}, {"subjects", {"ord.>"}}, {"num_replicas", 3}, {"storage", "file"}};
+  ASSERT_TRUE(create(0, cfg).contains("config"));
+  ASSERT_FALSE(stream_leader("ORD", scaled(10000)).empty());
+  cfg["republish"] = {{"src", "ord.>"}, {"dest", "dash.ord.>"}};
+  const json up = api_retry(1, "$JS.API.STREAM.UPDATE.ORD", cfg.dump());
+  ASSERT_EQ(up.value("config", json::object()).value("republish", json::object()).value("dest", ""), "dash.ord.>")
+      << up.dump();
+  auto sub_nc = connect(servers_[2]->url());
+  ASSERT_TRUE(sub_nc);
+  natsSubscription* sub = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&sub, sub_nc.get(), "dash.ord.>"), NATS_OK);
+  ASSERT_EQ(natsConnection_FlushTimeout(sub_nc.get(), 2000), NATS_OK);
+  std::this_thread::sleep_for(200ms);  // the interest reaches the routes
+  auto nc = connect(servers_[0]->url());
+  ASSERT_TRUE(nc);
+  // The update applies at its entry in the stream's log: publish until a copy comes.
+  natsMsg* copy = nullptr;
+  std::uint64_t seq = 0;
+  for (int k = 0; k < 20 && !copy; ++k) {
+    seq = publish(nc.get(), "ord.created", "order", "ord-" + std::to_string(k), scaled(5000));
+    ASSERT_NE(seq, 0u);
+    natsSubscription_NextMsg(&copy, sub, 500);
+  }
+  ASSERT_NE(copy, nullptr) << "no republished copy";
+  EXPECT_STREQ(natsMsg_GetSubject(copy), "dash.ord.created");
+  const char* v = nullptr;
+  ASSERT_EQ(natsMsgHeader_Get(copy, "Nats-Stream", &v), NATS_OK);
+  EXPECT_STREQ(v, "ORD");
+  ASSERT_EQ(natsMsgHeader_Get(copy, "Nats-Sequence", &v), NATS_OK);
+  EXPECT_EQ(std::string(v), std::to_string(seq));
+  EXPECT_EQ(std::string(natsMsg_GetData(copy), natsMsg_GetDataLength(copy)), "order");
+  natsMsg_Destroy(copy);
+  // One more publish: exactly one copy (only the leader republishes).
+  const std::uint64_t next = publish(nc.get(), "ord.shipped", "ship", "ord-ship", scaled(5000));
+  ASSERT_EQ(next, seq + 1);
+  int copies = 0;
+  for (natsMsg* m = nullptr; natsSubscription_NextMsg(&m, sub, 700) == NATS_OK; m = nullptr) {
+    if (std::string(natsMsg_GetSubject(m)) == "dash.ord.shipped") ++copies;
+    natsMsg_Destroy(m);
+  }
+  EXPECT_EQ(copies, 1);
+  natsSubscription_Destroy(sub);
+
+  const json t = create(1, {{"name", "SHARD"}, {"subjects", {"ingest.*"}}, {"num_replicas", 3}, {"storage", "file"},
+                            {"subject_transform", {{"src", "ingest.*"}, {"dest", "sharded.{{wildcard(1)}}"}}}});
+  ASSERT_TRUE(t.contains("config")) << t.dump();
+  ASSERT_FALSE(stream_leader("SHARD", scaled(10000)).empty());
+  ASSERT_EQ(publish(nc.get(), "ingest.acme", "a", "i-1", scaled(5000)), 1u);
+  const json got = api(nc.get(), "$JS.API.STREAM.MSG.GET.SHARD", R"({"seq":1})");
+  EXPECT_EQ(got.value("message", json::object()).value("subject", ""), "sharded.acme") << got.dump();
 }
 
 TEST_F(cluster_stream_features, r3_refuses_what_it_does_not_carry_by_name) {

@@ -135,3 +135,44 @@ TEST(StreamReplicaBatch, LosingTheLeadDropsOpenBatches) {
 }
 
 }  // namespace
+
+namespace {
+
+// RePublish and the ingest transform on a replicated stream (stream_replica.cc).
+TEST(StreamReplicaRewrites, OnlyTheLeaderRepublishesWhatItApplies) {
+  auto c = config();
+  c.republish = js::ojson{{"src", "orders.>"}, {"dest", "dash.orders.>"}};
+  rig leader(c), follower(c);
+  leader.become_ready();
+  follower.log.leader = false;
+  follower.replica.on_role(kNow);
+  ASSERT_EQ(leader.pub("orders.created", "", 7), submit_status::proposed);
+  ASSERT_EQ(leader.pub("orders.created", "", 8), submit_status::proposed);
+  std::vector<replica_reply> ignored;
+  for (const auto& e : leader.log.history) follower.replica.apply(e, ignored);
+  leader.commit_all();
+  const auto copies = leader.replica.take_republished();
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(copies[1].subject, "dash.orders.created");
+  EXPECT_EQ(copies[1].payload, "data");
+  EXPECT_NE(copies[1].headers.find("Nats-Sequence: 2"), std::string::npos) << copies[1].headers;
+  EXPECT_NE(copies[1].headers.find("Nats-Last-Sequence: 1"), std::string::npos) << copies[1].headers;
+  EXPECT_TRUE(leader.replica.take_republished().empty());  // taken once
+  EXPECT_TRUE(follower.replica.take_republished().empty());
+  EXPECT_EQ(follower.store.state().msgs, 2u);
+}
+
+TEST(StreamReplicaRewrites, IngestTransformRenamesBeforeStoring) {
+  auto c = config();
+  c.subjects = {"ingest.*"};
+  c.subject_transform = js::ojson{{"src", "ingest.*"}, {"dest", "orders.{{wildcard(1)}}"}};
+  rig r(c);
+  r.become_ready();
+  ASSERT_EQ(r.pub("ingest.acme"), submit_status::proposed);
+  r.commit_all();
+  auto m = r.store.load(1);
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->subject, "orders.acme");
+}
+
+}  // namespace
