@@ -28,4 +28,22 @@ torn_batch find_torn_batch(storage::stream_store& s) {
   return out;
 }
 
+std::vector<tail_rollup> tail_rollups(storage::stream_store& s) {
+  std::vector<tail_rollup> out;
+  std::string batch;  // the committed batch being walked back, once the tail shows one
+  const std::uint64_t first = s.first_seq();
+  for (std::uint64_t seq = s.last_seq(); seq >= first && seq > 0; --seq) {
+    auto m = s.load(seq);
+    if (!m.ok()) break;
+    const js_headers h = m->headers.empty() ? js_headers{} : parse_js_headers(m->headers);
+    if (seq == s.last_seq() && h.batch_id && h.batch_commit) batch = std::string(*h.batch_id);
+    if (!batch.empty() && (!h.batch_id || *h.batch_id != batch)) break;
+    if (h.rollup) out.push_back({seq, std::string(*h.rollup), m->subject});
+    if (batch.empty()) break;  // a single message
+    const auto bseq = h.batch_seq ? parse_u64(*h.batch_seq) : std::nullopt;
+    if (bseq && *bseq <= 1) break;  // the batch's first message
+  }
+  return out;
+}
+
 }  // namespace js

@@ -19,4 +19,14 @@ struct torn_batch {
 // Reads the store's tail; changes nothing.
 torn_batch find_torn_batch(storage::stream_store& s);
 
+// A roll-up of the tail: the message at `seq` carries Nats-Rollup `value` on `subject`.
+struct tail_rollup {
+  std::uint64_t seq = 0;
+  std::string value, subject;
+};
+// The roll-ups whose removals a crash may have cut short: the last message's, or every one of
+// the last batch's when the tail is a committed atomic batch (its roll-ups run after its
+// commit is appended). Reads the store; changes nothing.
+std::vector<tail_rollup> tail_rollups(storage::stream_store& s);
+
 }  // namespace js

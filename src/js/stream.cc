@@ -40,6 +40,7 @@ stream::stream(group_host& host, stream_config cfg, std::int64_t created_ns, std
     }
   });
   drop_torn_batch();
+  finish_tail_rollups();
   apply_limits();
   rebuild_dedup();
   load_schedules(_host.now());
@@ -56,6 +57,15 @@ void stream::drop_torn_batch() {
   PG_WARN("JetStream stream '{}': dropped {} message(s) of atomic batch '{}' (sequences {}..{}) whose commit did "
           "not reach the disk before a crash",
           _cfg.name, t.seqs.size(), t.id, t.seqs.back(), t.seqs.front());
+}
+
+// A crash after a roll-up's message (or its batch's commit) reached the disk but before all of
+// its removals did: the tail's roll-ups run again (they are bounded, so a second run is a no-op).
+void stream::finish_tail_rollups() {
+  if (_store->last_seq() == 0 || !_cfg.allow_rollup_hdrs || _cfg.deny_purge || _cfg.has_mirror()) return;
+  const auto tail = tail_rollups(*_store);
+  for (const auto& r : tail) roll_up(r.value, r.subject, r.seq);
+  if (!tail.empty()) (void)_store->flush();
 }
 
 stream::~stream() { close(); }
@@ -225,10 +235,12 @@ void stream::apply_limits() {
 }
 
 // Nats-Rollup (already validated): keep only the new message of its subject, or of the stream.
-void stream::roll_up(std::string_view value, std::string_view subject) {
+// Bounded by the rolling-up message's sequence (not "keep the last one"), so it may run after
+// later messages were appended (a batch's roll-ups wait for its commit) and again at recovery.
+void stream::roll_up(std::string_view value, std::string_view subject, std::uint64_t seq) {
   storage::purge_request pr;
   if (ascii_lower(value) == "sub") pr.filter = std::string(subject);
-  pr.keep = 1;
+  pr.seq = seq;
   if (auto n = _store->purge(pr); n.ok() && *n > 0) notify_removed({});
 }
 
@@ -510,7 +522,7 @@ stream::publish_result stream::store_msg(std::string_view subject, std::string_v
   const std::uint64_t prev_on_subject = _rewrites.republishes() ? _store->subject_last_seq(subject) : 0;
   auto seq = _store->append(subject, hdr, payload, now, ttl);
   if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
-  if (rollup) roll_up(*rollup, subject);
+  if (rollup) roll_up(*rollup, subject, *seq);
   trim_after_append();
   record_msg_id(msg_id, *seq, now);
   _last_msg_id = std::string(msg_id);

@@ -189,7 +189,8 @@ class stream final : public core::internal_handler {
   // max_age and TTL expiry, with subject delete markers when configured (stream_markers.cc).
   std::uint64_t expire_msgs(std::int64_t now, std::vector<std::uint64_t>& removed);
   void drop_torn_batch();
-  void roll_up(std::string_view value, std::string_view subject);
+  void roll_up(std::string_view value, std::string_view subject, std::uint64_t seq);
+  void finish_tail_rollups();
   void trim_after_append();
   void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
   void prune_dedup(std::int64_t now);

@@ -65,7 +65,6 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     if (!seq.ok()) return fail(make_error(err::store_failed, base::errc_name(seq.code())));
     last = *seq;
     stored.push_back(*seq);
-    if (const auto& r = hdrs[i].rollup) roll_up(*r, b.subject);
     if (const auto& mid = hdrs[i].msg_id; mid && !mid->empty()) {
       record_msg_id(*mid, *seq, now);
       _last_msg_id = std::string(*mid);
@@ -73,6 +72,10 @@ void stream::on_batch_msg(const core::inbound_msg& m, std::string_view subject, 
     if (auto c = _rewrites.republish(_cfg.name, b.subject, b.headers, b.payload.size(), *seq, now, prev_on_subject))
       _host.publish(c->subject, "", c->headers, c->headers_only ? std::string_view() : std::string_view(b.payload));
   }
+  // The roll-ups only once the commit is appended: a crash that cuts the batch short (dropped
+  // whole at recovery) must not have removed what it would have rolled up.
+  for (std::size_t i = 0; i < out.msgs.size(); ++i)
+    if (const auto& r = hdrs[i].rollup) roll_up(*r, out.msgs[i].subject, stored[i]);
   trim_after_append();
   if (want_ack) {
     ojson j;
