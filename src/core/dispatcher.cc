@@ -45,7 +45,15 @@ dispatcher::dispatcher(std::uint32_t index, server_shared& srv, std::unique_ptr<
 
 void dispatcher::init_cluster_info() { _cluster_info["cluster"] = _srv.route_info.value("cluster", ""); }
 
+void dispatcher::release_services() {
+  _services.clear();
+  _service_hosts.clear();
+}
+
 dispatcher::~dispatcher() {
+  // Services unsubscribe through _internal and their hosts as they go (a stream's consumers do),
+  // and members die in reverse order of declaration, _internal before _services: services first.
+  release_services();
   if (_wake_fd >= 0) ::close(_wake_fd);
 }
 

@@ -70,6 +70,9 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   // True once this shard's services have started (their subscriptions are on the rings).
   bool services_started() const { return _services_ready.load(std::memory_order_acquire); }
   void stop_services();
+  // Destroys this shard's services (their teardown unsubscribes, which posts to the other
+  // shards' rings): for every shard, with the loops stopped, before any shard is destroyed.
+  void release_services();
   // service_host
   std::uint64_t subscribe(std::string_view subject, std::string_view queue, internal_handler* h) override;
   std::uint64_t subscribe_cluster(std::string_view subject, internal_handler* h) override;

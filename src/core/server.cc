@@ -323,6 +323,9 @@ void server::shutdown() {
   for (auto& s : _shards) s->event_loop().stop();
   for (auto& t : _threads) t.join();
   _threads.clear();
+  // Every shard's services go before any shard: an owner thread's consumers unsubscribe
+  // through the client shards' rings as they are destroyed.
+  for (auto& s : _shards) s->release_services();
   _shards.clear();
 }
 

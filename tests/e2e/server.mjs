@@ -61,8 +61,42 @@ function accepts(port) {
   });
 }
 
+// Every server process started here, killed if the runner exits early.
+const live = new Set();
+process.on("exit", () => { for (const p of live) p.kill("SIGKILL"); });
+
+const running = (proc) => proc.exitCode === null && proc.signalCode === null;
+
+function launch(port, conf) {
+  const proc = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-c", conf], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  live.add(proc);
+  const exited = new Promise((r) => proc.once("exit", (code, signal) => { live.delete(proc); r({ code, signal }); }));
+  const run = { proc, exited, output: "" };
+  proc.stdout.on("data", (d) => { run.output += d; });
+  proc.stderr.on("data", (d) => { run.output += d; });
+  return run;
+}
+
+// SIGTERM, then SIGKILL after 2 s. Resolves to { code, signal, killed } (killed: SIGKILL was needed).
+async function halt(run) {
+  let killed = false;
+  let killer;
+  if (running(run.proc)) {
+    run.proc.kill("SIGTERM");
+    killer = setTimeout(() => { killed = true; run.proc.kill("SIGKILL"); }, 2000);
+  }
+  const how = await run.exited;
+  clearTimeout(killer);
+  return { ...how, killed };
+}
+
 // extraConf(dir) returns config lines appended after `port: N`. Resolves to
-// { port, stop() } once the server accepts connections.
+// { port, dir, stop(), restart(), output() } once the server accepts connections.
+// stop() (SIGTERM, SIGKILL after 2 s) removes the temp dir and resolves to how the process
+// exited; restart() stops it the same way and starts it again on the same port and config,
+// so on the same store dir, and resolves to how the old process exited.
 export async function startServer(extraConf = () => "") {
   // Another process may take the probed client port before the server binds it: pick again.
   for (let attempt = 1; ; ++attempt) {
@@ -80,35 +114,37 @@ async function startOn(port, extraConf) {
   const dir = mkdtempSync(join(tmpdir(), "pg-e2e-"));
   const conf = join(dir, "server.conf");
   writeFileSync(conf, `port: ${port}\n${extraConf(dir)}`);
-  const server = spawn(bin, ["-a", "127.0.0.1", "-p", String(port), "-c", conf], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  // Never leak the server if the runner exits early.
-  process.on("exit", () => { if (server.exitCode === null) server.kill("SIGKILL"); });
-  let output = "";
-  server.stdout.on("data", (d) => { output += d; });
-  server.stderr.on("data", (d) => { output += d; });
+  let run = null;
   const stop = async () => {
-    if (server.exitCode === null) {
-      const exited = new Promise((r) => server.once("exit", r));
-      server.kill("SIGTERM");
-      const killer = setTimeout(() => server.kill("SIGKILL"), 2000);
-      await exited;
-      clearTimeout(killer);
-    }
+    const how = run ? await halt(run) : null;
     rmSync(dir, { recursive: true, force: true });
+    return how;
   };
-  const deadline = Date.now() + 5000;  // bounded startup wait
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) {
-      await stop();
-      const err = new Error(`server exited during startup:\n${output}`);
-      if (/Address already in use/.test(output) && output.includes(`:${port}`)) err.portLost = port;
-      throw err;
+  const boot = async () => {
+    run = launch(port, conf);
+    const deadline = Date.now() + 5000;  // bounded startup wait
+    while (Date.now() < deadline) {
+      if (!running(run.proc)) {
+        await run.exited;
+        const err = new Error(`server exited during startup:\n${run.output}`);
+        if (/Address already in use/.test(run.output) && run.output.includes(`:${port}`)) err.portLost = port;
+        throw err;
+      }
+      if (await accepts(port)) return;
+      await sleep(20);
     }
-    if (await accepts(port)) return { port, stop };
-    await sleep(20);
+    throw new Error(`server did not accept on ${port} within 5 s:\n${run.output}`);
+  };
+  try {
+    await boot();
+  } catch (e) {
+    await stop();
+    throw e;
   }
-  await stop();
-  throw new Error(`server did not accept on ${port} within 5 s:\n${output}`);
+  const restart = async () => {
+    const how = await halt(run);
+    await boot();  // on failure the caller's stop() still cleans up
+    return how;
+  };
+  return { port, dir, stop, restart, output: () => run.output };
 }

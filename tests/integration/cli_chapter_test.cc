@@ -341,10 +341,24 @@ TEST_F(cli_test, chapter_newer_features) {
   r = fails({"pub", "no-ttl.msg", "-J", "--header", "Nats-TTL:60s", kOrder1});
   EXPECT_TRUE(contains(r.err, "per-message TTL is disabled (10166)")) << r.err;
 
-  ok({"stream", "add", "BATCHED", "--subjects", "batched.>", "--allow-batch", "--defaults"});
-  r = ok({"pub", "--atomic", "--send-on=newline", "--force-stdin", "batched.orders"}, "one\ntwo\nthree\n");
+  // "Advanced publishing": atomic batches on ORDERS itself, once the stream allows them; a
+  // refused batch stores nothing.
+  auto last_seq = [&] {
+    const std::string out = ok({"stream", "info", "ORDERS", "--json"}).out;
+    const auto at = out.find("\"last_seq\":");
+    return at == std::string::npos ? -1 : std::atoi(out.c_str() + at + 11);
+  };
+  const int before = last_seq();
+  ASSERT_GT(before, 0);
+  r = fails({"pub", "--atomic", "--send-on=newline", "--force-stdin", "orders.created"}, "one\ntwo\nthree\n");
+  EXPECT_TRUE(contains(r.err, "atomic publish is disabled")) << r.err;
+  EXPECT_EQ(last_seq(), before);
+  r = ok({"stream", "edit", "ORDERS", "--allow-batch"});
+  EXPECT_TRUE(has_line(r.out, "Allows Atomic Batch", "true")) << r.out;
+  r = ok({"pub", "--atomic", "--send-on=newline", "--force-stdin", "orders.created"}, "one\ntwo\nthree\n");
   EXPECT_TRUE(contains(r.out, "Wrote batch ID: ")) << r.out;
-  EXPECT_TRUE(contains(r.out, " Messages: 3 Sequence: 3")) << r.out;
+  EXPECT_TRUE(contains(r.out, " Messages: 3 Sequence: " + std::to_string(before + 3) + "\n")) << r.out;
+  EXPECT_EQ(last_seq(), before + 3);
 }
 
 }  // namespace

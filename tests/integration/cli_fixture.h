@@ -45,8 +45,8 @@ class cli_test : public js_test {
     EXPECT_EQ(r.rc, 0) << join(args) << "\n" << r.all();
     return r;
   }
-  cli_result fails(const std::vector<std::string>& args) {
-    cli_result r = cli_->run(args);
+  cli_result fails(const std::vector<std::string>& args, const std::string& input = {}) {
+    cli_result r = cli_->run(args, input);
     EXPECT_EQ(r.rc, 1) << join(args) << "\n" << r.all();
     return r;
   }

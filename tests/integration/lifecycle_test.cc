@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -207,6 +208,71 @@ INSTANTIATE_TEST_SUITE_P(transports, immediate_restart,
                                            restart_case{"uring_shards2", "shards: 2"},
                                            restart_case{"epoll", "transport: \"socket\""},
                                            restart_case{"epoll_shards2", "transport: \"socket\"\nshards: 2"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// A clean stop with JetStream state in every kind of object: streams, pull and push consumers,
+// a mirror (its internal consumer on the origin). Their teardown must not touch what the
+// server already released (a stream's consumers unsubscribed through the internal client
+// after it was destroyed: SIGSEGV at every SIGTERM of a server with a consumer).
+class jetstream_stop : public ::testing::TestWithParam<restart_case> {};
+
+TEST_P(jetstream_stop, sigterm_with_streams_and_consumers_exits_zero) {
+  if (server_binary().find("peregrine") == std::string::npos) GTEST_SKIP() << "peregrine's exit status";
+  const int port = pick_free_port();
+  const std::string base = ::testing::TempDir() + "jsstop_" + std::to_string(getpid()) + "_" + GetParam().name;
+  const std::string conf = base + ".conf";
+  std::ofstream(conf) << "port: " << port << "\njetstream { store_dir: \"" << base << "_store\" }\n"
+                      << GetParam().conf << "\n";
+  for (int life = 0; life < 2; ++life) {  // the second life restores them all, then stops again
+    child c = spawn(conf);
+    ASSERT_GT(c.pid, 0);
+    ASSERT_LE(wait_ready(port, 5000ms), 5000ms) << "server never became ready";
+    auto nc = connect("nats://127.0.0.1:" + std::to_string(port));
+    ASSERT_TRUE(nc);
+    auto api = [&](const std::string& subject, const std::string& body) {
+      natsMsg* reply = nullptr;
+      const natsStatus s = natsConnection_RequestString(&reply, nc.get(), subject.c_str(), body.c_str(), 5000);
+      msg_ptr owned(reply);
+      EXPECT_EQ(s, NATS_OK) << subject;
+      return reply ? std::string(natsMsg_GetData(reply), natsMsg_GetDataLength(reply)) : std::string();
+    };
+    if (life == 0) {
+      EXPECT_EQ(api("$JS.API.STREAM.CREATE.ORDERS", R"({"name":"ORDERS","subjects":["orders.>"]})")
+                    .find("\"error\""), std::string::npos);
+      EXPECT_EQ(api("$JS.API.CONSUMER.CREATE.ORDERS.billing",
+                    R"({"stream_name":"ORDERS","config":{"durable_name":"billing","ack_policy":"explicit"}})")
+                    .find("\"error\""), std::string::npos);
+      EXPECT_EQ(api("$JS.API.CONSUMER.CREATE.ORDERS.mon",
+                    R"({"stream_name":"ORDERS","config":{"durable_name":"mon","deliver_subject":"mon.in",)"
+                    R"("ack_policy":"explicit"}})")
+                    .find("\"error\""), std::string::npos);
+      EXPECT_EQ(api("$JS.API.STREAM.CREATE.ARCHIVE", R"({"name":"ARCHIVE","mirror":{"name":"ORDERS"}})")
+                    .find("\"error\""), std::string::npos);
+      EXPECT_EQ(api("$JS.API.STREAM.CREATE.MEM", R"({"name":"MEM","subjects":["mem.>"],"storage":"memory"})")
+                    .find("\"error\""), std::string::npos);
+      EXPECT_EQ(api("$JS.API.CONSUMER.CREATE.MEM", R"({"stream_name":"MEM","config":{"ack_policy":"explicit"}})")
+                    .find("\"error\""), std::string::npos);
+    }
+    for (int i = 0; i < 5; ++i) api("orders.created", "x");
+    auto sub = subscribe_sync(nc.get(), "mon.in");  // the push consumer delivers, unacked
+    ASSERT_TRUE(sub);
+    api("$JS.API.CONSUMER.MSG.NEXT.ORDERS.billing", R"({"batch":2})");
+    nc.reset();
+    ASSERT_EQ(kill(c.pid, SIGTERM), 0);
+    const int status = wait_exit(c.pid, 5000ms);
+    ASSERT_NE(status, -1) << "life " << life << ": the server did not stop";
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << "life " << life << ": status " << status
+        << (WIFSIGNALED(status) ? " (signal " + std::to_string(WTERMSIG(status)) + ")" : std::string());
+  }
+  std::filesystem::remove_all(base + "_store");
+  unlink(conf.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(placements, jetstream_stop,
+                         ::testing::Values(restart_case{"default", ""}, restart_case{"shards2", "shards: 2"},
+                                           restart_case{"jsthreads2", "js_threads: 2"},
+                                           restart_case{"consthreads1", "js_threads: 2\nconsumer_threads: 1"}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -249,6 +250,9 @@ bool server_process::stop(std::chrono::milliseconds grace) {
     int status = 0;
     pid_t r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      // A crash on the way out is a bug even when the test passed: say so in its output.
+      if (r == pid_ && WIFSIGNALED(status))
+        std::fprintf(stderr, "server_process: pid %d died of signal %d at SIGTERM\n", int(pid_), WTERMSIG(status));
       pid_ = -1;
       return true;
     }
