@@ -1,5 +1,8 @@
 #include "src/js/atomic_batch.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "src/js/json_util.h"
 
 namespace js {
@@ -97,6 +100,12 @@ std::vector<std::string> atomic_batch_table::expire(std::int64_t now) {
     }
   }
   return gone;
+}
+
+std::int64_t atomic_batch_table::next_deadline() const {
+  std::int64_t t = std::numeric_limits<std::int64_t>::max();
+  for (const auto& [id, b] : _open) t = std::min(t, b.last_activity + _limits.timeout_ns);
+  return t;
 }
 
 }  // namespace js

@@ -45,6 +45,8 @@ class atomic_batch_table {
               batch_msg m, std::int64_t now);
   // Batches idle past the timeout are dropped; returns their ids.
   std::vector<std::string> expire(std::int64_t now);
+  // When the first open batch times out (INT64_MAX: none open), so an idle stream wakes for it.
+  std::int64_t next_deadline() const;
   // Everything open is dropped (allow_atomic turned off, stream deleted).
   void clear() {
     _open.clear();

@@ -307,6 +307,7 @@ std::int64_t stream::next_wakeup(std::int64_t now) const {
   if (_cfg.max_age > 0 || _cfg.allow_msg_ttl) t = _next_expiry_check;
   // Fast-batch expiry and the mirror/source links' retries and heartbeats: every 1 ms.
   if (!_fast.empty() || !_links.empty()) t = std::min(t, now + kTimedWorkNs);
+  if (!_batches.empty()) t = std::min(t, _batches.next_deadline());  // an abandoned batch's advisory
   return std::min(t, _schedules.next_deadline());
 }
 

@@ -180,7 +180,8 @@ class stream final : public core::internal_handler {
  public:
   // Nothing for poll() to do but time-based work (expiry, batch timeouts): no acks waiting,
   // no open batch, nothing unwritten. JetStream then polls the stream only on its sweep.
-  bool idle() const { return _acks.empty() && _batches.empty() && _store->backlog_bytes() == 0; }
+  // Open atomic batches do not keep it busy: next_wakeup() names their timeout.
+  bool idle() const { return _acks.empty() && _store->backlog_bytes() == 0; }
 
  private:
   std::string ack_body(std::uint64_t seq, bool duplicate, std::string_view val = {}) const;

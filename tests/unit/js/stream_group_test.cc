@@ -381,5 +381,45 @@ TEST(stream_group, max_age_expiry_is_a_deadline) {
   EXPECT_EQ(f.msgs(), 0u);
 }
 
+// An atomic batch left open past the 10 s inactivity limit is abandoned with nats-server's
+// advisory, and its late commit finds no batch: nothing of it is stored.
+TEST(stream_group, idle_atomic_batch_is_abandoned_with_an_advisory) {
+  group_fixture f(R"({"name":"B","subjects":["b.>"],"storage":"memory","allow_atomic":true})");
+  const std::string first = "NATS/1.0\r\nNats-Batch-Id: late\r\nNats-Batch-Sequence: 1\r\n\r\n";
+  ASSERT_EQ(f.host.inject("b.x", "_INBOX.b1", "one", first), 1u);
+  f.group.poll(f.host.now());
+  auto out = f.host.take();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].payload, "");  // staged: a zero-byte ack
+  f.host.listeners.insert("$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.B");
+  // An otherwise idle stream asks to be polled when the batch times out, not never.
+  f.group.poll(f.host.now());
+  EXPECT_FALSE(f.group.busy(f.host.now()));
+  EXPECT_EQ(f.group.next_wakeup(f.host.now()), f.host.now() + 10 * base::kSecond);
+  f.host.clock.advance(9 * base::kSecond);
+  f.group.poll(f.host.now());
+  EXPECT_TRUE(f.host.take().empty()) << "abandoned before its 10 s";
+  f.host.clock.advance(2 * base::kSecond);
+  f.group.poll(f.host.now());
+  out = f.host.take();
+  const auto adv = std::find_if(out.begin(), out.end(), [](const sent& s) {
+    return s.subject == "$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.B";
+  });
+  ASSERT_NE(adv, out.end());
+  const auto j = nlohmann::json::parse(adv->payload);
+  EXPECT_EQ(j.value("type", ""), "io.nats.jetstream.advisory.v1.stream_batch_abandoned");
+  EXPECT_EQ(j.value("stream", ""), "B");
+  EXPECT_EQ(j.value("batch", ""), "late");
+  EXPECT_EQ(j.value("reason", ""), "timeout");
+  const std::string commit =
+      "NATS/1.0\r\nNats-Batch-Id: late\r\nNats-Batch-Sequence: 2\r\nNats-Batch-Commit: 1\r\n\r\n";
+  ASSERT_EQ(f.host.inject("b.x", "_INBOX.b2", "two", commit), 1u);
+  f.group.poll(f.host.now());
+  out = f.host.take();
+  ASSERT_FALSE(out.empty());
+  EXPECT_NE(out.back().payload.find("\"error\""), std::string::npos) << out.back().payload;
+  EXPECT_EQ(f.msgs(), 0u);
+}
+
 }  // namespace
 }  // namespace js
