@@ -117,7 +117,7 @@ void source_link::handle(const queued& q, std::int64_t now) {
         _tracker.stored(meta->stream_seq);
         return;
       }
-      if (_owner.store_copied(_spec, _mirror, *subject, q.headers, q.payload, *meta, d.skip)) {
+      if (_owner.store_copied(_spec, _mirror, *subject, q.subject, q.headers, q.payload, *meta, d.skip)) {
         _tracker.stored(meta->stream_seq);
       } else {
         _tracker.store_failed(now);

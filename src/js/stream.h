@@ -112,10 +112,11 @@ class stream final : public core::internal_handler {
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   std::int64_t next_wakeup(std::int64_t now) const;
 
-  // Mirrors and sources (stream_mirror.cc): a copied message from a source_link; false when
-  // it could not be stored (the link sets its consumer up again from there).
-  bool store_copied(const source_spec& src, bool mirror, std::string_view subject, std::string_view headers,
-                    std::string_view payload, const delivery_meta& d, std::uint64_t skip);
+  // Mirrors and sources (stream_mirror.cc): a copied message from a source_link, `subject`
+  // after the link's transforms, `origin_subject` as the origin stored it (the source header's
+  // last field); false when it could not be stored (the link sets its consumer up again).
+  bool store_copied(const source_spec& src, bool mirror, std::string_view subject, std::string_view origin_subject,
+                    std::string_view headers, std::string_view payload, const delivery_meta& d, std::uint64_t skip);
   // StreamInfo "mirror" / "sources" (nothing when the stream has neither).
   void add_sources_info(ojson& info, std::int64_t now) const;
 

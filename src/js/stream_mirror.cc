@@ -63,13 +63,14 @@ std::size_t stream::poll_sources(std::int64_t now) {
   return work;
 }
 
-bool stream::store_copied(const source_spec& src, bool mirror, std::string_view subject, std::string_view headers,
-                          std::string_view payload, const delivery_meta& d, std::uint64_t skip) {
+bool stream::store_copied(const source_spec& src, bool mirror, std::string_view subject,
+                          std::string_view origin_subject, std::string_view headers, std::string_view payload,
+                          const delivery_meta& d, std::uint64_t skip) {
   if (_closed) return false;
   const std::string hdr = strip_copy_headers(headers, !mirror);
   if (!mirror) {
     // The ordinary publish path (no reply: nobody waits for a PubAck).
-    const std::string with_source = append_header(hdr, "Nats-Stream-Source", stream_source_header(src, d.stream_seq, subject));
+    const std::string with_source = append_header(hdr, "Nats-Stream-Source", stream_source_header(src, d.stream_seq, origin_subject));
     core::inbound_msg m;
     m.subject = subject;
     m.headers = with_source;
