@@ -16,6 +16,7 @@
 #include "src/js/api_json.h"
 #include "src/js/cluster_consumer_hosted.h"
 #include "src/js/consumer_advisory.h"
+#include "src/js/event_json.h"
 #include "src/js/group_host.h"
 #include "src/js/cluster_constants.h"
 
@@ -240,13 +241,7 @@ void cluster_consumers::poll_ops(std::int64_t now_ns) {
 void cluster_consumers::send_advisory(const hosted& h, const advisory& a) {
   const consumer_event e = consumer_advisory_event(a, kAccount, h.assignment.stream, h.assignment.name);
   if (!_host.has_interest(e.subject)) return;
-  ojson j;
-  j["type"] = e.type.starts_with("io.") ? e.type : "io.nats.jetstream.advisory.v1." + e.type;
-  j["id"] = random_name(22);
-  j["timestamp"] = base::rfc3339_nano(_host.clk().wall_ns());
-  for (auto it = e.body.cbegin(); it != e.body.cend(); ++it) j[it.key()] = it.value();
-  if (!_domain.empty()) j["domain"] = _domain;
-  _host.publish(e.subject, "", "", j.dump());
+  _host.publish(e.subject, "", "", event_json(e.type, e.body, _domain, _host.clk().wall_ns()));
 }
 
 }  // namespace js

@@ -10,6 +10,7 @@
 #include "src/js/api_json.h"
 #include "src/js/cluster_consumers.h"
 #include "src/js/cluster_info.h"
+#include "src/js/event_json.h"
 #include "src/js/cluster_stream_update.h"
 #include "src/js/json_util.h"
 #include "src/js/placement.h"
@@ -272,6 +273,13 @@ std::size_t cluster_streams::poll(std::int64_t) {
     if (h->log->leader && !h->replica->ready()) h->replica->on_role(now);  // a busy leader_start
     if (!h->backlog.empty()) work += drain_backlog(*h);
     if (h->log->leader && h->replica->tick(now)) ++work;
+    for (const auto& [id, why] : h->replica->take_abandoned()) {  // as the standalone stream's
+      const std::string subject = "$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED." + name;
+      if (_host.has_interest(subject))
+        _host.publish(subject, "", "",
+                      event_json("stream_batch_abandoned", ojson{{"stream", name}, {"batch", id}, {"reason", why}},
+                                 _domain, now));
+    }
   }
   work += _consumers->poll(now);
   _repl.flush_proposals();  // this turn's proposals: one wake-up of pg-repl

@@ -153,7 +153,8 @@ std::int64_t stream_replica::next_expiry() const {
 }
 
 bool stream_replica::tick(std::int64_t now_ns) {
-  if (!_batches.empty()) (void)_batches.expire(now_ns);
+  if (!_batches.empty())
+    for (auto& id : _batches.expire(now_ns)) _abandoned.emplace_back(std::move(id), "timeout");
   if (failed() || !_ready || !_log.is_leader() || _expire_index != 0) return false;
   const std::int64_t due = next_expiry();
   if (due == 0 || due > now_ns) return false;

@@ -161,6 +161,8 @@ class stream_replica {
   // The RePublish copies of what this server applied while it led, in sequence order (as
   // nats-server, only the leader republishes; at most once, a plain core publish).
   std::vector<republished_msg> take_republished() { return std::exchange(_republished, {}); }
+  // The leader's atomic batches given up since the last call: (batch id, advisory reason).
+  std::vector<std::pair<std::string, std::string>> take_abandoned() { return std::exchange(_abandoned, {}); }
 
  private:
   struct pending_entry {
@@ -242,6 +244,7 @@ class stream_replica {
   bool _stepdown_wish = false;
 
   atomic_batch_table _batches;      // leader: atomic batches staged until their commit
+  std::vector<std::pair<std::string, std::string>> _abandoned;  // for take_abandoned()
   subject_rewrites _rewrites;       // the config's subject_transform and republish
   std::vector<republished_msg> _republished;
 

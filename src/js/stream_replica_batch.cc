@@ -26,13 +26,14 @@ submit_status stream_replica::publish_atomic(std::int64_t now_ns, std::string_vi
   if (h.required_api_level) {  // above ours drops the batch; else stripped
     const auto want = parse_u64(*h.required_api_level);
     if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
-      _batches.drop(id);
+      if (_batches.drop(id)) _abandoned.emplace_back(id, "unsupported");
       return answer(make_error(err::min_api_level));
     }
     hdr = remove_header(hdr, "Nats-Required-Api-Level");
   }
   auto o = _batches.add(id, h.batch_seq, h.batch_commit,
                         batch_msg{std::string(subject), std::move(hdr), std::string(payload), false}, now_ns);
+  if (!o.abandoned.empty()) _abandoned.emplace_back(id, o.abandoned);
   if (o.what == atomic_batch_table::outcome::failed) return answer(*o.error);
   if (o.what == atomic_batch_table::outcome::staged) {
     out.push_back({token, replica_reply::kind::staged, 0, false, {}});

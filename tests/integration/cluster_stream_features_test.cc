@@ -82,6 +82,29 @@ TEST_F(cluster_stream_features, r3_atomic_batch_is_stored_whole_on_every_replica
   // A later plain publish lands right after the first batch on every replica.
   EXPECT_EQ(publish(nc.get(), "batch.after", "p", "after-1", scaled(5000)), 4u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(messages_on(i, "BATCH", 4), 4u) << char('A' + i);
+  // An open batch given up (a message asking for an API level above ours) is advised by the
+  // leader, as a standalone stream does, to a listener on any server.
+  auto listener = connect(servers_[2]->url());
+  ASSERT_TRUE(listener);
+  auto adv = subscribe_sync(listener.get(), "$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED.BATCH");
+  ASSERT_TRUE(adv);
+  natsConnection_FlushTimeout(listener.get(), 2000);
+  std::this_thread::sleep_for(300ms);  // the interest reaches the leader's server
+  auto part_of = [&](const std::string& id, int seq, const std::string& extra_name, const std::string& extra_value) {
+    std::vector<std::pair<std::string, std::string>> h{{"Nats-Batch-Id", id}, {"Nats-Batch-Sequence", std::to_string(seq)}};
+    if (!extra_name.empty()) h.emplace_back(extra_name, extra_value);
+    return request(nc.get(), "batch.x", "m", h);
+  };
+  EXPECT_EQ(part_of("gone", 1, "", ""), "");
+  const json refused = json::parse(part_of("gone", 2, "Nats-Required-Api-Level", "99"), nullptr, false);
+  EXPECT_NE(err_code(refused), 0) << refused.dump();
+  auto m = next_msg(adv.get(), scaled(5000));
+  ASSERT_TRUE(m) << "no stream_batch_abandoned advisory";
+  const json a = json::parse(data_of(m.get()), nullptr, false);
+  EXPECT_EQ(a.value("type", ""), "io.nats.jetstream.advisory.v1.stream_batch_abandoned") << a.dump();
+  EXPECT_EQ(a.value("stream", ""), "BATCH") << a.dump();
+  EXPECT_EQ(a.value("batch", ""), "gone") << a.dump();
+  EXPECT_EQ(a.value("reason", ""), "unsupported") << a.dump();
 }
 
 TEST_F(cluster_stream_features, r3_stream_info_pages_subjects_and_lists_deleted) {

@@ -175,4 +175,19 @@ TEST(StreamReplicaRewrites, IngestTransformRenamesBeforeStoring) {
   EXPECT_EQ(m->subject, "orders.acme");
 }
 
+// A batch left open 10 s is given up on the leader's tick, and the advisory's reason is
+// handed out once (cluster_streams publishes it, as the standalone stream does).
+TEST(StreamReplicaBatch, IdleBatchIsAbandonedWithTimeoutReason) {
+  rig r(atomic_config());
+  r.become_ready();
+  r.pub("orders.1", batch_hdr("idle", 1), 1);
+  (void)r.replica.tick(kNow + 9'000'000'000);
+  EXPECT_TRUE(r.replica.take_abandoned().empty());
+  (void)r.replica.tick(kNow + 10'000'000'000);
+  const auto gone = r.replica.take_abandoned();
+  ASSERT_EQ(gone.size(), 1u);
+  EXPECT_EQ(gone[0], (std::pair<std::string, std::string>{"idle", "timeout"}));
+  EXPECT_TRUE(r.replica.take_abandoned().empty());
+}
+
 }  // namespace
