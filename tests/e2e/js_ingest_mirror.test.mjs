@@ -12,7 +12,7 @@
 // (fast ingest: 2.14; per-message TTL and delete markers: 2.11).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { bin, isReference, sleep, startServer } from "./server.mjs";
+import { bin, isReference, sleep, startServer, until } from "./server.mjs";
 import { connect, createInbox } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { startFastIngest } from "@nats-io/jetstream/internal";
@@ -36,17 +36,6 @@ async function withJs(port, fn) {
     await fn(nc, await jetstreamManager(nc), jetstream(nc));
   } finally {
     await nc.close();
-  }
-}
-
-// Polls fn() until it returns a truthy value; throws `what` after waitMs.
-async function until(what, fn, waitMs = 15000) {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
   }
 }
 

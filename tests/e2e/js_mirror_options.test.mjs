@@ -16,7 +16,7 @@
 // sourcing test takes DEPOT without a transform and expects 2.9's "<origin> <origin seq>" header.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { bin, isReference, sleep, startServer } from "./server.mjs";
+import { bin, isReference, sleep, startServer, until } from "./server.mjs";
 import { connect } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 
@@ -37,17 +37,6 @@ async function withJs(fn) {
     await fn(await jetstreamManager(nc), jetstream(nc));
   } finally {
     await nc.close();
-  }
-}
-
-// Polls fn() until it returns a truthy value; throws `what` after waitMs.
-async function until(what, fn, waitMs = 15000) {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
   }
 }
 

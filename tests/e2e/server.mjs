@@ -29,6 +29,17 @@ export const bin = process.env.PEREGRINE_E2E_REF === "1"
 export const isReference = !!bin && /(^|\/)nats-server$/.test(bin);
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Polls fn() until it returns a truthy value; throws `what` after waitMs.
+export async function until(what, fn, waitMs = 15000) {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
 // Ports handed out by this process: the kernel may offer a port again once its probe
 // socket closed, and a cluster port picked earlier (not listened on until its server
 // starts) must not become the next server's client port.
