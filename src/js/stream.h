@@ -179,9 +179,8 @@ class stream final : public core::internal_handler {
   void flush_acks(std::uint64_t durable);
 
  public:
-  // Nothing for poll() to do but time-based work (expiry, batch timeouts): no acks waiting,
-  // no open batch, nothing unwritten. JetStream then polls the stream only on its sweep.
-  // Open atomic batches do not keep it busy: next_wakeup() names their timeout.
+  // Nothing for poll() to do but time-based work (expiry, batch timeouts, which next_wakeup()
+  // names): no acks waiting, nothing unwritten. JetStream then polls the stream only on its sweep.
   bool idle() const { return _acks.empty() && _store->backlog_bytes() == 0; }
 
  private:
