@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
 #include <cstring>
 
 #include "net/socket_util.h"
@@ -18,7 +19,7 @@ constexpr unsigned kEntries = 1024;
 constexpr unsigned kBufCount = 512;        // provided receive buffers per shard
 constexpr unsigned kBufSize = 16 * 1024;
 constexpr int kBufGroup = 0;
-constexpr std::size_t kMaxSendChunk = 16 << 20;
+constexpr std::size_t kMaxSendChunk = 1 << 20;
 
 enum tag : std::uint64_t {
   tag_accept = 1, tag_recv = 2, tag_send = 3, tag_doorbell = 4, tag_ignore = 5, tag_watch = 6,
@@ -31,8 +32,11 @@ constexpr conn_handle handle_of(std::uint64_t ud) { return ud & ((1ull << 56) - 
 
 struct uring_transport::conn {
   int fd = -1;
-  std::string out;       // filled during the turn
   std::string inflight;  // being sent
+  // Taken whole (append_owned), each after what `out` held when it came; sent before `out`.
+  std::deque<std::string> taken;
+  std::size_t taken_bytes = 0;
+  std::string out;  // filled during the turn
   std::size_t sent = 0;  // bytes of `inflight` the kernel took
   bool sending = false;
   bool recv_armed = false;
@@ -172,21 +176,52 @@ std::string& uring_transport::outbuf(conn_handle h) {
   return it->second->out;
 }
 
+void uring_transport::append_owned(conn_handle h, std::string&& bytes) {
+  auto it = _conns.find(h);
+  if (it == _conns.end() || bytes.empty()) return;
+  conn& c = *it->second;
+  _dirty.emplace(h, &c);
+  if (!c.out.empty()) {  // what came before goes first (out starts again empty)
+    c.taken_bytes += c.out.size();
+    c.taken.push_back(std::exchange(c.out, {}));
+  }
+  c.taken_bytes += bytes.size();
+  c.taken.push_back(std::move(bytes));
+}
+
 std::size_t uring_transport::pending_bytes(conn_handle h) const {
   auto it = _conns.find(h);
   if (it == _conns.end()) return 0;
   const conn& c = *it->second;
-  return c.out.size() + (c.inflight.size() - c.sent);
+  return c.out.size() + c.taken_bytes + (c.inflight.size() - c.sent);
+}
+
+void uring_transport::drop_outbound(conn& c) {
+  c.out.clear();
+  c.taken.clear();
+  c.taken_bytes = 0;
+}
+
+// Once `inflight` has left: the next bytes in order (a taken string, else `out`). False
+// when nothing waits.
+bool uring_transport::next_inflight(conn& c) {
+  if (c.sent < c.inflight.size()) return true;
+  c.inflight.clear();  // sent (its capacity stays, for `out` after the swap below)
+  c.sent = 0;
+  if (!c.taken.empty()) {
+    c.taken_bytes -= c.taken.front().size();
+    c.inflight = std::move(c.taken.front());
+    c.taken.pop_front();
+    return true;
+  }
+  if (c.out.empty()) return false;
+  c.inflight.swap(c.out);
+  return true;
 }
 
 void uring_transport::start_send(conn_handle h, conn& c) {
   if (c.sending || c.fd < 0) return;
-  if (c.sent >= c.inflight.size()) {
-    if (c.out.empty()) return;
-    c.inflight.clear();
-    c.inflight.swap(c.out);
-    c.sent = 0;
-  }
+  if (!next_inflight(c)) return;
   const std::size_t len = std::min(c.inflight.size() - c.sent, kMaxSendChunk);
   io_uring_sqe* s = sqe();
   io_uring_prep_send(s, c.fd, c.inflight.data() + c.sent, len, MSG_NOSIGNAL);
@@ -200,12 +235,7 @@ void uring_transport::flush_now(conn_handle h) {
   conn& c = *it->second;
   // Only when no io_uring send is in flight, so bytes stay in order on the socket.
   if (c.sending || c.closing) return;
-  if (c.sent >= c.inflight.size()) {
-    if (c.out.empty()) return;
-    c.inflight.clear();
-    c.inflight.swap(c.out);
-    c.sent = 0;
-  }
+  if (!next_inflight(c)) return;
   const ssize_t n = ::send(c.fd, c.inflight.data() + c.sent, c.inflight.size() - c.sent,
                            MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n > 0) c.sent += std::size_t(n);
@@ -236,7 +266,7 @@ void uring_transport::resume_reading(conn_handle h) {
 std::size_t uring_transport::flush() {
   std::size_t started = 0;
   for (auto& [h, c] : _dirty) {
-    if (!c->sending && (!c->out.empty() || c->sent < c->inflight.size())) {
+    if (!c->sending && (!c->out.empty() || !c->taken.empty() || c->sent < c->inflight.size())) {
       start_send(h, *c);
       ++started;
     }
@@ -254,7 +284,7 @@ void uring_transport::close(conn_handle h, bool after_flush) {
   c.closing = true;
   c.close_after_flush = after_flush;
   if (!after_flush) {
-    c.out.clear();
+    drop_outbound(c);
     ::shutdown(c.fd, SHUT_RDWR);
   } else {
     _dirty.emplace(h, &c);
@@ -317,7 +347,7 @@ void uring_transport::maybe_finish_close(conn_handle h) {
   auto it = _conns.find(h);
   if (it == _conns.end()) return;
   conn& c = *it->second;
-  const bool drained = !c.sending && c.out.empty() && c.sent >= c.inflight.size();
+  const bool drained = !c.sending && c.out.empty() && c.taken.empty() && c.sent >= c.inflight.size();
   if (c.closing && c.close_after_flush && drained && !c.peer_gone) {
     ::shutdown(c.fd, SHUT_RDWR);  // ends the multishot recv; the final step follows below
     c.close_after_flush = false;
@@ -329,7 +359,7 @@ void uring_transport::maybe_finish_close(conn_handle h) {
     if (_handler) _handler->on_close(h);
   } else if (c.peer_gone && !c.closing) {
     c.closing = true;  // the peer left: drop what we had for it
-    c.out.clear();
+    drop_outbound(c);
     if (c.recv_armed) ::shutdown(c.fd, SHUT_RDWR);
   }
 }
@@ -387,7 +417,7 @@ void uring_transport::on_send(conn_handle h, int res) {
   c.sending = false;
   if (res < 0) {
     c.peer_gone = true;
-    c.out.clear();
+    drop_outbound(c);
     c.inflight.clear();
     c.sent = 0;
     if (c.recv_armed) ::shutdown(c.fd, SHUT_RDWR);

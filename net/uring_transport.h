@@ -1,7 +1,8 @@
 #pragma once
 // Kernel TCP through io_uring: multishot accept, multishot recv into a provided buffer
-// ring, one send in flight per connection with double-buffered outbound bytes, and a
-// blocking wait that also ends on the shard's doorbell.
+// ring, one send in flight per connection with double-buffered outbound bytes (strings
+// taken whole by append_owned queue between the two), and a blocking wait that also ends on
+// the shard's doorbell.
 #include <liburing.h>
 
 #include <memory>
@@ -28,6 +29,7 @@ class uring_transport final : public transport {
   int bound_port() const override { return local_port(_listen_fd); }
   void adopt(int fd) override;
   std::string& outbuf(conn_handle h) override;
+  void append_owned(conn_handle h, std::string&& bytes) override;
   std::size_t pending_bytes(conn_handle h) const override;
   void flush_now(conn_handle h) override;
   void pause_reading(conn_handle h) override;
@@ -49,6 +51,8 @@ class uring_transport final : public transport {
   void arm_accept();
   void arm_recv(conn_handle h, conn& c);
   void start_send(conn_handle h, conn& c);
+  bool next_inflight(conn& c);
+  static void drop_outbound(conn& c);
   void handle_cqe(const io_uring_cqe* cqe);
   void on_recv(conn_handle h, const io_uring_cqe* cqe);
   void on_send(conn_handle h, int res);

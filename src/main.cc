@@ -21,6 +21,7 @@
 #include "src/core/process_files.h"
 #include "src/core/reload.h"
 #include "src/core/server.h"
+#include "src/js/api_worker.h"
 #include "src/js/jetstream.h"
 #include "src/repl/repl_host.h"
 
@@ -320,6 +321,7 @@ int main(int argc, char** argv) {
   core::server srv(opts, std::move(transports));
   if (repl) srv.set_replication(repl.get());
   if (opts.jetstream) {  // per account with JetStream, one instance per owner thread (on owner k)
+    js::api_worker::yield_to_loops = opts.poll_mode != "busy";
     std::vector<js::account_limits> enabled;
     std::vector<std::string> disabled;
     js_accounts(opts, enabled, disabled);

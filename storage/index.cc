@@ -327,10 +327,15 @@ std::map<std::string, std::uint64_t> indexed_store::subject_counts(std::string_v
   return out;
 }
 
-void indexed_store::subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out) const {
-  out.reserve(out.size() + _subj_ids.size());
-  for (const subject_rec& r : _subjects)  // contiguous, unlike the hash map
-    if (r.count() > 0) out.emplace_back(r.name, r.count());
+// By record id: _subjects is contiguous (unlike the hash map) and ids stay put while a
+// subject has messages, so a cursor survives stores and removals between the slices.
+bool indexed_store::subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out, std::size_t& cursor,
+                                 std::size_t max) const {
+  if (cursor == 0) out.reserve(out.size() + _subj_ids.size());
+  const std::size_t end = std::min(_subjects.size(), cursor + max);
+  for (; cursor < end; ++cursor)
+    if (const subject_rec& r = _subjects[cursor]; r.count() > 0) out.emplace_back(r.name, r.count());
+  return cursor >= _subjects.size();
 }
 
 stream_state indexed_store::state(bool with_deleted) const {

@@ -44,7 +44,8 @@ class indexed_store : public stream_store {
   std::uint64_t first_seq() const override { return _msgs ? _base : _last + 1 - (_last == 0); }
   std::uint64_t last_seq() const override { return _last; }
   std::map<std::string, std::uint64_t> subject_counts(std::string_view filter) const override;
-  void subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out) const override;
+  bool subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out, std::size_t& cursor,
+                    std::size_t max) const override;
   std::uint64_t num_subjects() const override { return _subj_ids.size(); }
   stream_state state(bool with_deleted = false) const override;
   std::uint64_t stored_bytes() const override { return _bytes; }

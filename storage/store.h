@@ -124,9 +124,17 @@ class stream_store {
   virtual std::uint64_t last_seq() const = 0;
   virtual std::map<std::string, std::uint64_t> subject_counts(std::string_view filter) const = 0;
   // Every subject with its message count, unsorted: a flat copy another thread may sort and
-  // filter (a STREAM.INFO over 100,000 subjects must not hold the owner's loop).
-  virtual void subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out) const {
-    for (auto& [subject, n] : subject_counts("")) out.emplace_back(subject, n);
+  // filter (a STREAM.INFO over 100,000 subjects must not hold the owner's loop). In slices:
+  // each call appends up to about `max` subjects from `cursor` on and advances it; true once
+  // every subject was listed. Between calls the store may change: a subject stored
+  // throughout is listed once, one removed and stored again meanwhile may be listed twice.
+  virtual bool subject_list(std::vector<std::pair<std::string, std::uint64_t>>& out, std::size_t& cursor,
+                            std::size_t max) const {
+    (void)max;
+    if (cursor == 0)
+      for (auto& [subject, n] : subject_counts("")) out.emplace_back(subject, n);
+    cursor = 1;
+    return true;
   }
   virtual std::uint64_t num_subjects() const = 0;
   virtual stream_state state(bool with_deleted = false) const = 0;

@@ -79,6 +79,7 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   void unsubscribe(std::uint64_t id) override;
   void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                std::string_view payload) override;
+  void publish_owned(std::string_view subject, std::string&& payload) override;
   void deliver(std::string_view to, std::string_view subject, std::string_view reply, std::string_view headers,
                std::string_view payload) override;
   bool has_interest(std::string_view subject) override;
@@ -195,6 +196,10 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   bool _interest_stale = true;
   std::vector<std::string> _keys_scratch;
   bool _local_only = false;  // the next route() skips route subscriptions (an import's copy)
+  // publish_owned's payload: the next route() hands it to its receiver's transport when it
+  // has exactly one, a client on this shard (_take_payload while delivering to it).
+  std::string* _owned_payload = nullptr;
+  std::string* _take_payload = nullptr;
   void batch_for_route(client& c, const subscription& s);
   void flush_route_batch(std::string_view subject, std::string_view reply, std::string_view headers,
                          std::string_view payload);

@@ -59,6 +59,12 @@ void dispatcher::publish(std::string_view subject, std::string_view reply, std::
   route(kGlobalAccount, nullptr, subject, reply, headers, payload);
 }
 
+void dispatcher::publish_owned(std::string_view subject, std::string&& payload) {
+  _owned_payload = &payload;
+  route(kGlobalAccount, nullptr, subject, {}, {}, payload);
+  _owned_payload = nullptr;
+}
+
 // An internal publish in an account goes through its imports as a client's would
 // (nats-server's internal clients pass processInboundClientMsg too): JetStream of an account
 // reaches another account's $JS.API through a service import (a mirror's `external.api`), and

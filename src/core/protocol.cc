@@ -9,6 +9,9 @@
 namespace core {
 namespace {
 constexpr std::size_t kEarlyFlushBytes = 256 * 1024;
+// publish_owned: a payload at least this big goes to its one receiver's transport whole
+// (smaller ones cost less to copy than a buffer of their own).
+constexpr std::size_t kTakeWholeBytes = 64 * 1024;
 }  // namespace
 
 std::size_t dispatcher::process(client& c, std::string_view data) {
@@ -285,6 +288,10 @@ bool dispatcher::deliver_local(subscription& s, std::string_view subject, std::s
   std::string& out = _transport->outbuf(c.handle);
   if (!headers.empty() && c.headers) {
     proto::append_hmsg(out, subject, s.sid, reply, headers, payload);
+  } else if (_take_payload && headers.empty()) {
+    proto::append_msg_line(out, subject, s.sid, reply, payload.size());
+    _transport->append_owned(c.handle, std::move(*std::exchange(_take_payload, nullptr)));
+    _transport->outbuf(c.handle).append("\r\n");
   } else {
     proto::append_msg(out, subject, s.sid, reply, payload);
   }
@@ -319,6 +326,8 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
   const std::string_view matched = subject;
   if (!shown.empty()) subject = shown;
   const std::uint64_t fanout = r.plain.size() + r.queues.size();
+  // Taken now (a handler's own publishes below route again with payloads of their own).
+  std::string* const owned = std::exchange(_owned_payload, nullptr);
   ++_sub_stats.matches;
   _sub_stats.fanout_sum += fanout;
   if (fanout > _sub_stats.max_fanout) _sub_stats.max_fanout = fanout;
@@ -345,7 +354,9 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
     if (s->handler) {
       internal_sids.push_back(s->sid);
     } else if (s->shard == _index) {
+      if (owned && fanout == 1 && payload.size() >= kTakeWholeBytes) _take_payload = owned;
       deliver_local(*s, subject, reply, headers, payload);
+      _take_payload = nullptr;
     } else {
       _remote_targets[s->shard].push_back({s->conn_id, s->sid});
     }

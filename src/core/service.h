@@ -57,6 +57,10 @@ class service_host {
   // Publishes as the server; headers may be empty.
   virtual void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                        std::string_view payload) = 0;
+  // The same without a reply or headers, giving the payload up: a big reply built on a
+  // worker thread goes to its one subscriber without the loop copying it (what the transport
+  // can take whole). Hosts that cannot take it copy it.
+  virtual void publish_owned(std::string_view subject, std::string&& payload) { publish(subject, {}, {}, payload); }
   // Publishes to the subscribers of `to` while the message carries `subject` (JetStream
   // deliveries: routed to an inbox or deliver subject, shown with the stream subject).
   virtual void deliver(std::string_view to, std::string_view subject, std::string_view reply,

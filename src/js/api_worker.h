@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
+#include <type_traits>
 #include <mutex>
 #include <thread>
 
@@ -22,8 +24,18 @@ class api_worker {
   api_worker(const api_worker&) = delete;
   api_worker& operator=(const api_worker&) = delete;
 
+  // Whether workers run at nice 19, below the loops (main.cc: not when the loops
+  // busy-poll). Read when a worker starts.
+  static std::atomic<bool> yield_to_loops;
+
   std::uint64_t submit(std::function<void()> job);
   bool done(std::uint64_t ticket) const { return _completed.load(std::memory_order_acquire) >= ticket; }
+  // Frees `what` on the worker: a big request's 74,000 strings or a big reply's JSON tree
+  // freed on a loop held it for milliseconds.
+  template <typename T>
+  void dispose(T&& what) {
+    submit([held = std::make_shared<std::decay_t<T>>(std::forward<T>(what))]() mutable { held.reset(); });
+  }
 
  private:
   void run();

@@ -298,14 +298,25 @@ void jetstream::maybe_report() {
   if (_report.empty() || _big) return;
   for (const std::string& name : std::exchange(_report, {})) {
     std::optional<stream_config> cfg;
-    if (const stream* s = find(name)) cfg = s->config();
+    std::vector<std::string> subjects;
+    const auto copies = _report_copies.find(name);
+    if (const stream* s = find(name)) {
+      if (copies != _report_copies.end()) {
+        cfg = std::move(copies->second.cfg);
+        subjects = std::move(copies->second.subjects);
+      } else {
+        cfg = s->config();
+        if (!is_hub()) subjects = cfg->subjects;  // the hub copies them only if they changed
+      }
+    }
+    if (copies != _report_copies.end()) _report_copies.erase(copies);
     if (is_hub()) {
-      apply_report(name, _index, std::move(cfg));
+      apply_report(name, _index, std::move(cfg), std::move(subjects));
       continue;
     }
     jetstream* hub = _owners->slots[0]->js;
-    post_task(0, [hub, name, owner = _index, cfg = std::move(cfg)]() mutable {
-      hub->apply_report(name, owner, std::move(cfg));
+    post_task(0, [hub, name, owner = _index, cfg = std::move(cfg), subjects = std::move(subjects)]() mutable {
+      hub->apply_report(name, owner, std::move(cfg), std::move(subjects));
     });
   }
 }
@@ -328,14 +339,17 @@ void jetstream::table_erase(placement_table::iterator it) {
   _owners->table.erase(it);
 }
 
-void jetstream::apply_report(const std::string& name, std::size_t owner, std::optional<stream_config> cfg) {
+void jetstream::apply_report(const std::string& name, std::size_t owner, std::optional<stream_config> cfg,
+                             std::vector<std::string> registry_subjects) {
   PG_ASSERT_OWNER(_thread);
   auto it = _owners->table.find(name);
   if (cfg) {
     // An update that keeps its subjects leaves the registry alone (50,000 subjects cost ms);
     // a big change goes in slices (poll_big), stream changes held back meanwhile (must_wait).
-    if (it == _owners->table.end() || it->second.cfg.subjects != cfg->subjects)
-      _owners->subjects.set_sliced(name, cfg->subjects, kRegistryStepsNow);
+    if (it == _owners->table.end() || it->second.cfg.subjects != cfg->subjects) {
+      if (registry_subjects.size() != cfg->subjects.size()) registry_subjects = cfg->subjects;
+      _owners->subjects.set_sliced(name, std::move(registry_subjects), kRegistryStepsNow);
+    }
     table_put(name, placed_stream{owner, std::move(*cfg)});
   } else if (it != _owners->table.end() && it->second.owner == owner) {
     _owners->subjects.erase_sliced(name, kRegistryStepsNow);

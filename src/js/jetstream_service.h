@@ -179,7 +179,10 @@ class jetstream final : public core::service, public core::internal_handler, pub
   void report_later(std::string_view name);
   void maybe_report();
   // Hub: the table learns what owner `owner` now holds as `name`; a forwarded change ends.
-  void apply_report(const std::string& name, std::size_t owner, std::optional<stream_config> cfg);
+  // `registry_subjects`: the copy of cfg's subjects the subject registry keeps when they
+  // changed (made by the reporting owner, not on the hub's loop).
+  void apply_report(const std::string& name, std::size_t owner, std::optional<stream_config> cfg,
+                    std::vector<std::string> registry_subjects);
   // Hub: every owner restored its streams (their configs join the table once).
   bool all_loaded();
   // Hub: STREAM.LIST pages gather stream infos from the owners holding them.
@@ -218,7 +221,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
                                                        std::string& error);
   std::unique_ptr<storage::stream_store> open_store(const stream_config& cfg, const std::string& dir,
                                                     std::string& error);
-  std::unique_ptr<stream_group> make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
+  std::unique_ptr<stream_group> make_stream(stream_config cfg, std::int64_t created, std::string& error,
                                             std::unique_ptr<storage::stream_store> store = nullptr);
   void load_streams();
   stream* find(std::string_view name);
@@ -251,13 +254,15 @@ class jetstream final : public core::service, public core::internal_handler, pub
   bool step_registry();
   std::size_t apply_big_request();
   bool start_applying_big_request();
-  void answer_big_request();
+  void answer_big_request(bool splice_here);
+  bool start_answer(bool splice_here);
   // The end of a STREAM.DELETE (stream_api.cc): closed, retired, its directory removed, answered.
   void finish_delete(const std::string& name, std::string_view reply);
   // A STREAM.INFO over many subjects (big_info.cc, when wants_big_info): answered from
   // poll_big_info once the worker paged it.
   void start_big_info(stream& s, std::string_view filter, std::uint64_t offset, ojson info, std::string_view reply);
   std::size_t poll_big_info();
+  bool list_some_subjects(big_info& job);
   std::unique_ptr<api_worker> _worker;
   std::unique_ptr<big_request> _big;
   std::deque<std::unique_ptr<big_info>> _infos;  // answered in this order
@@ -273,6 +278,12 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // changes and requests naming it wait meanwhile (the owner reads the table for its checks).
   std::optional<std::string> _inflight;
   std::vector<std::string> _report;  // streams this instance changed, to report once settled
+  // A big create/update's copies for the report, made on the API worker (big_request.h).
+  struct report_copies {
+    stream_config cfg;
+    std::vector<std::string> subjects;  // empty: the subjects did not change
+  };
+  std::unordered_map<std::string, report_copies> _report_copies;
   int _depth = 0;                    // on_msg calls on the stack
   std::vector<std::function<void()>> _tasks;  // posted by other owners (post_task)
   std::string _domain;

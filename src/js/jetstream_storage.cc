@@ -82,7 +82,7 @@ std::unique_ptr<storage::stream_store> jetstream::open_store(const stream_config
   return open_file_store(cfg.name, dir, error);
 }
 
-std::unique_ptr<stream_group> jetstream::make_stream(const stream_config& cfg, std::int64_t created, std::string& error,
+std::unique_ptr<stream_group> jetstream::make_stream(stream_config cfg, std::int64_t created, std::string& error,
                                                std::unique_ptr<storage::stream_store> store) {
   const std::string dir = streams_dir() + "/" + cfg.name;
   if (!store) {
@@ -95,7 +95,7 @@ std::unique_ptr<stream_group> jetstream::make_stream(const stream_config& cfg, s
     store = open_store(cfg, dir, error);
   }
   if (!store) return nullptr;
-  return std::make_unique<stream_group>(*this, cfg, created, dir, std::move(store));
+  return std::make_unique<stream_group>(*this, std::move(cfg), created, dir, std::move(store));
 }
 
 void jetstream::load_streams() {

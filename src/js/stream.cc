@@ -137,7 +137,7 @@ void stream::unsubscribe_direct() {
   _direct_subscribed = false;
 }
 
-void stream::update(const stream_config& cfg, bool sliced, const std::vector<std::int64_t>* kept_from) {
+void stream::update(stream_config cfg, bool sliced, const std::vector<std::int64_t>* kept_from) {
   const bool direct_changed =
       cfg.allow_direct != _cfg.allow_direct || cfg.mirror_direct != _cfg.mirror_direct || cfg.mirror != _cfg.mirror;
   const bool resub = cfg.subjects != _cfg.subjects || direct_changed;
@@ -146,7 +146,7 @@ void stream::update(const stream_config& cfg, bool sliced, const std::vector<std
   } else if (resub) {
     unsubscribe();
   }
-  _cfg = cfg;
+  _cfg = std::move(cfg);
   _rewrites.configure(_cfg);
   if (!_cfg.allow_atomic) _batches.clear();  // disabling drops the open batches
   if (!_cfg.allow_batched) _fast.clear();

@@ -90,7 +90,7 @@ class stream final : public core::internal_handler {
   // resubscribe_some carries it out in slices; true once the subscriptions follow the config.
   // kept_from: subject_positions(config().subjects, cfg.subjects), computed off the loop for
   // a big update (found here when null).
-  void update(const stream_config& cfg, bool sliced = false, const std::vector<std::int64_t>* kept_from = nullptr);
+  void update(stream_config cfg, bool sliced = false, const std::vector<std::int64_t>* kept_from = nullptr);
   bool resubscribe_some(std::size_t max);
 
   // Store completions, PubAcks, max_age expiry; returns work done.

@@ -62,9 +62,9 @@ class ring_queue final : public feed_queue {
 
 }  // namespace
 
-stream_group::stream_group(group_host& owner, const stream_config& cfg, std::int64_t created, std::string dir,
+stream_group::stream_group(group_host& owner, stream_config cfg, std::int64_t created, std::string dir,
                            std::unique_ptr<storage::stream_store> store)
-    : _owner(owner), _stream(std::make_unique<js::stream>(*this, cfg, created, std::move(dir), std::move(store))) {
+    : _owner(owner), _stream(std::make_unique<js::stream>(*this, std::move(cfg), created, std::move(dir), std::move(store))) {
   _thread.claim();  // made on its owner thread, which alone calls it from now on
   _stream->set_events(this);
   account();  // what a restored stream holds

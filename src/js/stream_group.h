@@ -29,7 +29,7 @@ class stream_group final : public group_host, public stream_events, public relea
   static constexpr std::int64_t kNever = stream::kNever;
 
   // The store is the stream's (already opened); `owner` outlives the group.
-  stream_group(group_host& owner, const stream_config& cfg, std::int64_t created, std::string dir,
+  stream_group(group_host& owner, stream_config cfg, std::int64_t created, std::string dir,
                std::unique_ptr<storage::stream_store> store);
   ~stream_group() override;
 

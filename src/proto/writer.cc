@@ -24,11 +24,16 @@ void append_head(std::string& out, std::string_view op, std::string_view subject
 }
 }  // namespace
 
+void append_msg_line(std::string& out, std::string_view subject, std::string_view sid, std::string_view reply,
+                     std::size_t payload_size) {
+  append_head(out, "MSG ", subject, sid, reply);
+  append_num(out, payload_size);
+  out.append("\r\n");
+}
+
 void append_msg(std::string& out, std::string_view subject, std::string_view sid,
                 std::string_view reply, std::string_view payload) {
-  append_head(out, "MSG ", subject, sid, reply);
-  append_num(out, payload.size());
-  out.append("\r\n");
+  append_msg_line(out, subject, sid, reply, payload.size());
   out.append(payload);
   out.append("\r\n");
 }

@@ -9,6 +9,9 @@ namespace proto {
 // MSG <subject> <sid> [reply] <#bytes>\r\n<payload>\r\n
 void append_msg(std::string& out, std::string_view subject, std::string_view sid,
                 std::string_view reply, std::string_view payload);
+// MSG <subject> <sid> [reply] <#bytes>\r\n alone: the payload and its \r\n follow from elsewhere.
+void append_msg_line(std::string& out, std::string_view subject, std::string_view sid,
+                     std::string_view reply, std::size_t payload_size);
 // HMSG <subject> <sid> [reply] <#hdr> <#total>\r\n<headers><payload>\r\n
 void append_hmsg(std::string& out, std::string_view subject, std::string_view sid,
                  std::string_view reply, std::string_view headers, std::string_view payload);

@@ -149,12 +149,30 @@ bool js_off_the_client_loop() { return js_on_own_thread() || js_owner_threads();
 // the test checks what the requests do and that every PING is answered, and prints the rest.
 bool judge_wall_clock() { return time_scale() == 1.0; }
 
+// The issue's own bound, 10 ms, where JetStream shares the client loop (the default
+// placement): judged in the plain build on a machine no busier than its cores, beyond the
+// idle noise (at least 5 ms: the test's own threads share the 2 cores with the server's
+// loop and API worker). No loop turn of these requests holds shard 0 over ~6 ms now (their
+// copies and frees moved to the API worker, the big replies leave without a copy); the PING
+// waits that remain are the scheduler's.
+double tight_ping_bound(double idle_noise_ms) { return 10 + std::max(idle_noise_ms, 5.0); }
+bool judge_tight() {
+  double load = 0;
+  return judge_wall_clock() && !js_off_the_client_loop() && ::getloadavg(&load, 1) == 1 &&
+         load <= double(::sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 bool pings_within(double worst_ping_ms, double idle_noise_ms, double request_ms) {
   const bool within = worst_ping_ms < ping_bound(idle_noise_ms);
   double load = 0;
   if (!judge_wall_clock()) {
     if (!within) std::cout << "sanitized build: the PING bound (" << ping_bound(idle_noise_ms) << " ms) was not judged\n";
     return true;
+  }
+  if (judge_tight()) {
+    const bool tight = worst_ping_ms < tight_ping_bound(idle_noise_ms);
+    if (!tight) std::cout << "over the 10 ms bound (" << tight_ping_bound(idle_noise_ms) << " ms with the noise)\n";
+    return tight;
   }
   if (!js_off_the_client_loop() || within) return within;
   machine_quiet(&load);
@@ -322,7 +340,8 @@ TEST_F(js_big, stream_info_pages_100000_subjects_beside_a_ping_loop) {
       EXPECT_LT(took, 2000);  // room for a loaded machine
     }
     ASSERT_GE(worst_ping, 0) << "a PING went unanswered for 20 s";
-    kept_up = kept_up || !judge_wall_clock() || worst_ping < 0.5 * took + 25;
+    kept_up = kept_up || !judge_wall_clock() ||
+              (judge_tight() ? worst_ping < tight_ping_bound(0) : worst_ping < 0.5 * took + 25);
     best_took = std::min(best_took, took);
   }
   EXPECT_TRUE(kept_up) << "PINGs waited for each of three big infos";
