@@ -125,6 +125,7 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
     _exec->run_sync([&] {
       const bool had_lps = !_lps.empty();
       start(restore, now);
+      keep_unmatched_pending();  // a restored state's, delivered under an earlier filter
       from = _m->needed_from();
       lps_dropped = had_lps && _lps.empty();
     });
@@ -376,6 +377,7 @@ void consumer_agent::run(actions& out, std::int64_t now) {
   }
   out.clear();
   _cache.clear();
+  if (!_kept.empty()) std::erase_if(_kept, [&](const auto& kv) { return !_m->pending().count(kv.first); });
 }
 
 void consumer_agent::send_delivery(const delivery& d, std::int64_t now) {
@@ -443,6 +445,7 @@ void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
     // the first page, num_pending is the store's count, read while the owner waits.
     _link->reader.rewind(_link->reader.floor());
     feed_link_off();
+    keep_unmatched_pending();
     _link_keep->seed_pending = recount(_m->next_stream_seq());
     feed_link_on();
   }
@@ -458,6 +461,15 @@ void consumer_agent::update(const consumer_config& cfg, std::int64_t now) {
     check_push_interest(now);
   }
   run(out, now);
+}
+
+void consumer_agent::keep_unmatched_pending() {
+  if (_filters.empty()) return;
+  auto& st = _stream.store();
+  for (const auto& [seq, e] : _m->pending()) {
+    if (_kept.count(seq)) continue;
+    if (auto m = st.load(seq); m.ok() && !filter_matches(m->subject)) _kept.emplace(seq, std::move(*m));
+  }
 }
 
 void consumer_agent::pause(std::optional<std::int64_t> until, std::int64_t now) {

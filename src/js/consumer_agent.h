@@ -90,6 +90,11 @@ class consumer_agent final : public message_source, public core::internal_handle
 
   // Config update (already checked by check_update).
   void update(const consumer_config& cfg, std::int64_t now);
+  // On a consumer thread, once its state is restored and at a filter update (the owner
+  // waiting, its store readable): copies of the pending messages the filters do not match,
+  // read from the store, so they are redelivered by sequence as nats-server does whatever
+  // the filter.
+  void keep_unmatched_pending();
   // PAUSE API; nullopt or past = resume.
   void pause(std::optional<std::int64_t> until, std::int64_t now);
   bool unpin(const std::string& group, std::int64_t now);
@@ -185,6 +190,9 @@ class consumer_agent final : public message_source, public core::internal_handle
 
   // Messages read while the machine ran (delivered from here without a second load).
   std::map<std::uint64_t, storage::stored_msg> _cache;
+  // On a consumer thread: pending messages only an earlier filter matched, which the window
+  // no longer pages (keep_unmatched_pending); each goes once it is no longer pending.
+  std::map<std::uint64_t, storage::stored_msg> _kept;
   // last_per_subject: the per-subject last messages, delivered first.
   std::vector<std::uint64_t> _lps;
 

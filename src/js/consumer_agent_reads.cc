@@ -21,6 +21,7 @@ std::uint64_t consumer_agent::read_last() const {
 base::result<storage::stored_msg> consumer_agent::read_one(std::uint64_t seq) {
   if (!_link) return _stream.store().load(seq);
   if (const storage::stored_msg* m = _link->reader.find(seq)) return *m;
+  if (auto k = _kept.find(seq); k != _kept.end()) return k->second;  // pending under an older filter
   return base::errc::not_found;
 }
 

@@ -2,6 +2,7 @@
 // libnats pull (js_PullSubscribe + natsSubscription_Fetch) and push subscriptions, every
 // ack kind, redelivery after ack_wait, pull status replies, work-queue retention and
 // durable consumer state across SIGTERM and kill -9.
+#include <algorithm>
 #include <thread>
 
 #include "tests/integration/js_fixture.h"
@@ -205,6 +206,54 @@ TEST_F(js_consumer_api, a_filter_update_changes_what_is_delivered_next) {
   json i = info("F", "C");
   EXPECT_EQ(i["delivered"].value("stream_seq", 0), 6) << i;
   EXPECT_EQ(i.value("num_ack_pending", -1), 0) << i;
+}
+
+// A message delivered under the old filter and not acked stays pending through a filter
+// update and is redelivered after its ack wait, as nats-server does (a redelivery loads the
+// message by sequence, whatever the filter), on an owner's agent and on a consumer thread's,
+// and so it does after a restart that restores the consumer's pending set.
+TEST_F(js_consumer_api, a_filter_update_keeps_what_is_pending_for_redelivery) {
+  auto stream_seq = [](const std::string& ack) {  // the ack subject's 6th token
+    std::vector<std::string> t;
+    for (std::size_t at = 0, dot; at <= ack.size(); at = dot + 1) {
+      dot = std::min(ack.find('.', at), ack.size());
+      t.push_back(ack.substr(at, dot - at));
+    }
+    return std::stoi(t.at(5));
+  };
+  for (const bool restarted : {false, true}) {
+    SCOPED_TRACE(restarted ? "restarted after the update" : "no restart");
+    const std::string name = restarted ? "FR1" : "FR0", prefix = restarted ? "fr1" : "fr0";
+    ASSERT_FALSE(create({{"name", name}, {"subjects", {prefix + ".>"}}, {"storage", "file"}}).contains("error"));
+    for (const char* s : {".a", ".b", ".a"}) ASSERT_TRUE(publish(prefix + s, "x").contains("seq"));
+    json cfg = {{"durable_name", "C"}, {"ack_policy", "explicit"}, {"ack_wait", 300'000'000},
+                {"filter_subject", prefix + ".a"}};
+    ASSERT_FALSE(create_consumer(name, "C", cfg).contains("error"));
+    auto first = pull(name, "C", {{"batch", 1}, {"no_wait", true}}, 1);  // seq 1, left unacked
+    ASSERT_FALSE(first.empty());
+    ASSERT_FALSE(first[0].ack.empty());
+    EXPECT_EQ(stream_seq(first[0].ack), 1);
+    cfg["filter_subject"] = prefix + ".b";
+    json r = create_consumer(name, "C", cfg, "update");
+    ASSERT_FALSE(r.contains("error")) << r;
+    EXPECT_EQ(r.value("num_ack_pending", -1), 1) << r;
+    if (restarted) restart(false);
+    std::this_thread::sleep_for(500ms);  // past the ack wait
+    std::vector<int> got;
+    for (int round = 0; round < 20 && got.size() < 2; ++round) {
+      for (const auto& m : pull(name, "C", {{"batch", 5}, {"expires", 200'000'000}}, 2)) {
+        if (m.ack.empty()) continue;
+        got.push_back(stream_seq(m.ack));
+        natsConnection_PublishString(nc_.get(), m.ack.c_str(), "+ACK");
+      }
+    }
+    natsConnection_Flush(nc_.get());
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, (std::vector<int>{1, 2})) << "the pending message of the old filter was not redelivered";
+    std::this_thread::sleep_for(100ms);
+    json i = info(name, "C");
+    EXPECT_EQ(i.value("num_ack_pending", -1), 0) << i;
+  }
 }
 
 // On an interest stream a filter update drops what no consumer is interested in any more.
