@@ -255,6 +255,7 @@ TEST_F(js_pull_interest, push_consumer_without_interest_expires_despite_unacked)
   const auto took = std::chrono::steady_clock::now() - t0;
   ASSERT_TRUE(info.contains("error")) << "still there after 5 s: " << info;
   EXPECT_EQ(info["error"]["err_code"], 10014);
+  std::cout << "removed after " << std::chrono::duration<double, std::milli>(took).count() << " ms\n";
   EXPECT_LT(took, 2500ms);  // nats-server: ~0.1 s; loose for a loaded machine (the ack wait is 30 s)
 }
 
