@@ -215,6 +215,19 @@ TEST_F(js_api_input, limits_to_interest_drops_messages_nobody_needs) {
   json info = request("$JS.API.STREAM.INFO.L");
   EXPECT_EQ(info["state"]["messages"], 2) << info["state"];
   EXPECT_EQ(info["state"]["last_seq"], 5);
+  // From now on an ack removes what it acked (on a consumer thread too, whose agent learns
+  // the stream's new retention).
+  ASSERT_EQ(natsConnection_RequestString(&msg, nc_.get(), "$JS.API.CONSUMER.MSG.NEXT.L.C", "1", 2000), NATS_OK);
+  msg_ptr second(msg);
+  ASSERT_NE(natsMsg_GetReply(second.get()), nullptr);
+  ASSERT_EQ(natsConnection_RequestString(&ack, nc_.get(), natsMsg_GetReply(second.get()), "+ACK", 2000), NATS_OK);
+  msg_ptr ack_reply2(ack);
+  for (int i = 0; i < 100 && info["state"]["messages"] != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    info = request("$JS.API.STREAM.INFO.L");
+  }
+  EXPECT_EQ(info["state"]["messages"], 1) << info["state"];
+  EXPECT_EQ(info["state"]["first_seq"], 3) << info["state"];
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -40,21 +41,40 @@ bool poll_until(uring_transport& t, F done) {
   return done();
 }
 
-TEST(uring_transport, pause_then_resume_in_one_turn_keeps_reading) {
-  std::string why;
-  auto t = uring_transport::create(why);
-  if (!t) GTEST_SKIP() << "io_uring unavailable: " << why;
-  recorder rec;
-  t->set_handler(&rec);
-  ASSERT_TRUE(t->listen("127.0.0.1", 0).ok());
-  const int port = t->bound_port();
+// A client socket connected to 127.0.0.1:port (-1 on failure).
+int connect_loopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<std::uint16_t>(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_TRUE(poll_until(*t, [&] { return rec.opened == 1; }));
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A transport listening on a free port with one client connected to it (`fd`).
+class uring_transport_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    t = uring_transport::create(why);
+    if (!t) GTEST_SKIP() << "io_uring unavailable: " << why;
+    t->set_handler(&rec);
+    ASSERT_TRUE(t->listen("127.0.0.1", 0).ok());
+    port = t->bound_port();
+    fd = connect_loopback(port);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(poll_until(*t, [&] { return rec.opened == 1; }));
+  }
+  std::unique_ptr<uring_transport> t;
+  recorder rec;
+  int port = 0, fd = -1;
+};
+
+TEST_F(uring_transport_test, pause_then_resume_in_one_turn_keeps_reading) {
   ASSERT_EQ(::send(fd, "one", 3, 0), 3);
   ASSERT_TRUE(poll_until(*t, [&] { return rec.data == "one"; }));
   for (int round = 0; round < 3; ++round) {
@@ -74,21 +94,7 @@ TEST(uring_transport, pause_then_resume_in_one_turn_keeps_reading) {
 // A server restarted the moment the old process exits must be able to bind its port: after
 // shutdown() the ring holds no listener or connection (its own teardown is asynchronous),
 // with an accept and a connection's recv armed at the time.
-TEST(uring_transport, shutdown_releases_the_port_at_once) {
-  std::string why;
-  auto t = uring_transport::create(why);
-  if (!t) GTEST_SKIP() << "io_uring unavailable: " << why;
-  recorder rec;
-  t->set_handler(&rec);
-  ASSERT_TRUE(t->listen("127.0.0.1", 0).ok());
-  const int port = t->bound_port();
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_TRUE(poll_until(*t, [&] { return rec.opened == 1; }));
+TEST_F(uring_transport_test, shutdown_releases_the_port_at_once) {
   t->shutdown();
   t.reset();
   auto again = open_listener("127.0.0.1", port, false);
@@ -103,20 +109,7 @@ TEST(uring_transport, shutdown_releases_the_port_at_once) {
 // append_owned: a string taken whole goes out after what the outbound buffer held before it
 // and before what is appended after it, across several sends (bigger than a send chunk and
 // than the socket's buffer), with flush_now in between, and counts as pending until sent.
-TEST(uring_transport, taken_strings_leave_in_order_with_the_bytes_around_them) {
-  std::string why;
-  auto t = uring_transport::create(why);
-  if (!t) GTEST_SKIP() << "io_uring unavailable: " << why;
-  recorder rec;
-  t->set_handler(&rec);
-  ASSERT_TRUE(t->listen("127.0.0.1", 0).ok());
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(t->bound_port()));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-  ASSERT_TRUE(poll_until(*t, [&] { return rec.opened == 1; }));
+TEST_F(uring_transport_test, taken_strings_leave_in_order_with_the_bytes_around_them) {
   const conn_handle h = rec.last;
 
   std::string want;
@@ -139,14 +132,17 @@ TEST(uring_transport, taken_strings_leave_in_order_with_the_bytes_around_them) {
   t->flush();
 
   std::string got;
-  char buf[65536];
-  for (int i = 0; i < 4000 && got.size() < want.size(); ++i) {
-    t->poll(0);
-    t->flush();
-    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n > 0) got.append(buf, std::size_t(n));
-    if (n <= 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  auto receive = [&] {  // turns the transport while the client reads, until `want` is in
+    char buf[65536];
+    for (int i = 0; i < 4000 && got.size() < want.size(); ++i) {
+      t->poll(0);
+      t->flush();
+      const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0) got.append(buf, std::size_t(n));
+      if (n <= 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  };
+  receive();
   ASSERT_EQ(got.size(), want.size());
   EXPECT_TRUE(got == want) << "bytes out of order";
   EXPECT_TRUE(poll_until(*t, [&] { return t->pending_bytes(h) == 0; }));
@@ -156,13 +152,7 @@ TEST(uring_transport, taken_strings_leave_in_order_with_the_bytes_around_them) {
   append("after;");
   t->flush();
   const std::size_t before = got.size();
-  for (int i = 0; i < 4000 && got.size() < want.size(); ++i) {
-    t->poll(0);
-    t->flush();
-    const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-    if (n > 0) got.append(buf, std::size_t(n));
-    if (n <= 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+  receive();
   ASSERT_GT(got.size(), before);
   EXPECT_TRUE(got == want);
   ::close(fd);
