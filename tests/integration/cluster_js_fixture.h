@@ -32,12 +32,14 @@ class cluster_js_fixture : public ::testing::Test {
     if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
     if (server_binary().find("nats-server") != std::string::npos)
       GTEST_SKIP() << "uses $JS.API requests and /jsz fields of Peregrine's replication only";
-    for (int i = 0; i < 3; ++i) {
+    cport_.resize(std::size_t(nodes()));
+    http_.resize(std::size_t(nodes()));
+    for (int i = 0; i < nodes(); ++i) {
       cport_[i] = pick_free_port();
       http_[i] = pick_free_port();
     }
     const std::vector<int> all(cport_.begin(), cport_.end());
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < nodes(); ++i)
       servers_.push_back(std::make_unique<server_process>(
           cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
           "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
@@ -62,7 +64,7 @@ class cluster_js_fixture : public ::testing::Test {
     while (clock_type::now() < deadline) {
       int agree = 0;
       std::string leader;
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < nodes(); ++i) {
         if (!servers_[i]->running()) continue;
         const json j = json::parse(http_get(http_[i], "/jsz"), nullptr, false);
         const std::string l = j.is_object() ? j.value("meta_cluster", json::object()).value("leader", "") : "";
@@ -71,7 +73,7 @@ class cluster_js_fixture : public ::testing::Test {
           ++agree;
         }
       }
-      if (agree >= 2) return true;
+      if (agree > nodes() / 2) return true;
       std::this_thread::sleep_for(50ms);
     }
     return false;
@@ -152,7 +154,7 @@ class cluster_js_fixture : public ::testing::Test {
     const auto deadline = clock_type::now() + limit;
     while (clock_type::now() < deadline) {
       std::set<std::string> seen;
-      for (int i = 0; i < 3; ++i) {
+      for (int i = 0; i < nodes(); ++i) {
         if (!servers_[i]->running()) continue;
         seen.insert(info(i, name).value("cluster", json::object()).value("leader", ""));
       }
@@ -201,7 +203,10 @@ class cluster_js_fixture : public ::testing::Test {
 
   int index_of(const std::string& server) const { return server.empty() ? -1 : server[0] - 'A'; }
 
-  std::array<int, 3> cport_{}, http_{};
+  // Servers in the cluster (A, B, C...); three unless a suite says otherwise.
+  virtual int nodes() const { return 3; }
+
+  std::vector<int> cport_, http_;
   std::vector<std::unique_ptr<server_process>> servers_;
 };
 
