@@ -423,4 +423,78 @@ void jetstream::r1_scaled(const std::string& name, bool drop) {
   std::filesystem::remove_all(dir, ec);
 }
 
+// ---- STREAM.UPDATE of a replicated stream, and its scaling (moved from cluster_streams.cc)
+
+void cluster_streams::api_update(std::string_view name, const core::inbound_msg& m, int hops) {
+  constexpr std::string_view type = "stream_update_response";
+  const auto* s = _meta.find(kAccount, std::string(name));
+  if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
+  auto plan = plan_stream_update(s->assignment, name, m.payload);
+  if (plan.error) return respond_error(m.reply, type, *plan.error);
+  if (plan.what == stream_update_plan::kind::scale) return api_scale(name, to_json(plan.cfg, false), m, hops);
+  std::string leader;
+  if (!meta_leader(leader)) {
+    if (leader.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+    return forward(leader, "STREAM.UPDATE." + std::string(name), m, hops);
+  }
+  if (_updating.count(name)) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{plan.next}));
+  if (r.st != core::group_propose_result::status::ok)
+    return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  _updating[std::string(name)] = {std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs};
+}
+
+void cluster_streams::api_scale(std::string_view name, const ojson& cfg_json, const core::inbound_msg& m, int hops) {
+  constexpr std::string_view type = "stream_update_response";
+  const std::size_t want = cfg_json.value("num_replicas", 1);
+  if (want > std::max<std::size_t>(_repl.meta().cluster_size, 1))
+    return respond_error(m.reply, type, make_error(err::no_suitable_peers, "no suitable peers for placement"));
+  auto it = _hosted.find(name);
+  if (it == _hosted.end() || !it->second->log->leader || !it->second->replica->ready()) {
+    // Its leader holds every acknowledged message: it seeds the new group.
+    std::string target = it != _hosted.end() ? it->second->leader_name : std::string();
+    if (const auto* s = _meta.find(kAccount, std::string(name)); target.empty() && it == _hosted.end() && s)
+      target = s->assignment.peers.front();
+    if (target.empty() || target == _self || hops >= kMaxHops)
+      return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+    return forward(target, "STREAM.UPDATE." + std::string(name), m, hops);
+  }
+  hosted& h = *it->second;
+  if (h.frozen) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
+  h.frozen = true;
+  h.frozen_until = _host.clk().wall_ns() + kAnswerWindowNs;
+  for (auto id : h.subs) _host.unsubscribe(id);
+  h.subs.clear();
+  h.scale_request = ojson{{"config", cfg_json.dump()}, {"origin", _self}, {"created", h.assignment.created_ns}}.dump();
+  h.scale_reply = std::string(m.reply);
+  // Its consumers follow it into new groups, from the state their leaders hold now.
+  _consumers->begin_scale(std::string(name), _host.clk().wall_ns());
+  poll_scaling(_host.clk().wall_ns());
+}
+
+void cluster_streams::poll_scaling(std::int64_t now_ns) {
+  for (auto& [name, h] : _hosted) {
+    if (!h->frozen) continue;
+    if (now_ns >= h->frozen_until || !h->log->leader) {  // given up (the client was answered or timed out)
+      h->frozen = false;
+      h->scale_request.clear();
+      _consumers->end_scale(name);
+      after_event(*h, now_ns);
+    } else if (!h->scale_request.empty() && h->replica->pending() == 0) {
+      auto consumers = _consumers->scale_states(name, now_ns);
+      if (!consumers) continue;  // a consumer's leader has not answered yet
+      auto req = ojson::parse(std::exchange(h->scale_request, {}));
+      req["consumers"] = std::move(*consumers);
+      send_scale(req.dump(), h->scale_reply);
+    }
+  }
+  std::erase_if(_r1_seeds, [&](auto& kv) {
+    if (kv.second.deadline_ns > now_ns) return false;
+    if (on_r1_scaled) on_r1_scaled(kv.first, false);
+    return true;
+  });
+}
+
+// A committed STREAM.UPDATE on a server with a replica: the new limits apply at once, the
+// leader moves its subscriptions to the new subjects (after_event subscribes them again).
 }  // namespace js
