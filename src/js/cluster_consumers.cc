@@ -289,17 +289,8 @@ void cluster_consumers::on_pull(hosted& h, const core::inbound_msg& m) {
   const std::int64_t now = _host.clk().wall_ns();
   if (m.reply.empty() || frozen(h, now)) return;  // a scale: the client asks the new group again
   actions out;
-  auto req = parse_pull_request(m.payload);
-  if (auto* e = std::get_if<pull_parse_error>(&req)) {
-    status_reply s;
-    s.to = std::string(m.reply);
-    s.code = 400;
-    s.description = e->description;
-    out.emplace_back(std::move(s));
-  } else {
-    // not_ready (an election under way): the client's fetch times out and it asks again.
-    (void)h.replica->pull(std::string(m.reply), std::get<pull_request>(req), now, out);
-  }
+  // not_ready (an election under way): the client's fetch times out and it asks again.
+  if (auto req = parse_pull_or_400(m.reply, m.payload, out)) (void)h.replica->pull(std::string(m.reply), *req, now, out);
   run(h, out, now);
 }
 

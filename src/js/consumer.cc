@@ -497,4 +497,17 @@ void consumer_state_machine::restore(const consumer_snapshot& s, base::nanos now
   _last_activity = now;
 }
 
+std::optional<pull_request> parse_pull_or_400(std::string_view reply, std::string_view body, actions& out) {
+  auto req = parse_pull_request(body);
+  if (auto* e = std::get_if<pull_parse_error>(&req)) {
+    status_reply s;
+    s.to = std::string(reply);
+    s.code = 400;
+    s.description = std::move(e->description);
+    out.emplace_back(std::move(s));
+    return std::nullopt;
+  }
+  return std::get<pull_request>(std::move(req));
+}
+
 }  // namespace js

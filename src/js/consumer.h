@@ -169,6 +169,10 @@ struct inactive {};
 using action = std::variant<delivery, status_reply, advisory, released, inactive>;
 using actions = std::vector<action>;
 
+// A MSG.NEXT body parsed; one that does not parse gets its 400 status to `reply` in `out`
+// and nullopt.
+std::optional<pull_request> parse_pull_or_400(std::string_view reply, std::string_view body, actions& out);
+
 // ---- state ---------------------------------------------------------------------------
 
 struct pending_entry {

@@ -304,16 +304,7 @@ void consumer_agent::on_pull_request(const core::inbound_msg& m, std::int64_t no
   if (_exec) _exec->count_message();
   if (m.reply.empty()) return;
   actions out;
-  auto req = parse_pull_request(m.payload);
-  if (auto* e = std::get_if<pull_parse_error>(&req)) {
-    status_reply s;
-    s.to = std::string(m.reply);
-    s.code = 400;
-    s.description = e->description;
-    out.emplace_back(std::move(s));
-  } else {
-    _m->on_pull(std::string(m.reply), std::get<pull_request>(req), now, out);
-  }
+  if (auto req = parse_pull_or_400(m.reply, m.payload, out)) _m->on_pull(std::string(m.reply), *req, now, out);
   run(out, now);
 }
 
