@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <deque>
 #include <cstring>
+#include <deque>
 
 #include "net/socket_util.h"
 #include "src/base/clock.h"

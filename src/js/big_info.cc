@@ -100,12 +100,7 @@ std::size_t jetstream::poll_big_info() {
   std::size_t work = 0;
   for (auto& job : _infos) {  // the first one still listing its subjects goes on
     if (job->listed) continue;
-    if (!list_some_subjects(*job)) {
-      job->listed = true;
-      job->text.clear();
-      job->info = nullptr;
-      job->gone = true;
-    }
+    if (!list_some_subjects(*job)) job->listed = job->gone = true;
     ++work;
     break;
   }

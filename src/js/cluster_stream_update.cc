@@ -423,7 +423,7 @@ void jetstream::r1_scaled(const std::string& name, bool drop) {
   std::filesystem::remove_all(dir, ec);
 }
 
-// ---- STREAM.UPDATE of a replicated stream, and its scaling (moved from cluster_streams.cc)
+// ---- STREAM.UPDATE of a replicated stream, and its scaling
 
 void cluster_streams::api_update(std::string_view name, const core::inbound_msg& m, int hops) {
   constexpr std::string_view type = "stream_update_response";
@@ -495,6 +495,4 @@ void cluster_streams::poll_scaling(std::int64_t now_ns) {
   });
 }
 
-// A committed STREAM.UPDATE on a server with a replica: the new limits apply at once, the
-// leader moves its subscriptions to the new subjects (after_event subscribes them again).
 }  // namespace js

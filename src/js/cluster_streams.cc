@@ -456,6 +456,8 @@ void cluster_streams::drop_stream(const std::string& name, bool silent) {
   _hosted.erase(it);
 }
 
+// A committed STREAM.UPDATE on a server with a replica: the new limits apply at once, the
+// leader moves its subscriptions to the new subjects (after_event subscribes them again).
 void cluster_streams::update_hosted(const re::stream_assign& a, std::uint64_t meta_index, std::int64_t now_ns) {
   auto it = _hosted.find(a.name);
   if (it == _hosted.end()) return host_stream(a, meta_index);

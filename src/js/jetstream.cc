@@ -347,6 +347,7 @@ void jetstream::apply_report(const std::string& name, std::size_t owner, std::op
     // An update that keeps its subjects leaves the registry alone (50,000 subjects cost ms);
     // a big change goes in slices (poll_big), stream changes held back meanwhile (must_wait).
     if (it == _owners->table.end() || it->second.cfg.subjects != cfg->subjects) {
+      // The reporter's copy when it sent one (empty: none, unless the stream has no subjects).
       if (registry_subjects.size() != cfg->subjects.size()) registry_subjects = cfg->subjects;
       _owners->subjects.set_sliced(name, std::move(registry_subjects), kRegistryStepsNow);
     }

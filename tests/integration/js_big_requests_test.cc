@@ -122,11 +122,12 @@ double idle_ping_noise(int port, double ms) {
 double ping_bound(double idle_noise_ms) { return (std::max(idle_noise_ms, 40.0) + 10) * time_scale(); }
 
 // Whether this machine is quiet enough to judge a wall-clock target: a load average at most
-// twice the cores (at load 15-25 on 2 cores any busy thread is preempted for 30-120 ms).
-bool machine_quiet(double* load_out = nullptr) {
+// `per_core` times the cores, twice by default (at load 15-25 on 2 cores any busy thread is
+// preempted for 30-120 ms).
+bool machine_quiet(double* load_out = nullptr, double per_core = 2.0) {
   double load = 0;
   const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  const bool quiet = ::getloadavg(&load, 1) == 1 && load <= 2.0 * double(cores);
+  const bool quiet = ::getloadavg(&load, 1) == 1 && load <= per_core * double(cores);
   if (load_out) *load_out = load;
   return quiet;
 }
@@ -156,11 +157,7 @@ bool judge_wall_clock() { return time_scale() == 1.0; }
 // copies and frees moved to the API worker, the big replies leave without a copy); the PING
 // waits that remain are the scheduler's.
 double tight_ping_bound(double idle_noise_ms) { return 10 + std::max(idle_noise_ms, 5.0); }
-bool judge_tight() {
-  double load = 0;
-  return judge_wall_clock() && !js_off_the_client_loop() && ::getloadavg(&load, 1) == 1 &&
-         load <= double(::sysconf(_SC_NPROCESSORS_ONLN));
-}
+bool judge_tight() { return judge_wall_clock() && !js_off_the_client_loop() && machine_quiet(nullptr, 1.0); }
 
 bool pings_within(double worst_ping_ms, double idle_noise_ms, double request_ms) {
   const bool within = worst_ping_ms < ping_bound(idle_noise_ms);
