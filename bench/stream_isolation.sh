@@ -24,8 +24,7 @@ for run in alone beside alone2; do
     apid=$!; sleep 1
   fi
   out=$("${b_pin[@]}" $bench --url nats://127.0.0.1:$port --quiet --json --mode js-file --subject b --closed --count 5000 --warmup 200)
-  python3 -c "import json,sys; j=json.loads(sys.argv[2]); r=j.get('result',j); print(sys.argv[1], 'B sync: p50_us', r.get('p50_us'), 'p99_us', r.get('p99_us'), 'msgs/s', r.get('msgs_per_s'))" "$run" "$out"
-  [ -n "${SHOW_B:-}" ] && echo "$out" | head -c 600
+  python3 -c "import json,sys; j=json.loads(sys.argv[2]); r=j.get('result',j); print(sys.argv[1], 'B sync: p50_us', r.get('p50_us'), 'p99_us', r.get('p99_us'), 'msgs/s', r.get('msgs_per_s'), '' if r.get('ok', True) else 'FAILED: ' + str(r.get('error')))" "$run" "$out"
   if [ "$run" = beside ]; then
     if kill -0 $apid 2>/dev/null; then echo "A still publishing when B finished (saturating throughout)"; kill $apid; fi
     wait $apid 2>/dev/null
