@@ -99,6 +99,17 @@ class route_security : public ::testing::TestWithParam<pairing> {
     return pub && sub_nc && wait_interest(sub_nc.get(), pub.get(), 10s * time_scale());
   }
 
+  // nats-server opens its route listener after its client port, so the server being up
+  // does not yet mean the route port answers: retry for a while.
+  bool connect_route(raw_client& r) const {
+    const auto deadline = clock_type::now() + 5s * time_scale();
+    while (!r.connect(acceptor_port_)) {
+      if (clock_type::now() > deadline) return false;
+      std::this_thread::sleep_for(20ms);
+    }
+    return true;
+  }
+
   int acceptor_port_ = 0;
   std::vector<std::unique_ptr<server_process>> servers_;
 };
@@ -143,7 +154,7 @@ TEST_P(route_security, an_unauthenticated_route_gets_nats_servers_errors) {
   acceptor("  authorization {\n    user: ruser\n    password: rpw\n    timeout: 1\n  }\n");
   {  // silent: the auth timeout
     raw_client r;
-    ASSERT_TRUE(r.connect(acceptor_port_));
+    ASSERT_TRUE(connect_route(r));
     EXPECT_NE(r.read_info().find("\"auth_required\":true"), std::string::npos);
     auto rest = r.read_until_closed(6s);
     ASSERT_TRUE(rest.has_value()) << "still open after the auth timeout";
@@ -151,7 +162,7 @@ TEST_P(route_security, an_unauthenticated_route_gets_nats_servers_errors) {
   }
   {  // interest before CONNECT
     raw_client r;
-    ASSERT_TRUE(r.connect(acceptor_port_));
+    ASSERT_TRUE(connect_route(r));
     r.read_info();
     ASSERT_TRUE(r.send("RS+ $G foo\r\n"));
     auto rest = r.read_until_closed(5s);

@@ -28,7 +28,10 @@ bool raw_client::connect(int port, int rcvbuf) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return true;
+  ::close(fd_);  // a caller may retry
+  fd_ = -1;
+  return false;
 }
 
 std::string raw_client::read_info(std::chrono::milliseconds timeout) {
