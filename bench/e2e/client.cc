@@ -93,7 +93,7 @@ std::string open_stream(const config& cfg, bool file, int64_t window, js_session
   jsCtx* js = nullptr;
   if (natsConnection_JetStream(&js, s.nc.get(), &jo) != NATS_OK) return "no JetStream context";
   s.js.reset(js);
-  s.stream = "PGBENCH_" + tag;
+  s.stream = cfg.stream.empty() ? "PGBENCH_" + tag : cfg.stream;
   jsErrCode jerr = static_cast<jsErrCode>(0);
   js_DeleteStream(js, s.stream.c_str(), nullptr, &jerr);
   jsStreamConfig sc;

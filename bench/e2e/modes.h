@@ -29,6 +29,7 @@ struct config {
   int tp_subscribers = 1;    // throughput: subscriber connections, each gets every message (N x M)
   int keys = 100;            // kv-get, js-direct-get: keys (subjects) read round robin
   std::string subject = "pgbench";
+  std::string stream;  // the JetStream modes' stream name ("": PGBENCH_<mode's tag>)
   // JetStream consumer modes.
   bool file = false;         // --storage file (else memory)
   int fetch_batch = 100;     // js-fetch: messages per fetch

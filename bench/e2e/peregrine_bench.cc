@@ -130,6 +130,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--subject", cfg.subject, "subject prefix")->capture_default_str();
+  app.add_option("--stream", cfg.stream,
+                 "JetStream modes: the stream's name (default PGBENCH_<MODE>; several runs at once need their own)");
   std::string storage = "memory";
   std::string ack = "each";
   app.add_option("--storage", storage, "stream / bucket storage for the JetStream and KV modes (js-file: file)")

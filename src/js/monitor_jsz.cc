@@ -214,6 +214,10 @@ void jetstream::monitor_metrics(std::string& out) {
     out += fmt::format("{}_sum{{{}}} {}\n", name, labels, h.sum_seconds());
     out += fmt::format("{}_count{{{}}} {}\n", name, labels, h.count());
   };
+  family("peregrine_stream_write_stalls_total", "counter",
+         "Times a PubAck waited over 500 ms for its write to become durable (the server also logs a warning).");
+  for (auto& [name, g] : _streams)
+    out += fmt::format("peregrine_stream_write_stalls_total{{stream=\"{}\"}} {}\n", name, g->get_stream().write_stalls());
   family("peregrine_stream_puback_latency_seconds", "histogram",
          "From a publish reaching the stream to its PubAck leaving (includes the wait for the durability point).");
   for (auto& [name, g] : _streams)

@@ -71,6 +71,10 @@ class stream final : public core::internal_handler {
   const stream_config& config() const { return _cfg; }
   // Publish reaching the stream -> its PubAck leaving (includes the wait for durability).
   const base::latency_histogram& puback_latency() const { return _puback_latency; }
+  // Times a PubAck waited over kWriteStallNs for its write to become durable (each stall
+  // counted and logged once, when noticed, and again when writes complete).
+  std::uint64_t write_stalls() const { return _write_stalls; }
+  static constexpr std::int64_t kWriteStallNs = 500'000'000;
   std::int64_t created() const { return _created; }
   const std::string& dir() const { return _dir; }
   storage::stream_store& store() { return *_store; }
@@ -177,6 +181,9 @@ class stream final : public core::internal_handler {
   void load_schedules(std::int64_t now);
   void queue_ack(std::string reply, std::string body, std::uint64_t wait_seq);
   void flush_acks(std::uint64_t durable);
+  // Logs a PubAck held past kWriteStallNs by its write (storage slow, or its completions
+  // starved: see docs/tuning.md), and the end of that stall.
+  void watch_write_stall();
 
  public:
   // Nothing for poll() to do but time-based work (expiry, batch timeouts, which next_wakeup()
@@ -223,6 +230,13 @@ class stream final : public core::internal_handler {
   bool _closed = false;
   bool _completions_wake_loop = false;
   std::int64_t _last_ack_queued = 0;
+  // A write stall in progress (watch_write_stall), and since when (monotonic).
+  bool _stalled = false;
+  std::int64_t _stall_since_ns = 0;
+  std::uint64_t _write_stalls = 0;
+  std::int64_t _stall_log_ns = 0;  // the last stall warning (at most one a minute)
+  bool _stall_logged = false;      // the current stall's warning went out
+  bool _stall_log_any = false;     // a warning went out before
   subject_rewrites _rewrites;  // subject_transform and republish
   atomic_batch_table _batches;
   std::vector<std::unique_ptr<source_link>> _links;
