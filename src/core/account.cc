@@ -1,5 +1,7 @@
 #include "src/core/account.h"
 
+#include <algorithm>
+
 #include <sodium.h>
 
 #include <charconv>
@@ -74,8 +76,53 @@ bool stream_import_interest(const stream_forward& f, std::string_view subscribed
   return true;
 }
 
+bool service_import_mappable(std::string_view local, std::string_view remote) {
+  auto shape = [](std::string_view s, std::size_t& stars, bool& tail) {
+    stars = 0;
+    tail = false;
+    const auto toks = split_tokens(s);
+    for (std::size_t i = 0; i < toks.size(); ++i) {
+      if (toks[i] == "*") ++stars;
+      if (toks[i] == ">") {
+        if (i + 1 != toks.size()) return false;
+        tail = true;
+      }
+    }
+    return true;
+  };
+  std::size_t ls = 0, rs = 0;
+  bool lt = false, rt = false;
+  return shape(local, ls, lt) && shape(remote, rs, rt) && ls == rs && lt == rt;
+}
+
 std::string service_import_subject(const service_forward& f, std::string_view subject) {
-  return f.local == f.remote ? std::string(subject) : f.remote;
+  if (f.local == f.remote) return std::string(subject);
+  const auto remote = split_tokens(f.remote);
+  if (std::none_of(remote.begin(), remote.end(), [](std::string_view t) { return t == "*" || t == ">"; }))
+    return f.remote;
+  // `local` and `remote` hold the same wildcards (service_import_mappable): the subject's
+  // tokens under local's `*`s fill remote's in order, and what local's `>` took fills its `>`.
+  const auto local = split_tokens(f.local);
+  const auto toks = split_tokens(subject);
+  std::vector<std::string_view> stars;
+  std::string tail;
+  for (std::size_t i = 0; i < local.size() && i < toks.size(); ++i) {
+    if (local[i] == "*") stars.push_back(toks[i]);
+    if (local[i] == ">") {
+      const std::size_t at = std::size_t(toks[i].data() - subject.data());
+      tail = std::string(subject.substr(at));
+      break;
+    }
+  }
+  std::string out;
+  std::size_t next_star = 0;
+  for (const auto t : remote) {
+    if (!out.empty()) out += '.';
+    if (t == "*" && next_star < stars.size()) out += stars[next_star++];
+    else if (t == ">") out += tail;
+    else out += t;
+  }
+  return out;
 }
 
 bool is_service_reply(std::string_view subject) { return subject.substr(0, kReplyPrefix.size()) == kReplyPrefix; }

@@ -47,8 +47,13 @@ std::string stream_import_subject(const stream_forward& f, std::string_view subj
 // the import when it lies inside what the import delivers, else the export's whole filter.
 // False when the two do not overlap.
 bool stream_import_interest(const stream_forward& f, std::string_view subscribed, std::string& exporter_subject);
-// The subject a service import sends a request on `subject` to.
+// The subject a service import sends a request on `subject` to: `remote` itself when literal,
+// else remote's wildcards filled with what local's matched, by position (an import of
+// "$JS.API.>" to "JS.A.API.>" sends "JS.A.API.INFO" as "$JS.API.INFO").
 std::string service_import_subject(const service_forward& f, std::string_view subject);
+// True when a service import's `to` (local) can stand for its subject (remote): both literal,
+// or the same number of `*` and both or neither ending in `>`.
+bool service_import_mappable(std::string_view local, std::string_view remote);
 
 // Replies of service imports: "_R_.<tag>.<account>.<expires ms>.<kind><mac>.<reply>" (kind
 // 's' for Singleton, 'm' for more). The tag is random per process: a cluster announces

@@ -31,7 +31,11 @@ class js_accounts : public server_test {
     return "http_port: " + std::to_string(http_port_) + R"(
 jetstream { store_dir: "@TMPDIR@/js" }
 accounts {
-  A: { users: [ { user: a, password: pa } ], jetstream: enabled }
+  A: { users: [ { user: a, password: pa } ], jetstream: enabled,
+       exports: [ { service: "$JS.API.>" }, { service: "shared.>" } ] }
+  D: { users: [ { user: d, password: pd } ],
+       imports: [ { service: { account: A, subject: "$JS.API.>" }, to: "JS.A.API.>" },
+                  { service: { account: A, subject: "shared.>" } } ] }
   B: { users: [ { user: b, password: pb } ], jetstream: enabled }
   L: { users: [ { user: l, password: pl } ],
        jetstream: { max_memory: 4K, max_file: 4K, max_streams: 3, max_consumers: 1 } }
@@ -149,6 +153,50 @@ TEST_F(js_accounts, same_stream_name_in_two_accounts_is_isolated) {
   while (msg_ptr m = next_msg(b_events.get(), 100ms))
     if (std::string(natsMsg_GetSubject(m.get())).find("DELETED") != std::string::npos) ++b_advisories;
   EXPECT_EQ(b_advisories, 0) << "A's delete advisory reached B";
+}
+
+// Account D uses A's JetStream through a service import of "$JS.API.>" mapped to
+// "JS.A.API.>" (a wildcard `to`) and publishes into A's stream through an import of its
+// subjects: libnats with the API prefix "JS.A.API" creates the stream and gets PubAcks.
+TEST_F(js_accounts, another_account_uses_jetstream_through_an_api_import) {
+  auto a = as("a", "pa");
+  auto d = as("d", "pd");
+  ASSERT_TRUE(a && d);
+  jsOptions o;
+  jsOptions_Init(&o);
+  o.Prefix = "JS.A.API";
+  jsCtx* js = nullptr;
+  ASSERT_EQ(natsConnection_JetStream(&js, d.get(), &o), NATS_OK);
+  jsStreamConfig sc;
+  jsStreamConfig_Init(&sc);
+  sc.Name = "SHARED";
+  const char* subjects[] = {"shared.>"};
+  sc.Subjects = subjects;
+  sc.SubjectsLen = 1;
+  jsStreamInfo* si = nullptr;
+  jsErrCode jerr = static_cast<jsErrCode>(0);
+  EXPECT_EQ(js_AddStream(&si, js, &sc, nullptr, &jerr), NATS_OK) << "err_code " << int(jerr);
+  if (si) jsStreamInfo_Destroy(si);
+  for (int i = 1; i <= 3; ++i) {
+    jsPubAck* pa = nullptr;
+    ASSERT_EQ(js_Publish(&pa, js, "shared.x", "m", 1, nullptr, &jerr), NATS_OK) << i;
+    ASSERT_NE(pa, nullptr);
+    EXPECT_EQ(std::string(pa->Stream), "SHARED");
+    EXPECT_EQ(pa->Sequence, std::uint64_t(i));
+    jsPubAck_Destroy(pa);
+  }
+  si = nullptr;
+  ASSERT_EQ(js_GetStreamInfo(&si, js, "SHARED", nullptr, &jerr), NATS_OK);
+  EXPECT_EQ(si->State.Msgs, 3u);
+  jsStreamInfo_Destroy(si);
+  jsCtx_Destroy(js);
+  // The stream is A's: A sees it under its own API, D's own namespace has no JetStream.
+  EXPECT_EQ(messages(a.get(), "SHARED"), 3u);
+  EXPECT_EQ(err_code(request(d.get(), "$JS.API.INFO")), 10039) << "D has no JetStream of its own";
+  // A wildcard token past the mapping reaches the right API subject.
+  json names = request(d.get(), "JS.A.API.STREAM.NAMES");
+  ASSERT_TRUE(names.is_object()) << names.dump();
+  EXPECT_NE(names.dump().find("SHARED"), std::string::npos) << names.dump();
 }
 
 TEST_F(js_accounts, account_without_jetstream_gets_10039) {

@@ -297,6 +297,29 @@ TEST(Accounts, ImportSubjectMapping) {
   EXPECT_EQ(service_import_subject(service_forward{"help", "help", 1}, "help"), "help");
   EXPECT_EQ(service_import_subject(service_forward{"b.help", "help", 1}, "b.help"), "help");
   EXPECT_EQ(service_import_subject(service_forward{"svc.>", "svc.>", 1}, "svc.x.y"), "svc.x.y");
+  // A wildcard `to`: the importer's tokens fill the export's wildcards by position.
+  EXPECT_EQ(service_import_subject(service_forward{"JS.A.API.>", "$JS.API.>", 1}, "JS.A.API.STREAM.INFO.S"),
+            "$JS.API.STREAM.INFO.S");
+  EXPECT_EQ(service_import_subject(service_forward{"q.*.x.*", "svc.*.*", 1}, "q.one.x.two"), "svc.one.two");
+  EXPECT_EQ(service_import_subject(service_forward{"a.*.>", "b.*.c.>", 1}, "a.1.2.3"), "b.1.c.2.3");
+  EXPECT_TRUE(service_import_mappable("JS.A.API.>", "$JS.API.>"));
+  EXPECT_TRUE(service_import_mappable("x.*.y", "z.*"));
+  EXPECT_FALSE(service_import_mappable("x.>", "y.*"));
+  EXPECT_FALSE(service_import_mappable("x.*.*", "y.*"));
+  EXPECT_FALSE(service_import_mappable("local", "svc.>"));
+}
+
+// A service import's `to` may carry the subject's wildcards (accounts sharing JetStream:
+// "$JS.API.>" imported as "JS.A.API.>", as nats-server allows).
+TEST(Accounts, WildcardServiceImportToIsAccepted) {
+  const auto p = write_conf(R"(accounts {
+    A { exports: [ {service: "$JS.API.>"} ] }
+    B { imports: [ {service: {account: A, subject: "$JS.API.>"}, to: "JS.A.API.>"} ] } })");
+  server_options o;
+  std::string err;
+  std::vector<std::string> warns;
+  EXPECT_TRUE(load_config_file(p.string(), o, err, warns)) << err;
+  std::filesystem::remove(p);
 }
 
 // accounts { A { jetstream: ... } } as nats-server parses it: enabled/disabled or a map of
@@ -382,6 +405,12 @@ TEST(Accounts, BadImportsAreRejected) {
       {"accounts { A { exports: [ {stream: \"x.*\"} ] }, B { imports: [ {stream: {account: A, subject: \"x.>\"}} ] } }",
        "is not exported"},
       {"accounts { A { users: [ {user: u} ] }, B { users: [ {user: u} ] } }", "duplicate user"},
+      {"accounts { A { exports: [ {service: \"s.>\"} ] }, B { imports: [ {service: {account: A, subject: \"s.>\"}, "
+       "to: \"t.*\"} ] } }",
+       "must have the same wildcards"},
+      {"accounts { A { exports: [ {stream: \"s.>\"} ] }, B { imports: [ {stream: {account: A, subject: \"s.>\"}, "
+       "to: \"t.>\"} ] } }",
+       "renames only a literal subject"},
   };
   for (const auto& [text, want] : cases) {
     const auto p = write_conf(text);
