@@ -51,7 +51,7 @@ const std::string& service_reply_prefix() {
 }
 
 std::string stream_import_subject(const stream_forward& f, std::string_view subject) {
-  if (!f.to.empty()) return f.to;
+  if (!f.to.empty()) return map_import_subject(f.subject, f.to, subject);
   if (!f.prefix.empty()) return f.prefix + "." + std::string(subject);
   return std::string(subject);
 }
@@ -76,7 +76,7 @@ bool stream_import_interest(const stream_forward& f, std::string_view subscribed
   return true;
 }
 
-bool service_import_mappable(std::string_view local, std::string_view remote) {
+bool import_mappable(std::string_view from, std::string_view to) {
   auto shape = [](std::string_view s, std::size_t& stars, bool& tail) {
     stars = 0;
     tail = false;
@@ -90,39 +90,42 @@ bool service_import_mappable(std::string_view local, std::string_view remote) {
     }
     return true;
   };
-  std::size_t ls = 0, rs = 0;
-  bool lt = false, rt = false;
-  return shape(local, ls, lt) && shape(remote, rs, rt) && ls == rs && lt == rt;
+  std::size_t fs = 0, ts = 0;
+  bool ft = false, tt = false;
+  return shape(from, fs, ft) && shape(to, ts, tt) && fs == ts && ft == tt;
 }
 
-std::string service_import_subject(const service_forward& f, std::string_view subject) {
-  if (f.local == f.remote) return std::string(subject);
-  const auto remote = split_tokens(f.remote);
-  if (std::none_of(remote.begin(), remote.end(), [](std::string_view t) { return t == "*" || t == ">"; }))
-    return f.remote;
-  // `local` and `remote` hold the same wildcards (service_import_mappable): the subject's
-  // tokens under local's `*`s fill remote's in order, and what local's `>` took fills its `>`.
-  const auto local = split_tokens(f.local);
+std::string map_import_subject(std::string_view from, std::string_view to, std::string_view subject) {
+  const auto out_toks = split_tokens(to);
+  if (std::none_of(out_toks.begin(), out_toks.end(), [](std::string_view t) { return t == "*" || t == ">"; }))
+    return std::string(to);
+  // `from` and `to` hold the same wildcards (import_mappable): the subject's tokens under
+  // from's `*`s fill to's in order, and what from's `>` took fills its `>`.
+  const auto pattern = split_tokens(from);
   const auto toks = split_tokens(subject);
   std::vector<std::string_view> stars;
   std::string tail;
-  for (std::size_t i = 0; i < local.size() && i < toks.size(); ++i) {
-    if (local[i] == "*") stars.push_back(toks[i]);
-    if (local[i] == ">") {
-      const std::size_t at = std::size_t(toks[i].data() - subject.data());
-      tail = std::string(subject.substr(at));
+  for (std::size_t i = 0; i < pattern.size() && i < toks.size(); ++i) {
+    if (pattern[i] == "*") stars.push_back(toks[i]);
+    if (pattern[i] == ">") {
+      tail = std::string(subject.substr(std::size_t(toks[i].data() - subject.data())));
       break;
     }
   }
   std::string out;
   std::size_t next_star = 0;
-  for (const auto t : remote) {
+  for (const auto t : out_toks) {
     if (!out.empty()) out += '.';
     if (t == "*" && next_star < stars.size()) out += stars[next_star++];
     else if (t == ">") out += tail;
     else out += t;
   }
   return out;
+}
+
+std::string service_import_subject(const service_forward& f, std::string_view subject) {
+  if (f.local == f.remote) return std::string(subject);
+  return map_import_subject(f.local, f.remote, subject);
 }
 
 bool is_service_reply(std::string_view subject) { return subject.substr(0, kReplyPrefix.size()) == kReplyPrefix; }

@@ -19,7 +19,7 @@ struct stream_forward {
   std::string subject;  // the export's (imported) subject filter
   std::uint32_t to_account = 0;
   std::string prefix;   // delivered as "prefix.<subject>"
-  std::string to;       // or renamed to this literal subject
+  std::string to;       // or renamed to this (wildcards mapped by position: map_import_subject)
 };
 
 // A request published in the owning (importing) account on `local` goes to `to_account` on
@@ -40,6 +40,14 @@ struct account_rules {
   std::vector<service_forward> services_out;  // this account's service imports
 };
 
+// An import's subject mapping: `subject` (matching `from`) as `to` says. A literal `to` is
+// the subject itself; a `to` with wildcards takes what from's wildcards matched, by position
+// ("$JS.API.>" -> "JS.A.API.>" maps "$JS.API.INFO" to "JS.A.API.INFO").
+std::string map_import_subject(std::string_view from, std::string_view to, std::string_view subject);
+// True when `to` can stand for `from` in an import: both literal, or the same number of `*`
+// and both or neither ending in `>` (nats-server's import transforms, by position).
+bool import_mappable(std::string_view from, std::string_view to);
+
 // The subject a stream import delivers `subject` under.
 std::string stream_import_subject(const stream_forward& f, std::string_view subject);
 // The exporter's subject a cluster announces for a subscription on `subscribed` in the
@@ -47,13 +55,9 @@ std::string stream_import_subject(const stream_forward& f, std::string_view subj
 // the import when it lies inside what the import delivers, else the export's whole filter.
 // False when the two do not overlap.
 bool stream_import_interest(const stream_forward& f, std::string_view subscribed, std::string& exporter_subject);
-// The subject a service import sends a request on `subject` to: `remote` itself when literal,
-// else remote's wildcards filled with what local's matched, by position (an import of
-// "$JS.API.>" to "JS.A.API.>" sends "JS.A.API.INFO" as "$JS.API.INFO").
+// The subject a service import sends a request on `subject` to (its `to`, local, mapped
+// back to the exported subject, remote).
 std::string service_import_subject(const service_forward& f, std::string_view subject);
-// True when a service import's `to` (local) can stand for its subject (remote): both literal,
-// or the same number of `*` and both or neither ending in `>`.
-bool service_import_mappable(std::string_view local, std::string_view remote);
 
 // Replies of service imports: "_R_.<tag>.<account>.<expires ms>.<kind><mac>.<reply>" (kind
 // 's' for Singleton, 'm' for more). The tag is random per process: a cluster announces

@@ -357,19 +357,13 @@ bool validate_auth(const server_options& o, std::string& error) {
                 im.account + "\" to it";
         return false;
       }
-      // A service import's `to` may carry the subject's wildcards (mapped by position); a
-      // stream import's renames only a literal subject.
-      const bool wild = im.to.find_first_of("*>") != std::string::npos ||
-                        im.subject.find_first_of("*>") != std::string::npos;
-      if (!im.to.empty() && im.to != im.subject && im.service && wild &&
-          (subject_token_count(im.to) == 0 || !service_import_mappable(im.to, im.subject))) {
-        error = "accounts." + a.name + ": service import `to` \"" + im.to + "\" must have the same wildcards as \"" +
+      // `to` may carry the subject's wildcards (mapped by position, as nats-server's import
+      // transforms).
+      if (!im.to.empty() && im.to != im.subject &&
+          (subject_token_count(im.to) == 0 ||
+           (im.service ? !import_mappable(im.to, im.subject) : !import_mappable(im.subject, im.to)))) {
+        error = "accounts." + a.name + ": " + kind + " import `to` \"" + im.to + "\" must have the same wildcards as \"" +
                 im.subject + "\"";
-        return false;
-      }
-      if (!im.to.empty() && im.to != im.subject && (subject_token_count(im.to) == 0 || (!im.service && wild))) {
-        error = "accounts." + a.name + ": import `to` renames only a literal subject (\"" + im.subject + "\" -> \"" +
-                im.to + "\")";
         return false;
       }
     }

@@ -1,7 +1,8 @@
 #pragma once
 // One replica of a replicated stream (num_replicas > 1): the pure state machine between a
-// stream's Raft group and its store (issue 11, streams.md §11.2). No threads, clocks or
-// sockets: publishes and committed entries come in with `now`, replies go out.
+// stream's Raft group and its store (issue 11: a PubAck only once a majority holds the
+// message). No threads, clocks or sockets: publishes and committed entries come in with
+// `now`, replies go out.
 //
 // - Only the leader takes writes, and only once the leader_start entry it proposed on
 //   election is applied: everything committed before it is then in the store, so the

@@ -33,7 +33,8 @@ accounts {
   }
   C: {
     users: [ { user: c, password: pc } ]
-    imports: [ { service: { account: A, subject: "only.c" }, to: "ask.a" } ]
+    imports: [ { service: { account: A, subject: "only.c" }, to: "ask.a" },
+               { stream: { account: A, subject: "feed.*.>" }, to: "c_feed.*.x.>" } ]
   }
 }
 authorization {
@@ -129,6 +130,19 @@ TEST_F(accounts, stream_import_delivers_under_the_prefix) {
   EXPECT_EQ(msg_head(b), "MSG feed.x 2 1\r\n");
   EXPECT_EQ(b.read_line(), "PONG\r\n");
   EXPECT_TRUE(a.ping_pong());
+}
+
+// A stream import's `to` with wildcards: each takes what the subject's matched, by position.
+TEST_F(accounts, stream_import_renamed_with_wildcards) {
+  raw_client a, c;
+  ASSERT_TRUE(open_as(a, "a", "pa"));
+  ASSERT_TRUE(open_as(c, "c", "pc"));
+  ASSERT_TRUE(c.send("SUB c_feed.> 1\r\n"));
+  ASSERT_TRUE(c.ping_pong());
+  ASSERT_TRUE(a.send("PUB feed.prices.eu.fr 3\r\n100\r\nPUB feed.flat 1\r\nx\r\n"));
+  ASSERT_TRUE(a.ping_pong());
+  EXPECT_EQ(msg_head(c), "MSG c_feed.prices.x.eu.fr 1 3\r\n");
+  EXPECT_TRUE(c.ping_pong());  // feed.flat has no token for the `>`: not imported
 }
 
 TEST_F(accounts, service_import_routes_requests_and_replies_back) {

@@ -302,11 +302,13 @@ TEST(Accounts, ImportSubjectMapping) {
             "$JS.API.STREAM.INFO.S");
   EXPECT_EQ(service_import_subject(service_forward{"q.*.x.*", "svc.*.*", 1}, "q.one.x.two"), "svc.one.two");
   EXPECT_EQ(service_import_subject(service_forward{"a.*.>", "b.*.c.>", 1}, "a.1.2.3"), "b.1.c.2.3");
-  EXPECT_TRUE(service_import_mappable("JS.A.API.>", "$JS.API.>"));
-  EXPECT_TRUE(service_import_mappable("x.*.y", "z.*"));
-  EXPECT_FALSE(service_import_mappable("x.>", "y.*"));
-  EXPECT_FALSE(service_import_mappable("x.*.*", "y.*"));
-  EXPECT_FALSE(service_import_mappable("local", "svc.>"));
+  EXPECT_EQ(stream_import_subject(stream_forward{"a.*.>", 1, "", "b.*.x.>"}, "a.1.2.3"), "b.1.x.2.3");
+  EXPECT_EQ(map_import_subject("$JS.API.>", "JS.A.API.>", "$JS.API.INFO"), "JS.A.API.INFO");
+  EXPECT_TRUE(import_mappable("JS.A.API.>", "$JS.API.>"));
+  EXPECT_TRUE(import_mappable("x.*.y", "z.*"));
+  EXPECT_FALSE(import_mappable("x.>", "y.*"));
+  EXPECT_FALSE(import_mappable("x.*.*", "y.*"));
+  EXPECT_FALSE(import_mappable("local", "svc.>"));
 }
 
 // A service import's `to` may carry the subject's wildcards (accounts sharing JetStream:
@@ -409,8 +411,8 @@ TEST(Accounts, BadImportsAreRejected) {
        "to: \"t.*\"} ] } }",
        "must have the same wildcards"},
       {"accounts { A { exports: [ {stream: \"s.>\"} ] }, B { imports: [ {stream: {account: A, subject: \"s.>\"}, "
-       "to: \"t.>\"} ] } }",
-       "renames only a literal subject"},
+       "to: \"t.*\"} ] } }",
+       "must have the same wildcards"},
   };
   for (const auto& [text, want] : cases) {
     const auto p = write_conf(text);
