@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One command for the whole test suite: install what is missing, build, run every suite
 # (unit, fuzz corpus replay, storage, integration with libnats, e2e with nats.js), then the
-# unit and integration suites again under ASan+UBSan. Prints "N passed, N failed, N skipped".
+# unit, fuzz-replay and integration suites again under ASan+UBSan (the integration programs
+# are the plain build's, driving the sanitized server). Prints "N passed, N failed, N skipped".
 # SKIP_SANITIZE=1 skips the sanitizer pass.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,9 @@ run_suites() {  # build dir, meson setup args..., then suites after --
   local targets=()
   # ONLY_NEEDED=1: build what the chosen suites run, not every target
   if [ "${ONLY_NEEDED:-0}" = 1 ]; then
-    mapfile -t targets < <(python3 scripts/suite_targets.py "$dir" "${suites[@]}") || return 1
+    local listed
+    listed=$(python3 scripts/suite_targets.py "$dir" "${suites[@]}") || return 1
+    mapfile -t targets <<<"$listed"
   fi
   ninja -C "$dir" -j"$jobs" "${targets[@]}" >"$dir/ninja.log" 2>&1 || { tail -50 "$dir/ninja.log"; return 1; }
   local args=()
