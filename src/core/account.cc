@@ -96,6 +96,8 @@ bool import_mappable(std::string_view from, std::string_view to) {
 }
 
 std::string map_import_subject(std::string_view from, std::string_view to, std::string_view subject) {
+  // The common literal `to` (every message of a renamed stream import) without splitting.
+  if (to.find_first_of("*>") == std::string_view::npos) return std::string(to);
   const auto out_toks = split_tokens(to);
   if (std::none_of(out_toks.begin(), out_toks.end(), [](std::string_view t) { return t == "*" || t == ">"; }))
     return std::string(to);

@@ -298,24 +298,22 @@ void stream::flush_acks(std::uint64_t durable) {
     _fast.on_durable(durable, _fast_out);
     send_fast_out();
   }
-  if (_stalled) watch_write_stall();
+  if (_stalled || !_acks.empty()) watch_write_stall();
 }
 
 void stream::watch_write_stall() {
-  constexpr std::int64_t kLogEveryNs = 60'000'000'000;  // a slow disk stalls often: say it once a minute
   const std::int64_t now = _host.clk().monotonic_ns();
   const bool held = !_acks.empty() && now - _acks.front().start_ns > kWriteStallNs;
   if (held && !_stalled) {
     _stalled = true;
     _stall_since_ns = _acks.front().start_ns;
     ++_write_stalls;
-    _stall_logged = !_stall_log_any || now - _stall_log_ns >= kLogEveryNs;
+    _stall_logged = now - _stall_log_ns >= kStallLogEveryNs;
     if (!_stall_logged) return;
     PG_WARN("JetStream stream '{}': a PubAck has waited {} ms for its write to become durable ({} waiting, "
             "{} stalls so far); the storage is slow or its completions are starved (docs/tuning.md)",
             _cfg.name, (now - _stall_since_ns) / 1'000'000, _acks.size(), _write_stalls);
     _stall_log_ns = now;
-    _stall_log_any = true;
   } else if (!held && _stalled) {
     if (_stall_logged)
       PG_INFO("JetStream stream '{}': writes durable again after a {} ms stall", _cfg.name,
@@ -339,8 +337,7 @@ std::size_t stream::poll(std::int64_t now_wall) {
   if (_closed) return 0;
   std::size_t work = static_cast<std::size_t>(std::max(0, _store->poll()));
   if (!_links.empty()) work += poll_sources(now_wall);
-  flush_acks(_store->durable_seq());
-  if (!_acks.empty()) watch_write_stall();
+  flush_acks(_store->durable_seq());  // also watches for a write stall
   if ((_cfg.max_age > 0 || _cfg.allow_msg_ttl) && now_wall >= _next_expiry_check) {
     _next_expiry_check = now_wall + kExpiryCheckNs;
     std::vector<std::uint64_t> removed;

@@ -75,6 +75,8 @@ class stream final : public core::internal_handler {
   // counted and logged once, when noticed, and again when writes complete).
   std::uint64_t write_stalls() const { return _write_stalls; }
   static constexpr std::int64_t kWriteStallNs = 500'000'000;
+  // A slow disk stalls often: its warning goes out at most once a minute.
+  static constexpr std::int64_t kStallLogEveryNs = 60'000'000'000;
   std::int64_t created() const { return _created; }
   const std::string& dir() const { return _dir; }
   storage::stream_store& store() { return *_store; }
@@ -234,9 +236,8 @@ class stream final : public core::internal_handler {
   bool _stalled = false;
   std::int64_t _stall_since_ns = 0;
   std::uint64_t _write_stalls = 0;
-  std::int64_t _stall_log_ns = 0;  // the last stall warning (at most one a minute)
-  bool _stall_logged = false;      // the current stall's warning went out
-  bool _stall_log_any = false;     // a warning went out before
+  std::int64_t _stall_log_ns = -kStallLogEveryNs;  // the last stall warning (none yet: long ago)
+  bool _stall_logged = false;                      // the current stall's warning went out
   subject_rewrites _rewrites;  // subject_transform and republish
   atomic_batch_table _batches;
   std::vector<std::unique_ptr<source_link>> _links;

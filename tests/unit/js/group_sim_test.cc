@@ -9,6 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "src/base/log.h"
@@ -134,11 +137,17 @@ TEST(group_sim, lying_disk_is_caught) {
 
 // A PubAck held by a write that does not become durable is noticed as a write stall once it
 // has waited kWriteStallNs (counted for /metrics, logged), and the ack still leaves when the
-// write completes; a later stall counts again.
+// write completes; a later stall counts again, and is logged only a minute after the last
+// warning.
 TEST(stream_write_stall, a_held_puback_is_counted_once_per_stall) {
   using namespace js;
   using namespace js::sim;
   constexpr std::int64_t kMs = 1'000'000;
+  const std::string log_path = ::testing::TempDir() + "write_stall.log";
+  std::filesystem::remove(log_path);
+  base::log_set_file(log_path);
+  const base::log_level level = base::log_get_level();  // the simulation tests quiet it
+  base::log_set_level(base::log_level::info);
   sim_host host;
   sim_disk disk;
   bool commit = false;
@@ -181,4 +190,29 @@ TEST(stream_write_stall, a_held_puback_is_counted_once_per_stall) {
   commit = true;
   poll();
   EXPECT_EQ(acks(), 2u);
+
+  host.clock.advance(stream::kStallLogEveryNs);
+  commit = false;
+  ASSERT_EQ(host.inject("s.3", "_INBOX.ack", "three"), 1u);
+  poll();
+  host.clock.advance(stream::kWriteStallNs + kMs);
+  poll();
+  EXPECT_EQ(group.get_stream().write_stalls(), 3u);
+  commit = true;
+  poll();
+  EXPECT_EQ(acks(), 3u);
+
+  base::log_set_file("");
+  base::log_set_level(level);
+  std::ifstream in(log_path);
+  const std::string logged((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto count = [&](std::string_view what) {
+    std::size_t n = 0;
+    for (auto at = logged.find(what); at != std::string::npos; at = logged.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("[WRN] JetStream stream 'S': a PubAck has waited"), 2u)
+      << "the second stall came within a minute of the first warning:\n" << logged;
+  EXPECT_EQ(count("writes durable again"), 2u) << logged;
+  std::filesystem::remove(log_path);
 }
