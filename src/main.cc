@@ -262,7 +262,7 @@ int main(int argc, char** argv) {
     }
     if (opts.jetstream)
       PG_INFO("JetStream in a cluster: streams with num_replicas > 1 are replicated over the meta group's "
-              "servers; R1 streams stay on the server that created them");
+              "servers; an R1 stream stays on the server that created it and is served through every server");
   }
   core::server_options configured = opts;  // as configured (port -1 unresolved): reloads diff against it
   if (opts.jetstream) {

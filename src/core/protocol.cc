@@ -249,8 +249,12 @@ void dispatcher::handle_pub(client& c, const proto::client_op& op) {
   c.in_bytes += op.headers.size() + op.payload.size();
   ++_counters.in_msgs;
   _counters.in_bytes += op.headers.size() + op.payload.size();
-  if (c.perms && c.perms->publish && !publish_allowed(*c.perms, op.subject) &&
-      !(c.perms->responses && c.replies.use(op.subject, _loop.clk().monotonic_ns() / base::kMilli, *c.perms->responses))) {
+  // $PG. is the cluster's own namespace (JetStream requests between servers, which act on
+  // what they say): only servers publish there, never a client of any account.
+  const bool reserved = op.subject.starts_with("$PG.");
+  if (reserved || (c.perms && c.perms->publish && !publish_allowed(*c.perms, op.subject) &&
+                   !(c.perms->responses &&
+                     c.replies.use(op.subject, _loop.clk().monotonic_ns() / base::kMilli, *c.perms->responses)))) {
     PG_ERROR("{}:{} - cid:{} - Publish Violation - User \"{}\", Subject \"{}\"", c.peer_ip, c.peer_port, c.cid,
              c.auth ? c.auth->name : "N/A", op.subject);
     send_err(c, publish_violation(op.subject));  // no +OK; the connection stays open

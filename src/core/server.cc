@@ -2,6 +2,7 @@
 
 #include "src/core/cluster_replication.h"
 #include "src/core/system_account.h"
+#include "src/core/sys_js_relay.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -233,6 +234,9 @@ base::status server::start() {
   // The system account's requests are served from shard 0 (a client shard: its answers reach
   // requesters without the JetStream thread).
   if (auto sys = make_system_service(*this, _shared.live()->auth->system_account)) _shards[0]->add_service(std::move(sys));
+  // The cluster operator's JetStream requests come from the system account (sys_js_relay.h).
+  if (auto relay = make_sys_js_relay(*this, _shared.live()->auth->system_account))
+    _shards[0]->add_service(std::move(relay));
   // -1 asks for a random port, as in nats-server.
   auto st = _shards[0]->transport().listen(o.host, o.port < 0 ? 0 : o.port);
   if (!st) return st;

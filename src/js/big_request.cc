@@ -44,7 +44,8 @@ std::string_view api_stream_of(std::string_view rest) {
     rest.remove_prefix(dot + 1);
   }
   if (t.size() < 3 || (t[0] != "STREAM" && t[0] != "CONSUMER")) return {};
-  const std::size_t at = (t[1] == "MSG" || t[1] == "DURABLE") ? 3 : 2;
+  const bool two = t[1] == "MSG" || t[1] == "DURABLE" || t[1] == "LEADER" || t[1] == "PEER";
+  const std::size_t at = two ? 3 : 2;
   return at < t.size() ? t[at] : std::string_view();
 }
 

@@ -59,7 +59,8 @@ struct jetstream::big_request {
 
 // The stream a $JS.API request (the subject after "$JS.API.") is about, or empty:
 // STREAM.<op>.<stream>, STREAM.MSG.<op>.<stream>, CONSUMER.<op>.<stream>...,
-// CONSUMER.DURABLE.CREATE.<stream>..., CONSUMER.MSG.NEXT.<stream>...
+// CONSUMER.DURABLE.CREATE.<stream>..., CONSUMER.MSG.NEXT.<stream>..., <kind>.LEADER.STEPDOWN.
+// <stream>..., STREAM.PEER.REMOVE.<stream>
 std::string_view api_stream_of(std::string_view rest);
 
 // The pure part of a create or update (the same checks, in the same order, as api_create

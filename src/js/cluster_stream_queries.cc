@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <set>
 #include <system_error>
 
 #include "src/base/go_text.h"
@@ -46,6 +47,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> cluster_streams::n
     (void)parse_stream_config(s.assignment.config_json, cfg);
     out.emplace_back(k.second, std::move(cfg.subjects));
   }
+  for (const auto& [name, home] : _meta.r1_streams())  // other servers' R1 streams
+    if (!r1_home(name).empty()) out.emplace_back(name, home.subjects);
   return out;
 }
 
@@ -63,6 +66,7 @@ std::string cluster_streams::leader_target(std::string_view name) {
     // Not hosted here: one of its peers knows the leader.
     const auto* s = _meta.find(kAccount, std::string(name));
     if (s && !s->assignment.peers.empty()) target = s->assignment.peers.front();
+    if (!s) target = r1_home(name);  // another server's R1 stream: that server answers
   }
   if (target == _self) target.clear();
   return target;
@@ -328,12 +332,22 @@ void cluster_streams::usage(std::function<void(const account_usage&)> done) {
     }
     (it->second->cfg.storage == storage_type::memory ? u.memory : u.storage) += it->second->store->stored_bytes();
   }
+  // Other servers' R1 streams: their servers tell their bytes and consumers.
+  std::set<std::string> r1;
+  for (const auto& [name, home] : _meta.r1_streams())
+    if (!r1_home(name).empty()) {
+      ++u.streams;
+      ask.push_back(name);
+      r1.insert(name);
+    }
   if (ask.empty()) return done(u);
-  stream_infos(ask, [u, done = std::move(done)](std::map<std::string, ojson>& infos, std::vector<std::string>&) mutable {
+  stream_infos(ask, [u, r1 = std::move(r1), done = std::move(done)](std::map<std::string, ojson>& infos,
+                                                                    std::vector<std::string>&) mutable {
     for (const auto& [name, info] : infos) {
-      const std::uint64_t bytes = info.value("state", ojson::object()).value("bytes", std::uint64_t{0});
+      const ojson state = info.value("state", ojson::object());
       const bool memory = info.value("config", ojson::object()).value("storage", "") == "memory";
-      (memory ? u.memory : u.storage) += bytes;
+      (memory ? u.memory : u.storage) += state.value("bytes", std::uint64_t{0});
+      if (r1.count(name)) u.consumers += state.value("consumer_count", std::uint64_t{0});
     }
     done(u);
   });

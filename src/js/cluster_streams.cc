@@ -111,6 +111,7 @@ bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, 
     if (t.empty() || t.find('.') != std::string_view::npos) return std::nullopt;
     return t;
   };
+  if (forward_r1(rest, m, hops)) return true;  // another server's R1 stream
   if (rest.starts_with("CONSUMER.")) return _consumers->on_api(rest, m, hops);
   if (rest == "SERVER.REMOVE") {
     api_server_remove(m, hops);
@@ -204,6 +205,18 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   _creating[cfg.name] = {std::string(m.reply), now + kAnswerWindowNs};
 }
 
+// From the system account (core/sys_js_relay.h); the reply goes back through the relay.
+void cluster_streams::on_operator_request(std::string_view rest, const core::inbound_msg& m, int hops) {
+  if (rest == "SERVER.REMOVE") return api_server_remove(m, hops);
+  if (rest != "META.LEADER.STEPDOWN") return;
+  constexpr std::string_view type = "meta_leader_stepdown_response";
+  if (m.payload.find_first_not_of(" \t\r\n") != std::string_view::npos &&
+      !nlohmann::json::parse(m.payload, nullptr, false).is_object())
+    return respond_error(m.reply, type, make_error(err::invalid_json));
+  if (!_repl.meta_stepdown()) return;  // no leader: nobody answers (only nats-server's leader listens)
+  respond(m.reply, ojson{{"type", "io.nats.jetstream.api.v1." + std::string(type)}, {"success", true}});
+}
+
 void cluster_streams::api_delete(std::string_view name, const core::inbound_msg& m, int hops) {
   constexpr std::string_view type = "stream_delete_response";
   std::string leader;
@@ -242,6 +255,8 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     return;
   }
   if (rest == "SCALE") return on_scale(m.payload, m.reply);
+  if (rest == "R1REPORT") return on_r1_report(m);
+  if (rest.starts_with("SYS.")) return on_operator_request(rest.substr(4), m, hops);
   if (rest == "UNSEED") return unseed(std::string(m.payload));
   if (rest.starts_with("LISTED.")) return on_listed(rest.substr(7), m);  // a gather's answer
   if (rest == "UPDATED" || rest == "SEEDED") {  // the meta leader: answer once applied here as leader
@@ -257,7 +272,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
     if (it != _hosted.end()) answer_updates(*it->second, _host.clk().wall_ns());
     return;
   }
-  if (!on_api(rest, m, hops)) {
+  if (!on_api(rest, m, hops) && !serve_r1_here(rest, m)) {
     // The stream is gone (or not known here yet): as the hub would answer.
     if (rest.starts_with("STREAM.") || rest.starts_with("CONSUMER."))
       respond_error(m.reply, "stream_info_response", make_error(err::stream_not_found));
@@ -299,6 +314,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
   });
   poll_scaling(now);
   poll_remaps(now);
+  sync_r1(now);
   work += poll_queries(now);  // gathers' deadlines, direct-get responders
   for (auto& [name, v] : _answer_when_current)
     std::erase_if(v, [&](const pending_update& p) { return p.deadline_ns <= now; });
@@ -362,6 +378,13 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
   if (op) _consumers->on_meta(mine, *op, now_ns);
   if (!op) return;
   if (const auto* gone = std::get_if<re::server_remove>(&*op)) return on_server_removed(gone->name, now_ns);
+  if (const auto* r1 = std::get_if<re::r1_streams>(&*op)) {
+    if (r1->server == _self) {  // this server's report applied: compare again at once
+      _r1_report_until_ns = 0;
+      _r1_dirty = true;
+    }
+    return;
+  }
   const re::stream_assign* seeded = std::get_if<re::stream_assign>(&*op);
   if (!seeded) seeded = std::get_if<re::stream_update>(&*op);
   if (seeded && !seeded->seed_from.empty()) {  // a scale: answered as an update

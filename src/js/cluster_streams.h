@@ -110,6 +110,18 @@ class cluster_streams final : public core::internal_handler {
   // stream), false when the scale up failed (subscribe it again).
   std::function<void(const std::string& name, bool drop)> on_r1_scaled;
 
+  // The hub's own R1 streams, known cluster-wide (cluster_r1_streams.cc): each server reports
+  // its set to the meta log (an r1_streams entry when it changed), so every server sends a
+  // request about another server's R1 stream there, lists it and counts it, as nats-server
+  // serves every stream from every server. The hub says how to read its table, and when it
+  // changed.
+  struct hub_view {
+    std::function<std::vector<repl_entries::r1_stream>()> list;  // in name order
+    std::function<bool(std::string_view)> holds;
+  };
+  void set_hub_view(hub_view v);
+  void hub_streams_changed() { _r1_dirty = true; }
+
  private:
   struct hosted;
   struct sub_handler;
@@ -143,6 +155,8 @@ class cluster_streams final : public core::internal_handler {
   // entry; once applied every server stops adding it to the meta group, and the meta leader
   // asks each of its streams' leaders for a PEER.REMOVE until its assignment lacks it.
   void api_server_remove(const core::inbound_msg& m, int hops);
+  // META.LEADER.STEPDOWN and SERVER.REMOVE from the system account ($PG.JSC.<self>.<hops>.SYS.*).
+  void on_operator_request(std::string_view rest, const core::inbound_msg& m, int hops);
   void on_server_removed(const std::string& name, std::int64_t now_ns);
   void poll_remaps(std::int64_t now_ns);
   void queue_remaps(const std::string& server, std::int64_t now_ns);
@@ -160,6 +174,16 @@ class cluster_streams final : public core::internal_handler {
   bool direct_allowed(std::string_view name);
   void on_direct_get(const std::string& name, const core::inbound_msg& m);
   std::size_t sync_direct(std::int64_t now_ns);
+  // Another server's R1 streams (cluster_r1_streams.cc). r1_home: the server holding the
+  // stream when that is not this one ("" for a replicated or unknown name).
+  std::string r1_home(std::string_view name) const;
+  // An API request about another server's R1 stream goes there (true: sent).
+  bool forward_r1(std::string_view rest, const core::inbound_msg& m, int hops);
+  // A request sent here for the hub's stream: republished on $JS.API for the hub's handlers.
+  bool serve_r1_here(std::string_view rest, const core::inbound_msg& m);
+  // Reports this server's set when it differs from the log's; the meta leader proposes it.
+  void sync_r1(std::int64_t now_ns);
+  void on_r1_report(const core::inbound_msg& m);
   // Sends `m` on to `server` as $PG.JSC.<server>.<hops+1>.<what>, keeping its reply.
   void forward(const std::string& server, std::string_view what, const core::inbound_msg& m, int hops);
   bool meta_leader(std::string& leader) const;
@@ -255,6 +279,11 @@ class cluster_streams final : public core::internal_handler {
     bool allow = false;
   };
   std::map<std::string, direct_flag, std::less<>> _direct_flags;
+  // The hub's R1 streams (cluster_r1_streams.cc): its view, whether the set may differ from
+  // the log's, when to look again anyway, and until when the last report is awaited.
+  hub_view _hub;
+  bool _r1_dirty = true;
+  std::int64_t _r1_next_check_ns = 0, _r1_report_until_ns = 0;
 };
 
 }  // namespace js

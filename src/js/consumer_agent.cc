@@ -139,10 +139,11 @@ void consumer_agent::start(const storage::consumer_state* restore, std::int64_t 
   }
   auto& host = _host;
   const std::string& sname = _sname;
+  // Announced to the routes: in a cluster, clients on every server ack and answer here.
   if (_cfg.ack != ack_policy::none)
-    _subs.push_back(host.subscribe("$JS.ACK." + sname + "." + _cfg.name + ".>", "", this));
+    _subs.push_back(host.subscribe_cluster("$JS.ACK." + sname + "." + _cfg.name + ".>", this));
   if (_cfg.push() && _cfg.flow_control)
-    _subs.push_back(host.subscribe("$JS.FC." + sname + "." + _cfg.name + ".>", "", &_fc));
+    _subs.push_back(host.subscribe_cluster("$JS.FC." + sname + "." + _cfg.name + ".>", &_fc));
   if (_link) _link->started = true;  // its floor now says what it needs
   if (_link || _own_pulls) {  // the pulls are its own subscription, not the owner's
     _subs.push_back(host.subscribe("$JS.API.CONSUMER.MSG.NEXT." + sname + "." + _cfg.name, "", &_pull));

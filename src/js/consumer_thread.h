@@ -51,6 +51,9 @@ class consumer_thread final : public core::service, public shard::poller, public
   std::uint64_t subscribe(std::string_view subject, std::string_view queue, core::internal_handler* h) override {
     return _host->subscribe(subject, queue, h);
   }
+  std::uint64_t subscribe_cluster(std::string_view subject, core::internal_handler* h) override {
+    return _host->subscribe_cluster(subject, h);
+  }
   void unsubscribe(std::uint64_t id) override { _host->unsubscribe(id); }
   void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                std::string_view payload) override {

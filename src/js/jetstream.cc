@@ -103,6 +103,13 @@ bool jetstream::start(core::service_host& host, std::string& error) {
   if (is_hub() && host.replication() && account() == "$G") {
     _cluster = std::make_unique<cluster_streams>(host, *host.replication(), _domain);
     _cluster->on_r1_scaled = [this](const std::string& name, bool drop) { r1_scaled(name, drop); };
+    _cluster->set_hub_view({[this] {
+                              std::vector<repl_entries::r1_stream> out;
+                              out.reserve(table().size());
+                              for (const auto& [name, p] : table()) out.push_back({name, p.cfg.subjects});
+                              return out;
+                            },
+                            [this](std::string_view name) { return table().find(name) != table().end(); }});
     _cluster->start();
   }
   load_streams();
@@ -324,6 +331,7 @@ void jetstream::maybe_report() {
 void jetstream::table_put(const std::string& name, placed_stream p) {
   auto& reserved = _owners->server->reserved;
   reserved[storage_index(p.cfg.storage)].fetch_add(reservation(p.cfg), std::memory_order_relaxed);
+  if (_cluster) _cluster->hub_streams_changed();
   auto it = _owners->table.find(name);
   if (it == _owners->table.end()) {
     _owners->table.emplace(name, std::move(p));
@@ -334,6 +342,7 @@ void jetstream::table_put(const std::string& name, placed_stream p) {
 }
 
 void jetstream::table_erase(placement_table::iterator it) {
+  if (_cluster) _cluster->hub_streams_changed();
   _owners->server->reserved[storage_index(it->second.cfg.storage)].fetch_sub(reservation(it->second.cfg),
                                                                               std::memory_order_relaxed);
   _owners->table.erase(it);
@@ -396,7 +405,9 @@ void jetstream::on_msg(const core::inbound_msg& in) {
     _deferred.emplace_back(m);
     return;
   }
-  if (rest == "META.LEADER.STEPDOWN" && _host->replication()) return api_meta_stepdown(m);
+  // The cluster operator's requests come from the system account only (core/sys_js_relay.h).
+  if ((rest == "META.LEADER.STEPDOWN" || rest == "SERVER.REMOVE") && _host->replication())
+    return refuse_operator_request(rest);
   if (_cluster && _cluster->on_api(rest, m)) return;  // a replicated stream's request
   if (rest == "SERVER.REMOVE") return;  // nats-server without a cluster does not answer it
   if (rest.starts_with("DIRECT.")) {
@@ -490,17 +501,13 @@ void jetstream::on_msg(const core::inbound_msg& in) {
 // The meta group is src/repl's (repl_host); nats-server answers only on the meta leader, and
 // only to the system account, which Peregrine does not have yet: any account may ask. A
 // follower forwards the request to the leader over the replication link and answers itself.
-void jetstream::api_meta_stepdown(const core::inbound_msg& m) {
-  ++_api_total;
-  constexpr std::string_view kType = "meta_leader_stepdown_response";
-  if (m.payload.find_first_not_of(" \t\r\n") != std::string_view::npos &&
-      !nlohmann::json::parse(m.payload, nullptr, false).is_object())
-    return respond_error(m.reply, kType, make_error(err::invalid_json));
-  if (!_host->replication()->meta_stepdown()) return;  // no leader: nobody answers
-  ojson j;
-  j["type"] = "io.nats.jetstream.api.v1." + std::string(kType);
-  j["success"] = true;
-  respond(m.reply, j);
+void jetstream::refuse_operator_request(std::string_view rest) {
+  // As nats-server: ignored, with a warning at most every 10 s.
+  const std::int64_t t = now();
+  if (t - _operator_warned_ns < 10 * base::kSecond && _operator_warned_ns != 0) return;
+  _operator_warned_ns = t;
+  PG_WARN("JetStream API {} request from non-system account \"{}\": ignored (ask as a system account user)", rest,
+          account());
 }
 
 void jetstream::no_responders(const core::inbound_msg& m) {

@@ -198,7 +198,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // The request reached no stream or consumer: the 503 no-responders status nats-server
   // (2.10.26+) sends, to publishers that take it.
   void no_responders(const core::inbound_msg& m);
-  void api_meta_stepdown(const core::inbound_msg& m);  // the meta group is src/repl's
+  // META.LEADER.STEPDOWN and SERVER.REMOVE from this account (not the system account).
+  void refuse_operator_request(std::string_view rest);
   void respond_error(std::string_view reply, std::string_view type, const api_error& e,
                      const ojson& extra = ojson::object());
   // `config_dump` (already serialised, e.g. by the API worker) is spliced in by the caller:
@@ -291,6 +292,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Forwarded requests are counted by the hub when it forwards them (so INFO, served by the
   // hub, already counts a request its owner answered).
   std::atomic<std::uint64_t> _api_total{0};
+  std::int64_t _operator_warned_ns = 0;  // refuse_operator_request's last warning
   std::atomic<std::uint64_t> _api_errors{0};
   std::atomic<std::int64_t> _consumer_count{0};
   // This owner's groups: stream name -> group (the hub's table places every owner's).

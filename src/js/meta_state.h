@@ -43,6 +43,14 @@ class meta_state {
   // Servers taken out of the cluster by $JS.API.SERVER.REMOVE.
   const std::set<std::string>& removed() const { return _removed; }
   const stream_entry* find(const std::string& account, const std::string& stream) const;
+  // Every server's own R1 streams (an r1_streams entry each): name -> where and its subjects.
+  struct r1_home {
+    std::string server;
+    std::vector<std::string> subjects;
+  };
+  const std::map<std::string, r1_home>& r1_streams() const { return _r1; }
+  // The R1 streams the log says `server` holds, in name order (what it last reported).
+  std::vector<repl_entries::r1_stream> r1_of(const std::string& server) const;
   // Replicated streams and consumers placed on `server` (placement prefers the fewest).
   std::uint64_t assets_on(const std::string& server) const;
 
@@ -54,6 +62,7 @@ class meta_state {
   std::string _self;
   std::map<key, stream_entry> _streams;
   std::set<std::string> _removed;
+  std::map<std::string, r1_home> _r1;  // $G's, as the replicated streams
 };
 
 }  // namespace js

@@ -250,6 +250,15 @@ std::vector<std::uint8_t> encode(const meta_op& o) {
           writer w(op::server_remove);
           w.s(v.name);
           return w.take();
+        } else if constexpr (std::is_same_v<T, r1_streams>) {
+          writer w(op::r1_streams);
+          w.s(v.server);
+          w.u(v.streams.size());
+          for (const auto& st : v.streams) {
+            w.s(st.name);
+            w.strings(st.subjects);
+          }
+          return w.take();
         } else {
           writer w(op::consumer_remove);
           w.s(v.account);
@@ -400,6 +409,16 @@ std::optional<meta_op> decode_meta(std::span<const std::uint8_t> data) {
     case op::server_remove: {
       server_remove v;
       v.name = r.s();
+      return finish<meta_op>(r, std::move(v));
+    }
+    case op::r1_streams: {
+      r1_streams v;
+      v.server = r.s();
+      v.streams.resize(r.count(2));
+      for (auto& st : v.streams) {
+        st.name = r.s();
+        st.subjects = r.strings();
+      }
       return finish<meta_op>(r, std::move(v));
     }
     default:

@@ -29,6 +29,7 @@ enum class op : std::uint8_t {
   consumer_remove = 5,
   consumer_update = 6,
   server_remove = 7,
+  r1_streams = 8,
   // a stream's group
   msg = 16,
   purge = 17,
@@ -117,8 +118,20 @@ struct server_remove {
   std::string name;
   bool operator==(const server_remove&) const = default;
 };
+// The streams of one replica that a server holds itself (its hub's R1 streams): every server
+// then knows where to send a request about them. The whole set, replacing the last one.
+struct r1_stream {
+  std::string name;
+  std::vector<std::string> subjects;
+  bool operator==(const r1_stream&) const = default;
+};
+struct r1_streams {
+  std::string server;
+  std::vector<r1_stream> streams;  // in name order
+  bool operator==(const r1_streams&) const = default;
+};
 using meta_op = std::variant<stream_assign, stream_update, stream_remove, consumer_assign,
-                             consumer_remove, consumer_update, server_remove>;
+                             consumer_remove, consumer_update, server_remove, r1_streams>;
 
 // --- a stream's group. The leader assigns sequence and timestamp; every replica stores the
 // message under exactly these.

@@ -89,8 +89,9 @@ bool stream::subscribe_some(std::size_t max) {
   auto& h = _host;
   const std::size_t n = std::min(max, _cfg.subjects.size() - _next_subject);
   // _sub_ids[i] is subjects[i]'s (0: refused), so an update can keep the ones it keeps.
+  // Announced to the routes: in a cluster, publishes on every server reach the stream.
   for (const std::size_t end = _next_subject + n; _next_subject < end; ++_next_subject)
-    _sub_ids.push_back(h.subscribe(_cfg.subjects[_next_subject], "", this));
+    _sub_ids.push_back(h.subscribe_cluster(_cfg.subjects[_next_subject], this));
   if (_next_subject < _cfg.subjects.size()) return false;
   if (_cfg.allow_direct && !_direct_subscribed) {
     std::vector<std::string> prefixes{"$JS.API"};
@@ -211,7 +212,7 @@ bool stream::resubscribe_some(std::size_t max) {
   for (; max > 0 && !_to_subscribe.empty(); --max) {
     const std::size_t i = _to_subscribe.back();
     _to_subscribe.pop_back();
-    _sub_ids[i] = _host.subscribe(_cfg.subjects[i], "", this);
+    _sub_ids[i] = _host.subscribe_cluster(_cfg.subjects[i], this);
   }
   if (!_to_unsubscribe.empty() || !_to_subscribe.empty()) return false;
   return subscribe_some(std::max<std::size_t>(max, 1));  // what is left of a restart, then direct get

@@ -276,7 +276,7 @@ void jetstream::api_names(std::string_view, const core::inbound_msg& m) {
   std::vector<std::string> names;
   for (const auto& [name, p] : table())
     if (matches_filter(p.cfg.subjects, filter)) names.push_back(name);
-  if (_cluster) {  // replicated streams, from the meta log (cluster_streams.h)
+  if (_cluster) {  // replicated streams and other servers' R1 ones, from the meta log
     for (const auto& [name, subjects] : _cluster->names())
       if (matches_filter(subjects, filter)) names.push_back(name);
     std::sort(names.begin(), names.end());
@@ -303,7 +303,7 @@ void jetstream::api_list(std::string_view, const core::inbound_msg& m) {
   for (const auto& [name, p] : table())
     if (matches_filter(p.cfg.subjects, filter)) names.push_back(name);
   std::set<std::string> replicated;
-  if (_cluster) {  // replicated streams, from the meta log, in one name order with the R1 ones
+  if (_cluster) {  // replicated streams and other servers' R1 ones (their servers answer for them)
     for (const auto& [name, subjects] : _cluster->names())
       if (matches_filter(subjects, filter)) {
         names.push_back(name);

@@ -42,10 +42,13 @@ class cluster_js_fixture : public ::testing::Test {
     for (int i = 0; i < nodes(); ++i)
       servers_.push_back(std::make_unique<server_process>(
           cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
-          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
+          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n" + extra_conf()));
     for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
     ASSERT_TRUE(wait_meta_leader(scaled(15000))) << logs();
   }
+
+  // More of every server's config (users, accounts).
+  virtual std::string extra_conf() const { return {}; }
 
   void TearDown() override {
     if (HasFailure()) std::cerr << logs();

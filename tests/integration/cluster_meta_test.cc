@@ -1,7 +1,7 @@
 // The JetStream meta group on three real peregrine-server processes (src/repl): it forms from
 // the configured routes, elects a leader that every server reports in /jsz meta_cluster and
-// /varz jetstream.meta, moves on $JS.API.META.LEADER.STEPDOWN (asked on a follower, which
-// forwards it), fails over when the leader is killed with SIGKILL, and takes the restarted
+// /varz jetstream.meta, moves on $JS.API.META.LEADER.STEPDOWN (asked by a system account user
+// on a follower, which forwards it; ignored from the global account), fails over when the leader is killed with SIGKILL, and takes the restarted
 // server back. Every wait polls the monitoring endpoints with a bound.
 #include <signal.h>
 #include <sys/wait.h>
@@ -60,6 +60,22 @@ double timeout_mult() {
   return m ? std::max(1.0, std::atof(m)) : 1.0;
 }
 
+// A system account user for the operator's requests; other clients stay anonymous ($G).
+const char* kUsers = R"(
+accounts { $SYS { users: [ { user: sys, password: ps } ] } }
+authorization { users: [ { user: g, password: pg } ] }
+no_auth_user: g
+)";
+
+nc_ptr connect_sys(const std::string& url) {
+  auto o = make_opts(url);
+  natsOptions_SetUserInfo(o.get(), "sys", "ps");
+  std::string err;
+  auto nc = connect(o.get(), &err);
+  EXPECT_TRUE(nc) << err;
+  return nc;
+}
+
 class cluster_meta : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -78,8 +94,8 @@ class cluster_meta : public ::testing::Test {
     for (int i = 0; i < 3; ++i) {
       std::string conf = cluster_conf(std::string(1, char('A' + i)), cport_[i], all);
       conf.insert(conf.rfind('}'), cluster_extra);
-      servers_.push_back(std::make_unique<server_process>(
-          conf + "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n"));
+      servers_.push_back(std::make_unique<server_process>(conf + kUsers + "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " +
+                                                          std::to_string(http_[i]) + "\n"));
     }
     for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
   }
@@ -160,9 +176,20 @@ TEST_F(cluster_meta, leader_elected_stepped_down_failed_over_and_rejoined) {
     EXPECT_EQ(info.value("type", ""), "io.nats.jetstream.api.v1.account_info_response");
   }
 
-  // Step down, asked on a follower: the leader moves.
+  // Asked by a client of the global account: ignored with a warning, as nats-server does.
   {
     auto nc = connect(servers_[fi]->url());
+    ASSERT_TRUE(nc);
+    natsMsg* reply = nullptr;
+    EXPECT_EQ(natsConnection_RequestString(&reply, nc.get(), "$JS.API.META.LEADER.STEPDOWN", "", 1000), NATS_TIMEOUT);
+    EXPECT_NE(servers_[fi]->log().find("JetStream API META.LEADER.STEPDOWN request from non-system account"),
+              std::string::npos);
+    EXPECT_EQ(agreed_leader(std::chrono::milliseconds(int(2000 * mult))), first);
+  }
+
+  // Step down, asked by a system account user on a follower: the leader moves.
+  {
+    auto nc = connect_sys(servers_[fi]->url());
     ASSERT_TRUE(nc);
     natsMsg* reply = nullptr;
     ASSERT_EQ(natsConnection_RequestString(&reply, nc.get(), "$JS.API.META.LEADER.STEPDOWN", "", 5000), NATS_OK);

@@ -232,3 +232,27 @@ TEST(ClusterInfo, OfflineSilentAndLeaderless) {
 }
 
 }  // namespace
+
+// Each server's R1 streams: a report replaces that server's last one, a name reported by two
+// servers is the later report's, and a removed server's streams are forgotten.
+TEST(MetaState, R1StreamReportsReplaceTheServersSet) {
+  js::meta_state s("s1");
+  std::vector<js::meta_change> mine;
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s2", {{"A", {"a.>"}}, {"B", {"b"}}}}}), mine));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s3", {{"C", {}}}}}), mine));
+  EXPECT_TRUE(mine.empty());  // nothing for this server to host
+  ASSERT_EQ(s.r1_streams().size(), 3u);
+  EXPECT_EQ(s.r1_streams().at("A").server, "s2");
+  EXPECT_EQ(s.r1_streams().at("A").subjects, std::vector<std::string>{"a.>"});
+  // s2 deleted B and created D.
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s2", {{"A", {"a.>"}}, {"D", {"d"}}}}}), mine));
+  EXPECT_EQ(s.r1_streams().count("B"), 0u);
+  EXPECT_EQ(s.r1_of("s2"), (std::vector<re::r1_stream>{{"A", {"a.>"}}, {"D", {"d"}}}));
+  // s3 reports a D of its own (a create that raced): the later report wins the name.
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s3", {{"C", {}}, {"D", {"x"}}}}}), mine));
+  EXPECT_EQ(s.r1_streams().at("D").server, "s3");
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::server_remove{"s3"}}), mine));
+  EXPECT_EQ(s.r1_streams().count("C"), 0u);
+  EXPECT_EQ(s.r1_streams().count("D"), 0u);
+  EXPECT_EQ(s.r1_of("s2"), (std::vector<re::r1_stream>{{"A", {"a.>"}}}));
+}

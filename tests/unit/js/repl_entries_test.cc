@@ -50,7 +50,9 @@ TEST(ReplEntries, MetaOpsRoundTrip) {
   const std::vector<re::meta_op> ops{assignment(), u, seeded, re::stream_remove{"$G", "ORDERS"}, c,
                                      re::consumer_remove{"$G", "ORDERS", "C1"}, with_state, scaled, r1_scaled,
                                      re::consumer_update{"$G", "ORDERS", "C1", R"({"pause_until":"x"})"},
-                                     re::server_remove{"s3"}};
+                                     re::server_remove{"s3"},
+                                     re::r1_streams{"s2", {{"LOCAL", {"local.>", "l.*"}}, {"NOSUBJ", {}}}},
+                                     re::r1_streams{"s3", {}}};
   for (const auto& op : ops) {
     const auto bytes = re::encode(op);
     EXPECT_EQ(bytes[0], re::kFormatVersion);

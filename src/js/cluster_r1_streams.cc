@@ -1,0 +1,113 @@
+// Every server's R1 streams known cluster-wide (cluster_streams.h, hub_view). An R1 stream
+// stays on the server that created it, in its hub, but nats-server serves every stream from
+// every server of a cluster, so each server reports the names and subjects of its R1 streams
+// to the meta log (one r1_streams entry replacing its last one, sent when the set changed and
+// checked again each second). An API request about another server's R1 stream is sent there
+// as $PG.JSC.<server>.<hops>.<subject after $JS.API.>, republished there on $JS.API for the
+// hub's handlers (and a consumer thread's pull subscriptions), whose reply goes straight back
+// to the client. The streams' subjects and their consumers' ack subjects are announced to
+// the routes, so publishes and acks from any server reach them.
+#include "src/base/log.h"
+#include "src/js/big_request.h"
+#include "src/js/cluster_constants.h"
+#include "src/js/cluster_streams.h"
+
+namespace js {
+
+namespace re = repl_entries;
+using cluster::kMaxHops;
+using cluster::kMetaGroup;
+
+namespace {
+
+// A report lost on its way (a meta leader that changed) is sent again after this.
+constexpr std::int64_t kReportWaitNs = 2'000'000'000;
+// The set is compared with the log's this often even when the hub said nothing changed (a
+// new meta leader, a report that was refused).
+constexpr std::int64_t kCheckEveryNs = 1'000'000'000;
+
+// The stream a request names: api_stream_of's forms and DIRECT.GET.<stream>[.<subject>].
+// STREAM.SNAPSHOT and STREAM.RESTORE stay with the server asked: their chunks flow over
+// subjects only it subscribes.
+std::string_view named_stream(std::string_view rest) {
+  if (rest.starts_with("DIRECT.GET.")) {
+    rest.remove_prefix(11);
+    return rest.substr(0, rest.find('.'));
+  }
+  if (rest.starts_with("STREAM.SNAPSHOT.") || rest.starts_with("STREAM.RESTORE.")) return {};
+  return api_stream_of(rest);
+}
+
+std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
+
+}  // namespace
+
+void cluster_streams::set_hub_view(hub_view v) {
+  _hub = std::move(v);
+  _r1_dirty = true;
+}
+
+std::string cluster_streams::r1_home(std::string_view name) const {
+  const auto& r1 = _meta.r1_streams();
+  auto it = r1.find(std::string(name));
+  if (it == r1.end() || it->second.server == _self || is_replicated(name)) return {};
+  if (_hub.holds && _hub.holds(name)) return {};  // a create that raced: this server's own
+  return it->second.server;
+}
+
+bool cluster_streams::forward_r1(std::string_view rest, const core::inbound_msg& m, int hops) {
+  const std::string_view name = named_stream(rest);
+  if (name.empty() || hops >= kMaxHops) return false;
+  const std::string home = r1_home(name);
+  if (home.empty()) return false;
+  forward(home, rest, m, hops);
+  return true;
+}
+
+bool cluster_streams::serve_r1_here(std::string_view rest, const core::inbound_msg& m) {
+  const std::string_view name = named_stream(rest);
+  if (name.empty() || !_hub.holds) return false;
+  // A create sent here (the name was this server's) makes the stream again if it is gone.
+  if (!_hub.holds(name) && !rest.starts_with("STREAM.CREATE.")) return false;
+  const std::string subject = "$JS.API." + std::string(rest);
+  _host.publish(subject, m.reply, m.headers, m.payload);
+  return true;
+}
+
+void cluster_streams::sync_r1(std::int64_t now_ns) {
+  if (!_hub.list || (!_r1_dirty && now_ns < _r1_next_check_ns)) return;
+  _r1_dirty = false;
+  _r1_next_check_ns = now_ns + kCheckEveryNs;
+  if (_r1_report_until_ns > now_ns) return;  // applying it makes this look again
+  std::string leader;
+  const bool leading = meta_leader(leader);
+  if (!leading && leader.empty()) return;
+  if (_meta.removed().count(_self)) return;  // out of the cluster for good
+  re::r1_streams report{_self, _hub.list()};
+  if (report.streams == _meta.r1_of(_self)) return;
+  const auto bytes = re::encode(re::meta_op{std::move(report)});
+  _r1_report_until_ns = now_ns + kReportWaitNs;
+  if (leading) {
+    (void)_repl.propose(kMetaGroup, 0, bytes);
+    return;
+  }
+  _host.publish(prefix_of(leader) + "1.R1REPORT", "", "",
+                std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+void cluster_streams::on_r1_report(const core::inbound_msg& m) {
+  std::string leader;
+  if (!meta_leader(leader)) return;  // the reporter sends it again to the next leader
+  const std::span<const std::uint8_t> data(reinterpret_cast<const std::uint8_t*>(m.payload.data()),
+                                           m.payload.size());
+  const auto op = re::decode_meta(data);
+  const auto* report = op ? std::get_if<re::r1_streams>(&*op) : nullptr;
+  if (report == nullptr) {
+    PG_WARN("JetStream cluster: an R1 stream report that does not decode was ignored");
+    return;
+  }
+  if (_meta.removed().count(report->server) || report->streams == _meta.r1_of(report->server)) return;
+  (void)_repl.propose(kMetaGroup, 0, std::vector<std::uint8_t>(data.begin(), data.end()));
+}
+
+}  // namespace js
