@@ -8,6 +8,7 @@
 // to the client. The streams' subjects and their consumers' ack subjects are announced to
 // the routes, so publishes and acks from any server reach them.
 #include "src/base/log.h"
+#include "src/core/subject_overlap.h"
 #include "src/js/big_request.h"
 #include "src/js/cluster_constants.h"
 #include "src/js/cluster_streams.h"
@@ -41,6 +42,24 @@ std::string_view named_stream(std::string_view rest) {
 std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
 
 }  // namespace
+
+bool cluster_streams::overlaps_cluster_streams(const stream_config& cfg, bool with_hub) const {
+  const std::vector<std::string_view> mine(cfg.subjects.begin(), cfg.subjects.end());
+  auto overlaps = [&](const std::string& name, const std::vector<std::string>& subjects) {
+    if (name == cfg.name || subjects.empty()) return false;
+    return core::sets_overlap(mine, std::vector<std::string_view>(subjects.begin(), subjects.end()));
+  };
+  for (const auto& [k, s] : _meta.streams()) {
+    stream_config other;
+    if (!parse_stream_config(s.assignment.config_json, other) && overlaps(k.second, other.subjects)) return true;
+  }
+  for (const auto& [name, home] : _meta.r1_streams())  // this server's own: its hub's registry
+    if (home.server != _self && overlaps(name, home.subjects)) return true;
+  if (with_hub && _hub.list)
+    for (const auto& st : _hub.list())
+      if (overlaps(st.name, st.subjects)) return true;
+  return false;
+}
 
 void cluster_streams::set_hub_view(hub_view v) {
   _hub = std::move(v);

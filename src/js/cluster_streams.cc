@@ -169,6 +169,7 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_replicated_features(cfg)) return respond_error(m.reply, type, *e);
   const std::int64_t now = _host.clk().wall_ns();
+  if (overlaps_cluster_streams(cfg, true)) return respond_error(m.reply, type, make_error(err::subjects_overlap));
   if (const auto* s = _meta.find(kAccount, cfg.name)) {
     stream_config old;
     const bool parsed = !parse_stream_config(s->assignment.config_json, old) && !normalise(old);

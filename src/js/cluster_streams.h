@@ -120,6 +120,10 @@ class cluster_streams final : public core::internal_handler {
     std::function<bool(std::string_view)> holds;
   };
   void set_hub_view(hub_view v);
+  // A create's subjects against the cluster's other streams (nats-server's 10065): the
+  // replicated ones and the other servers' R1 ones; with_hub: this server's R1 ones too
+  // (a replicated create at the meta leader; the hub checks its own registry itself).
+  bool overlaps_cluster_streams(const stream_config& cfg, bool with_hub) const;
   void hub_streams_changed() { _r1_dirty = true; }
 
  private:

@@ -1,6 +1,7 @@
 // What a stream create or update is checked against beyond its own config: the other streams
 // (subject overlap, a mirror's origin, source cycles) and the storage limits of the account
 // and the server (resources.h has the rules; the counters are kept with the placement table).
+#include "src/js/cluster_streams.h"
 #include "src/js/jetstream_owners.h"
 #include "src/js/jetstream_service.h"
 #include "src/js/stream_source.h"
@@ -11,6 +12,8 @@ namespace js {
 // streams; an owner reads them only while the hub holds stream changes back for its request.
 std::optional<api_error> jetstream::check_overlap(const stream_config& cfg) {
   if (_owners->subjects.overlaps(cfg.subjects, cfg.name)) return make_error(err::subjects_overlap);
+  // In a cluster (the hub), the replicated streams and the other servers' R1 streams too.
+  if (_cluster && _cluster->overlaps_cluster_streams(cfg, false)) return make_error(err::subjects_overlap);
   return std::nullopt;
 }
 

@@ -39,7 +39,7 @@ TEST(cluster_config, jetstream_beside_a_cluster_stays_per_server) {
   server_process two(cluster_conf("js2", c2, {c1}));
   ASSERT_TRUE(one.start()) << one.error();
   ASSERT_TRUE(two.start()) << two.error();
-  EXPECT_NE(one.log().find("R1 streams stay on the server that created them"), std::string::npos) << one.log();
+  EXPECT_NE(one.log().find("an R1 stream stays on the server that created it"), std::string::npos) << one.log();
   auto on_one = connect(one.url());
   auto on_two = connect(two.url());
   ASSERT_TRUE(on_one && on_two);

@@ -9,9 +9,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cstdlib>
 #include <iostream>
 #include <map>
+#include <utility>
 
 #include "tests/integration/cluster_fixture.h"
 
@@ -30,7 +32,7 @@ class cluster_js_fixture : public ::testing::Test {
  protected:
   void SetUp() override {
     if (server_binary().empty()) GTEST_SKIP() << "PEREGRINE_SERVER_BIN not set";
-    if (server_binary().find("nats-server") != std::string::npos)
+    if (reference_server() && !runs_on_reference())
       GTEST_SKIP() << "uses $JS.API requests and /jsz fields of Peregrine's replication only";
     cport_.resize(std::size_t(nodes()));
     http_.resize(std::size_t(nodes()));
@@ -49,6 +51,9 @@ class cluster_js_fixture : public ::testing::Test {
 
   // More of every server's config (users, accounts).
   virtual std::string extra_conf() const { return {}; }
+  // A suite that checks only what nats-server 2.9.10 does too runs against it as well.
+  virtual bool runs_on_reference() const { return false; }
+  static bool reference_server() { return server_binary().find("nats-server") != std::string::npos; }
 
   void TearDown() override {
     if (HasFailure()) std::cerr << logs();
@@ -211,6 +216,36 @@ class cluster_js_fixture : public ::testing::Test {
 
   std::vector<int> cport_, http_;
   std::vector<std::unique_ptr<server_process>> servers_;
+};
+
+// The same with one client connection (and JetStream context) on each of the three servers.
+class cluster_js_clients : public cluster_js_fixture {
+ protected:
+  void SetUp() override {
+    cluster_js_fixture::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    for (int i = 0; i < 3; ++i) {
+      nc_[i] = connect(servers_[i]->url());
+      ASSERT_TRUE(nc_[i]);
+      ASSERT_EQ(natsConnection_JetStream(&js_[i], nc_[i].get(), nullptr), NATS_OK);
+    }
+  }
+
+  void TearDown() override {
+    for (auto*& js : js_)
+      if (js) jsCtx_Destroy(std::exchange(js, nullptr));
+    for (auto& nc : nc_) nc.reset();
+    cluster_js_fixture::TearDown();
+  }
+
+  using cluster_js_fixture::api;
+  // A $JS.API request through server i's connection (an empty object on timeout).
+  json api(int i, const std::string& subject, const std::string& body, int timeout_ms = 3000) {
+    return api(nc_[i].get(), subject, body, timeout_ms);
+  }
+
+  std::array<nc_ptr, 3> nc_;
+  std::array<jsCtx*, 3> js_{};
 };
 
 }  // namespace peregrine::test

@@ -21,30 +21,8 @@
 namespace peregrine::test {
 namespace {
 
-class cluster_stream_queries : public cluster_js_fixture {
+class cluster_stream_queries : public cluster_js_clients {
  protected:
-  void SetUp() override {
-    cluster_js_fixture::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    for (int i = 0; i < 3; ++i) {
-      nc_[i] = connect(servers_[i]->url());
-      ASSERT_TRUE(nc_[i]);
-      ASSERT_EQ(natsConnection_JetStream(&js_[i], nc_[i].get(), nullptr), NATS_OK);
-    }
-  }
-
-  void TearDown() override {
-    for (auto*& js : js_)
-      if (js) jsCtx_Destroy(std::exchange(js, nullptr));
-    for (auto& nc : nc_) nc.reset();
-    cluster_js_fixture::TearDown();
-  }
-
-  using cluster_js_fixture::api;
-  json api(int i, const std::string& subject, const std::string& body, int timeout_ms = 3000) {
-    return api(nc_[i].get(), subject, body, timeout_ms);
-  }
-
   // The request retried while the cluster answers 10008 (an election) or times out.
   json api_retried(int i, const std::string& subject, const std::string& body) {
     json r;
@@ -138,8 +116,6 @@ class cluster_stream_queries : public cluster_js_fixture {
     return natsMsgHeader_Get(m, key, &v) == NATS_OK && v ? std::string(v) : std::string();
   }
 
-  std::array<nc_ptr, 3> nc_;
-  std::array<jsCtx*, 3> js_{};
 };
 
 // `nats stream ls` and `nats account info` on each of the three servers: AUDIT (R2), BILLING

@@ -20,22 +20,8 @@
 namespace peregrine::test {
 namespace {
 
-class cluster_stream_update : public cluster_js_fixture {
+class cluster_stream_update : public cluster_js_clients {
  protected:
-  void SetUp() override {
-    cluster_js_fixture::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    for (int i = 0; i < 3; ++i) {
-      nc_[i] = connect(servers_[i]->url());
-      ASSERT_TRUE(nc_[i]);
-    }
-  }
-
-  void TearDown() override {
-    for (auto& nc : nc_) nc.reset();
-    cluster_js_fixture::TearDown();
-  }
-
   // A system account user for SERVER.REMOVE (nats-server's rule); other clients are $G's.
   std::string extra_conf() const override {
     return "accounts { $SYS { users: [ { user: sys, password: ps } ] } }\n"
@@ -155,7 +141,6 @@ class cluster_stream_update : public cluster_js_fixture {
     return {};
   }
 
-  std::array<nc_ptr, 3> nc_;
 };
 
 json error_of(const json& r) { return r.value("error", json::object()); }
