@@ -158,7 +158,10 @@ void js_accounts(const core::server_options& o, std::vector<js::account_limits>&
                  std::vector<std::string>& disabled) {
   const std::string sys = o.no_system_account ? std::string() : o.system_account.empty() ? "$SYS" : o.system_account;
   for (const auto& a : o.accounts)
-    if (a.jetstream) enabled.push_back({a.name, a.js_max_memory, a.js_max_file, a.js_max_streams, a.js_max_consumers});
+    if (a.jetstream)
+      enabled.push_back({a.name, a.js_max_memory, a.js_max_file, a.js_max_streams, a.js_max_consumers,
+                         a.js_max_ack_pending, a.js_max_bytes_required, a.js_memory_max_stream_bytes,
+                         a.js_store_max_stream_bytes});
   if (enabled.empty()) enabled.push_back({});
   else disabled.push_back("$G");
   for (const auto& a : o.accounts)

@@ -244,6 +244,17 @@ struct reader {
       else if (key_is(k, {"max_file", "max_store", "max_disk", "store", "disk"})) field = &out.js_max_file;
       else if (key_is(k, {"max_streams", "streams"})) field = &out.js_max_streams;
       else if (key_is(k, {"max_consumers", "consumers"})) field = &out.js_max_consumers;
+      else if (key_is(k, {"max_ack_pending"})) field = &out.js_max_ack_pending;
+      else if (key_is(k, {"mem_max_stream_bytes", "memory_max_stream_bytes"})) field = &out.js_memory_max_stream_bytes;
+      else if (key_is(k, {"disk_max_stream_bytes", "store_max_stream_bytes"})) field = &out.js_store_max_stream_bytes;
+      if (key_is(k, {"max_bytes_required", "max_stream_bytes", "max_bytes"})) {
+        std::string t = e.is_scalar() ? e.text : std::string();
+        std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+        if (t != "true" && t != "false" && t != "yes" && t != "no" && t != "on" && t != "off")
+          return bad(e, key + "." + k, "Expected a parseable bool for \"" + k + "\", got " + e.text);
+        out.js_max_bytes_required = t == "true" || t == "yes" || t == "on";
+        continue;
+      }
       if (!field) {
         unknown(key + ".", k, e);
         continue;

@@ -72,12 +72,17 @@ struct account_config {
   std::vector<account_export> exports;
   std::vector<account_import> imports;
   std::optional<permissions> default_permissions;  // for this account's users without their own
-  // jetstream: enabled | { max_memory, max_file, max_streams, max_consumers } (-1: unlimited).
+  // jetstream: enabled | { max_memory, max_file, max_streams, max_consumers, ... } (-1: unlimited).
   bool jetstream = false;
   std::int64_t js_max_memory = -1;
   std::int64_t js_max_file = -1;
   std::int64_t js_max_streams = -1;
   std::int64_t js_max_consumers = -1;
+  // max_ack_pending, max_bytes_required, memory/store_max_stream_bytes (nats-server's names).
+  std::int64_t js_max_ack_pending = -1;
+  bool js_max_bytes_required = false;
+  std::int64_t js_memory_max_stream_bytes = -1;
+  std::int64_t js_store_max_stream_bytes = -1;
   bool operator==(const account_config&) const = default;
 };
 

@@ -144,8 +144,9 @@ void jetstream::api_consumer_create(std::string_view stream_name, std::string_vi
   stream_group* g = group_of(stream_name);
   if (!g) return respond_error(m.reply, type, make_error(err::stream_not_found));
   stream* s = &g->get_stream();
-  if (auto e = normalise(cfg, s->config(), req.pedantic)) return respond_error(m.reply, type, *e);
-  if (auto e = validate(cfg, s->config())) return respond_error(m.reply, type, *e);
+  const std::int64_t acc_pending = _owners->limits.max_ack_pending;
+  if (auto e = normalise(cfg, s->config(), req.pedantic, acc_pending)) return respond_error(m.reply, type, *e);
+  if (auto e = validate(cfg, s->config(), acc_pending)) return respond_error(m.reply, type, *e);
   if (cfg.name.empty()) cfg.name = random_name(8);
   const std::int64_t t = now();
 

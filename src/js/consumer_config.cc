@@ -274,7 +274,8 @@ std::int64_t consumer_limit(const stream_config& s, const char* key) {
 }  // namespace
 
 // In nats-server's order (setConsumerConfigDefaults); pedantic refuses what it would adjust.
-std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic) {
+std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic,
+                                   std::int64_t account_max_ack_pending) {
   if (c.max_deliver == 0 || c.max_deliver < -1) {
     if (pedantic && c.max_deliver < -1) return pedantic_error("max_deliver must be set to -1");
     c.max_deliver = -1;
@@ -316,7 +317,9 @@ std::optional<api_error> normalise(consumer_config& c, const stream_config& s, b
       return pedantic_error("inactive_threshold must be set if it's configured in stream limits");
     c.inactive_threshold = lim_inactive;
   }
-  if (c.max_ack_pending == 0 && c.ack != ack_policy::none) c.max_ack_pending = kDefaultMaxAckPending;
+  if (c.max_ack_pending == 0 && c.ack != ack_policy::none)
+    c.max_ack_pending = account_max_ack_pending > 0 ? std::min(kDefaultMaxAckPending, account_max_ack_pending)
+                                                   : kDefaultMaxAckPending;
   if (c.inactive_threshold == 0 && !c.durable()) c.inactive_threshold = kEphemeralInactive;
   if (c.priority == priority_policy::pinned_client && c.priority_timeout == 0) c.priority_timeout = kDefaultPinnedTtl;
   if (c.name.empty()) c.name = c.durable_name;
@@ -355,7 +358,8 @@ std::optional<api_error> check_workqueue(const stream_config& s, const consumer_
   return std::nullopt;
 }
 
-std::optional<api_error> validate(const consumer_config& c, const stream_config& s) {
+std::optional<api_error> validate(const consumer_config& c, const stream_config& s,
+                                  std::int64_t account_max_ack_pending) {
   if (!c.durable_name.empty())
     if (auto e = check_consumer_name(c.durable_name)) return e;
   if (!c.name.empty())
@@ -398,6 +402,8 @@ std::optional<api_error> validate(const consumer_config& c, const stream_config&
     if (c.max_batch < 0) return make_error(err::max_batch_negative);
     if (c.max_expires != 0 && c.max_expires < base::kMilli) return make_error(err::max_expires_too_small);
   }
+  if (account_max_ack_pending > 0 && c.max_ack_pending > account_max_ack_pending)
+    return make_error(err::max_ack_pending_excess, std::to_string(account_max_ack_pending));
   // The stream's consumer_limits are ceilings, not only defaults (nats-server 2.10+).
   if (const std::int64_t lim = consumer_limit(s, "max_ack_pending"); lim > 0 && c.max_ack_pending > lim)
     return make_error(err::max_ack_pending_excess, std::to_string(lim));

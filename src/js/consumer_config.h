@@ -106,9 +106,13 @@ std::optional<api_error> check_priority_group_name(std::string_view group);
 
 // nats-server's defaults (setConsumerConfigDefaults), given the parent stream (consumer_limits). pedantic: a value that
 // would be changed is an error (10157) instead.
-std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic);
+// account_max_ack_pending: the account's jetstream `max_ack_pending` (> 0: a ceiling and the
+// default's cap; nats-server's JetStreamAccountLimits.MaxAckPending).
+std::optional<api_error> normalise(consumer_config& c, const stream_config& s, bool pedantic,
+                                   std::int64_t account_max_ack_pending = -1);
 // nats-server's checks against the parent stream (checkConsumerCfg); call after normalise.
-std::optional<api_error> validate(const consumer_config& c, const stream_config& s);
+std::optional<api_error> validate(const consumer_config& c, const stream_config& s,
+                                  std::int64_t account_max_ack_pending = -1);
 // May `old` become `next` (both normalised; nats-server's checkNewConsumerConfig)? push_bound: a subscriber is bound now.
 std::optional<api_error> check_update(const consumer_config& old, const consumer_config& next, bool push_bound);
 // Work-queue rules for consumer `c` of stream `s` beside the stream's `others` (every other

@@ -25,6 +25,10 @@ struct account_limits {
   std::int64_t max_file = -1;
   std::int64_t max_streams = -1;
   std::int64_t max_consumers = -1;
+  std::int64_t max_ack_pending = -1;           // consumers' ceiling and default cap (10121)
+  bool max_bytes_required = false;             // every stream sets max_bytes (10113)
+  std::int64_t memory_max_stream_bytes = -1;   // a memory stream's max_bytes ceiling (10122)
+  std::int64_t store_max_stream_bytes = -1;    // a file stream's
 };
 
 // For an account without JetStream: answers its $JS.API requests with 10039 (account_disabled.h).

@@ -72,6 +72,12 @@ storage_usage jetstream::usage(storage_type t, std::string_view except_stream) c
 std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::string_view except_stream,
                                                  bool create) const {
   const auto& acc = _owners->limits;
+  // The account's max_bytes rules (nats-server's checkStreamCfg): required, and at most the
+  // account's per-stream ceiling of the stream's storage type.
+  const std::int64_t stream_bytes =
+      cfg.storage == storage_type::memory ? acc.memory_max_stream_bytes : acc.store_max_stream_bytes;
+  if (acc.max_bytes_required && cfg.max_bytes <= 0) return make_error(err::max_bytes_required);
+  if (stream_bytes > 0 && cfg.max_bytes > stream_bytes) return make_error(err::max_stream_bytes_exceeded);
   if (acc.max_consumers > 0 && cfg.max_consumers > acc.max_consumers) return make_error(err::max_consumers);
   const storage_type t = cfg.storage;
   const storage_usage mine = usage(t, except_stream);

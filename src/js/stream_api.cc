@@ -113,10 +113,10 @@ void jetstream::api_info(std::string_view, const core::inbound_msg& m) {
                         {"max_storage", global && acc.max_file < 0 ? o.max_file_store : acc.max_file},
                         {"max_streams", acc.max_streams},
                         {"max_consumers", acc.max_consumers},
-                        {"max_ack_pending", -1},
-                        {"memory_max_stream_bytes", -1},
-                        {"storage_max_stream_bytes", -1},
-                        {"max_bytes_required", false}};
+                        {"max_ack_pending", acc.max_ack_pending},
+                        {"memory_max_stream_bytes", acc.memory_max_stream_bytes},
+                        {"storage_max_stream_bytes", acc.store_max_stream_bytes},
+                        {"max_bytes_required", acc.max_bytes_required}};
     if (!_domain.empty()) j["domain"] = _domain;
     j["api"] = ojson{{"level", kApiLevel}, {"total", total}, {"errors", errors}};
     respond(reply, j);

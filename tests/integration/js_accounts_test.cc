@@ -40,6 +40,9 @@ accounts {
   L: { users: [ { user: l, password: pl } ],
        jetstream: { max_memory: 4K, max_file: 4K, max_streams: 3, max_consumers: 1 } }
   C: { users: [ { user: c, password: pc } ] }
+  K: { users: [ { user: k, password: pk } ],
+       jetstream: { max_bytes_required: true, max_ack_pending: 50, memory_max_stream_bytes: 2K,
+                    store_max_stream_bytes: 3K } }
 }
 authorization { users: [ { user: g, password: pg } ] }
 )";
@@ -264,6 +267,45 @@ TEST_F(js_accounts, account_limits_are_enforced) {
     EXPECT_EQ(stored, 3) << subject;
     EXPECT_EQ(refused, 3) << subject;
   }
+}
+
+// The account's per-stream and per-consumer rules: every stream sets max_bytes (10113), at
+// most the account's per-stream ceiling of its storage type (10122); a consumer's
+// max_ack_pending defaults to the account's limit and may not exceed it (10121).
+TEST_F(js_accounts, account_stream_bytes_and_ack_pending_limits) {
+  auto k = as("k", "pk");
+  ASSERT_TRUE(k);
+  const json unset = create(k.get(), {{"name", "F"}, {"subjects", {"f"}}});
+  EXPECT_EQ(err_code(unset), 10113) << unset.dump();
+  EXPECT_EQ(unset["error"].value("description", ""), "account requires a stream config to have max bytes set");
+  const json big = create(k.get(), {{"name", "F"}, {"subjects", {"f"}}, {"max_bytes", 3001}});
+  EXPECT_EQ(err_code(big), 10122) << big.dump();
+  EXPECT_EQ(big["error"].value("description", ""), "stream max bytes exceeds account limit max stream bytes");
+  const json mem = create(k.get(), {{"name", "M"}, {"subjects", {"m"}}, {"storage", "memory"}, {"max_bytes", 2001}});
+  EXPECT_EQ(err_code(mem), 10122) << mem.dump();
+  ASSERT_TRUE(create(k.get(), {{"name", "F"}, {"subjects", {"f"}}, {"max_bytes", 3000}}).value("did_create", false));
+  ASSERT_TRUE(create(k.get(), {{"name", "M"}, {"subjects", {"m"}}, {"storage", "memory"}, {"max_bytes", 2000}})
+                  .value("did_create", false));
+  // An update may not lift max_bytes past the ceiling either.
+  const json up = request(k.get(), "$JS.API.STREAM.UPDATE.F",
+                          json{{"name", "F"}, {"subjects", {"f"}}, {"max_bytes", 5000}}.dump());
+  EXPECT_EQ(err_code(up), 10122) << up.dump();
+
+  const json d = request(k.get(), "$JS.API.CONSUMER.DURABLE.CREATE.F.d",
+                         R"({"stream_name":"F","config":{"durable_name":"d","ack_policy":"explicit"}})");
+  ASSERT_TRUE(d.contains("config")) << d.dump();
+  EXPECT_EQ(d["config"].value("max_ack_pending", 0), 50) << d.dump();
+  const json over = request(k.get(), "$JS.API.CONSUMER.DURABLE.CREATE.F.e",
+                            R"({"stream_name":"F","config":{"durable_name":"e","ack_policy":"explicit","max_ack_pending":51}})");
+  EXPECT_EQ(err_code(over), 10121) << over.dump();
+  EXPECT_EQ(over["error"].value("description", ""), "consumer max ack pending exceeds system limit of 50");
+
+  const json info = request(k.get(), "$JS.API.INFO");
+  ASSERT_TRUE(info.is_object() && info.contains("limits")) << info.dump();
+  EXPECT_EQ(info["limits"].value("max_ack_pending", 0), 50) << info.dump();
+  EXPECT_EQ(info["limits"].value("memory_max_stream_bytes", 0), 2000) << info.dump();
+  EXPECT_EQ(info["limits"].value("storage_max_stream_bytes", 0), 3000) << info.dump();
+  EXPECT_EQ(info["limits"].value("max_bytes_required", false), true) << info.dump();
 }
 
 // An atomic batch is judged as a whole against the account's storage: one that would take the

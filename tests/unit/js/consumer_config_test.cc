@@ -204,6 +204,34 @@ std::pair<int, std::string> pedantic_problem(std::string_view cfg, const stream_
   return e ? std::pair<int, std::string>{e->err_code, e->description} : std::pair<int, std::string>{0, ""};
 }
 
+// The account's jetstream max_ack_pending (nats-server's JetStreamAccountLimits): the default's
+// cap and a ceiling, checked before the stream's consumer_limits.
+TEST(consumer_config, account_max_ack_pending_caps_the_default_and_is_a_ceiling) {
+  auto check = [](std::string_view cfg, std::int64_t account, const stream_config& s = a_stream()) {
+    create_request req;
+    std::optional<api_error> e =
+        parse_create_request(R"({"stream_name":"ORDERS","config":)" + std::string(cfg) + "}", req);
+    if (!e) e = normalise(req.config, s, req.pedantic, account);
+    if (!e) e = validate(req.config, s, account);
+    return std::make_pair(e ? e->err_code : 0, req.config.max_ack_pending);
+  };
+  EXPECT_EQ(check(R"({"durable_name":"D","ack_policy":"explicit"})", 50), std::make_pair(0, std::int64_t{50}));
+  EXPECT_EQ(check(R"({"durable_name":"D","ack_policy":"explicit"})", 5000), std::make_pair(0, std::int64_t{1000}));
+  EXPECT_EQ(check(R"({"durable_name":"D","ack_policy":"none"})", 50), std::make_pair(0, std::int64_t{0}));
+  EXPECT_EQ(check(R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":51})", 50).first, 10121);
+  EXPECT_EQ(check(R"({"durable_name":"D","ack_policy":"explicit","max_ack_pending":50})", 50).first, 0);
+  auto lim = a_stream();
+  lim.consumer_limits = ojson{{"max_ack_pending", 20}};
+  EXPECT_EQ(check(R"({"durable_name":"D","ack_policy":"explicit"})", 50, lim), std::make_pair(0, std::int64_t{20}));
+  create_request req;
+  ASSERT_FALSE(parse_create_request(
+      R"({"stream_name":"ORDERS","config":{"durable_name":"D","ack_policy":"explicit","max_ack_pending":60}})", req));
+  ASSERT_FALSE(normalise(req.config, a_stream(), false, 50));
+  const auto e = validate(req.config, a_stream(), 50);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->description, "consumer max ack pending exceeds system limit of 50");
+}
+
 // nats-server 2.10+: the stream's consumer_limits are ceilings as well as defaults.
 TEST(consumer_config, stream_consumer_limits_are_ceilings) {
   using P = std::pair<int, std::string>;
