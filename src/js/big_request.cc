@@ -8,6 +8,7 @@
 // stay subscribed throughout). Requests that could see or change the half-made stream (any request naming it,
 // any stream create, update or delete) wait until it is answered, in arrival order.
 #include <algorithm>
+#include <array>
 #include <filesystem>
 
 #include "src/base/clock.h"
@@ -36,17 +37,18 @@ std::string splice_config(std::string head, const std::string& config_dump) {
 }  // namespace
 
 std::string_view api_stream_of(std::string_view rest) {
-  std::vector<std::string_view> t;
-  while (t.size() < 5) {
+  std::array<std::string_view, 5> t{};  // no allocation: every clustered API request asks
+  std::size_t n = 0;
+  while (n < t.size()) {
     const auto dot = rest.find('.');
-    t.push_back(rest.substr(0, dot));
+    t[n++] = rest.substr(0, dot);
     if (dot == std::string_view::npos) break;
     rest.remove_prefix(dot + 1);
   }
-  if (t.size() < 3 || (t[0] != "STREAM" && t[0] != "CONSUMER")) return {};
+  if (n < 3 || (t[0] != "STREAM" && t[0] != "CONSUMER")) return {};
   const bool two = t[1] == "MSG" || t[1] == "DURABLE" || t[1] == "LEADER" || t[1] == "PEER";
   const std::size_t at = two ? 3 : 2;
-  return at < t.size() ? t[at] : std::string_view();
+  return at < n ? t[at] : std::string_view();
 }
 
 namespace {

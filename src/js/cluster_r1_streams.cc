@@ -1,12 +1,12 @@
 // Every server's R1 streams known cluster-wide (cluster_streams.h, hub_view). An R1 stream
 // stays on the server that created it, in its hub, but nats-server serves every stream from
 // every server of a cluster, so each server reports the names and subjects of its R1 streams
-// to the meta log (one r1_streams entry replacing its last one, sent when the set changed and
-// checked again each second). An API request about another server's R1 stream is sent there
-// as $PG.JSC.<server>.<hops>.<subject after $JS.API.>, republished there on $JS.API for the
-// hub's handlers (and a consumer thread's pull subscriptions), whose reply goes straight back
-// to the client. The streams' subjects and their consumers' ack subjects are announced to
-// the routes, so publishes and acks from any server reach them.
+// to the meta log (one r1_streams entry replacing its last one, sent when the set changed,
+// and compared again while the log may differ). An API request about another server's R1
+// stream is sent there as $PG.JSC.<server>.<hops>.<subject after $JS.API.>, republished
+// there on $JS.API for the hub's handlers (and a consumer thread's pull subscriptions), whose
+// reply goes straight back to the client. The streams' subjects and their consumers' ack
+// subjects are announced to the routes, so publishes and acks from any server reach them.
 #include "src/base/log.h"
 #include "src/core/subject_overlap.h"
 #include "src/js/big_request.h"
@@ -68,7 +68,7 @@ void cluster_streams::set_hub_view(hub_view v) {
 
 std::string cluster_streams::r1_home(std::string_view name) const {
   const auto& r1 = _meta.r1_streams();
-  auto it = r1.find(std::string(name));
+  auto it = r1.find(name);
   if (it == r1.end() || it->second.server == _self || is_replicated(name)) return {};
   if (_hub.holds && _hub.holds(name)) return {};  // a create that raced: this server's own
   return it->second.server;
@@ -94,16 +94,36 @@ bool cluster_streams::serve_r1_here(std::string_view rest, const core::inbound_m
 }
 
 void cluster_streams::sync_r1(std::int64_t now_ns) {
-  if (!_hub.list || (!_r1_dirty && now_ns < _r1_next_check_ns)) return;
+  if (!_hub.list) return;
+  // Compared when the hub's table changed or this server's report applied (dirty), when a
+  // report is overdue, and each second while the log may differ (after any server's report,
+  // or with no meta leader); once they match, nothing is copied until one of those happens.
+  const bool overdue = _r1_report_until_ns != 0 && now_ns >= _r1_report_until_ns;
+  if (!_r1_dirty && !overdue && (_r1_synced || now_ns < _r1_next_check_ns)) return;
   _r1_dirty = false;
   _r1_next_check_ns = now_ns + kCheckEveryNs;
   if (_r1_report_until_ns > now_ns) return;  // applying it makes this look again
+  _r1_report_until_ns = 0;
+  _r1_synced = false;
   std::string leader;
   const bool leading = meta_leader(leader);
   if (!leading && leader.empty()) return;
-  if (_meta.removed().count(_self)) return;  // out of the cluster for good
-  re::r1_streams report{_self, _hub.list()};
-  if (report.streams == _meta.r1_of(_self)) return;
+  if (_meta.removed().count(_self)) {  // out of the cluster for good
+    _r1_synced = true;
+    return;
+  }
+  // A name the log gives another server stays that server's (a create that raced on two
+  // servers): reporting it would take it back and forth.
+  re::r1_streams report{_self, {}};
+  const auto& known = _meta.r1_streams();
+  for (auto& st : _hub.list()) {
+    auto it = known.find(st.name);
+    if (it == known.end() || it->second.server == _self) report.streams.push_back(std::move(st));
+  }
+  if (report.streams == _meta.r1_of(_self)) {
+    _r1_synced = true;
+    return;
+  }
   const auto bytes = re::encode(re::meta_op{std::move(report)});
   _r1_report_until_ns = now_ns + kReportWaitNs;
   if (leading) {

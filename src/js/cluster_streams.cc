@@ -384,6 +384,7 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
       _r1_report_until_ns = 0;
       _r1_dirty = true;
     }
+    _r1_synced = false;  // another's may have freed a name this server holds: within a second
     return;
   }
   const re::stream_assign* seeded = std::get_if<re::stream_assign>(&*op);

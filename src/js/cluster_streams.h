@@ -287,6 +287,7 @@ class cluster_streams final : public core::internal_handler {
   // the log's, when to look again anyway, and until when the last report is awaited.
   hub_view _hub;
   bool _r1_dirty = true;
+  bool _r1_synced = false;  // the log said what the hub holds at the last comparison
   std::int64_t _r1_next_check_ns = 0, _r1_report_until_ns = 0;
 };
 

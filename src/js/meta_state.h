@@ -48,7 +48,7 @@ class meta_state {
     std::string server;
     std::vector<std::string> subjects;
   };
-  const std::map<std::string, r1_home>& r1_streams() const { return _r1; }
+  const std::map<std::string, r1_home, std::less<>>& r1_streams() const { return _r1; }
   // The R1 streams the log says `server` holds, in name order (what it last reported).
   std::vector<repl_entries::r1_stream> r1_of(const std::string& server) const;
   // Replicated streams and consumers placed on `server` (placement prefers the fewest).
@@ -62,7 +62,7 @@ class meta_state {
   std::string _self;
   std::map<key, stream_entry> _streams;
   std::set<std::string> _removed;
-  std::map<std::string, r1_home> _r1;  // $G's, as the replicated streams
+  std::map<std::string, r1_home, std::less<>> _r1;  // $G's, as the replicated streams
 };
 
 }  // namespace js
