@@ -9,7 +9,7 @@
 # build*/bench/e2e/peregrine-bench found. Each cluster: servers <side>-a, -b, -c, one config
 # file each (server_name, listen, http, jetstream { store_dir }, cluster { name, listen, routes
 # to the other two }); the script waits until every server's /jsz names the same meta leader.
-# Every mode creates its own R3 file stream from a client (peregrine-bench --replicas 3) and
+# Every mode creates its own file stream (R3, or R1 for r1-*) from a client and
 # deletes it afterwards; modes alternate which cluster goes first, as scripts/compare.sh does.
 #
 # Modes (MODES, space separated):
@@ -17,6 +17,9 @@
 #   r3-sync-leader    the same with the client on the stream leader
 #   r3-async          async publish throughput, 256 in flight, client on a follower
 #   r3-fetch          fetch throughput through a durable pull consumer (ack each), client on a follower
+#   r1-sync-remote    sync publish to an R1 stream, the client on a server that does not hold it
+#                     (its PubAck crosses the route both ways)
+#   r1-async-remote   async publish throughput (256 in flight) to that R1 stream, the same way
 #   failover          js-failover: sync publishes with retries while the stream leader is
 #                     kill -9'd FAILOVER_ROUNDS times (restarted each time, waited for until it
 #                     is a current replica again); per round kill -> next acknowledged publish,
@@ -179,13 +182,15 @@ print(str(v).lower() if isinstance(v, bool) else ("" if v is None else v))' "$1"
 }
 
 declare -A mode_args=(
-  [r3-sync-follower]="--mode js-file --closed --place follower"
-  [r3-sync-leader]="--mode js-file --closed --place leader"
-  [r3-async]="--mode js-async-file --place follower"
-  [r3-fetch]="--mode js-fetch --storage file --ack each --batch $FETCH_BATCH --place follower"
+  [r3-sync-follower]="--replicas 3 --mode js-file --closed --place follower"
+  [r3-sync-leader]="--replicas 3 --mode js-file --closed --place leader"
+  [r3-async]="--replicas 3 --mode js-async-file --place follower"
+  [r3-fetch]="--replicas 3 --mode js-fetch --storage file --ack each --batch $FETCH_BATCH --place follower"
+  [r1-sync-remote]="--replicas 1 --mode js-file --closed --place follower"
+  [r1-async-remote]="--replicas 1 --mode js-async-file --place follower"
 )
 declare -A counts=([r3-sync-follower]=$JS_COUNT [r3-sync-leader]=$JS_COUNT [r3-async]=$JSA_COUNT
-                   [r3-fetch]=$FETCH_COUNT [failover]=1)
+                   [r3-fetch]=$FETCH_COUNT [failover]=1 [r1-sync-remote]=$JS_COUNT [r1-async-remote]=$JSA_COUNT)
 for m in $MODES; do [[ -n ${counts[$m]:-} ]] || die "unknown mode $m"; done
 
 # run_failover <side> -> bench_out: js-failover as a coprocess; its @kill/@restart lines are
@@ -235,7 +240,7 @@ run_bench() {
     out=$bench_out
   else
     read -r -a args <<<"${mode_args[$mode]}"
-    out=$("$bench_bin" --url "$(urls_of "$side")" --server-names "$(names_of "$side")" --replicas 3 "${args[@]}" \
+    out=$("$bench_bin" --url "$(urls_of "$side")" --server-names "$(names_of "$side")" "${args[@]}" \
           --count "${counts[$mode]}" --size "$SIZE" --warmup "$WARMUP" --duration "$DURATION" --subject "cc.$mode" \
           --server-note "$side 3-node cluster" --json --quiet 2>"$work/bench.err") || true
     [[ -n $out ]] || out="{\"ok\":false,\"error\":\"peregrine-bench produced no output: $(tr -d '\n"' <"$work/bench.err" | head -c 200)\"}"
@@ -296,8 +301,8 @@ printf '%s\n' "-----------------------------------------------------------------
 for round in $(seq "$ROUNDS"); do
   for mode in $MODES; do
     case $mode in
-      r3-sync-*) metrics=(msgs_per_s p50_us p90_us p99_us max_us cpu_us_per_msg) ;;
-      r3-async) metrics=(msgs_per_s mb_per_s cpu_us_per_msg) ;;
+      r3-sync-* | r1-sync-*) metrics=(msgs_per_s p50_us p90_us p99_us max_us cpu_us_per_msg) ;;
+      r3-async | r1-async-*) metrics=(msgs_per_s mb_per_s cpu_us_per_msg) ;;
       r3-fetch) metrics=(msgs_per_s mb_per_s p50_us p99_us cpu_us_per_msg) ;;
       failover) metrics=(extra.failover_p50_ms extra.failover_max_ms extra.leader_seen_p50_ms extra.acked extra.readback.missing extra.readback.duplicates) ;;
     esac

@@ -111,7 +111,9 @@ std::string open_stream(const config& cfg, bool file, int64_t window, js_session
   if (st != NATS_OK) return err_text("stream create (err_code " + std::to_string(jerr) + ")", st);
   s.url = cfg.url;
   g_placement.clear();
-  if (cfg.replicas <= 1) return {};
+  // An R1 stream in a cluster has a leader too (its server): --place follower puts the client
+  // on another server.
+  if (cfg.replicas <= 1 && (cfg.place == "any" || cfg.server_names.empty())) return {};
   s.leader = wait_stream_leader(js, s.stream, 30000);
   if (s.leader.empty()) return "stream " + s.stream + ": no cluster leader within 30 s";
   const std::vector<std::string> urls = split_list(cfg.url);
