@@ -17,6 +17,7 @@ namespace js {
 
 namespace re = repl_entries;
 using cluster::kMaxHops;
+using cluster::prefix_of;
 using cluster::kMetaGroup;
 
 namespace {
@@ -39,7 +40,6 @@ std::string_view named_stream(std::string_view rest) {
   return api_stream_of(rest);
 }
 
-std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
 
 }  // namespace
 

@@ -23,13 +23,13 @@ namespace js {
 
 using cluster::kAccount;
 using cluster::kMaxHops;
+using cluster::prefix_of;
 
 namespace {
 
 // nats-server's jsClusteredStreamListRequest waits this long for the leaders' answers.
 constexpr std::int64_t kGatherTimeoutNs = 4'000'000'000;
 
-std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
 
 std::optional<std::uint64_t> to_u64(std::string_view s) {
   std::uint64_t v = 0;

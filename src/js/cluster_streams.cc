@@ -24,6 +24,7 @@ using cluster::kMetaGroup;
 using cluster::kAccount;
 using cluster::kAnswerWindowNs;
 using cluster::kMaxHops;
+using cluster::prefix_of;
 
 namespace re = repl_entries;
 using ojson = nlohmann::ordered_json;
@@ -31,7 +32,6 @@ using ojson = nlohmann::ordered_json;
 namespace {
 
 
-std::string prefix_of(const std::string& server) { return "$PG.JSC." + server + "."; }
 
 // The stream's Raft group id: unique per incarnation of the name (a re-created stream gets a
 // new group, so a replica never mistakes an old log for its own); 0 and 1 are taken.
