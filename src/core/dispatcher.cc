@@ -258,7 +258,8 @@ void dispatcher::apply(shard_msg& m) {
         deliver_local(*sit->second, msg.subject, msg.reply, msg.headers, msg.payload);
       }
       if (!_route_batch.empty())
-        flush_route_batch(msg.matched.empty() ? msg.subject : msg.matched, msg.reply, msg.headers, msg.payload);
+        flush_route_batch(msg.matched.empty() ? msg.subject : msg.matched, msg.reply, msg.headers, msg.payload,
+                          msg.matched.empty() ? std::string_view() : std::string_view(msg.subject));
       _publisher_no_responders = false;
       for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
       _expired.clear();

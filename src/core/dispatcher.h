@@ -201,8 +201,11 @@ class dispatcher final : public net::transport_handler, public shard::poller, pu
   std::string* _owned_payload = nullptr;
   std::string* _take_payload = nullptr;
   void batch_for_route(client& c, const subscription& s);
+  // `shown`: the subject local receivers see when it is not the routed one (a JetStream
+  // delivery to an inbox); a route gets it as nats-server sends it, "<reply>@<shown>".
   void flush_route_batch(std::string_view subject, std::string_view reply, std::string_view headers,
-                         std::string_view payload);
+                         std::string_view payload,
+                         std::string_view shown = {});
   void publish_cluster_urls();
   std::size_t refresh_cluster_info();
   std::string client_info(const client& c) const;

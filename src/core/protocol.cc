@@ -417,7 +417,7 @@ bool dispatcher::route(std::uint32_t account, client* from, std::string_view sub
       if (!_overflow[to].empty() && from && !_stall_current) _stall_current = kRemoteStall;
     }
   }
-  if (!_route_batch.empty()) flush_route_batch(matched, reply, headers, payload);
+  if (!_route_batch.empty()) flush_route_batch(matched, reply, headers, payload, subject);
   for (auto& [c, sid] : _expired) remove_sub(*c, sid, true);
   _expired.clear();
   if (!internal_sids.empty()) {

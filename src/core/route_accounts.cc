@@ -79,7 +79,8 @@ void dispatcher::route_forwards(client& c, const route_op& op, std::uint32_t acc
   _from_route = &op;  // a response to a request this server mapped
   if (service_response(&c, account, op.subject, op.reply, op.headers, op.payload)) return;
   _from_route = &op;  // consumed by each route(): local receivers only
-  route(account, &c, op.subject, op.reply, op.headers, op.payload, {}, false);
+  const auto [reply, shown] = split_routed_delivery(op.reply);
+  route(account, &c, op.subject, reply, op.headers, op.payload, shown, false);
   // Stream exports: what this server's importers subscribed to (its shadow interest brought it).
   // A routed request does not pass through service imports (nats-server: only responses do).
   if (account >= accounts.size()) return;

@@ -365,8 +365,10 @@ void dispatcher::route_msg(client& c, const route_op& op) {
     return;
   }
   _from_route = &op;  // consumed by route(): local receivers only, no forwarding
-  route(account, &c, op.subject, op.reply, op.headers, op.payload, {}, false);
+  const auto [reply, shown] = split_routed_delivery(op.reply);
+  route(account, &c, op.subject, reply, op.headers, op.payload, shown, false);
 }
+
 
 void dispatcher::interest_change(const subscription& s, int delta) {
   if (!counts_as_interest(s)) return;
@@ -417,7 +419,13 @@ void dispatcher::batch_for_route(client& c, const subscription& s) {
 }
 
 void dispatcher::flush_route_batch(std::string_view subject, std::string_view reply, std::string_view headers,
-                                   std::string_view payload) {
+                                   std::string_view payload, std::string_view shown) {
+  std::string with_shown;
+  if (!shown.empty() && shown != subject && !reply.empty()) {
+    with_shown.reserve(reply.size() + 1 + shown.size());
+    with_shown.append(reply).append(1, '@').append(shown);
+    reply = with_shown;
+  }
   for (const auto& b : _route_batch) {
     client& c = *b.c;
     if (c.closing) continue;

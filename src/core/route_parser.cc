@@ -135,4 +135,20 @@ route_parse_result parse_route(std::string_view buf, const proto::parser_limits&
   return out;
 }
 
+// nats-server routes a JetStream delivery on its inbox with the subject its receivers see
+// appended to the ack reply: "$JS.ACK.<8 more tokens>@<subject>".
+std::pair<std::string_view, std::string_view> split_routed_delivery(std::string_view reply) {
+  if (!reply.starts_with("$JS.ACK.")) return {reply, {}};
+  int dots = 0;
+  for (std::size_t i = 0; i < reply.size(); ++i) {
+    if (reply[i] == '.') {
+      ++dots;
+    } else if (reply[i] == '@' && dots >= 8) {
+      if (i + 1 >= reply.size()) break;
+      return {reply.substr(0, i), reply.substr(i + 1)};
+    }
+  }
+  return {reply, {}};
+}
+
 }  // namespace core

@@ -6,6 +6,7 @@
 // (INFO, CONNECT, PING, PONG, +OK), which parse_client handles.
 #include <cstdint>
 #include <string_view>
+#include <utility>
 
 #include "src/proto/parser.h"
 
@@ -49,5 +50,10 @@ void for_each_queue(std::string_view list, F&& f) {
     i = j;
   }
 }
+
+// A routed message's reply split into (reply, subject its receivers see): nats-server
+// routes a JetStream delivery on its inbox with "@<subject>" after the 9-token ack reply
+// ("$JS.ACK...@orders.created"); (reply, "") when there is none.
+std::pair<std::string_view, std::string_view> split_routed_delivery(std::string_view reply);
 
 }  // namespace core

@@ -215,6 +215,7 @@ ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged, c
   j["state"] = std::move(state);
   if (!_domain.empty()) j["domain"] = _domain;
   j["cluster"] = cluster_json_of(h, now_ns);
+  add_links_info(h, j, now_ns);
   j["ts"] = base::rfc3339_nano(now_ns);
   return j;
 }

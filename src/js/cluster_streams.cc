@@ -168,6 +168,7 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   if (auto e = normalise(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_replicated_features(cfg)) return respond_error(m.reply, type, *e);
+  if (auto e = check_cluster_origins(cfg)) return respond_error(m.reply, type, *e);
   const std::int64_t now = _host.clk().wall_ns();
   if (overlaps_cluster_streams(cfg, true)) return respond_error(m.reply, type, make_error(err::subjects_overlap));
   if (const auto* s = _meta.find(kAccount, cfg.name)) {
@@ -288,6 +289,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
   for (auto& [name, h] : _hosted) {
     if (h->log->leader && !h->replica->ready()) h->replica->on_role(now);  // a busy leader_start
     if (!h->backlog.empty()) work += drain_backlog(*h);
+    work += poll_links(*h, now);
     if (h->log->leader && h->replica->tick(now)) ++work;
     for (const auto& [id, why] : h->replica->take_abandoned()) {  // as the standalone stream's
       const std::string subject = "$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED." + name;
@@ -476,6 +478,8 @@ void cluster_streams::drop_stream(const std::string& name, bool silent) {
   if (it == _hosted.end()) return;
   _consumers->drop_stream(name, silent);
   for (auto id : it->second->subs) _host.unsubscribe(id);
+  if (it->second->links)
+    for (auto& l : it->second->links->links) l->stop(true);  // the origin's consumers go too
   _repl.remove_group(it->second->assignment.group_id);
   _by_group.erase(it->second->assignment.group_id);
   _hosted.erase(it);
@@ -525,6 +529,7 @@ void cluster_streams::follow_config(hosted& h) {
   // The leader moves its subscriptions to the new subjects (after_event subscribes again).
   for (auto id : h.subs) _host.unsubscribe(id);
   h.subs.clear();
+  h.subscribed = false;
 }
 
 void cluster_streams::answer_updates(hosted& h, std::int64_t now_ns) {
@@ -559,13 +564,16 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
     _removing.erase(r);
   }
   const bool serving = h.log->leader && h.replica->ready() && !h.frozen;
-  if (serving && h.subs.empty()) {
+  if (serving && !h.subscribed) {
     for (const auto& s : h.cfg.subjects) h.subs.push_back(_host.subscribe_cluster(s, &h.handler));
+    h.subscribed = true;
     PG_INFO("Replicated stream {}: leading (term {})", h.cfg.name, h.log->term_);
-  } else if (!serving && !h.subs.empty()) {
+  } else if (!serving && h.subscribed) {
     for (auto id : h.subs) _host.unsubscribe(id);
     h.subs.clear();
+    h.subscribed = false;
   }
+  sync_links(h, serving, now_ns);
   answer_updates(h, now_ns);
   if (!serving) {
     // Another server leads and answers the create: a reply kept here would be a second one.

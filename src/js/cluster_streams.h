@@ -129,6 +129,15 @@ class cluster_streams final : public core::internal_handler {
  private:
   struct hosted;
   struct sub_handler;
+  struct replica_links;
+  // A replicated stream's mirror or sources (cluster_stream_sources.cc): run by its leader
+  // while it serves (after every event), polled each turn, reported in its StreamInfo.
+  void sync_links(hosted& h, bool serving, std::int64_t now_ns);
+  std::size_t poll_links(hosted& h, std::int64_t now_ns);
+  void add_links_info(const hosted& h, nlohmann::ordered_json& info, std::int64_t now_ns) const;
+  // A replicated create's mirror and sources against the replicated streams (10052 cycle,
+  // external prefixes).
+  std::optional<api_error> check_cluster_origins(const stream_config& cfg) const;
   // A new group's first messages, on its origin (cluster_stream_update.cc).
   struct seed {
     std::vector<repl_entries::msg> msgs;

@@ -15,6 +15,7 @@
 #include "src/js/cluster_streams.h"
 #include "src/js/group_log.h"
 #include "src/js/publish_backlog.h"
+#include "src/js/source_link.h"
 #include "src/js/stream_replica.h"
 #include "storage/memory_store.h"
 
@@ -29,6 +30,24 @@ struct cluster_streams::sub_handler final : core::internal_handler {
   void on_msg(const core::inbound_msg& m) override { owner->on_publish(*h, m); }
 };
 
+// A replicated stream's mirror or sources, run by its leader (cluster_stream_sources.cc):
+// the links copy through the replica's proposals, so every replica stores each copy.
+struct cluster_streams::replica_links final : copy_target {
+  replica_links(cluster_streams& o, hosted& s, core::service_host& host) : owner(o), h(s), bus(host) {}
+  const std::string& copy_stream_name() const override;
+  copy_result store_copied(const source_spec& src, bool mirror, std::string_view subject,
+                           std::string_view origin_subject, std::string_view headers, std::string_view payload,
+                           const delivery_meta& d, std::uint64_t skip) override;
+  std::uint64_t taken_seq() const override;
+  std::uint64_t durable_seq() const override;
+
+  cluster_streams& owner;
+  hosted& h;
+  link_bus_of<core::service_host> bus;
+  std::vector<std::unique_ptr<source_link>> links;
+  ojson cfg;  // the mirror/sources config they were built from
+};
+
 struct cluster_streams::hosted {
   repl_entries::stream_assign assignment;
   stream_config cfg;              // as its log has applied it (the replica's config)
@@ -38,6 +57,8 @@ struct cluster_streams::hosted {
   std::unique_ptr<stream_replica> replica;
   std::string leader_name;
   std::vector<std::uint64_t> subs;  // the stream's subjects, while this server leads
+  bool subscribed = false;          // subs are the current config's (a mirror has none)
+  std::unique_ptr<replica_links> links;  // its mirror or sources, while this server leads
   sub_handler handler;
   publish_backlog backlog;  // publishes waiting for room in the in-flight window
   std::uint64_t next_token = 1;

@@ -3,7 +3,6 @@
 #include <random>
 
 #include "src/js/json_util.h"
-#include "src/js/stream.h"
 
 namespace js {
 
@@ -19,7 +18,7 @@ std::string random_id(std::size_t n) {
 
 }  // namespace
 
-source_link::source_link(group_host& host, stream& owner, source_spec spec, bool mirror, std::uint64_t copied)
+source_link::source_link(link_bus& host, copy_target& owner, source_spec spec, bool mirror, std::uint64_t copied)
     : _host(host),
       _owner(owner),
       _spec(std::move(spec)),
@@ -82,7 +81,7 @@ void source_link::send_create(std::uint64_t start_seq, std::int64_t now) {
   if (auto sid = h.subscribe_cluster(_deliver_subject, this)) _subs.push_back(sid);
   if (auto sid = h.subscribe_cluster(_reply_subject, this)) _subs.push_back(sid);
   h.publish(consumer_create_subject(_spec), _reply_subject, "",
-            consumer_create_body(_spec, _deliver_subject, start_seq, _owner.config().name, _mirror));
+            consumer_create_body(_spec, _deliver_subject, start_seq, _owner.copy_stream_name(), _mirror));
 }
 
 std::size_t source_link::poll(std::int64_t now) {
@@ -95,38 +94,46 @@ std::size_t source_link::poll(std::int64_t now) {
   // Handle what is queued now; anything queued while handling (a reply to our own publish)
   // waits for the next turn.
   for (std::size_t n = _inbox.size(); n > 0 && !_inbox.empty() && !_stopped; --n) {
-    queued q = std::move(_inbox.front());
-    _inbox.pop_front();
-    handle(q, now);
+    if (!handle(_inbox.front(), now)) break;  // the target is full: the rest waits too
+    if (!_inbox.empty()) _inbox.pop_front();  // (a dropped consumer cleared it)
     ++work;
   }
   if (!_held.empty()) send_held_answers();
   return work;
 }
 
-void source_link::handle(const queued& q, std::int64_t now) {
-  if (q.create_reply) return handle_create_reply(q, now);
-  if (q.headers.starts_with("NATS/1.0 100")) return handle_status(q, now);
+bool source_link::handle(const queued& q, std::int64_t now) {
+  if (q.create_reply) {
+    handle_create_reply(q, now);
+    return true;
+  }
+  if (q.headers.starts_with("NATS/1.0 100")) {
+    handle_status(q, now);
+    return true;
+  }
   auto meta = parse_delivery_reply(q.reply);
-  if (!meta) return;
+  if (!meta) return true;
+  const source_tracker before = _tracker;  // a `later` leaves the message unseen
   const auto d = _tracker.on_data(*meta, now);
   switch (d.v) {
     case source_tracker::verdict::store: {
       auto subject = apply_source_transforms(_spec, q.subject);
       if (!subject) {  // filtered out by the transforms (the consumer filter already did)
         _tracker.stored(meta->stream_seq);
-        return;
+        return true;
       }
-      if (_owner.store_copied(_spec, _mirror, *subject, q.subject, q.headers, q.payload, *meta, d.skip)) {
-        _tracker.stored(meta->stream_seq);
-      } else {
-        _tracker.store_failed(now);
-        drop_consumer();
+      switch (_owner.store_copied(_spec, _mirror, *subject, q.subject, q.headers, q.payload, *meta, d.skip)) {
+        case copy_target::copy_result::stored: _tracker.stored(meta->stream_seq); return true;
+        case copy_target::copy_result::later: _tracker = before; return false;
+        case copy_target::copy_result::refused:
+          _tracker.store_failed(now);
+          drop_consumer();
+          return true;
       }
-      return;
+      return true;
     }
-    case source_tracker::verdict::recreate: drop_consumer(); return;
-    default: return;
+    case source_tracker::verdict::recreate: drop_consumer(); return true;
+    default: return true;
   }
 }
 
@@ -184,13 +191,13 @@ void source_link::answer_flow_control(const std::string& to) {
     return;
   }
   // The answer acks what it names on the origin, so it waits until that is durable here.
-  _held.push_back({_owner.store().last_seq(), to,
+  _held.push_back({_owner.taken_seq(), to,
                    flow_control_answer(_tracker.last_delivery(), _tracker.copied())});
   send_held_answers();
 }
 
 void source_link::send_held_answers() {
-  const std::uint64_t durable = _owner.store().durable_seq();
+  const std::uint64_t durable = _owner.durable_seq();
   while (!_held.empty() && _held.front().wait_seq <= durable) {
     _host.publish(_held.front().to, "", _held.front().headers, "");
     _held.pop_front();

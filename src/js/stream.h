@@ -18,6 +18,7 @@
 #include "src/js/js_headers.h"
 #include "src/js/msg_schedule.h"
 #include "src/js/republish.h"
+#include "src/js/source_link.h"
 #include "src/js/stream_config.h"
 #include "storage/store.h"
 
@@ -59,7 +60,7 @@ std::vector<std::int64_t> subject_positions(const std::vector<std::string>& prev
 ojson stream_state_json(const storage::stream_state& st, bool deleted_details,
                         const std::map<std::string, std::uint64_t>* subjects, std::uint64_t consumer_count);
 
-class stream final : public core::internal_handler {
+class stream final : public core::internal_handler, public copy_target {
  public:
   stream(group_host& host, stream_config cfg, std::int64_t created_ns, std::string dir,
          std::unique_ptr<storage::stream_store> store);
@@ -118,11 +119,13 @@ class stream final : public core::internal_handler {
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   std::int64_t next_wakeup(std::int64_t now) const;
 
-  // Mirrors and sources (stream_mirror.cc): a copied message from a source_link, `subject`
-  // after the link's transforms, `origin_subject` as the origin stored it (the source header's
-  // last field); false when it could not be stored (the link sets its consumer up again).
-  bool store_copied(const source_spec& src, bool mirror, std::string_view subject, std::string_view origin_subject,
-                    std::string_view headers, std::string_view payload, const delivery_meta& d, std::uint64_t skip);
+  // Mirrors and sources (stream_mirror.cc): the copy_target of its source_links.
+  const std::string& copy_stream_name() const override { return _cfg.name; }
+  copy_result store_copied(const source_spec& src, bool mirror, std::string_view subject, std::string_view origin_subject,
+                           std::string_view headers, std::string_view payload, const delivery_meta& d,
+                           std::uint64_t skip) override;
+  std::uint64_t taken_seq() const override { return _store->last_seq(); }
+  std::uint64_t durable_seq() const override { return _store->durable_seq(); }
   // StreamInfo "mirror" / "sources" (nothing when the stream has neither).
   void add_sources_info(ojson& info, std::int64_t now) const;
 
@@ -240,6 +243,7 @@ class stream final : public core::internal_handler {
   bool _stall_logged = false;                      // the current stall's warning went out
   subject_rewrites _rewrites;  // subject_transform and republish
   atomic_batch_table _batches;
+  link_bus_of<group_host> _link_bus{_host};
   std::vector<std::unique_ptr<source_link>> _links;
   ojson _links_cfg;  // the mirror/sources config the links were built from
   std::optional<api_error>* _copy_error = nullptr;  // set while on_msg stores a sourced message

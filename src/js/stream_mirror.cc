@@ -18,6 +18,23 @@ namespace {
 constexpr std::uint64_t kResumeScanLimit = 1'000'000;
 }  // namespace
 
+std::vector<std::uint64_t> source_resume_points(storage::stream_store& store, const std::vector<source_spec>& specs) {
+  std::vector<std::uint64_t> out(specs.size(), 0);
+  std::unordered_map<std::string, std::uint64_t> resume;  // the newest Nats-Stream-Source per origin
+  const std::uint64_t first = store.first_seq(), last = store.last_seq();
+  std::uint64_t scanned = 0;
+  for (std::uint64_t seq = last; seq >= first && seq > 0 && resume.size() < specs.size() && scanned < kResumeScanLimit;
+       --seq, ++scanned) {
+    auto m = store.load(seq);
+    if (!m.ok() || m->headers.empty()) continue;
+    if (auto v = find_header(m->headers, "Nats-Stream-Source"))
+      if (auto p = parse_stream_source_header(*v)) resume.try_emplace(p->first, p->second);
+  }
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (auto it = resume.find(specs[i].name); it != resume.end()) out[i] = it->second;
+  return out;
+}
+
 void stream::configure_sources() {
   ojson want = ojson::object();
   if (_cfg.has_mirror()) want["mirror"] = _cfg.mirror;
@@ -27,28 +44,15 @@ void stream::configure_sources() {
   stop_sources();
   _links_cfg = want;
   if (_cfg.has_mirror()) {
-    _links.push_back(std::make_unique<source_link>(_host, *this, parse_source_spec(_cfg.mirror), true, _store->last_seq()));
+    _links.push_back(std::make_unique<source_link>(_link_bus, *this, parse_source_spec(_cfg.mirror), true, _store->last_seq()));
     return;
   }
   if (!_cfg.has_sources()) return;
   std::vector<source_spec> specs;
   for (const auto& j : _cfg.sources) specs.push_back(parse_source_spec(j));
-  // Where each origin left off: the newest Nats-Stream-Source per origin name.
-  std::unordered_map<std::string, std::uint64_t> resume;
-  const std::uint64_t first = _store->first_seq(), last = _store->last_seq();
-  std::uint64_t scanned = 0;
-  for (std::uint64_t seq = last; seq >= first && seq > 0 && resume.size() < specs.size() && scanned < kResumeScanLimit;
-       --seq, ++scanned) {
-    auto m = _store->load(seq);
-    if (!m.ok() || m->headers.empty()) continue;
-    if (auto v = find_header(m->headers, "Nats-Stream-Source"))
-      if (auto p = parse_stream_source_header(*v)) resume.try_emplace(p->first, p->second);
-  }
-  for (auto& s : specs) {
-    const auto it = resume.find(s.name);
-    const std::uint64_t copied = it == resume.end() ? 0 : it->second;
-    _links.push_back(std::make_unique<source_link>(_host, *this, std::move(s), false, copied));
-  }
+  const auto resume = source_resume_points(*_store, specs);
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    _links.push_back(std::make_unique<source_link>(_link_bus, *this, std::move(specs[i]), false, resume[i]));
 }
 
 void stream::stop_sources() {
@@ -63,10 +67,11 @@ std::size_t stream::poll_sources(std::int64_t now) {
   return work;
 }
 
-bool stream::store_copied(const source_spec& src, bool mirror, std::string_view subject,
-                          std::string_view origin_subject, std::string_view headers, std::string_view payload,
-                          const delivery_meta& d, std::uint64_t skip) {
-  if (_closed) return false;
+copy_target::copy_result stream::store_copied(const source_spec& src, bool mirror, std::string_view subject,
+                                              std::string_view origin_subject, std::string_view headers,
+                                              std::string_view payload, const delivery_meta& d, std::uint64_t skip) {
+  using r = copy_result;
+  if (_closed) return r::refused;
   const std::string hdr = strip_copy_headers(headers, !mirror);
   if (!mirror) {
     // The ordinary publish path (no reply: nobody waits for a PubAck).
@@ -79,14 +84,14 @@ bool stream::store_copied(const source_spec& src, bool mirror, std::string_view 
     _copy_error = &refused;
     on_msg(m);
     _copy_error = nullptr;
-    return !refused;  // e.g. discard new at a limit: copied again from this message later
+    return refused ? r::refused : r::stored;  // e.g. discard new at a limit: copied again from this message later
   }
   std::string transformed;
   const std::string_view stored_subject = _rewrites.ingest(subject, transformed);
-  if (_store->last_seq() >= d.stream_seq) return true;  // already there
+  if (_store->last_seq() >= d.stream_seq) return r::stored;  // already there
   if (skip > 0 || _store->last_seq() + 1 < d.stream_seq) {
     // Origin messages that were removed before we copied them: the same gap here.
-    if (auto st = _store->skip(d.stream_seq - 1 - _store->last_seq()); !st.ok()) return false;
+    if (auto st = _store->skip(d.stream_seq - 1 - _store->last_seq()); !st.ok()) return r::refused;
   }
   // Nats-TTL is kept verbatim; a mirror that allows TTLs expires the copy by it too.
   std::int64_t ttl = storage::ttl_none;
@@ -94,10 +99,10 @@ bool stream::store_copied(const source_spec& src, bool mirror, std::string_view 
     if (auto v = find_header(hdr, "Nats-TTL"))
       if (auto parsed = parse_msg_ttl(*v)) ttl = *parsed;
   auto seq = _store->append(stored_subject, hdr, payload, d.ts, ttl);
-  if (!seq.ok()) return false;
+  if (!seq.ok()) return r::refused;
   trim_after_append();
   if (_events) _events->on_stored(*seq, stored_subject);
-  return true;
+  return r::stored;
 }
 
 void stream::add_sources_info(ojson& info, std::int64_t now) const {

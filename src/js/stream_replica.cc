@@ -365,6 +365,23 @@ submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vect
   return propose(re::stream_op{std::move(b)}, std::move(p), out, token);
 }
 
+submit_status stream_replica::copy_mirrored(re::msg m) {
+  if (failed() || !_log.is_leader()) return submit_status::not_leader;
+  if (!_ready) return submit_status::not_ready;
+  if (m.seq < _next_seq) return submit_status::answered;  // taken already
+  pending_entry p;
+  p.msgs = 1;
+  p.bytes = storage::msg_size(_acct, m.subject.size(), m.headers.size(), m.payload.size());
+  p.subjects = {m.subject};
+  const std::uint64_t next = _next_seq;
+  _next_seq = m.seq;  // propose() moves it past this message
+  _last_ts = std::max(_last_ts, m.ts);
+  std::vector<replica_reply> none;
+  const auto st = propose(re::stream_op{std::move(m)}, std::move(p), none, 0);
+  if (st != submit_status::proposed) _next_seq = next;
+  return st;
+}
+
 submit_status stream_replica::purge(const storage::purge_request& req, std::uint64_t token,
                                     std::vector<replica_reply>& out) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
@@ -487,8 +504,8 @@ void stream_replica::record_msg_id(std::string_view id, std::uint64_t seq, std::
 
 bool stream_replica::apply_msg(const re::msg& m) {
   const std::uint64_t last = _store.last_seq();
-  // A seed keeps the origin's sequences: the ones deleted there are skipped.
-  if (!_seeded && m.seq > last + 1) (void)_store.skip(m.seq - last - 1);
+  // A seed and a mirror keep the origin's sequences: the ones deleted there are skipped.
+  if ((!_seeded || _cfg.has_mirror()) && m.seq > last + 1) (void)_store.skip(m.seq - last - 1);
   if (m.seq != _store.last_seq() + 1) {
     fail(fmt::format("index {}: message sequence {} after the store's last {}", _applied_index,
                      m.seq, last));

@@ -112,6 +112,12 @@ class stream_replica {
   // An atomic batch: checked as a whole, one entry, one PubAck for its last sequence.
   submit_status publish_batch(std::int64_t now_ns, const std::vector<replica_batch_msg>& msgs,
                               std::uint64_t token, std::vector<replica_reply>& out, std::string batch_id = {});
+  // A mirror's copy of its origin's message `m` (the origin's sequence and timestamp, no
+  // reply): proposed unless a message at or after m.seq is taken already (answered). Every
+  // replica stores it at m.seq; origin sequences skipped before it become a gap there too.
+  submit_status copy_mirrored(repl_entries::msg m);
+  // The last sequence this leader proposed (applied ones included).
+  std::uint64_t taken_seq() const { return _next_seq - 1; }
   submit_status purge(const storage::purge_request& req, std::uint64_t token,
                       std::vector<replica_reply>& out);
   submit_status remove(std::uint64_t seq, bool erase, std::uint64_t token,

@@ -185,5 +185,18 @@ TEST(route_manager_classify, pgrepl_first_line_is_replication_anything_else_a_ro
   EXPECT_EQ(route_manager::classify("INFO {}"), fb::route);
 }
 
+// A JetStream delivery routed as nats-server routes it: the subject its receivers see after
+// '@' behind the ack reply's nine tokens; anything else is left alone.
+TEST(route_parser, split_routed_delivery_takes_the_shown_subject_after_the_ack_reply) {
+  using p = std::pair<std::string_view, std::string_view>;
+  EXPECT_EQ(split_routed_delivery("$JS.ACK.ORDERS.c.1.5.5.1700000000.0@orders.created"),
+            p("$JS.ACK.ORDERS.c.1.5.5.1700000000.0", "orders.created"));
+  EXPECT_EQ(split_routed_delivery("$JS.ACK.ORDERS.c.1.5.5.1700000000.0"), p("$JS.ACK.ORDERS.c.1.5.5.1700000000.0", ""));
+  EXPECT_EQ(split_routed_delivery("$JS.ACK.a@b.c"), p("$JS.ACK.a@b.c", ""));  // '@' too early: part of a token
+  EXPECT_EQ(split_routed_delivery("$JS.ACK.S.c.1.5.5.1.0@"), p("$JS.ACK.S.c.1.5.5.1.0@", ""));
+  EXPECT_EQ(split_routed_delivery("_INBOX.x@y"), p("_INBOX.x@y", ""));
+  EXPECT_EQ(split_routed_delivery(""), p("", ""));
+}
+
 }  // namespace
 }  // namespace core

@@ -39,10 +39,8 @@ TEST(stream_config, replicated_streams_refuse_what_they_do_not_carry) {
     auto e = check_replicated_features(parsed(body));
     return e ? std::to_string(e->err_code) + " " + e->description : std::string();
   };
-  EXPECT_EQ(refusal(R"({"name":"M","num_replicas":3,"mirror":{"name":"O"}})"),
-            "10052 replicated streams do not support mirrors yet, use num_replicas 1");
-  EXPECT_EQ(refusal(R"({"name":"A","num_replicas":3,"sources":[{"name":"O"}]})"),
-            "10052 replicated streams do not support sources yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"M","num_replicas":3,"mirror":{"name":"O"}})"), "");  // carried since session 21
+  EXPECT_EQ(refusal(R"({"name":"A","num_replicas":3,"sources":[{"name":"O"}]})"), "");
   EXPECT_EQ(refusal(R"({"name":"C","num_replicas":2,"allow_msg_counter":true})"),
             "10052 replicated streams do not support counters yet, use num_replicas 1");
   EXPECT_EQ(refusal(R"({"name":"K","num_replicas":3,"allow_msg_ttl":true,"subject_delete_marker_ttl":1000000000})"),
