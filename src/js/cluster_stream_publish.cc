@@ -6,6 +6,7 @@
 
 #include "src/js/cluster_streams.h"
 #include "src/js/cluster_streams_hosted.h"
+#include "src/js/fast_batch.h"
 
 namespace js {
 
@@ -25,6 +26,7 @@ void cluster_streams::on_publish(hosted& h, const core::inbound_msg& m) {
 }
 
 bool cluster_streams::submit_publish(hosted& h, waiting_publish& p) {
+  if (!p.fast_batch.empty() || is_fast_batch_reply(p.reply)) return submit_fast(h, p);
   const std::uint64_t token = h.next_token++;
   std::vector<replica_reply> out;
   const auto st = h.replica->publish(_host.clk().wall_ns(), p.subject, p.headers, p.payload, token, out);
@@ -56,9 +58,13 @@ std::size_t cluster_streams::drain_backlog(hosted& h) {
 }
 
 void cluster_streams::refuse_publish(hosted& h, std::string_view reply) {
+  publish_error(h, reply, make_error(err::cluster_unavailable));
+}
+
+void cluster_streams::publish_error(hosted& h, std::string_view reply, const api_error& e) {
   if (reply.empty()) return;
   ojson j;
-  j["error"] = to_json(make_error(err::cluster_unavailable));
+  j["error"] = to_json(e);
   j["stream"] = h.cfg.name;
   if (!_domain.empty()) j["domain"] = _domain;
   j["seq"] = 0;

@@ -290,6 +290,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
     if (h->log->leader && !h->replica->ready()) h->replica->on_role(now);  // a busy leader_start
     if (!h->backlog.empty()) work += drain_backlog(*h);
     work += poll_links(*h, now);
+    if (h->fast) work += h->fast->expire(now);
     if (h->log->leader && h->replica->tick(now)) ++work;
     for (const auto& [id, why] : h->replica->take_abandoned()) {  // as the standalone stream's
       const std::string subject = "$JS.EVENT.ADVISORY.STREAM.BATCH_ABANDONED." + name;
@@ -355,6 +356,7 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
     if (h.replica->failed()) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
     for (const auto& r : h.replica->take_republished()) _host.publish(r.subject, "", r.headers, r.payload);
     publish_replies(h, out);
+    fast_applied(h);
     h.replica->on_role(now_ns);  // a leader_start that could not be proposed is tried again
     follow_config(h);
     _consumers->on_stream_applied(h.cfg.name, now_ns);
@@ -574,6 +576,7 @@ void cluster_streams::after_event(hosted& h, std::int64_t now_ns) {
     h.subscribed = false;
   }
   sync_links(h, serving, now_ns);
+  if (!serving && h.fast) h.fast.reset();  // its batches end unanswered, as with a lost leader
   answer_updates(h, now_ns);
   if (!serving) {
     // Another server leads and answers the create: a reply kept here would be a second one.

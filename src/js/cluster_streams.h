@@ -227,6 +227,13 @@ class cluster_streams final : public core::internal_handler {
   void on_publish(hosted& h, const core::inbound_msg& m);
   // False: the replica could not hand the proposal over (busy); nothing was done.
   bool submit_publish(hosted& h, waiting_publish& p);
+  // A fast-ingest batch's message (cluster_stream_fast_batch.cc): the standalone stream's
+  // checks and fast_batch_table, each message a proposal; flow acks and the final PubAck once
+  // the stream's group applied (committed) it. False as submit_publish (p remembers that the
+  // table took it). The table goes when this server stops leading.
+  bool submit_fast(hosted& h, waiting_publish& p);
+  void fast_applied(hosted& h);
+  void publish_error(hosted& h, std::string_view reply, const api_error& e);
   std::size_t drain_backlog(hosted& h);
   void refuse_publish(hosted& h, std::string_view reply);
 
@@ -247,6 +254,7 @@ class cluster_streams final : public core::internal_handler {
   base::spsc_ring<core::group_event> _events;
   std::uint64_t _sub = 0;
   std::map<std::string, std::unique_ptr<hosted>, std::less<>> _hosted;  // streams with a replica here
+  std::size_t _fast_open = 0;  // fast-ingest batches open on the replicated streams led here
   std::map<std::uint64_t, hosted*> _by_group;
   // On the meta leader: creates and deletes waiting for their meta entry to apply.
   std::map<std::string, pending_reply, std::less<>> _creating, _deleting;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/js/cluster_streams.h"
+#include "src/js/fast_batch.h"
 #include "src/js/group_log.h"
 #include "src/js/publish_backlog.h"
 #include "src/js/source_link.h"
@@ -59,6 +60,7 @@ struct cluster_streams::hosted {
   std::vector<std::uint64_t> subs;  // the stream's subjects, while this server leads
   bool subscribed = false;          // subs are the current config's (a mirror has none)
   std::unique_ptr<replica_links> links;  // its mirror or sources, while this server leads
+  std::unique_ptr<fast_batch_table> fast;  // its open fast-ingest batches, while this server leads
   sub_handler handler;
   publish_backlog backlog;  // publishes waiting for room in the in-flight window
   std::uint64_t next_token = 1;

@@ -255,6 +255,11 @@ void fast_batch_table::drop(std::string_view id) {
   sweep();
 }
 
+fast_batch_table::batch* fast_batch_table::find(std::string_view id) {
+  auto it = _open.find(id);
+  return it == _open.end() || it->second.dead ? nullptr : &it->second;
+}
+
 void fast_batch_table::clear() {
   *_server_open -= live();
   _open.clear();

@@ -82,6 +82,9 @@ class fast_batch_table {
   std::size_t size() const { return live(); }
   // A batch refused as a whole (10185): forgotten without a PubAck.
   void drop(std::string_view id);
+  // The open batch `id` (null when it ended or was forgotten): where a store result goes
+  // when the message could not be stored at once (a replicated stream's full hand-over queue).
+  batch* find(std::string_view id);
 
   struct batch {
     std::string id;

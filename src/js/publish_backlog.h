@@ -28,6 +28,9 @@ struct waiting_publish {
   std::string headers;
   std::string payload;
   std::string reply;
+  // A fast-ingest message its batch table already took (the batch's id): only its store is
+  // still to happen (a replicated stream's hand-over queue was full).
+  std::string fast_batch;
   std::uint64_t bytes() const { return subject.size() + headers.size() + payload.size() + reply.size(); }
 };
 

@@ -265,7 +265,6 @@ std::optional<api_error> check_replicated_features(const stream_config& c) {
   const char* what = c.allow_msg_counter           ? "counters"
                      : c.subject_delete_marker_ttl   ? "subject delete markers"
                      : c.allow_msg_schedules         ? "message schedules"
-                     : c.allow_batched               ? "fast-ingest batches"
                                                      : nullptr;
   if (!what) return std::nullopt;
   return invalid(std::string("replicated streams do not support ") + what + " yet, use num_replicas 1");

@@ -5,7 +5,8 @@
 // gets the origin's messages whichever server it lives on; STREAM.INFO of an R3 stream takes
 // subjects_filter and deleted_details as a standalone one does; an R3 stream updated with
 // RePublish sends one copy of each stored message (from its leader), and one with a
-// subject_transform stores the transformed subject. Every wait polls with a bound.
+// subject_transform stores the transformed subject; a fast-ingest batch on an R3 stream gets
+// its flow acks and PubAck once committed, across a stepdown. Every wait polls with a bound.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -240,6 +241,55 @@ TEST_F(cluster_stream_features, mirror_of_an_r3_origin_gets_its_messages_on_ever
     const std::string name = std::string("MIR") + char('A' + i);
     EXPECT_EQ(messages_on(i, name, 3), 3u) << name;
   }
+}
+
+// Fast-ingest batches (`allow_batched`) on an R3 stream, published through a server that may
+// not lead it: the initial ack, flow acks, the final PubAck, every message stored once; after a
+// stepdown a new batch goes on from the stream's last sequence.
+TEST_F(cluster_stream_features, r3_fast_ingest_batch_acks_after_commit) {
+  ASSERT_TRUE(wait_meta_leader(scaled(10000)));
+  const json c = create(1, {{"name", "FB"}, {"subjects", {"fb.>"}}, {"num_replicas", 3}, {"allow_batched", true}});
+  ASSERT_TRUE(c.contains("config")) << c.dump();
+  EXPECT_EQ(c["config"].value("allow_batched", false), true);
+  const std::string leader = stream_leader("FB", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  auto nc = connect(servers_[2]->url());
+  ASSERT_TRUE(nc);
+  auto run_batch = [&](const std::string& id, int n, std::uint64_t last_seq) {
+    auto sub = subscribe_sync(nc.get(), "_INBOX." + id + ".>");
+    natsConnection_Flush(nc.get());
+    auto reply = [&](int seq, int op) {
+      return "_INBOX." + id + ".100.fail." + std::to_string(seq) + "." + std::to_string(op) + ".$FI";
+    };
+    auto next = [&] {
+      msg_ptr m = next_msg(sub.get(), scaled(5000));
+      return m ? std::string(natsMsg_GetData(m.get()), std::size_t(natsMsg_GetDataLength(m.get()))) : std::string();
+    };
+    for (int i = 1; i <= n; ++i) {
+      const std::string r = reply(i, i == 1 ? 0 : i == n ? 2 : 1);
+      const std::string data = id + "-" + std::to_string(i);
+      ASSERT_EQ(natsConnection_PublishRequest(nc.get(), "fb.x", r.c_str(), data.data(), int(data.size())), NATS_OK);
+      if (i == 1) {
+        EXPECT_EQ(next(), R"({"type":"ack","seq":0,"msgs":100})");
+      } else if (i % 100 == 0 && i < n) {  // as a publisher does: on once the window is acknowledged
+        natsConnection_Flush(nc.get());
+        EXPECT_EQ(next(), R"({"type":"ack","seq":)" + std::to_string(i) + R"(,"msgs":100})");
+      }
+    }
+    natsConnection_Flush(nc.get());
+    EXPECT_EQ(next(), R"({"stream":"FB","seq":)" + std::to_string(last_seq) + R"(,"batch":")" + id +
+                          R"(","count":)" + std::to_string(n) + "}");
+  };
+  run_batch("Fa", 250, 250);
+  EXPECT_EQ(info(0, "FB").value("state", json::object()).value("messages", 0ull), 250u);
+  const json sd = api_retry(index_of(leader), "$JS.API.STREAM.LEADER.STEPDOWN.FB", "");
+  EXPECT_TRUE(sd.value("success", false)) << sd.dump();
+  ASSERT_FALSE(stream_leader("FB", scaled(15000), leader).empty());
+  run_batch("Fb", 120, 370);
+  const json st = info(2, "FB").value("state", json::object());
+  EXPECT_EQ(st.value("messages", 0ull), 370u) << st.dump();
+  const json last = api(nc.get(), "$JS.API.STREAM.MSG.GET.FB", R"({"seq":370})");
+  EXPECT_EQ(base64_decode(last.value("message", json::object()).value("data", "")), "Fb-120") << last.dump();
 }
 
 }  // namespace

@@ -47,8 +47,7 @@ TEST(stream_config, replicated_streams_refuse_what_they_do_not_carry) {
             "10052 replicated streams do not support subject delete markers yet, use num_replicas 1");
   EXPECT_EQ(refusal(R"({"name":"S","num_replicas":3,"allow_msg_schedules":true})"),
             "10052 replicated streams do not support message schedules yet, use num_replicas 1");
-  EXPECT_EQ(refusal(R"({"name":"F","num_replicas":3,"allow_batched":true})"),
-            "10052 replicated streams do not support fast-ingest batches yet, use num_replicas 1");
+  EXPECT_EQ(refusal(R"({"name":"F","num_replicas":3,"allow_batched":true})"), "");
   EXPECT_EQ(refusal(R"({"name":"R","num_replicas":3,"allow_msg_ttl":true,"allow_direct":true})"), "");
   EXPECT_EQ(refusal(R"({"name":"M","num_replicas":1,"mirror":{"name":"O"}})"), "");
   EXPECT_EQ(refusal(R"({"name":"C","allow_msg_counter":true})"), "");
