@@ -95,6 +95,7 @@ bool cluster_streams::serve_r1_here(std::string_view rest, const core::inbound_m
 
 void cluster_streams::sync_r1(std::int64_t now_ns) {
   if (!_hub.list) return;
+  if (_host.options().server_tags != _r1_reported_tags) _r1_dirty = true;  // a reload changed them
   // Compared when the hub's table changed or this server's report applied (dirty), when a
   // report is overdue, and each second while the log may differ (after any server's report,
   // or with no meta leader); once they match, nothing is copied until one of those happens.
@@ -114,13 +115,14 @@ void cluster_streams::sync_r1(std::int64_t now_ns) {
   }
   // A name the log gives another server stays that server's (a create that raced on two
   // servers): reporting it would take it back and forth.
-  re::r1_streams report{_self, {}};
+  re::r1_streams report{_self, {}, _host.options().server_tags};
   const auto& known = _meta.r1_streams();
   for (auto& st : _hub.list()) {
     auto it = known.find(st.name);
     if (it == known.end() || it->second.server == _self) report.streams.push_back(std::move(st));
   }
-  if (report.streams == _meta.r1_of(_self)) {
+  _r1_reported_tags = report.tags;
+  if (report.streams == _meta.r1_of(_self) && report.tags == _meta.tags_of(_self)) {
     _r1_synced = true;
     return;
   }
@@ -145,7 +147,9 @@ void cluster_streams::on_r1_report(const core::inbound_msg& m) {
     PG_WARN("JetStream cluster: an R1 stream report that does not decode was ignored");
     return;
   }
-  if (_meta.removed().count(report->server) || report->streams == _meta.r1_of(report->server)) return;
+  if (_meta.removed().count(report->server) ||
+      (report->streams == _meta.r1_of(report->server) && report->tags == _meta.tags_of(report->server)))
+    return;
   (void)_repl.propose(kMetaGroup, 0, std::vector<std::uint8_t>(data.begin(), data.end()));
 }
 

@@ -321,12 +321,7 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   refused_name = a.name;
   if (!meta_leader(leader)) return refuse(make_error(err::cluster_unavailable));
   if (_updating.count(a.name)) return refuse(make_error(err::cluster_unavailable));
-  const auto meta = _repl.meta();
-  std::vector<placement_candidate> cands;  // neither the origin nor a removed server
-  if (_self != a.seed_from) cands.push_back({_self, meta.cluster, {}, false, _meta.assets_on(_self)});
-  for (const auto& r : meta.replicas)
-    if (r.name != a.seed_from && !_meta.removed().count(r.name))
-      cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
+  auto cands = placement_candidates(a.seed_from);  // neither the origin nor a removed server
   a.peers = {a.seed_from};
   bool replaced = false;  // a PEER.REMOVE found a server for the removed one
   if (removal) {
@@ -338,17 +333,11 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
     for (const auto& p : req.value("was", nlohmann::json::array()))
       if (p.is_string()) was.insert(p.get<std::string>());
     std::erase_if(cands, [&](const placement_candidate& c) { return was.count(c.name) > 0; });
-    placement_request pr;
-    pr.replicas = 1;
-    pr.default_cluster = meta.cluster;
-    const auto placed = place_replicas(pr, cands);
+    const auto placed = place_replicas(placement_of(cfg, 1), cands);
     replaced = !placed.error && !placed.peers.empty();
     if (replaced) a.peers.push_back(placed.peers.front());
   } else if (cfg.num_replicas > 1) {
-    placement_request pr;
-    pr.replicas = unsigned(cfg.num_replicas - 1);
-    pr.default_cluster = meta.cluster;
-    const auto placed = place_replicas(pr, cands);
+    const auto placed = place_replicas(placement_of(cfg, unsigned(cfg.num_replicas - 1)), cands);
     if (placed.error) return refuse(*placed.error);
     a.peers.insert(a.peers.end(), placed.peers.begin(), placed.peers.end());
   }

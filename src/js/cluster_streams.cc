@@ -124,7 +124,8 @@ bool cluster_streams::on_api(std::string_view rest, const core::inbound_msg& m, 
     }
     // Only a create asking for replicas is ours; the config's checks come first (the hub's).
     stream_config cfg;
-    if (parse_stream_config(m.payload, cfg) || cfg.num_replicas <= 1) return false;
+    if (parse_stream_config(m.payload, cfg)) return false;
+    if (cfg.num_replicas <= 1) return place_r1_create(*name, cfg, m, hops);
     api_create(*name, m, hops);
     return true;
   }
@@ -185,14 +186,7 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   }
   if (_creating.count(cfg.name)) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   // Candidates: the meta group's members as the leader sees them.
-  const auto meta = _repl.meta();
-  std::vector<placement_candidate> cands;
-  cands.push_back({_self, meta.cluster, {}, false, _meta.assets_on(_self)});
-  for (const auto& r : meta.replicas) cands.push_back({r.name, meta.cluster, {}, r.offline, _meta.assets_on(r.name)});
-  placement_request req;
-  req.replicas = unsigned(cfg.num_replicas);
-  req.default_cluster = meta.cluster;
-  const auto placed = place_replicas(req, cands);
+  const auto placed = place_replicas(placement_of(cfg, unsigned(cfg.num_replicas)), placement_candidates());
   if (placed.error) return respond_error(m.reply, type, *placed.error);
   re::stream_assign a;
   a.account = kAccount;

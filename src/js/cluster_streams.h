@@ -30,6 +30,7 @@
 #include "src/core/cluster_replication.h"
 #include "src/core/service.h"
 #include "src/js/meta_state.h"
+#include "src/js/placement.h"
 #include "src/js/api_errors.h"
 #include "src/js/stream_config.h"
 
@@ -200,6 +201,14 @@ class cluster_streams final : public core::internal_handler {
   // Sends `m` on to `server` as $PG.JSC.<server>.<hops+1>.<what>, keeping its reply.
   void forward(const std::string& server, std::string_view what, const core::inbound_msg& m, int hops);
   bool meta_leader(std::string& leader) const;
+  // Placement (cluster_placement.cc): the meta group's members as candidates (this server
+  // first, removed servers and `leave_out` left out) with the tags each reported, and a
+  // request for `replicas` peers honouring the config's placement {cluster, tags}.
+  std::vector<placement_candidate> placement_candidates(const std::string& leave_out = {}) const;
+  placement_request placement_of(const stream_config& cfg, unsigned replicas) const;
+  // An R1 create whose placement this server does not meet goes to a server that does (true:
+  // sent on, or refused with 10005 when none does).
+  bool place_r1_create(std::string_view name, const stream_config& cfg, const core::inbound_msg& m, int hops);
 
   void on_event(core::group_event& ev, std::int64_t now_ns);
   void apply_meta(const core::group_event& ev, std::int64_t now_ns);
@@ -305,6 +314,7 @@ class cluster_streams final : public core::internal_handler {
   hub_view _hub;
   bool _r1_dirty = true;
   bool _r1_synced = false;  // the log said what the hub holds at the last comparison
+  std::vector<std::string> _r1_reported_tags;  // the server_tags of the last comparison
   std::int64_t _r1_next_check_ns = 0, _r1_report_until_ns = 0;
 };
 

@@ -17,6 +17,12 @@ const meta_state::stream_entry* meta_state::find(const std::string& account,
   return it == _streams.end() ? nullptr : &it->second;
 }
 
+const std::vector<std::string>& meta_state::tags_of(const std::string& server) const {
+  static const std::vector<std::string> none;
+  auto it = _tags.find(server);
+  return it == _tags.end() ? none : it->second;
+}
+
 std::vector<re::r1_stream> meta_state::r1_of(const std::string& server) const {
   std::vector<re::r1_stream> out;
   for (const auto& [name, h] : _r1)
@@ -97,12 +103,14 @@ bool meta_state::apply(std::span<const std::uint8_t> data, std::vector<meta_chan
           if (member(c->second.peers)) mine.push_back({kind::update_consumer, {}, c->second});
         } else if constexpr (std::is_same_v<T, re::server_remove>) {
           _removed.insert(v.name);
+          _tags.erase(v.name);
           std::erase_if(_r1, [&](const auto& kv) { return kv.second.server == v.name; });
         } else if constexpr (std::is_same_v<T, re::r1_streams>) {
           // The server's whole set: what it no longer lists is gone. A name another server
           // reported too is the later report's (a create racing on two servers).
           std::erase_if(_r1, [&](const auto& kv) { return kv.second.server == v.server; });
           for (const auto& st : v.streams) _r1[st.name] = r1_home{v.server, st.subjects};
+          _tags[v.server] = v.tags;
         } else {
           auto it = _streams.find({v.account, v.stream});
           if (it == _streams.end()) return;

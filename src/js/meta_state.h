@@ -51,6 +51,8 @@ class meta_state {
   const std::map<std::string, r1_home, std::less<>>& r1_streams() const { return _r1; }
   // The R1 streams the log says `server` holds, in name order (what it last reported).
   std::vector<repl_entries::r1_stream> r1_of(const std::string& server) const;
+  // The server_tags `server` last reported (with its R1 streams).
+  const std::vector<std::string>& tags_of(const std::string& server) const;
   // Replicated streams and consumers placed on `server` (placement prefers the fewest).
   std::uint64_t assets_on(const std::string& server) const;
 
@@ -63,6 +65,7 @@ class meta_state {
   std::map<key, stream_entry> _streams;
   std::set<std::string> _removed;
   std::map<std::string, r1_home, std::less<>> _r1;  // $G's, as the replicated streams
+  std::map<std::string, std::vector<std::string>> _tags;  // server -> its server_tags
 };
 
 }  // namespace js

@@ -258,6 +258,7 @@ std::vector<std::uint8_t> encode(const meta_op& o) {
             w.s(st.name);
             w.strings(st.subjects);
           }
+          if (!v.tags.empty()) w.strings(v.tags);
           return w.take();
         } else {
           writer w(op::consumer_remove);
@@ -419,6 +420,7 @@ std::optional<meta_op> decode_meta(std::span<const std::uint8_t> data) {
         st.name = r.s();
         st.subjects = r.strings();
       }
+      if (!r.at_end()) v.tags = r.strings();
       return finish<meta_op>(r, std::move(v));
     }
     default:

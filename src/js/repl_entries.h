@@ -119,7 +119,8 @@ struct server_remove {
   bool operator==(const server_remove&) const = default;
 };
 // The streams of one replica that a server holds itself (its hub's R1 streams): every server
-// then knows where to send a request about them. The whole set, replacing the last one.
+// then knows where to send a request about them. The whole set, replacing the last one; with
+// the server's tags, so the meta leader places by them.
 struct r1_stream {
   std::string name;
   std::vector<std::string> subjects;
@@ -128,6 +129,8 @@ struct r1_stream {
 struct r1_streams {
   std::string server;
   std::vector<r1_stream> streams;  // in name order
+  // The server's server_tags (placement by tags); encoded only when there are any.
+  std::vector<std::string> tags;
   bool operator==(const r1_streams&) const = default;
 };
 using meta_op = std::variant<stream_assign, stream_update, stream_remove, consumer_assign,

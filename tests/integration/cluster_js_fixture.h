@@ -44,13 +44,18 @@ class cluster_js_fixture : public ::testing::Test {
     for (int i = 0; i < nodes(); ++i)
       servers_.push_back(std::make_unique<server_process>(
           cluster_conf(std::string(1, char('A' + i)), cport_[i], all) +
-          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n" + extra_conf()));
+          "jetstream { store_dir: \"@TMPDIR@/js\" }\nhttp_port: " + std::to_string(http_[i]) + "\n" + extra_conf() +
+          server_conf(i)));
     for (auto& s : servers_) ASSERT_TRUE(s->start()) << s->error();
     ASSERT_TRUE(wait_meta_leader(scaled(15000))) << logs();
   }
 
-  // More of every server's config (users, accounts).
+  // More of every server's config (users, accounts), and of server i's alone (server_tags).
   virtual std::string extra_conf() const { return {}; }
+  virtual std::string server_conf(int i) const {
+    (void)i;
+    return {};
+  }
   // A suite that checks only what nats-server 2.9.10 does too runs against it as well.
   virtual bool runs_on_reference() const { return false; }
   static bool reference_server() { return server_binary().find("nats-server") != std::string::npos; }

@@ -256,3 +256,19 @@ TEST(MetaState, R1StreamReportsReplaceTheServersSet) {
   EXPECT_EQ(s.r1_streams().count("D"), 0u);
   EXPECT_EQ(s.r1_of("s2"), (std::vector<re::r1_stream>{{"A", {"a.>"}}}));
 }
+
+// A server's tags come with its report and are replaced by its next one.
+TEST(MetaState, ServerTagsFollowTheLatestReport) {
+  js::meta_state s("s1");
+  std::vector<js::meta_change> mine;
+  EXPECT_TRUE(s.tags_of("s2").empty());
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s2", {}, {"az:1", "ssd"}}}), mine));
+  EXPECT_EQ(s.tags_of("s2"), (std::vector<std::string>{"az:1", "ssd"}));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s2", {{"A", {"a"}}}, {"az:2"}}}), mine));
+  EXPECT_EQ(s.tags_of("s2"), std::vector<std::string>{"az:2"});
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s2", {}}}), mine));  // a reload dropped them
+  EXPECT_TRUE(s.tags_of("s2").empty());
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::r1_streams{"s3", {}, {"x"}}}), mine));
+  ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::server_remove{"s3"}}), mine));
+  EXPECT_TRUE(s.tags_of("s3").empty());
+}

@@ -52,7 +52,9 @@ TEST(ReplEntries, MetaOpsRoundTrip) {
                                      re::consumer_update{"$G", "ORDERS", "C1", R"({"pause_until":"x"})"},
                                      re::server_remove{"s3"},
                                      re::r1_streams{"s2", {{"LOCAL", {"local.>", "l.*"}}, {"NOSUBJ", {}}}},
-                                     re::r1_streams{"s3", {}}};
+                                     re::r1_streams{"s3", {}},
+                                     re::r1_streams{"s4", {{"T", {"t"}}}, {"az:1", "ssd"}},
+                                     re::r1_streams{"s5", {}, {"az:2"}}};
   for (const auto& op : ops) {
     const auto bytes = re::encode(op);
     EXPECT_EQ(bytes[0], re::kFormatVersion);
