@@ -30,6 +30,7 @@ struct meta_status {
   bool self_leader = false;
   std::size_t cluster_size = 0;
   std::vector<meta_peer_status> replicas;  // the other members (filled on the leader)
+  std::vector<std::string> unreachable;    // members this server has no replication link to (every server)
 };
 
 // Replicated groups other than the meta group (a stream's), as JetStream drives them from its

@@ -102,6 +102,8 @@ constexpr std::array kTable{
     entry{10114, 400, "consumer max request batch needs to be > 0"},
     entry{10115, 400, "consumer max request expires needs to be >= 1ms"},
     entry{10116, 400, "max deliver is required to be > length of backoff values"},
+    entry{10118, 500, "stream is offline"},
+    entry{10119, 500, "consumer is offline"},
     entry{10121, 400, "consumer max ack pending exceeds system limit of {}"},
     entry{10122, 400, "stream max bytes exceeds account limit max stream bytes"},
     entry{10126, 400, "consumer config replica count exceeds parent stream"},

@@ -27,6 +27,8 @@ namespace err {
 constexpr std::uint16_t bad_request = 10003;
 constexpr std::uint16_t no_suitable_peers = 10005;
 constexpr std::uint16_t cluster_unavailable = 10008;
+constexpr std::uint16_t stream_offline = 10118;
+constexpr std::uint16_t consumer_offline = 10119;
 constexpr std::uint16_t clustering_required = 10010;
 constexpr std::uint16_t consumer_create = 10012;
 constexpr std::uint16_t consumer_name_in_use = 10013;

@@ -7,6 +7,8 @@
 // there on $JS.API for the hub's handlers (and a consumer thread's pull subscriptions), whose
 // reply goes straight back to the client. The streams' subjects and their consumers' ack
 // subjects are announced to the routes, so publishes and acks from any server reach them.
+#include <algorithm>
+
 #include "src/base/log.h"
 #include "src/core/subject_overlap.h"
 #include "src/js/big_request.h"
@@ -79,6 +81,17 @@ bool cluster_streams::forward_r1(std::string_view rest, const core::inbound_msg&
   if (name.empty() || hops >= kMaxHops) return false;
   const std::string home = r1_home(name);
   if (home.empty()) return false;
+  // Its server is down: the info requests are answered as nats-server's meta leader answers
+  // them (10118 / 10119) rather than left to time out.
+  const bool info = rest.starts_with("STREAM.INFO."), consumer_info = rest.starts_with("CONSUMER.INFO.");
+  if (info || consumer_info) {
+    const auto meta = _repl.meta();
+    if (std::find(meta.unreachable.begin(), meta.unreachable.end(), home) != meta.unreachable.end()) {
+      if (info) respond_error(m.reply, "stream_info_response", make_error(err::stream_offline));
+      else respond_error(m.reply, "consumer_info_response", make_error(err::consumer_offline));
+      return true;
+    }
+  }
   forward(home, rest, m, hops);
   return true;
 }

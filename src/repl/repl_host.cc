@@ -491,6 +491,10 @@ void repl_host::publish_status(std::uint64_t now) {
     s.cluster_size = members.empty() ? g.def.members.size() : members.size();
     if (const std::string* l = name_of(g, g.raft->leader_id())) s.leader = *l;
     s.self_leader = g.raft->current_role() == role::leader;
+    for (const auto& m : members) {
+      const std::string* n = name_of(g, m.id);
+      if (m.id != g.raft->id() && n != nullptr && !_up.count(*n)) s.unreachable.push_back(*n);
+    }
     if (s.self_leader) {
       const std::uint64_t last = g.raft->last_index();
       for (const auto& m : members) {
