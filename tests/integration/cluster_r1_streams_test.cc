@@ -154,6 +154,9 @@ TEST_F(cluster_r1_streams, an_r1_stream_is_served_through_every_server) {
     natsMsg* m = nullptr;
     ASSERT_EQ(natsSubscription_NextMsg(&m, ordered, 5000), NATS_OK) << k;
     EXPECT_EQ(data_of(m), "order-" + std::to_string(k));
+    // The message's own subject, not the consumer's inbox, though it crossed a route (when C
+    // is not A) as "<ack reply>@<subject>".
+    EXPECT_STREQ(natsMsg_GetSubject(m), "orders.new") << k;
     natsMsg_Destroy(m);
   }
   natsSubscription_Destroy(ordered);
