@@ -108,6 +108,7 @@ void cluster_streams::publish_replies(hosted& h, std::vector<replica_reply>& out
     body += "\"seq\":" + std::to_string(r.seq);
     if (r.duplicate) body += ",\"duplicate\": true";
     if (!r.batch.empty()) body += ",\"batch\":" + nlohmann::json(r.batch).dump() + ",\"count\":" + std::to_string(r.count);
+    if (!r.val.empty()) body += ",\"val\":\"" + r.val + "\"";  // decimal digits: no escaping
     body += "}";
     _host.publish(reply, "", "", body);
   }

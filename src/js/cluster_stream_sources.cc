@@ -42,7 +42,7 @@ copy_target::copy_result cluster_streams::replica_links::store_copied(const sour
     // The ordinary publish path, no reply (token 0 has none).
     const std::string with_source =
         append_header(hdr, "Nats-Stream-Source", stream_source_header(src, d.stream_seq, origin_subject));
-    st = h.replica->publish(owner._host.clk().wall_ns(), subject, with_source, payload, 0, out);
+    st = h.replica->publish(owner._host.clk().wall_ns(), subject, with_source, payload, 0, out, true);
   }
   switch (st) {
     case submit_status::proposed: return r::stored;

@@ -88,7 +88,7 @@ std::optional<api_error> validate(const stream_config& cfg);
 // nats-server's immutability rules (configUpdateCheck) for an update of `old` to `next` (both normalised).
 std::optional<api_error> check_update(const stream_config& old, const stream_config& next);
 // What Peregrine's replicated streams (num_replicas > 1) do not carry yet:
-// counters, subject delete markers and message schedules. A 10052 naming
+// subject delete markers and message schedules. A 10052 naming
 // the feature, so a create or update is refused rather than accepted and silently ignored.
 std::optional<api_error> check_replicated_features(const stream_config& cfg);
 // Sealing forces its companions (deny_delete, deny_purge, no rollups).

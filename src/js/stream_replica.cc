@@ -9,6 +9,7 @@
 #include "src/js/js_headers.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
+#include "src/js/stream_counter.h"
 
 namespace js {
 
@@ -118,6 +119,7 @@ void stream_replica::fail(std::string what) {
 
 void stream_replica::resume_from_applied() {
   _ready = true;
+  _counters.clear();
   _next_seq = _store.last_seq() + 1;
   _last_ts = std::max(_last_ts, _store.state(false).last_ts);
   _shadow_last_msg_id = _last_msg_id;
@@ -140,6 +142,7 @@ void stream_replica::on_role(std::int64_t) {
   } else if (!leader && _leading) {
     _leading = false;
     _ready = false;
+    _counters.clear();
     _batches.clear();
     _expire_index = 0;
     _expire_ticket = 0;
@@ -279,9 +282,25 @@ submit_status stream_replica::propose(re::stream_op op, pending_entry p,
   return submit_status::proposed;
 }
 
+bool stream_replica::counter_last(std::string_view subject, std::string& payload, std::string& headers) {
+  if (auto it = _counters.find(std::string(subject)); it != _counters.end()) {
+    if (it->second.seq > _store.last_seq()) {
+      payload = it->second.payload;
+      headers = it->second.headers;
+      return true;
+    }
+    _counters.erase(it);  // applied: the store has it (or what became of it since)
+  }
+  auto last = _store.load_last(subject);
+  if (!last.ok()) return false;
+  payload = std::move(last->payload);
+  headers = std::move(last->headers);
+  return true;
+}
+
 submit_status stream_replica::publish(std::int64_t now_ns, std::string_view published_subject,
                                       std::string_view headers, std::string_view payload,
-                                      std::uint64_t token, std::vector<replica_reply>& out) {
+                                      std::uint64_t token, std::vector<replica_reply>& out, bool sourced) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
   if (!_ready) return submit_status::not_ready;
   std::string transformed;  // the config's subject_transform, applied before any check
@@ -292,6 +311,7 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view publ
   };
   if (_cfg.sealed) return answer(make_error(err::sealed));
   const js_headers h = headers.empty() ? js_headers{} : parse_js_headers(headers);
+  if (auto e = check_incr_headers(h, _cfg.allow_msg_counter, payload.size(), sourced)) return answer(*e);
   if (h.expected_stream && *h.expected_stream != _cfg.name)
     return answer(make_error(err::expected_stream));
   if (h.batch_id) return publish_atomic(now_ns, subject, headers, payload, token, out);
@@ -313,11 +333,25 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view publ
         }
     }
   }
+  // A counter stores its new total instead of the (empty) published payload.
+  std::optional<counter_update> counted;
+  if (_cfg.allow_msg_counter) {
+    std::string last_payload, last_hdr;
+    const bool has_last = counter_last(subject, last_payload, last_hdr);
+    const auto source = sourced ? find_header(headers, "Nats-Stream-Source") : std::nullopt;
+    auto c = apply_increment(subject, headers, h, payload,
+                             has_last ? std::optional<std::string_view>(last_payload) : std::nullopt, last_hdr, source);
+    if (!c.update) return answer(c.error);
+    counted = std::move(c.update);
+    headers = counted->headers;
+    payload = counted->payload;
+  }
   std::uint64_t size = 0;
   std::int64_t ttl = storage::ttl_none;
   if (auto e = check_msg(now_ns, subject, headers, payload, 0, 0, size, ttl)) return answer(*e);
   _last_ts = std::max(_last_ts, now_ns);
-  re::msg m{_next_seq, _last_ts, ttl, std::string(subject), std::string(headers),
+  const std::uint64_t seq = _next_seq;
+  re::msg m{seq, _last_ts, ttl, std::string(subject), std::string(headers),
             std::string(payload)};
   pending_entry p;
   p.token = token;
@@ -325,7 +359,11 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view publ
   p.bytes = size;
   p.subjects = {m.subject};
   p.msg_ids = {msg_id};
-  return propose(re::stream_op{std::move(m)}, std::move(p), out, token);
+  if (counted) p.val = counted->total;
+  const auto st = propose(re::stream_op{std::move(m)}, std::move(p), out, token);
+  if (counted && st == submit_status::proposed)
+    _counters[std::string(subject)] = counter_value{seq, std::move(counted->payload), std::move(counted->headers)};
+  return st;
 }
 
 submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vector<replica_batch_msg>& msgs,
@@ -345,16 +383,46 @@ submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vect
   p.token = token;
   p.batch_id = std::move(batch_id);
   const std::string saved_last_id = _shadow_last_msg_id;
+  // A counter stream's batch: each increment adds to the total before it (this batch's
+  // earlier messages first).
+  std::unordered_map<std::string, counter_value> counted;
   for (const auto& bm : msgs) {
+    std::string_view hdr = bm.headers, body = bm.payload;
+    const js_headers h = bm.headers.empty() ? js_headers{} : parse_js_headers(bm.headers);
+    if (_cfg.allow_msg_counter) {
+      if (auto e = check_incr_headers(h, true, bm.payload.size(), false)) {
+        _shadow_last_msg_id = saved_last_id;
+        return answer(*e);
+      }
+      std::string last_payload, last_hdr;
+      bool has_last = false;
+      if (auto it = counted.find(bm.subject); it != counted.end()) {
+        last_payload = it->second.payload;
+        last_hdr = it->second.headers;
+        has_last = true;
+      } else {
+        has_last = counter_last(bm.subject, last_payload, last_hdr);
+      }
+      auto c = apply_increment(bm.subject, bm.headers, h, bm.payload,
+                               has_last ? std::optional<std::string_view>(last_payload) : std::nullopt, last_hdr,
+                               std::nullopt);
+      if (!c.update) {
+        _shadow_last_msg_id = saved_last_id;
+        return answer(c.error);
+      }
+      auto& v = counted[bm.subject];
+      v = counter_value{_next_seq + p.msgs, std::move(c.update->payload), std::move(c.update->headers)};
+      hdr = v.headers;
+      body = v.payload;
+    }
     std::uint64_t size = 0;
     std::int64_t ttl = storage::ttl_none;
-    if (auto e = check_msg(now_ns, bm.subject, bm.headers, bm.payload, p.msgs, p.bytes, size, ttl)) {
+    if (auto e = check_msg(now_ns, bm.subject, hdr, body, p.msgs, p.bytes, size, ttl)) {
       _shadow_last_msg_id = saved_last_id;
       return answer(*e);
     }
-    const js_headers h = bm.headers.empty() ? js_headers{} : parse_js_headers(bm.headers);
     std::string id = h.msg_id ? std::string(*h.msg_id) : std::string();
-    b.msgs.push_back({_next_seq + p.msgs, _last_ts, ttl, bm.subject, bm.headers, bm.payload});
+    b.msgs.push_back({_next_seq + p.msgs, _last_ts, ttl, bm.subject, std::string(hdr), std::string(body)});
     p.subjects.push_back(bm.subject);
     p.msg_ids.push_back(id);
     _shadow_last_msg_id = id;  // the next message's Expected-Last-Msg-Id sees this one
@@ -362,7 +430,10 @@ submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vect
     p.bytes += size;
   }
   _shadow_last_msg_id = saved_last_id;
-  return propose(re::stream_op{std::move(b)}, std::move(p), out, token);
+  const auto st = propose(re::stream_op{std::move(b)}, std::move(p), out, token);
+  if (st == submit_status::proposed)
+    for (auto& [subject, v] : counted) _counters[subject] = std::move(v);
+  return st;
 }
 
 submit_status stream_replica::copy_mirrored(re::msg m) {
@@ -440,7 +511,7 @@ void stream_replica::resolve_pending(std::uint64_t index, std::uint64_t term,
         out.push_back({p.token, replica_reply::kind::error, 0, false, error});
       } else {
         out.push_back({p.token, what, what == replica_reply::kind::pub_ack ? last_seq : value,
-                       false, {}, p.batch_id, p.batch_id.empty() ? 0 : p.msgs});
+                       false, {}, p.batch_id, p.batch_id.empty() ? 0 : p.msgs, p.val});
         for (const auto& [tok, pos] : p.dup_tokens)
           out.push_back({tok, replica_reply::kind::pub_ack, first_seq + pos, true, {}});
       }

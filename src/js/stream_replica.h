@@ -29,6 +29,10 @@
 //   its own time once the store says something is due, and every replica removes what has
 //   expired at that time when it applies it. A follower never expires by its own clock, so
 //   replicas with the same applied index hold the same messages.
+// - Counters (allow_msg_counter): the leader computes each Nats-Incr's new total from the
+//   subject's last value (its own pending proposals first), and every replica stores that
+//   total; the PubAck carries it as "val". A purge or delete still in flight is not seen by
+//   an increment proposed meanwhile (it counts on from the value before it).
 // - Catch-up is the Raft log: no group compacts it yet, so a lagging, restarted or new
 //   replica replays from index 1 into an empty store. With compaction, a snapshot will be the
 //   stream's state (storage::encode_state plus its messages) taken at an applied index.
@@ -64,6 +68,7 @@ struct replica_reply {
   std::optional<api_error> error;
   std::string batch;        // pub_ack of an atomic batch: its Nats-Batch-Id and message count
   std::uint64_t count = 0;
+  std::string val;          // pub_ack on a counter stream: the subject's new total
 };
 
 enum class submit_status : std::uint8_t {
@@ -100,9 +105,10 @@ class stream_replica {
   // readiness on losing it.
   void on_role(std::int64_t now_ns);
 
+  // `sourced`: a copy a source link brought (a counter stream aggregates it, below).
   submit_status publish(std::int64_t now_ns, std::string_view subject, std::string_view headers,
                         std::string_view payload, std::uint64_t token,
-                        std::vector<replica_reply>& out);
+                        std::vector<replica_reply>& out, bool sourced = false);
   // A message carrying Nats-Batch-Id (publish() hands it here): staged until its batch's
   // commit, which is checked as a whole (the batch rules of stream_batch.cc) and proposed
   // as one entry, answered by one PubAck with "batch" and "count". Staging is the leader's
@@ -183,6 +189,7 @@ class stream_replica {
     std::vector<std::string> subjects;
     std::vector<std::string> msg_ids;     // "" for a message without one
     std::string batch_id;                 // an atomic batch's, for its PubAck
+    std::string val;                      // a counter's new total, for its PubAck
     std::vector<std::pair<std::uint64_t, std::uint64_t>> dup_tokens;  // (token, position): retries
                                                                      // of a Msg-Id in flight
   };
@@ -213,6 +220,9 @@ class stream_replica {
   void propose_seed();
   void set_config(stream_config cfg);
   void propose_config();
+  // Counters (allow_msg_counter): the subject's last stored value as this leader will have it
+  // (its own proposals first, then the store); false when there is none.
+  bool counter_last(std::string_view subject, std::string& payload, std::string& headers);
 
   stream_config _cfg;
   storage::stream_store& _store;
@@ -253,6 +263,13 @@ class stream_replica {
   atomic_batch_table _batches;      // leader: atomic batches staged until their commit
   std::vector<std::pair<std::string, std::string>> _abandoned;  // for take_abandoned()
   subject_rewrites _rewrites;       // the config's subject_transform and republish
+  // leader: the last counter value it proposed per subject (its sequence, payload, headers),
+  // valid while that sequence is not applied yet
+  struct counter_value {
+    std::uint64_t seq = 0;
+    std::string payload, headers;
+  };
+  std::unordered_map<std::string, counter_value> _counters;
   std::vector<republished_msg> _republished;
 
   // The applied config's meta entry and JSON (replicated state), and the newest one the meta

@@ -1,7 +1,8 @@
 // Stream features across three real peregrine-server processes (issue 11): an atomic batch
 // on an R3 stream is stored whole on every replica with one PubAck carrying "batch" and
 // "count" (a batch breaking a batch rule stores nothing); what replicated streams do not
-// carry yet (counters) is refused with a 10052 naming it, on create and on a scale-up; a refused scale leaves the R1 stream taking publishes; a mirror of an R3 origin
+// carry yet (message schedules) is refused with a 10052 naming it, on create and on a
+// scale-up; counters keep their totals on an R3 stream across leaders and a scale-up; a refused scale leaves the R1 stream taking publishes; a mirror of an R3 origin
 // gets the origin's messages whichever server it lives on; STREAM.INFO of an R3 stream takes
 // subjects_filter and deleted_details as a standalone one does; an R3 stream updated with
 // RePublish sends one copy of each stored message (from its leader), and one with a
@@ -195,17 +196,74 @@ TEST_F(cluster_stream_features, r3_republishes_once_and_transforms_ingested_subj
 
 TEST_F(cluster_stream_features, r3_refuses_what_it_does_not_carry_by_name) {
   ASSERT_TRUE(wait_meta_leader(scaled(10000)));
-  const json k = create(2, {{"name", "K3"}, {"subjects", {"k.>"}}, {"num_replicas", 3}, {"allow_msg_counter", true}});
+  const json k = create(2, {{"name", "K3"}, {"subjects", {"k.>"}}, {"num_replicas", 3}, {"allow_msg_schedules", true}});
   EXPECT_EQ(err_code(k), 10052) << k.dump();
   EXPECT_EQ(k.value("error", json::object()).value("description", ""),
-            "replicated streams do not support counters yet, use num_replicas 1")
+            "replicated streams do not support message schedules yet, use num_replicas 1")
       << k.dump();
-  // An R1 counter stream asked to scale up: refused, and it stays R1.
-  ASSERT_TRUE(create(0, {{"name", "CNT"}, {"subjects", {"cnt.>"}}, {"allow_msg_counter", true}}).contains("config"));
-  const json up = api_retry(0, "$JS.API.STREAM.UPDATE.CNT",
-                            json{{"name", "CNT"}, {"subjects", {"cnt.>"}}, {"allow_msg_counter", true}, {"num_replicas", 3}}.dump());
+  // An R1 schedules stream asked to scale up: refused, and it stays R1.
+  ASSERT_TRUE(create(0, {{"name", "SCH"}, {"subjects", {"sch.>"}}, {"allow_msg_schedules", true}}).contains("config"));
+  const json up = api_retry(
+      0, "$JS.API.STREAM.UPDATE.SCH",
+      json{{"name", "SCH"}, {"subjects", {"sch.>"}}, {"allow_msg_schedules", true}, {"num_replicas", 3}}.dump());
   EXPECT_EQ(err_code(up), 10052) << up.dump();
-  EXPECT_EQ(info(0, "CNT").value("config", json::object()).value("num_replicas", 0), 1);
+  EXPECT_EQ(info(0, "SCH").value("config", json::object()).value("num_replicas", 0), 1);
+}
+
+// Message counters (allow_msg_counter) on an R3 stream: each Nats-Incr's PubAck carries the
+// new total ("val"), totals continue across a stepdown and an atomic batch of increments, and
+// an R1 counter stream scaled to three replicas keeps counting from its total.
+TEST_F(cluster_stream_features, r3_counters_keep_their_totals_across_leaders) {
+  ASSERT_TRUE(wait_meta_leader(scaled(10000)));
+  const json c = create(1, {{"name", "CNT3"}, {"subjects", {"cnt3.>"}}, {"num_replicas", 3},
+                            {"allow_msg_counter", true}, {"allow_atomic", true}});
+  ASSERT_TRUE(c.contains("config")) << c.dump();
+  const std::string leader = stream_leader("CNT3", scaled(10000));
+  ASSERT_FALSE(leader.empty());
+  auto nc = connect(servers_[2]->url());
+  ASSERT_TRUE(nc);
+  auto incr = [&](const std::string& subject, const std::string& by) {
+    return request(nc.get(), subject, "", {{"Nats-Incr", by}});
+  };
+  EXPECT_EQ(incr("cnt3.a", "5"), R"({"stream":"CNT3","seq":1,"val":"5"})");
+  EXPECT_EQ(incr("cnt3.a", "+3"), R"({"stream":"CNT3","seq":2,"val":"8"})");
+  EXPECT_EQ(incr("cnt3.b", "-2"), R"({"stream":"CNT3","seq":3,"val":"-2"})");
+  const json bad = json::parse(incr("cnt3.a", "x1"), nullptr, false);
+  EXPECT_EQ(err_code(bad), 10171) << bad.dump();  // not an integer
+  const json sd = api_retry(index_of(leader), "$JS.API.STREAM.LEADER.STEPDOWN.CNT3", "");
+  EXPECT_TRUE(sd.value("success", false)) << sd.dump();
+  ASSERT_FALSE(stream_leader("CNT3", scaled(15000), leader).empty());
+  std::string after;
+  for (int i = 0; i < 50 && after.find("val") == std::string::npos; ++i) {  // the new leader settles
+    after = incr("cnt3.a", "10");
+    if (after.find("val") == std::string::npos) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(after, R"({"stream":"CNT3","seq":4,"val":"18"})");
+  // An atomic batch of increments: each adds to the total before it.
+  EXPECT_EQ(request(nc.get(), "cnt3.b", "", {{"Nats-Incr", "1"}, {"Nats-Batch-Id", "cb"}, {"Nats-Batch-Sequence", "1"}}),
+            "");
+  EXPECT_EQ(request(nc.get(), "cnt3.b", "",
+                    {{"Nats-Incr", "4"}, {"Nats-Batch-Id", "cb"}, {"Nats-Batch-Sequence", "2"}, {"Nats-Batch-Commit", "1"}}),
+            R"({"stream":"CNT3","seq":6,"batch":"cb","count":2})");  // as the standalone batch PubAck: no val
+  const json last = api(nc.get(), "$JS.API.STREAM.MSG.GET.CNT3", R"({"last_by_subj":"cnt3.b"})");
+  EXPECT_EQ(base64_decode(last.value("message", json::object()).value("data", "")), R"({"val":"3"})") << last.dump();
+
+  // An R1 counter stream scaled up keeps its total.
+  ASSERT_TRUE(create(0, {{"name", "CNT1"}, {"subjects", {"cnt1.>"}}, {"allow_msg_counter", true}}).contains("config"));
+  auto nc0 = connect(servers_[0]->url());
+  ASSERT_TRUE(nc0);
+  EXPECT_EQ(request(nc0.get(), "cnt1.x", "", {{"Nats-Incr", "7"}}), R"({"stream":"CNT1","seq":1,"val":"7"})");
+  const json up = api_retry(
+      0, "$JS.API.STREAM.UPDATE.CNT1",
+      json{{"name", "CNT1"}, {"subjects", {"cnt1.>"}}, {"allow_msg_counter", true}, {"num_replicas", 3}}.dump());
+  ASSERT_TRUE(up.contains("config")) << up.dump();
+  ASSERT_FALSE(stream_leader("CNT1", scaled(15000)).empty());
+  std::string scaled_ack;
+  for (int i = 0; i < 50 && scaled_ack.find("val") == std::string::npos; ++i) {
+    scaled_ack = request(nc0.get(), "cnt1.x", "", {{"Nats-Incr", "1"}});
+    if (scaled_ack.find("val") == std::string::npos) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(scaled_ack, R"({"stream":"CNT1","seq":2,"val":"8"})");
 }
 
 TEST_F(cluster_stream_features, refused_scale_leaves_the_stream_taking_publishes) {
