@@ -52,6 +52,13 @@ bool cluster_consumers::knows_every_consumer(const std::string& stream) const {
   return !s || s->consumers.size() <= here;
 }
 
+bool cluster_consumers::wants(const std::string& stream, std::string_view subject) const {
+  if (!knows_every_consumer(stream)) return true;
+  for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
+    if (it->second->matches(subject)) return true;
+  return false;
+}
+
 bool cluster_consumers::needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const {
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
     if (it->second->matches(subject) && it->second->replica->needs(seq)) return true;

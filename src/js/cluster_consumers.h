@@ -79,6 +79,9 @@ class cluster_consumers {
   // The stream's config changed its retention to interest (at its entry in the stream's log,
   // on every replica): what no consumer needs goes, as on a standalone server.
   void retention_now_interest(const std::string& stream) { drop_unneeded(stream); }
+  // An interest stream's publish on `subject`: true when a consumer here matches it, or when
+  // a consumer has no replica here (this server cannot tell).
+  bool wants(const std::string& stream, std::string_view subject) const;
   // The stream's replica here goes: so do its consumers' replicas. silent: a scale moves them
   // into new groups (waiting pulls hear nothing; the client asks the new leader again).
   void drop_stream(const std::string& stream, bool silent = false);

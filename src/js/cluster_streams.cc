@@ -443,6 +443,8 @@ void cluster_streams::host_stream(const re::stream_assign& a, std::uint64_t meta
   h->log = std::make_unique<remote_log>(_repl, a.group_id);
   h->replica = std::make_unique<stream_replica>(h->cfg, *h->store, *h->log, _self);
   h->replica->start_config(a.config_json, meta_index);
+  h->replica->set_interest_check(
+      [this, name = a.name](std::string_view subject) { return _consumers->wants(name, subject); });
   h->config_index = meta_index;
   if (!a.seed_from.empty()) {
     bool r1 = false;

@@ -308,6 +308,12 @@ std::vector<std::uint8_t> encode(const stream_op& o) {
           writer w(op::seed_done);
           w.u(v.last_seq);
           return w.take();
+        } else if constexpr (std::is_same_v<T, no_interest>) {
+          writer w(op::no_interest);
+          w.u(v.seq);
+          w.i(v.ts);
+          w.s(v.msg_id);
+          return w.take();
         } else {
           writer w(op::stream_config);
           w.u(v.meta_index);
@@ -475,6 +481,13 @@ std::optional<stream_op> decode_stream(std::span<const std::uint8_t> data) {
       c.meta_index = r.u();
       c.config_json = r.s();
       return finish<stream_op>(r, std::move(c));
+    }
+    case op::no_interest: {
+      no_interest n;
+      n.seq = r.u();
+      n.ts = r.i();
+      n.msg_id = r.s();
+      return finish<stream_op>(r, std::move(n));
     }
     default:
       return std::nullopt;

@@ -39,6 +39,7 @@ enum class op : std::uint8_t {
   expire = 21,
   seed_done = 22,
   stream_config = 23,
+  no_interest = 24,
   // a consumer's group
   consumer_delivered = 32,
   consumer_acked = 33,
@@ -193,7 +194,17 @@ struct config_change {
   std::string config_json;
   bool operator==(const config_change&) const = default;
 };
-using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start, expire, seed_done, config_change>;
+// A publish to an interest stream that no consumer matched: its sequence is used, nothing is
+// stored (the leader decides, every replica skips the same sequence); its Msg-Id still counts
+// for de-duplication.
+struct no_interest {
+  std::uint64_t seq = 0;
+  std::int64_t ts = 0;
+  std::string msg_id;
+  bool operator==(const no_interest&) const = default;
+};
+using stream_op = std::variant<msg, purge, msg_delete, batch, leader_start, expire, seed_done, config_change,
+                               no_interest>;
 
 // --- a consumer's group: state deltas, applied in order.
 struct consumer_delivered {

@@ -351,6 +351,14 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view publ
   if (auto e = check_msg(now_ns, subject, headers, payload, 0, 0, size, ttl)) return answer(*e);
   _last_ts = std::max(_last_ts, now_ns);
   const std::uint64_t seq = _next_seq;
+  if (_cfg.retention == retention_policy::interest && _interest && !_interest(subject)) {
+    // No consumer matches it: the sequence is used, nothing is stored (as on one server).
+    pending_entry p;
+    p.token = token;
+    p.msgs = 1;
+    p.msg_ids = {msg_id};
+    return propose(re::stream_op{re::no_interest{seq, _last_ts, msg_id}}, std::move(p), out, token);
+  }
   re::msg m{seq, _last_ts, ttl, std::string(subject), std::string(headers),
             std::string(payload)};
   pending_entry p;
@@ -661,6 +669,14 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
           // Proposed by this leader in its term, after its leader_start: it may write now.
           if (_leading && term == _lead_term) resume_from_applied();
+        } else if constexpr (std::is_same_v<T, re::no_interest>) {
+          if (v.seq != _store.last_seq() + 1)
+            return fail(fmt::format("index {}: skipped sequence {} after the store's last {}", e.index, v.seq,
+                                    _store.last_seq()));
+          if (!_store.skip(1).ok()) return fail(fmt::format("index {}: store skip failed", e.index));
+          record_msg_id(v.msg_id, v.seq, v.ts);
+          _last_msg_id = v.msg_id;
+          resolve_pending(e.index, term, v.seq, v.seq, out, replica_reply::kind::pub_ack, 0, {});
         } else if constexpr (std::is_same_v<T, re::config_change>) {
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
           if (v.meta_index <= _config_index) return;  // an older change, or a repeat

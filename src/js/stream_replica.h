@@ -38,6 +38,7 @@
 //   stream's state (storage::encode_state plus its messages) taken at an applied index.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -153,6 +154,10 @@ class stream_replica {
   // True once after this leader found the group unseeded and cannot seed it.
   bool take_stepdown_wish() { return std::exchange(_stepdown_wish, false); }
 
+  // Interest retention: whether a consumer of the stream matches `subject` (or this server
+  // cannot tell); the leader stores nothing for a publish none matches (a no_interest entry).
+  void set_interest_check(std::function<bool(std::string_view subject)> f) { _interest = std::move(f); }
+
   // The config the group was created (or scaled) with, from the meta entry at `meta_index`.
   void start_config(std::string config_json, std::uint64_t meta_index);
   // A STREAM.UPDATE applied from the meta group (entry `meta_index`; the storage type never
@@ -263,6 +268,7 @@ class stream_replica {
   atomic_batch_table _batches;      // leader: atomic batches staged until their commit
   std::vector<std::pair<std::string, std::string>> _abandoned;  // for take_abandoned()
   subject_rewrites _rewrites;       // the config's subject_transform and republish
+  std::function<bool(std::string_view)> _interest;  // set_interest_check
   // leader: the last counter value it proposed per subject (its sequence, payload, headers),
   // valid while that sequence is not applied yet
   struct counter_value {

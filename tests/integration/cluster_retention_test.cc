@@ -201,6 +201,33 @@ TEST_F(cluster_retention, interest_stream_keeps_a_message_until_every_matching_c
   EXPECT_EQ(st.value("messages", 1), 0) << st.dump();
 }
 
+// As on one server (and nats-server): a publish no consumer matches is acknowledged with its
+// sequence and not stored; a Msg-Id retried is still a duplicate; a matching one is stored.
+TEST_F(cluster_retention, interest_stream_stores_nothing_no_consumer_matches) {
+  create_stream("NOBODY", "nobody.>", "interest");
+  auto nc = connect(servers_[2]->url());
+  ASSERT_TRUE(nc);
+  EXPECT_EQ(publish(nc.get(), "nobody.x", "m", "n-1", scaled(5000)), 1u);
+  EXPECT_EQ(publish(nc.get(), "nobody.x", "m", "n-2", scaled(5000)), 2u);
+  EXPECT_EQ(publish(nc.get(), "nobody.x", "m", "n-1", scaled(5000)), 1u);  // a duplicate of the first
+  json st = state_when(0, "NOBODY", 0);
+  EXPECT_EQ(st.value("messages", 1), 0) << st.dump();
+  EXPECT_EQ(st.value("last_seq", 0), 2) << st.dump();
+  ASSERT_FALSE(durable("NOBODY", "A", R"(,"filter_subject":"nobody.a")").contains("error"));
+  // The stream's leader knows the consumer once its StreamInfo counts it.
+  for (const auto deadline = clock_type::now() + scaled(5000); clock_type::now() < deadline;
+       std::this_thread::sleep_for(50ms))
+    if (info(0, "NOBODY").value("state", json::object()).value("consumer_count", 0) == 1) break;
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 50 && seq == 0; ++i) seq = publish(nc.get(), "nobody.a", "m", "a-1", scaled(1000));
+  EXPECT_EQ(seq, 3u);
+  EXPECT_EQ(publish(nc.get(), "nobody.b", "m", "b-1", scaled(5000)), 4u);
+  st = state_when(1, "NOBODY", 1);
+  EXPECT_EQ(st.value("messages", 0), 1) << st.dump();
+  EXPECT_EQ(st.value("first_seq", 0), 3) << st.dump();
+  EXPECT_EQ(st.value("last_seq", 0), 4) << st.dump();
+}
+
 TEST_F(cluster_retention, ack_all_covers_every_earlier_delivery_under_the_next_leader) {
   create_stream("LOG", "log.>", "limits");
   publish_to(0, "log.x", 10);

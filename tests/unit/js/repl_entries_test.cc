@@ -25,7 +25,8 @@ std::vector<re::stream_op> stream_ops() {
   return {m, re::purge{"orders.>", 3, 0}, re::msg_delete{9, true},
           re::batch{{m, re::msg{8, 1, 3, "orders.2", "", ""}}}, re::leader_start{4, "s2"},
           re::expire{1'700'000'000'000'000'000}, re::expire{-3}, re::seed_done{0}, re::seed_done{42},
-          re::config_change{7, R"({"name":"ORDERS","max_msgs":5})"}, re::config_change{}};
+          re::config_change{7, R"({"name":"ORDERS","max_msgs":5})"}, re::config_change{},
+          re::no_interest{12, 1'700'000'000'000'000'000, "id-1"}, re::no_interest{}};
 }
 
 TEST(ReplEntries, MetaOpsRoundTrip) {
