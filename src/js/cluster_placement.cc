@@ -3,7 +3,8 @@
 // stream's peers by its `placement` {cluster, tags} as nats-server does (placement.h has the
 // rule), and an R1 create whose placement the asked server does not meet is sent to one that
 // does (nats-server's meta leader places every stream; Peregrine keeps an R1 stream on the
-// server asked when that server may hold it).
+// server asked when that server may hold it). The candidates' states are the meta leader's
+// (only it tracks every member), so such a create goes there first.
 #include "src/js/cluster_constants.h"
 #include "src/js/cluster_streams.h"
 
@@ -43,6 +44,15 @@ bool cluster_streams::place_r1_create(std::string_view name, const stream_config
   if (!cands.empty()) {
     std::vector<placement_candidate> self_only{cands.front()};
     if (!place_replicas(req, self_only).error) return false;
+  }
+  // Only the meta leader knows every member's state: it places the stream.
+  std::string leader;
+  if (!meta_leader(leader)) {
+    if (leader.empty() || hops >= kMaxHops)
+      respond_error(m.reply, "stream_create_response", make_error(err::cluster_unavailable));
+    else
+      forward(leader, "STREAM.CREATE." + std::string(name), m, hops);
+    return true;
   }
   const auto placed = place_replicas(req, cands);
   if (placed.error || placed.peers.empty() || hops >= kMaxHops) {

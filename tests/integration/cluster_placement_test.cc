@@ -1,7 +1,8 @@
 // Placement by server_tags in a cluster (issue 11), as nats-server places: three servers
 // tagged az:1 / az:2 + ssd / az:3. An R3 stream asking for a tag only one server has is
 // refused with 10005 and nothing is created; an R1 stream asking for `ssd` lands on B whichever
-// server was asked, one asking for the asked server's own tag stays there, and one asking for
+// server was asked (A and C: one of them is not the meta leader, which places it), one asking
+// for the asked server's own tag stays there, and one asking for
 // a tag no server has is refused with 10005; tags are matched without regard to case; an R2
 // stream asking for a tag only one server has is refused (10005) too. The
 // expectations hold for a 3-node nats-server 2.9.10 cluster too (cluster_placement_nats_server).
@@ -42,6 +43,11 @@ TEST_F(cluster_placement, streams_go_where_their_tags_are) {
   }
   ASSERT_TRUE(r1.contains("config")) << r1.dump();
   EXPECT_EQ(home_of("FAST"), "B");
+  // Asked through C too: A or C is not the meta leader, which places it (only it knows every
+  // member's state), so both ways are taken.
+  const json r1c = create(2, {{"name", "FAST2"}, {"subjects", {"fast2.>"}}, {"placement", {{"tags", {"ssd"}}}}});
+  ASSERT_TRUE(r1c.contains("config")) << r1c.dump();
+  EXPECT_EQ(home_of("FAST2"), "B");
   // The asked server's own tag, in another case: it stays there.
   const json own = create(2, {{"name", "LOCAL"}, {"subjects", {"local.>"}}, {"placement", {{"tags", {"AZ:3"}}}}});
   ASSERT_TRUE(own.contains("config")) << own.dump();
