@@ -420,12 +420,16 @@ void dispatcher::batch_for_route(client& c, const subscription& s) {
 
 void dispatcher::flush_route_batch(std::string_view subject, std::string_view reply, std::string_view headers,
                                    std::string_view payload, std::string_view shown) {
-  std::string with_shown;
-  if (!shown.empty() && shown != subject && !reply.empty()) {
-    with_shown.reserve(reply.size() + 1 + shown.size());
-    with_shown.append(reply).append(1, '@').append(shown);
-    reply = with_shown;
-  }
+  // nats-server's form for a JetStream delivery shown under another subject:
+  // "<ack reply>@<shown>" (split_routed_delivery takes it apart on the other side).
+  const bool with_shown = !shown.empty() && shown != subject && reply.starts_with("$JS.ACK.");
+  auto put_reply = [&](std::string& out) {
+    out += reply;
+    if (with_shown) {
+      out += '@';
+      out += shown;
+    }
+  };
   for (const auto& b : _route_batch) {
     client& c = *b.c;
     if (c.closing) continue;
@@ -439,13 +443,13 @@ void dispatcher::flush_route_batch(std::string_view subject, std::string_view re
         out += " | ";
       } else {
         out += " + ";
-        out += reply;
+        put_reply(out);
         out += ' ';
       }
       out += b.queues;
     } else if (!reply.empty()) {
       out += ' ';
-      out += reply;
+      put_reply(out);
     }
     if (!headers.empty()) out += " " + std::to_string(headers.size());
     out += " " + std::to_string(headers.size() + payload.size()) + "\r\n";
