@@ -216,6 +216,9 @@ TEST_F(cluster_r1_streams, a_restarted_server_serves_its_r1_stream_again) {
   jsErrCode jerr = jsErrCode(0);
   ASSERT_EQ(js_Publish(&pa, js_[other], "local.a", "1", 1, nullptr, &jerr), NATS_OK) << int(jerr);
   jsPubAck_Destroy(pa);
+  const json durable = api(other, "$JS.API.CONSUMER.DURABLE.CREATE.LOCAL.D",
+                           R"({"stream_name":"LOCAL","config":{"durable_name":"D","ack_policy":"explicit"}})");
+  ASSERT_TRUE(durable.contains("config")) << durable.dump();
   nc_[h].reset();
   jsCtx_Destroy(std::exchange(js_[h], nullptr));
   ::kill(servers_[h]->pid(), SIGKILL);
@@ -233,6 +236,11 @@ TEST_F(cluster_r1_streams, a_restarted_server_serves_its_r1_stream_again) {
   }
   EXPECT_EQ(offline.value("error", json::object()).value("err_code", 0), 10118) << offline.dump();
   EXPECT_EQ(offline.value("error", json::object()).value("description", ""), "stream is offline") << offline.dump();
+  if (!reference_server()) {
+    const json ci = api(third, "$JS.API.CONSUMER.INFO.LOCAL.D", "", 1000);
+    EXPECT_EQ(ci.value("error", json::object()).value("err_code", 0), 10119) << ci.dump();
+    EXPECT_EQ(ci.value("error", json::object()).value("description", ""), "consumer is offline") << ci.dump();
+  }
   ASSERT_TRUE(servers_[h]->start()) << servers_[h]->error();
   // Through another server: the stream and its message, once its server is back.
   json info;
