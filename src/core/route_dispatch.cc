@@ -369,7 +369,6 @@ void dispatcher::route_msg(client& c, const route_op& op) {
   route(account, &c, op.subject, reply, op.headers, op.payload, shown, false);
 }
 
-
 void dispatcher::interest_change(const subscription& s, int delta) {
   if (!counts_as_interest(s)) return;
   _keys_scratch.clear();

@@ -9,8 +9,6 @@
 
 #include "src/js/cluster_streams.h"
 #include "src/js/cluster_streams_hosted.h"
-#include "src/js/js_headers.h"
-#include "src/js/json_util.h"
 
 namespace js {
 
@@ -30,24 +28,12 @@ bool cluster_streams::submit_fast(hosted& h, waiting_publish& p) {
       return true;
     };
     if (h.cfg.sealed) return fail(make_error(err::sealed));
-    if (h.cfg.max_msg_size >= 0 && p.headers.size() + p.payload.size() > std::uint64_t(h.cfg.max_msg_size))
-      return fail(make_error(err::message_too_large));
-    if (!h.cfg.allow_batched) return fail(make_error(err::fast_batch_disabled));
-    const auto parsed = parse_fast_batch_reply(p.reply);
-    if (!parsed.reply) return fail(*parsed.error);
-    const fi_reply& r = *parsed.reply;
-    // A required API level above ours drops the batch; one we meet is stripped before storing.
-    if (!p.headers.empty()) {
-      const js_headers jh = parse_js_headers(p.headers);
-      if (jh.required_api_level) {
-        const auto want = parse_u64(*jh.required_api_level);
-        if (!want || *want > std::uint64_t(kApiLevel)) {
-          table.drop(r.id);
-          return fail(make_error(err::min_api_level));
-        }
-        p.headers = remove_header(p.headers, "Nats-Required-Api-Level");
-      }
-    }
+    auto a = admit_fast_batch_msg(p.reply, p.headers, p.payload.size(), h.cfg.max_msg_size, h.cfg.allow_batched,
+                                  kApiLevel);
+    if (a.drop_batch) table.drop(a.reply->id);
+    if (a.error) return fail(*a.error);
+    if (a.headers) p.headers = std::move(*a.headers);
+    const fi_reply& r = *a.reply;
     const auto d = table.on_msg(r, p.reply, now, h.store->last_seq(), out);
     send();  // the initial ack goes before the message is proposed
     if (d.what != fast_batch_table::decision::store) return true;

@@ -12,7 +12,6 @@
 #include "src/js/cluster_streams_hosted.h"
 #include "src/js/js_headers.h"
 #include "src/js/json_util.h"
-#include "src/js/msg_ttl.h"
 #include "src/js/stream_source.h"
 
 namespace js {
@@ -32,12 +31,8 @@ copy_target::copy_result cluster_streams::replica_links::store_copied(const sour
   submit_status st;
   std::vector<replica_reply> out;
   if (mirror) {
-    // Nats-TTL is kept verbatim; a mirror that allows TTLs expires the copy by it too.
-    std::int64_t ttl = storage::ttl_none;
-    if (h.cfg.allow_msg_ttl && !hdr.empty())
-      if (auto v = find_header(hdr, "Nats-TTL"))
-        if (auto parsed = parse_msg_ttl(*v)) ttl = *parsed;
-    st = h.replica->copy_mirrored(re::msg{d.stream_seq, d.ts, ttl, std::string(subject), hdr, std::string(payload)});
+    st = h.replica->copy_mirrored(
+        re::msg{d.stream_seq, d.ts, mirrored_ttl(h.cfg.allow_msg_ttl, hdr), std::string(subject), hdr, std::string(payload)});
   } else {
     // The ordinary publish path, no reply (token 0 has none).
     const std::string with_source =
@@ -61,11 +56,21 @@ std::uint64_t cluster_streams::replica_links::durable_seq() const { return h.sto
 
 void cluster_streams::sync_links(hosted& h, bool serving, std::int64_t now_ns) {
   (void)now_ns;
+  // Called after every event of the group: nothing is built unless the role or the config
+  // (its meta entry) changed since the links were made.
+  if (!serving || (!h.cfg.has_mirror() && !h.cfg.has_sources())) {
+    if (!h.links) return;
+  } else if (h.links && h.links->config_index == h.config_index) {
+    return;
+  }
   ojson want = ojson::object();
   if (h.cfg.has_mirror()) want["mirror"] = h.cfg.mirror;
   if (h.cfg.has_sources()) want["sources"] = h.cfg.sources;
   const bool run = serving && !want.empty();
-  if (h.links && run && h.links->cfg == want) return;
+  if (h.links && run && h.links->cfg == want) {  // another field of the config changed
+    h.links->config_index = h.config_index;
+    return;
+  }
   if (h.links) {
     for (auto& l : h.links->links) l->stop(true);  // the origin's consumers go now
     h.links.reset();
@@ -74,6 +79,7 @@ void cluster_streams::sync_links(hosted& h, bool serving, std::int64_t now_ns) {
   h.links = std::make_unique<replica_links>(*this, h, _host);
   auto& rl = *h.links;
   rl.cfg = std::move(want);
+  rl.config_index = h.config_index;
   if (h.cfg.has_mirror()) {
     rl.links.push_back(std::make_unique<source_link>(rl.bus, rl, parse_source_spec(h.cfg.mirror), true, h.store->last_seq()));
     return;

@@ -47,6 +47,7 @@ struct cluster_streams::replica_links final : copy_target {
   link_bus_of<core::service_host> bus;
   std::vector<std::unique_ptr<source_link>> links;
   ojson cfg;  // the mirror/sources config they were built from
+  std::uint64_t config_index = 0;  // the meta entry of the config last compared with it
 };
 
 struct cluster_streams::hosted {

@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/js/js_headers.h"
+#include "src/js/json_util.h"
+
 namespace js {
 namespace {
 
@@ -21,6 +24,37 @@ std::string gap_msg(std::uint64_t last_seq, std::uint64_t seq) {
 
 bool is_fast_batch_reply(std::string_view reply) {
   return reply.size() > kSuffix.size() && reply.substr(reply.size() - kSuffix.size()) == kSuffix;
+}
+
+fi_admission admit_fast_batch_msg(std::string_view reply, std::string_view headers, std::size_t payload_size,
+                                  std::int64_t max_msg_size, bool allow_batched, int api_level) {
+  fi_admission out;
+  if (max_msg_size >= 0 && headers.size() + payload_size > std::uint64_t(max_msg_size)) {
+    out.error = make_error(err::message_too_large);
+    return out;
+  }
+  if (!allow_batched) {
+    out.error = make_error(err::fast_batch_disabled);
+    return out;
+  }
+  auto parsed = parse_fast_batch_reply(reply);
+  if (!parsed.reply) {
+    out.error = std::move(parsed.error);
+    return out;
+  }
+  out.reply = parsed.reply;
+  // Header names are matched exactly (js_headers): no full parse for the usual message.
+  if (headers.find("Nats-Required-Api-Level") == std::string_view::npos) return out;
+  const js_headers h = parse_js_headers(headers);
+  if (!h.required_api_level) return out;
+  const auto want = parse_u64(*h.required_api_level);
+  if (!want || *want > std::uint64_t(api_level)) {
+    out.error = make_error(err::min_api_level);
+    out.drop_batch = true;
+    return out;
+  }
+  out.headers = remove_header(headers, "Nats-Required-Api-Level");
+  return out;
 }
 
 fi_parse parse_fast_batch_reply(std::string_view reply) {

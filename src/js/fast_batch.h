@@ -36,6 +36,20 @@ struct fi_parse {
 };
 fi_parse parse_fast_batch_reply(std::string_view reply);
 
+// A stream's checks of a fast-ingest message before its batch table sees it (the standalone
+// stream and a replicated stream's leader; each checks `sealed` and its storage first):
+// max_msg_size (10054), allow_batched (10205), the reply's grammar, and
+// Nats-Required-Api-Level: one above `api_level` is 10185 and the batch is to be dropped, one
+// met is removed from the headers to store (`headers`, set only then).
+struct fi_admission {
+  std::optional<fi_reply> reply;       // the parsed reply (views into the reply subject)
+  std::optional<api_error> error;      // refused; with drop_batch, the batch reply->id goes too
+  bool drop_batch = false;
+  std::optional<std::string> headers;  // the headers without Nats-Required-Api-Level
+};
+fi_admission admit_fast_batch_msg(std::string_view reply, std::string_view headers, std::size_t payload_size,
+                                  std::int64_t max_msg_size, bool allow_batched, int api_level);
+
 struct fast_batch_limits {
   std::size_t max_per_stream = 1000;
   std::size_t max_per_server = 50000;

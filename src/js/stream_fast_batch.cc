@@ -16,27 +16,13 @@ void stream::on_fast_batch_msg(const core::inbound_msg& m) {
   auto fail = [&](const api_error& e) { reply_error(m.reply, e); };
   if (_cfg.sealed) return fail(make_error(err::sealed));
   if (_host.storage_exhausted(_cfg.storage)) return fail(make_error(err::insufficient_resources));
-  if (_cfg.max_msg_size >= 0 && m.headers.size() + m.payload.size() > static_cast<std::uint64_t>(_cfg.max_msg_size))
-    return fail(make_error(err::message_too_large));
-  if (!_cfg.allow_batched) return fail(make_error(err::fast_batch_disabled));
-  const auto parsed = parse_fast_batch_reply(m.reply);
-  if (!parsed.reply) return fail(*parsed.error);
-  const fi_reply& r = *parsed.reply;
-
-  // A required API level above ours drops the batch; one we meet is stripped before storing.
-  std::string stripped;
-  std::string_view hdr = m.headers;
-  js_headers h = hdr.empty() ? js_headers{} : parse_js_headers(hdr);
-  if (h.required_api_level) {
-    const auto want = parse_u64(*h.required_api_level);
-    if (!want || *want > static_cast<std::uint64_t>(kApiLevel)) {
-      _fast.drop(r.id);
-      return fail(make_error(err::min_api_level));
-    }
-    stripped = remove_header(hdr, "Nats-Required-Api-Level");
-    hdr = stripped;
-    h = parse_js_headers(hdr);
-  }
+  auto a = admit_fast_batch_msg(m.reply, m.headers, m.payload.size(), _cfg.max_msg_size, _cfg.allow_batched, kApiLevel);
+  if (a.drop_batch) _fast.drop(a.reply->id);
+  if (a.error) return fail(*a.error);
+  const fi_reply& r = *a.reply;
+  // A required API level we meet is stripped before storing.
+  const std::string_view hdr = a.headers ? std::string_view(*a.headers) : m.headers;
+  const js_headers h = hdr.empty() ? js_headers{} : parse_js_headers(hdr);
 
   const auto d = _fast.on_msg(r, m.reply, _host.now(), _store->durable_seq(), _fast_out);
   send_fast_out();  // the initial ack goes before the message is persisted

@@ -6,7 +6,6 @@
 #include <unordered_map>
 
 #include "src/js/json_util.h"
-#include "src/js/msg_ttl.h"
 #include "src/js/source_link.h"
 #include "src/js/stream.h"
 
@@ -93,12 +92,7 @@ copy_target::copy_result stream::store_copied(const source_spec& src, bool mirro
     // Origin messages that were removed before we copied them: the same gap here.
     if (auto st = _store->skip(d.stream_seq - 1 - _store->last_seq()); !st.ok()) return r::refused;
   }
-  // Nats-TTL is kept verbatim; a mirror that allows TTLs expires the copy by it too.
-  std::int64_t ttl = storage::ttl_none;
-  if (_cfg.allow_msg_ttl && !hdr.empty())
-    if (auto v = find_header(hdr, "Nats-TTL"))
-      if (auto parsed = parse_msg_ttl(*v)) ttl = *parsed;
-  auto seq = _store->append(stored_subject, hdr, payload, d.ts, ttl);
+  auto seq = _store->append(stored_subject, hdr, payload, d.ts, mirrored_ttl(_cfg.allow_msg_ttl, hdr));
   if (!seq.ok()) return r::refused;
   trim_after_append();
   if (_events) _events->on_stored(*seq, stored_subject);

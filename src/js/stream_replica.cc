@@ -448,6 +448,8 @@ submit_status stream_replica::copy_mirrored(re::msg m) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
   if (!_ready) return submit_status::not_ready;
   if (m.seq < _next_seq) return submit_status::answered;  // taken already
+  std::string transformed;  // the config's subject_transform, as the standalone mirror applies it
+  if (const auto s = _rewrites.ingest(m.subject, transformed); s != m.subject) m.subject = std::string(s);
   pending_entry p;
   p.msgs = 1;
   p.bytes = storage::msg_size(_acct, m.subject.size(), m.headers.size(), m.payload.size());

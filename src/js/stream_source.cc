@@ -7,7 +7,9 @@
 #include "src/core/cluster_replication.h"
 #include "src/core/subject.h"
 #include "src/js/json_util.h"
+#include "src/js/msg_ttl.h"
 #include "src/js/subject_transform.h"
+#include "storage/store.h"
 
 namespace js {
 
@@ -428,6 +430,13 @@ std::int64_t source_tracker::next_deadline() const {
     case phase::active: return _last_heard + kStallNs;
   }
   return _next_attempt;
+}
+
+std::int64_t mirrored_ttl(bool allow_msg_ttl, std::string_view headers) {
+  if (!allow_msg_ttl || headers.empty()) return storage::ttl_none;
+  if (auto v = find_header(headers, "Nats-TTL"))
+    if (auto parsed = parse_msg_ttl(*v)) return *parsed;
+  return storage::ttl_none;
 }
 
 }  // namespace js

@@ -84,6 +84,9 @@ std::optional<delivery_meta> parse_delivery_reply(std::string_view reply);
 // The header block without Nats-Expected-* and Nats-Batch-* (and, for sources, without a
 // previous hop's Nats-Stream-Source); "" when nothing remains.
 std::string strip_copy_headers(std::string_view headers, bool drop_stream_source);
+// A mirror's copy keeps Nats-TTL verbatim; a mirror that allows TTLs expires the copy by it
+// (storage::ttl_none otherwise).
+std::int64_t mirrored_ttl(bool allow_msg_ttl, std::string_view headers);
 // 2.10+ Nats-Stream-Source value: "<origin> <seq> <filter|>> <dest|>> <subject>".
 std::string stream_source_header(const source_spec& s, std::uint64_t origin_seq, std::string_view subject);
 // (origin name, origin seq) from a stored Nats-Stream-Source value (2.9 and 2.10+ forms).
