@@ -14,7 +14,7 @@ namespace repl {
 namespace {
 
 constexpr std::size_t kHeader = 16;
-constexpr std::uint32_t kMaxBody = 256u << 20;
+constexpr std::uint32_t kMaxBody = (1u << 30) + (1u << 20);  // a snapshot record (log_record.cc) fits
 // `write` mode: zeroes are written (durable) 1 MiB at a time while fewer than 4 MiB of them
 // lie ahead of the end; a zero write's token (record writes use their seq, far below).
 constexpr std::uint64_t kZeroChunk = 1u << 20;

@@ -44,6 +44,14 @@ std::uint64_t disk_log_store::append(std::uint64_t first_index, std::span<const 
   return seq;
 }
 
+void disk_log_store::save_snapshot(const stored_snapshot& s, std::uint64_t keep_from) {
+  std::vector<std::uint8_t> body;
+  append_snapshot_record(body, s, keep_from);
+  _journal.append(_group, body);
+  apply_snapshot(_view, s, keep_from);
+  (void)_journal.sync();
+}
+
 const entry* disk_log_store::entry_at(std::uint64_t index) const {
   if (index < _view.start_index || index - _view.start_index >= _view.entries.size())
     return nullptr;

@@ -19,6 +19,8 @@ class disk_log_store final : public log_store {
   void save_hard_state(const hard_state& hs) override;
   void bootstrap(const hard_state& hs, const entry& configuration) override;
   std::uint64_t append(std::uint64_t first_index, std::span<const entry> entries) override;
+  void save_snapshot(const stored_snapshot& s, std::uint64_t keep_from) override;
+  const stored_snapshot* snapshot() const override { return _view.snapshot ? &*_view.snapshot : nullptr; }
   const entry* entry_at(std::uint64_t index) const override;
   std::uint64_t first_index() const override { return _view.start_index; }
   std::uint64_t last_index() const override {

@@ -6,9 +6,10 @@
 namespace repl {
 namespace {
 
-enum record_kind : std::uint8_t { kind_hard_state = 1, kind_entries = 2 };
+enum record_kind : std::uint8_t { kind_hard_state = 1, kind_entries = 2, kind_snapshot = 3 };
 constexpr std::size_t kHeader = 9;                   // crc, length, kind
 constexpr std::uint32_t kMaxBody = 64u << 20;        // a corrupt length must not allocate GBs
+constexpr std::uint32_t kMaxSnapshotBody = 1u << 30;  // a stream's state: larger, still bounded
 
 std::array<std::uint32_t, 256> make_crc_table() {
   std::array<std::uint32_t, 256> t{};
@@ -57,7 +58,7 @@ bool apply_entries(reader& r, loaded_log& log) {
   const std::uint64_t first = r.uint(8);
   const std::uint64_t count = r.uint(4);
   const std::uint64_t next = log.start_index + log.entries.size();
-  if (r.bad || first < log.start_index || first > next) return false;
+  if (r.bad || first > next) return false;
   std::vector<entry> incoming;
   for (std::uint64_t i = 0; i < count; ++i) {
     entry e;
@@ -71,12 +72,62 @@ bool apply_entries(reader& r, loaded_log& log) {
     incoming.push_back(std::move(e));
   }
   if (r.at != r.b.size()) return false;
-  log.entries.resize(first - log.start_index);
-  for (auto& e : incoming) log.entries.push_back(std::move(e));
+  // Entries a snapshot already covers (below start_index) are not the log's any more.
+  const std::uint64_t skip = first < log.start_index ? log.start_index - first : 0;
+  if (skip >= incoming.size() && skip > 0) return true;
+  log.entries.resize(first + skip - log.start_index);
+  for (std::size_t i = std::size_t(skip); i < incoming.size(); ++i) log.entries.push_back(std::move(incoming[i]));
+  return true;
+}
+
+bool read_snapshot(reader& r, loaded_log& log) {
+  stored_snapshot s;
+  s.meta.index = r.uint(8);
+  s.meta.term = r.uint(8);
+  s.meta.conf_index = r.uint(8);
+  const std::uint64_t keep_from = r.uint(8);
+  const std::uint64_t conf_len = r.uint(4);
+  if (r.bad || s.meta.index == 0 || s.meta.term == 0 || !r.need(conf_len)) return false;
+  s.meta.conf.assign(r.b.begin() + std::ptrdiff_t(r.at), r.b.begin() + std::ptrdiff_t(r.at + conf_len));
+  r.at += conf_len;
+  const std::uint64_t data_len = r.uint(8);
+  if (r.bad || !r.need(data_len) || r.at + data_len != r.b.size()) return false;
+  s.data = std::make_shared<const std::vector<std::uint8_t>>(r.b.begin() + std::ptrdiff_t(r.at), r.b.end());
+  apply_snapshot(log, s, keep_from);
   return true;
 }
 
 }  // namespace
+
+void apply_snapshot(loaded_log& log, const stored_snapshot& s, std::uint64_t keep_from) {
+  const std::uint64_t next = log.start_index + log.entries.size();
+  if (keep_from > s.meta.index || next <= s.meta.index) {
+    // Installed (or the log does not reach the snapshot): nothing before it or after it stays.
+    log.entries.clear();
+    log.start_index = s.meta.index + 1;
+  } else if (keep_from > log.start_index) {
+    log.entries.erase(log.entries.begin(), log.entries.begin() + std::ptrdiff_t(keep_from - log.start_index));
+    log.start_index = keep_from;
+  }
+  log.snapshot = s;
+}
+
+void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
+                            std::uint64_t keep_from) {
+  const std::size_t start = out.size();
+  out.resize(start + 8);
+  put_u8(out, kind_snapshot);
+  put_u64(out, s.meta.index);
+  put_u64(out, s.meta.term);
+  put_u64(out, s.meta.conf_index);
+  put_u64(out, keep_from);
+  put_u32(out, std::uint32_t(s.meta.conf.size()));
+  out.insert(out.end(), s.meta.conf.begin(), s.meta.conf.end());
+  const std::size_t n = s.data ? s.data->size() : 0;
+  put_u64(out, n);
+  if (n > 0) out.insert(out.end(), s.data->begin(), s.data->end());
+  finish_record(out, start);
+}
 
 std::uint32_t crc32(std::span<const std::uint8_t> bytes) {
   static const auto table = make_crc_table();
@@ -118,13 +169,15 @@ std::size_t replay_records(std::span<const std::uint8_t> bytes, loaded_log& log)
     const std::uint32_t crc = std::uint32_t(h.uint(4));
     const std::uint32_t body = std::uint32_t(h.uint(4));
     const std::uint8_t kind = std::uint8_t(h.uint(1));
-    if (body > kMaxBody || bytes.size() - at - kHeader < body) break;
+    if (body > (kind == kind_snapshot ? kMaxSnapshotBody : kMaxBody) || bytes.size() - at - kHeader < body) break;
     if (crc32(bytes.subspan(at + 4, kHeader - 4 + body)) != crc) break;
     reader r{bytes.subspan(at + kHeader, body)};
     if (kind == kind_hard_state) {
       hard_state hs{r.uint(8), r.uint(8), r.uint(8)};
       if (r.bad || r.at != body) break;
       log.hard = hs;
+    } else if (kind == kind_snapshot) {
+      if (!read_snapshot(r, log)) break;
     } else if (kind != kind_entries || !apply_entries(r, log)) {
       break;
     }

@@ -2,7 +2,7 @@
 // The journal record format of a Raft log store: what memory_log_store keeps as bytes and
 // the O_DIRECT store will write. A record is
 //   u32 crc32 (of everything after it) | u32 body length | u8 kind | body
-// little-endian. Kinds: hard_state (u64 term, u64 voted_for, u64 incarnation) and entries (u64 first_index,
+// little-endian. Kinds: snapshot (see append_snapshot_record), hard_state (u64 term, u64 voted_for, u64 incarnation) and entries (u64 first_index,
 // u32 count, then per entry u64 term, u8 type, u32 length, data). Replaying entries at
 // first_index drops everything from first_index on first (Raft's log truncation).
 #include <cstddef>
@@ -19,6 +19,12 @@ std::uint32_t crc32(std::span<const std::uint8_t> bytes);
 void append_hard_state_record(std::vector<std::uint8_t>& out, const hard_state& hs);
 void append_entries_record(std::vector<std::uint8_t>& out, std::uint64_t first_index,
                            std::span<const entry> entries);
+// kind snapshot: u64 index, u64 term, u64 conf_index, u64 keep_from, u32 conf length, conf,
+// u64 data length, data. Replaying it applies log_store::save_snapshot's rule.
+void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
+                            std::uint64_t keep_from);
+// save_snapshot's effect on a log view (shared by the stores and the replay).
+void apply_snapshot(loaded_log& log, const stored_snapshot& s, std::uint64_t keep_from);
 
 // Replays records from `bytes` into `log` (which holds the state before them). Returns the
 // length of the valid prefix: parsing stops at the first short, torn or malformed record.

@@ -15,13 +15,17 @@
 // log_record's format, so recovery is the same parse that memory_log_store uses: stop at the
 // first record whose checksum fails (a torn tail), newest hard-state record wins.
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace repl {
 
 // Mirrors raft_entry_type (raft.h); kept here so users of the interface need no raft.h.
-enum class entry_type : std::uint8_t { command = 1, barrier = 2, change = 3 };
+// `snapshot` is never in a log: a committed_entry of that type hands the state machine a
+// snapshot to restore (its data) in place of every entry up to its index.
+enum class entry_type : std::uint8_t { command = 1, barrier = 2, change = 3, snapshot = 16 };
 
 struct entry {
   std::uint64_t term = 0;
@@ -39,12 +43,30 @@ struct hard_state {
   bool operator==(const hard_state&) const = default;
 };
 
-// What a store holds after recovery. Entries are contiguous from start_index (1 until
-// snapshots exist).
+// A snapshot of a group's state machine at `index`: the state after applying every entry
+// up to it, with the configuration committed at that point (raft_configuration_encode bytes,
+// committed at conf_index). The data is shared: the store, raft_group's InstallSnapshot
+// frames and the owner's restore all read one copy.
+struct snapshot_meta {
+  std::uint64_t index = 0;
+  std::uint64_t term = 0;
+  std::uint64_t conf_index = 0;
+  std::vector<std::uint8_t> conf;
+  bool operator==(const snapshot_meta&) const = default;
+};
+struct stored_snapshot {
+  snapshot_meta meta;
+  std::shared_ptr<const std::vector<std::uint8_t>> data;
+};
+
+// What a store holds after recovery. Entries are contiguous from start_index; with a
+// snapshot, start_index may be at or below its index (trailing entries kept for followers
+// that are only a little behind).
 struct loaded_log {
   hard_state hard;
   std::uint64_t start_index = 1;
   std::vector<entry> entries;
+  std::optional<stored_snapshot> snapshot;
 };
 
 class log_store {
@@ -65,6 +87,13 @@ class log_store {
   // Visible to entry_at() at once; durable later, in seq order. Returns the write's seq (> 0,
   // increasing).
   virtual std::uint64_t append(std::uint64_t first_index, std::span<const entry> entries) = 0;
+
+  // Makes `s` the group's snapshot, durable when it returns. Taken here (keep_from <=
+  // s.meta.index): entries before keep_from are dropped, the rest stays. Installed from the
+  // leader (keep_from > s.meta.index): every entry is dropped, the log continues after it.
+  virtual void save_snapshot(const stored_snapshot& s, std::uint64_t keep_from) = 0;
+  // The newest snapshot saved or recovered; nullptr if none.
+  virtual const stored_snapshot* snapshot() const = 0;
 
   // nullptr when index is outside [first_index(), last_index()].
   virtual const entry* entry_at(std::uint64_t index) const = 0;

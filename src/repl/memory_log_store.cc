@@ -40,6 +40,12 @@ std::uint64_t memory_log_store::append(std::uint64_t first_index,
   return seq;
 }
 
+void memory_log_store::save_snapshot(const stored_snapshot& s, std::uint64_t keep_from) {
+  append_snapshot_record(_pending, s, keep_from);
+  apply_snapshot(_view, s, keep_from);
+  sync_all();
+}
+
 const entry* memory_log_store::entry_at(std::uint64_t index) const {
   if (index < _view.start_index || index - _view.start_index >= _view.entries.size())
     return nullptr;

@@ -106,17 +106,53 @@ std::optional<frame_route> peek_route(std::span<const std::uint8_t> frame) {
   return route;
 }
 
+namespace {
+
+void put_route(writer& w, const frame_route& route, std::uint64_t to, std::uint8_t type) {
+  w.u(kFrameVersion, 1);
+  w.u(route.group, 8);
+  w.u(route.from, 8);
+  w.u(to, 8);
+  w.u(route.incarnation, 8);
+  w.u(route.seq, 8);
+  w.u(type, 1);
+}
+
+}  // namespace
+
+bool encode_snapshot_frames(std::vector<std::vector<std::uint8_t>>& frames, frame_route route,
+                            const raft_message& m, const log_store& log) {
+  const raft_install_snapshot& is = m.install_snapshot;
+  const stored_snapshot* snap = log.snapshot();
+  if (m.type != RAFT_INSTALL_SNAPSHOT || snap == nullptr || snap->meta.index != is.last_index) return false;
+  static const std::vector<std::uint8_t> none;
+  const std::vector<std::uint8_t>& data = snap->data ? *snap->data : none;
+  std::size_t offset = 0;
+  while (data.size() - offset > kSnapshotChunk) {
+    std::vector<std::uint8_t>& f = frames.emplace_back();
+    writer w{f};
+    put_route(w, route, m.server_id, kSnapshotChunkType);
+    w.u(is.last_index, 8), w.u(offset, 8), w.u(kSnapshotChunk, 4);
+    f.insert(f.end(), data.begin() + std::ptrdiff_t(offset), data.begin() + std::ptrdiff_t(offset + kSnapshotChunk));
+    offset += kSnapshotChunk;
+    ++route.seq;
+  }
+  std::vector<std::uint8_t>& f = frames.emplace_back();
+  writer w{f};
+  put_route(w, route, m.server_id, RAFT_INSTALL_SNAPSHOT);
+  w.u(is.version, 1), w.u(is.term, 8), w.u(is.last_index, 8), w.u(snap->meta.term, 8);
+  w.u(snap->meta.conf_index, 8), w.u(snap->meta.conf.size(), 4);
+  f.insert(f.end(), snap->meta.conf.begin(), snap->meta.conf.end());
+  w.u(offset, 8), w.u(data.size() - offset, 8);
+  f.insert(f.end(), data.begin() + std::ptrdiff_t(offset), data.end());
+  return true;
+}
+
 bool encode_frame(std::vector<std::uint8_t>& out, frame_route route, const raft_message& m,
                   const log_store& log) {
   const std::size_t start = out.size();
   writer w{out};
-  w.u(kFrameVersion, 1);
-  w.u(route.group, 8);
-  w.u(route.from, 8);
-  w.u(m.server_id, 8);
-  w.u(route.incarnation, 8);
-  w.u(route.seq, 8);
-  w.u(std::uint8_t(m.type), 1);
+  put_route(w, route, m.server_id, std::uint8_t(m.type));
   bool ok = true;
   switch (m.type) {
     case RAFT_REQUEST_VOTE: {
@@ -151,7 +187,7 @@ bool encode_frame(std::vector<std::uint8_t>& out, frame_route route, const raft_
       break;
     }
     default:
-      ok = false;  // RAFT_INSTALL_SNAPSHOT: see the header
+      ok = false;  // RAFT_INSTALL_SNAPSHOT: encode_snapshot_frames
       break;
   }
   if (!ok) out.resize(start);
@@ -168,6 +204,15 @@ std::optional<decoded_frame> decode_frame(std::span<const std::uint8_t> frame) {
   raft_message& m = d.msg;
   m.server_id = route->from;
   const std::uint64_t type = r.u(1);
+  if (type == kSnapshotChunkType) {
+    d.chunk_index = r.u(8);
+    d.chunk_offset = r.u(8);
+    const std::uint64_t len = r.u(4);
+    if (r.bad || len != r.left() || len == 0) return std::nullopt;
+    d.is_chunk = true;
+    d.chunk.assign(r.b.begin() + std::ptrdiff_t(r.at), r.b.end());
+    return d;
+  }
   switch (type) {
     case RAFT_REQUEST_VOTE: {
       auto& v = m.request_vote;
@@ -205,6 +250,33 @@ std::optional<decoded_frame> decode_frame(std::span<const std::uint8_t> frame) {
       t.last_log_term = r.u(8);
       break;
     }
+    case RAFT_INSTALL_SNAPSHOT: {
+      auto& is = m.install_snapshot;
+      is.version = std::uint8_t(r.u(1)), is.term = r.u(8), is.last_index = r.u(8);
+      is.last_term = r.u(8), is.conf_index = r.u(8);
+      const std::uint64_t conf_len = r.u(4);
+      // raft asserts both are set; the configuration must decode.
+      if (r.bad || is.last_index == 0 || is.last_term == 0 || conf_len == 0 || conf_len > r.left())
+        return std::nullopt;
+      raft_buffer cb{const_cast<std::uint8_t*>(r.b.data() + r.at), std::size_t(conf_len)};
+      if (raft_configuration_decode(&cb, &is.conf) != 0) return std::nullopt;
+      r.at += conf_len;
+      d.snapshot_offset = r.u(8);
+      const std::uint64_t len = r.u(8);
+      if (r.bad || len != r.left()) {
+        raft_configuration_close(&is.conf);
+        return std::nullopt;
+      }
+      is.data.base = raft_malloc(len == 0 ? 1 : len);
+      is.data.len = len;
+      if (is.data.base == nullptr) {
+        raft_configuration_close(&is.conf);
+        return std::nullopt;
+      }
+      if (len > 0) std::memcpy(is.data.base, r.b.data() + r.at, len);
+      r.at += len;
+      break;
+    }
     default:
       return std::nullopt;
   }
@@ -217,6 +289,12 @@ std::optional<decoded_frame> decode_frame(std::span<const std::uint8_t> frame) {
 }
 
 void drop_decoded(raft_message& m) {
+  if (m.type == RAFT_INSTALL_SNAPSHOT) {
+    raft_configuration_close(&m.install_snapshot.conf);
+    raft_free(m.install_snapshot.data.base);
+    m.install_snapshot.data = {};
+    return;
+  }
   if (m.type == RAFT_APPEND_ENTRIES && m.append_entries.n_entries > 0) {
     raft_free(m.append_entries.entries[0].batch);
     raft_free(m.append_entries.entries);

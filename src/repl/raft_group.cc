@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "src/repl/raft_codec.h"
 
@@ -45,6 +46,15 @@ raft_entry* to_raft_entries(const std::vector<entry>& entries) {
   return out;
 }
 
+std::vector<std::uint8_t> encode_configuration(const raft_configuration& c) {
+  raft_buffer buf{};
+  if (raft_configuration_encode(&c, &buf) != 0) return {};
+  const auto* p = static_cast<const std::uint8_t*>(buf.base);
+  std::vector<std::uint8_t> out(p, p + buf.len);
+  raft_free(buf.base);
+  return out;
+}
+
 }  // namespace
 
 const char* role_name(role r) {
@@ -63,6 +73,7 @@ raft_group::raft_group(group_config config, log_store& log)
   for (std::uint64_t v : _known) _addresses.push_back(std::to_string(v));
   _sent.assign(_known.size(), 0);
   _received.assign(_known.size(), {});
+  _pieces.assign(_known.size(), {});
   std::memset(_raft.get(), 0, sizeof(::raft));
   // No raft_io and no raft_fsm: the step API, raft keeps only terms of its log in memory.
   const int rv = raft_init(_raft.get(), nullptr, nullptr, _config.self,
@@ -77,6 +88,7 @@ raft_group::raft_group(group_config config, log_store& log)
   raft_set_election_timeout(_raft.get(), _config.election_timeout_ms);
   raft_set_heartbeat_timeout(_raft.get(), _config.heartbeat_timeout_ms);
   raft_set_pre_vote(_raft.get(), _config.pre_vote);
+  raft_set_install_snapshot_timeout(_raft.get(), _config.install_snapshot_timeout_ms);
 }
 
 raft_group::~raft_group() {
@@ -129,6 +141,7 @@ void raft_group::learn_members() {
     _addresses.push_back(std::to_string(id));
     _sent.push_back(0);
     _received.push_back({});
+    _pieces.push_back({});
   }
 }
 
@@ -204,6 +217,24 @@ bool raft_group::start(std::uint64_t now_ms, actions& out) {
   ev.start.term = loaded.hard.term;
   ev.start.voted_for = loaded.hard.voted_for;
   ev.start.metadata = nullptr;
+  raft_snapshot_metadata snapshot{};
+  if (loaded.snapshot) {
+    // The owner restores the snapshot first; raft starts with it as applied and committed.
+    const stored_snapshot& s = *loaded.snapshot;
+    raft_buffer cb{const_cast<std::uint8_t*>(s.meta.conf.data()), s.meta.conf.size()};
+    if (s.meta.conf.empty() || raft_configuration_decode(&cb, &snapshot.configuration) != 0) {
+      _error = "start: the snapshot's configuration does not decode";
+      return false;
+    }
+    snapshot.index = s.meta.index;
+    snapshot.term = s.meta.term;
+    snapshot.configuration_index = s.meta.conf_index;
+    ev.start.metadata = &snapshot;  // raft takes the configuration
+    _last_applied = s.meta.index;
+    committed_entry restore{s.meta.index, entry{s.meta.term, entry_type::snapshot, {}}};
+    if (s.data) restore.value.data = *s.data;
+    out.applies.push_back(std::move(restore));
+  }
   ev.start.start_index = loaded.start_index;
   raft_entry* entries = nullptr;
   if (!loaded.entries.empty()) {
@@ -260,6 +291,15 @@ void raft_group::on_frame(std::uint64_t now_ms, std::span<const std::uint8_t> fr
     return;
   }
   last = {route.incarnation, route.seq};
+  if (decoded->is_chunk) {
+    take_chunk(peer, decoded->chunk_index, decoded->chunk_offset, decoded->chunk);
+    return;
+  }
+  if (m.type == RAFT_INSTALL_SNAPSHOT && !complete_snapshot(peer, decoded->snapshot_offset, m)) {
+    drop_decoded(m);
+    ++_dropped;
+    return;
+  }
   m.server_address = _addresses[std::size_t(peer)].c_str();
   raft_entry* entries_array =
       m.type == RAFT_APPEND_ENTRIES && m.append_entries.n_entries > 0 ? m.append_entries.entries
@@ -465,17 +505,34 @@ int raft_group::step(raft_event& ev, actions& out) {
   raft_update u{};
   const int rv = raft_step(_raft.get(), &ev, &u);
   if (rv != 0) return rv;
-  fix_uncommitted_configuration_index();
-  learn_members();  // before the messages: the leader now sends to a server it just added
   if (u.flags & (RAFT_UPDATE_CURRENT_TERM | RAFT_UPDATE_VOTED_FOR))
     _log.save_hard_state(
         {raft_current_term(_raft.get()), raft_voted_for(_raft.get()), _incarnation});
   if (u.flags & RAFT_UPDATE_ENTRIES)
     stage_entries(u.entries.index, u.entries.batch, u.entries.n, out);
+  // After staging: the change entry it looks for may be one this step received (found with
+  // snapshots on: a follower that got a change and its commit in one step applied it while
+  // raft still had the wrong index, and after a restart from a later snapshot nothing ever
+  // committed that configuration again).
+  fix_uncommitted_configuration_index();
+  learn_members();  // before the messages: the leader now sends to a server it just added
+  // A snapshot from the leader (raft asks for one only when this log lacks what it needs):
+  // saved (the whole log dropped), handed to the owner in place of the entries it covers,
+  // and reported persisted once this step's messages are out.
+  std::optional<raft_snapshot_metadata> installed;
   if (u.flags & RAFT_UPDATE_SNAPSHOT) {
-    // Unreachable while no group takes snapshots (raft sends one only for a compacted log).
+    stored_snapshot s;
+    s.meta = {u.snapshot.metadata.index, u.snapshot.metadata.term,
+              u.snapshot.metadata.configuration_index,
+              encode_configuration(u.snapshot.metadata.configuration)};
+    const auto* p = static_cast<const std::uint8_t*>(u.snapshot.chunk.base);
+    s.data = std::make_shared<const std::vector<std::uint8_t>>(p, p + u.snapshot.chunk.len);
     raft_free(u.snapshot.chunk.base);
-    raft_configuration_close(&u.snapshot.metadata.configuration);
+    _log.save_snapshot(s, s.meta.index + 1);
+    for (auto& w : _writes) w.valid_upto = 0;  // what they wrote is gone with the log
+    _last_applied = s.meta.index;
+    out.applies.push_back({s.meta.index, entry{s.meta.term, entry_type::snapshot, *s.data}});
+    installed = u.snapshot.metadata;
   }
   if (u.flags & RAFT_UPDATE_MESSAGES) {
     for (unsigned i = 0; i < u.messages.n; ++i) {
@@ -486,6 +543,16 @@ int raft_group::step(raft_event& ev, actions& out) {
       frame_route route{_config.group_id, _config.self, f.to, _incarnation,
                         _sent[std::size_t(peer)] + 1};
       raft_message m = u.messages.batch[i];
+      if (m.type == RAFT_INSTALL_SNAPSHOT) {
+        std::vector<std::vector<std::uint8_t>> frames;
+        if (!encode_snapshot_frames(frames, route, m, _log)) {
+          ++_unencodable;
+          continue;
+        }
+        for (auto& fr : frames) out.sends.push_back({f.to, std::move(fr)});
+        _sent[std::size_t(peer)] += frames.size();
+        continue;
+      }
       // libraft 0.22.1 leaves last_log_index unset in some AppendEntries rejections (found
       // with valgrind in the simulation: stack garbage went on the wire and made the leader's
       // next index depend on it). Send the hint raft's other rejection paths compute.
@@ -504,6 +571,16 @@ int raft_group::step(raft_event& ev, actions& out) {
   }
   if (u.flags & RAFT_UPDATE_COMMIT_INDEX) apply_committed(out);
   out.timer_at = raft_timeout(_raft.get());
+  if (installed) {
+    raft_event pev{};
+    pev.time = ev.time;
+    pev.type = RAFT_PERSISTED_SNAPSHOT;
+    pev.persisted_snapshot.metadata = *installed;  // raft takes its configuration
+    pev.persisted_snapshot.offset = 0;
+    pev.persisted_snapshot.last = true;
+    const int prv = step(pev, out);
+    if (prv != 0) return prv;
+  }
   // A committed configuration change is reported back to raft once this step is over.
   while (!_pending_configurations.empty()) {
     const std::uint64_t index = _pending_configurations.front();
@@ -520,6 +597,87 @@ int raft_group::step(raft_event& ev, actions& out) {
     if (crv != 0) return crv;
   }
   return 0;
+}
+
+bool raft_group::take_snapshot(std::uint64_t now_ms, std::uint64_t index,
+                               std::shared_ptr<const std::vector<std::uint8_t>> data, actions& out) {
+  if (failed() || !_started || index == 0 || index > _last_applied || index <= snapshot_index()) return false;
+  const entry* at = _log.entry_at(index);
+  if (at == nullptr) return false;
+  stored_snapshot s;
+  s.meta.index = index;
+  s.meta.term = at->term;
+  // The configuration committed at `index`: the newest change entry up to it, else the one
+  // the previous snapshot carried.
+  for (std::uint64_t i = index; i >= _log.first_index() && i > 0; --i) {
+    const entry* c = _log.entry_at(i);
+    if (c != nullptr && c->type == entry_type::change) {
+      s.meta.conf_index = i;
+      s.meta.conf = c->data;
+      break;
+    }
+  }
+  if (s.meta.conf_index == 0) {
+    const stored_snapshot* prev = _log.snapshot();
+    if (prev == nullptr) return false;
+    s.meta.conf_index = prev->meta.conf_index;
+    s.meta.conf = prev->meta.conf;
+  }
+  raft_snapshot_metadata meta{};
+  raft_buffer cb{s.meta.conf.data(), s.meta.conf.size()};
+  if (raft_configuration_decode(&cb, &meta.configuration) != 0) return false;
+  meta.index = s.meta.index;
+  meta.term = s.meta.term;
+  meta.configuration_index = s.meta.conf_index;
+  s.data = std::move(data);
+  const unsigned trailing = _config.snapshot_trailing;
+  // raft keeps the entries after index - trailing; the store keeps at least those.
+  const std::uint64_t keep_from = index > trailing ? index - trailing + 1 : 1;
+  _log.save_snapshot(s, std::max(keep_from, _log.first_index()));
+  raft_event ev{};
+  ev.time = now_ms;
+  ev.type = RAFT_SNAPSHOT;
+  ev.snapshot.metadata = meta;  // raft takes its configuration
+  ev.snapshot.trailing = trailing;
+  const int rv = step(ev, out);
+  if (rv != 0) {
+    fail("snapshot", rv);
+    return false;
+  }
+  return true;
+}
+
+std::uint64_t raft_group::snapshot_index() const {
+  const stored_snapshot* s = _log.snapshot();
+  return s ? s->meta.index : 0;
+}
+
+void raft_group::take_chunk(int peer, std::uint64_t index, std::uint64_t offset,
+                            std::vector<std::uint8_t>& bytes) {
+  snapshot_pieces& p = _pieces[std::size_t(peer)];
+  if (offset == 0) {
+    p.index = index;
+    p.bytes = std::move(bytes);
+  } else if (p.index == index && p.bytes.size() == offset) {
+    p.bytes.insert(p.bytes.end(), bytes.begin(), bytes.end());
+  } else {
+    p = {};  // a piece was lost: this install cannot complete
+  }
+}
+
+bool raft_group::complete_snapshot(int peer, std::uint64_t offset, raft_message& m) {
+  snapshot_pieces p = std::exchange(_pieces[std::size_t(peer)], {});
+  if (offset == 0) return true;
+  raft_install_snapshot& is = m.install_snapshot;
+  if (p.index != is.last_index || p.bytes.size() != offset) return false;
+  auto* whole = static_cast<std::uint8_t*>(raft_malloc(offset + is.data.len));
+  if (whole == nullptr) return false;
+  std::memcpy(whole, p.bytes.data(), offset);
+  if (is.data.len > 0) std::memcpy(whole + offset, is.data.base, is.data.len);
+  raft_free(is.data.base);
+  is.data.base = whole;
+  is.data.len = offset + is.data.len;
+  return true;
 }
 
 bool raft_group::transfer_leadership(std::uint64_t now_ms, std::uint64_t to, actions& out) {

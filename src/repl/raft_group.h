@@ -20,6 +20,7 @@
 
 struct raft;
 struct raft_event;
+struct raft_message;
 
 namespace repl {
 
@@ -37,6 +38,10 @@ struct group_config {
   bool pre_vote = true;                  // a partitioned server cannot disrupt the leader
   // Drop late and duplicate frames (see raft_codec.h). Off only in the test that shows why.
   bool drop_stale_frames = true;
+  // Entries kept before a snapshot taken here, so a follower a little behind gets entries,
+  // not the whole snapshot.
+  unsigned snapshot_trailing = 512;
+  unsigned install_snapshot_timeout_ms = 5000;  // resend an unanswered InstallSnapshot
 };
 
 enum class role : std::uint8_t { unavailable, follower, candidate, leader };
@@ -47,6 +52,8 @@ struct outbound_frame {
   std::vector<std::uint8_t> frame;  // raft_codec format, tagged with the group
 };
 
+// value.type snapshot: the state machine replaces its state with value.data, the state after
+// every entry up to `index` (installed from the leader, or this server's own at a restart).
 struct committed_entry {
   std::uint64_t index = 0;
   entry value;  // barrier and change entries too: the state machine skips what it ignores
@@ -95,6 +102,14 @@ class raft_group {
   propose_result propose_batch(std::uint64_t now_ms,
                                std::span<const std::span<const std::uint8_t>> items,
                                actions& out);
+
+  // The state machine's state after applying every entry up to `index` (<= last_applied()):
+  // saved durably, then raft forgets the log before it (snapshot_trailing entries kept) and
+  // sends it to a follower that needs what is gone. False (nothing done) when `index` is not
+  // newer than the last snapshot or not in the log.
+  bool take_snapshot(std::uint64_t now_ms, std::uint64_t index,
+                     std::shared_ptr<const std::vector<std::uint8_t>> data, actions& out);
+  std::uint64_t snapshot_index() const;  // 0 when none
 
   // Membership (leader only, one change at a time; false when this server does not lead, a
   // change is still uncommitted, or the change makes no sense). add_peer adds `id` as a
@@ -150,6 +165,10 @@ class raft_group {
   int peer_index(std::uint64_t id) const;  // -1 when not a known peer
   void learn_members();  // known peers and voters from raft's configuration
   void fix_uncommitted_configuration_index();
+  // A chunk of an InstallSnapshot from `peer`; or the InstallSnapshot itself, whose data is
+  // completed from the chunks (false: pieces are missing, drop it).
+  void take_chunk(int peer, std::uint64_t index, std::uint64_t offset, std::vector<std::uint8_t>& bytes);
+  bool complete_snapshot(int peer, std::uint64_t offset, ::raft_message& m);
   int submit_entry(std::uint64_t now_ms, int type, std::span<const std::uint8_t> data, actions& out);
   bool submit_configuration(std::uint64_t now_ms, const std::vector<member>& next, actions& out);
 
@@ -170,6 +189,11 @@ class raft_group {
   std::uint64_t _incarnation = 0;
   std::deque<write_in_flight> _writes;
   std::vector<std::uint64_t> _pending_configurations;  // committed change entries (index > 1)
+  struct snapshot_pieces {
+    std::uint64_t index = 0;
+    std::vector<std::uint8_t> bytes;
+  };
+  std::vector<snapshot_pieces> _pieces;  // per known peer: the InstallSnapshot being received
   std::uint64_t _last_applied = 0;
   std::uint64_t _dropped = 0;
   std::uint64_t _unencodable = 0;

@@ -107,3 +107,60 @@ TEST(memory_log_store, saving_the_hard_state_syncs_earlier_entries) {
 }
 
 }  // namespace
+
+namespace {
+
+stored_snapshot snapshot_at(std::uint64_t index, std::uint64_t term, const std::string& data) {
+  stored_snapshot s;
+  s.meta = {index, term, 1, {9, 9, 9}};
+  s.data = std::make_shared<const std::vector<std::uint8_t>>(data.begin(), data.end());
+  return s;
+}
+
+TEST(log_record, a_taken_snapshot_keeps_the_trailing_entries_and_what_follows) {
+  std::vector<std::uint8_t> j;
+  append_hard_state_record(j, {1, 0});
+  const entry a[] = {command(1, "a"), command(1, "b"), command(1, "c"), command(1, "d")};
+  append_entries_record(j, 1, a);
+  append_snapshot_record(j, snapshot_at(3, 1, "state@3"), 3);  // keeps 3 and 4
+  const entry e[] = {command(1, "e")};
+  append_entries_record(j, 5, e);
+  loaded_log log;
+  EXPECT_EQ(replay_records(j, log), j.size());
+  ASSERT_TRUE(log.snapshot);
+  EXPECT_EQ(log.snapshot->meta, snapshot_at(3, 1, "").meta);
+  EXPECT_EQ(std::string(log.snapshot->data->begin(), log.snapshot->data->end()), "state@3");
+  EXPECT_EQ(log.start_index, 3u);
+  ASSERT_EQ(log.entries.size(), 3u);
+  EXPECT_EQ(log.entries[0], a[2]);
+  EXPECT_EQ(log.entries[2], e[0]);
+}
+
+TEST(log_record, an_installed_snapshot_drops_the_whole_log) {
+  std::vector<std::uint8_t> j;
+  const entry a[] = {command(1, "a"), command(1, "b"), command(2, "c")};
+  append_entries_record(j, 1, a);
+  append_snapshot_record(j, snapshot_at(10, 3, "leader's"), 11);
+  const entry k[] = {command(3, "k")};
+  append_entries_record(j, 11, k);
+  loaded_log log;
+  EXPECT_EQ(replay_records(j, log), j.size());
+  EXPECT_EQ(log.start_index, 11u);
+  ASSERT_EQ(log.entries.size(), 1u);
+  EXPECT_EQ(log.entries[0], k[0]);
+  // A store does the same, and recovers it after a crash.
+  memory_log_store store;
+  store.append(1, a);
+  store.save_snapshot(snapshot_at(10, 3, "leader's"), 11);
+  EXPECT_EQ(store.first_index(), 11u);
+  EXPECT_EQ(store.last_index(), 10u);
+  EXPECT_EQ(store.entry_at(2), nullptr);
+  store.crash(0);
+  const loaded_log back = store.load();
+  ASSERT_TRUE(back.snapshot);
+  EXPECT_EQ(back.snapshot->meta.index, 10u);
+  EXPECT_EQ(back.start_index, 11u);
+  EXPECT_TRUE(back.entries.empty());
+}
+
+}  // namespace

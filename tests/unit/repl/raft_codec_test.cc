@@ -137,3 +137,64 @@ TEST(raft_codec, lying_counts_and_bad_fields_are_rejected) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(raft_codec, install_snapshot_travels_in_chunks_with_the_stored_configuration) {
+  repl::memory_log_store log;
+  repl::stored_snapshot snap;
+  snap.meta = {40, 3, 7, {1, 2, 3}};
+  std::vector<std::uint8_t> data(repl::kSnapshotChunk * 2 + 100);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::uint8_t(i * 7);
+  snap.data = std::make_shared<const std::vector<std::uint8_t>>(data);
+  // A configuration raft can decode.
+  raft_configuration conf;
+  raft_configuration_init(&conf);
+  ASSERT_EQ(raft_configuration_add(&conf, 1, "1", RAFT_VOTER), 0);
+  raft_buffer buf{};
+  ASSERT_EQ(raft_configuration_encode(&conf, &buf), 0);
+  raft_configuration_close(&conf);
+  snap.meta.conf.assign(static_cast<std::uint8_t*>(buf.base), static_cast<std::uint8_t*>(buf.base) + buf.len);
+  raft_free(buf.base);
+  log.save_snapshot(snap, 41);
+
+  raft_message m{};
+  m.type = RAFT_INSTALL_SNAPSHOT;
+  m.server_id = 2;
+  m.install_snapshot.version = 1;
+  m.install_snapshot.term = 5;
+  m.install_snapshot.last_index = 40;
+  std::vector<std::vector<std::uint8_t>> frames;
+  ASSERT_TRUE(repl::encode_snapshot_frames(frames, {9, 1, 0, 4, 10}, m, log));
+  ASSERT_EQ(frames.size(), 3u);  // two chunks, then the message with the rest
+  std::vector<std::uint8_t> joined;
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto c = repl::decode_frame(frames[i]);
+    ASSERT_TRUE(c);
+    EXPECT_TRUE(c->is_chunk);
+    EXPECT_EQ(c->route.seq, 10 + i);
+    EXPECT_EQ(c->chunk_offset, joined.size());
+    joined.insert(joined.end(), c->chunk.begin(), c->chunk.end());
+  }
+  auto d = repl::decode_frame(frames[2]);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->route.seq, 12u);
+  EXPECT_EQ(d->msg.type, RAFT_INSTALL_SNAPSHOT);
+  EXPECT_EQ(d->snapshot_offset, joined.size());
+  const auto& is = d->msg.install_snapshot;
+  EXPECT_EQ(is.last_index, 40u);
+  EXPECT_EQ(is.last_term, 3u);
+  EXPECT_EQ(is.conf_index, 7u);
+  ASSERT_EQ(is.conf.n, 1u);
+  EXPECT_EQ(is.conf.servers[0].id, 1u);
+  const auto* p = static_cast<const std::uint8_t*>(is.data.base);
+  joined.insert(joined.end(), p, p + is.data.len);
+  EXPECT_EQ(joined, data);
+  repl::drop_decoded(d->msg);
+  // Another index than the stored snapshot's: not encoded.
+  m.install_snapshot.last_index = 39;
+  frames.clear();
+  EXPECT_FALSE(repl::encode_snapshot_frames(frames, {9, 1, 0, 4, 10}, m, log));
+}
+
+}  // namespace

@@ -48,6 +48,42 @@ struct server {
 
 std::vector<std::uint8_t> bytes_of(const std::string& s) { return {s.begin(), s.end()}; }
 
+// The sim state machine's snapshot: every applied entry (u64 term, u8 type, u32 length, data).
+std::vector<std::uint8_t> encode_applied(const std::vector<entry>& applied) {
+  std::vector<std::uint8_t> out;
+  auto put = [&](std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(std::uint8_t(v >> (8 * i)));
+  };
+  for (const entry& e : applied) {
+    put(e.term, 8), put(std::uint8_t(e.type), 1), put(e.data.size(), 4);
+    out.insert(out.end(), e.data.begin(), e.data.end());
+  }
+  return out;
+}
+
+bool decode_applied(const std::vector<std::uint8_t>& in, std::vector<entry>& applied) {
+  applied.clear();
+  std::size_t at = 0;
+  auto get = [&](int n) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < n; ++i) v |= std::uint64_t(in[at + std::size_t(i)]) << (8 * i);
+    at += std::size_t(n);
+    return v;
+  };
+  while (at < in.size()) {
+    if (in.size() - at < 13) return false;
+    entry e;
+    e.term = get(8);
+    e.type = entry_type(get(1));
+    const std::size_t len = std::size_t(get(4));
+    if (in.size() - at < len) return false;
+    e.data.assign(in.begin() + std::ptrdiff_t(at), in.begin() + std::ptrdiff_t(at + len));
+    at += len;
+    applied.push_back(std::move(e));
+  }
+  return true;
+}
+
 class simulation {
  public:
   explicit simulation(const sim_options& o) : _o(o), _rng(o.seed) {
@@ -105,6 +141,8 @@ class simulation {
     cfg.heartbeat_timeout_ms = _o.heartbeat_timeout_ms;
     cfg.seed = std::uint32_t(_rng.next());
     cfg.drop_stale_frames = _o.drop_stale_frames;
+    cfg.snapshot_trailing = _o.snapshot_trailing;
+    cfg.install_snapshot_timeout_ms = 500;
     s.group = std::make_unique<raft_group>(cfg, s.disk);
     s.timer_at.reset();
     s.applied.clear();
@@ -112,6 +150,14 @@ class simulation {
     if (!s.group->start(_now, out)) {
       violation(fmt::format("server {} failed to start: {}", s.id, s.group->error()));
       return;
+    }
+    if (_now >= _o.trace_from_ms) {
+      const stored_snapshot* sn = s.disk.snapshot();
+      std::printf("t=%llu boot %llu: snapshot %llu conf %llu, log %llu..%llu: %s\n",
+                  (unsigned long long)_now, (unsigned long long)s.id,
+                  (unsigned long long)(sn ? sn->meta.index : 0), (unsigned long long)(sn ? sn->meta.conf_index : 0),
+                  (unsigned long long)s.disk.first_index(), (unsigned long long)s.disk.last_index(),
+                  s.group->debug_state().c_str());
     }
     handle(s, out);
   }
@@ -220,6 +266,29 @@ class simulation {
   }
 
   void apply(server& s, committed_entry& c) {
+    if (c.value.type == entry_type::snapshot) {
+      ++_report.installs;
+      std::vector<entry> restored;
+      if (!decode_applied(c.value.data, restored) || restored.size() != c.index)
+        return violation(fmt::format("server {}: snapshot at {} does not decode to its entries",
+                                     s.id, c.index));
+      if (c.index < s.applied.size())
+        return violation(fmt::format("server {} installed snapshot {} behind its applied {}", s.id,
+                                     c.index, s.applied.size()));
+      for (std::uint64_t i = 0; i < restored.size(); ++i) {
+        auto [it, first] = _committed.emplace(i + 1, restored[i]);
+        if (!first && !(it->second == restored[i]))
+          return violation(fmt::format("server {}: snapshot's index {} differs from the committed entry",
+                                       s.id, i + 1));
+      }
+      s.applied = std::move(restored);
+      if (_now >= _o.trace_from_ms && s.group)
+        std::printf("t=%llu server %llu restored snapshot %llu: %s\n", (unsigned long long)_now,
+                    (unsigned long long)s.id, (unsigned long long)c.index, s.group->debug_state().c_str());
+      if (_healed && !s.applied.empty() && !s.applied.back().data.empty() && s.applied.back().data[0] == 'h')
+        s.applied_after_heal = true;
+      return;
+    }
     if (c.index != s.applied.size() + 1) {
       violation(fmt::format("server {} applied index {} after {}", s.id, c.index,
                             s.applied.size()));
@@ -235,6 +304,20 @@ class simulation {
     s.applied.push_back(std::move(c.value));
   }
 
+  void maybe_snapshot(server& s) {
+    if (_o.snapshot_every == 0 || s.applied.empty()) return;
+    if (s.applied.size() < s.group->snapshot_index() + _o.snapshot_every) return;
+    actions out;
+    auto data = std::make_shared<const std::vector<std::uint8_t>>(encode_applied(s.applied));
+    if (s.group->take_snapshot(_now, s.applied.size(), std::move(data), out)) {
+      ++_report.snapshots;
+      if (_now >= _o.trace_from_ms)
+        std::printf("t=%llu server %llu snapshot at %zu: %s\n", (unsigned long long)_now,
+                    (unsigned long long)s.id, s.applied.size(), s.group->debug_state().c_str());
+    }
+    handle(s, out);
+  }
+
   void after_event() {
     for (auto& s : _servers) {
       if (!alive(s)) continue;
@@ -242,6 +325,7 @@ class simulation {
         violation(fmt::format("server {}: {}", s.id, s.group->error()));
         return;
       }
+      maybe_snapshot(s);
       if (s.group->current_role() != role::leader) continue;
       auto [it, first] = _leader_of_term.emplace(s.group->term(), s.id);
       if (!first && it->second != s.id)
@@ -384,11 +468,17 @@ class simulation {
       ++counted;
     }
     const unsigned majority = counted / 2 + 1;
+    std::vector<std::vector<entry>> snapshots(durable.size());
+    for (std::size_t i = 0; i < durable.size(); ++i)
+      if (durable[i].snapshot && durable[i].snapshot->data)
+        (void)decode_applied(*durable[i].snapshot->data, snapshots[i]);
     for (const auto& [index, e] : _committed) {
       unsigned have = 0;
-      for (const auto& d : durable) {
+      for (std::size_t i = 0; i < durable.size(); ++i) {
+        const loaded_log& d = durable[i];
         const std::uint64_t off = index - d.start_index;
         if (index >= d.start_index && off < d.entries.size() && d.entries[off] == e) ++have;
+        else if (index <= snapshots[i].size() && snapshots[i][index - 1] == e) ++have;
       }
       if (have < majority)
         return violation(fmt::format("committed index {} durable on {} of {} servers", index,

@@ -11,6 +11,10 @@
 // the same entry everywhere (so applied logs are identical); every entry any server applied
 // is in the durable log of a majority at the end; no raft error.
 //
+// With snapshot_every, the state machine's snapshot is its applied entries, and a restored one
+// is checked against what was committed like any applied entry; the durability check reads
+// a disk's snapshot for the indexes its log dropped.
+//
 // With `membership`, one more server starts later in join mode (not in the group) and the
 // leader adds it (standby, then voter once caught up, raft_group::promote_caught_up); once it
 // votes, server 1 is removed (leadership handed on first if it leads). Convergence then also
@@ -42,6 +46,11 @@ struct sim_options {
   bool drop_stale_frames = true;  // raft_group's order filter (group_config)
   std::uint64_t trace_from_ms = ~0ull;  // print every delivered frame from this time on
   bool membership = false;  // a joining and a removed server (see above)
+  // Snapshots: a server whose applied index is this far past its last snapshot takes one
+  // (its whole applied history is the state machine), keeping snapshot_trailing entries, so
+  // followers behind the leader's compacted log get InstallSnapshot. 0: never.
+  unsigned snapshot_every = 0;
+  unsigned snapshot_trailing = 4;
 };
 
 struct sim_report {
@@ -55,6 +64,8 @@ struct sim_report {
   std::uint64_t final_index = 0;
   bool joined = false;   // membership: the joiner became a voter
   bool removed = false;  // membership: server 1 left the committed configuration
+  std::uint64_t snapshots = 0;  // taken
+  std::uint64_t installs = 0;   // restored from a snapshot (installed or at a restart)
 };
 
 sim_report run_simulation(const sim_options& options);

@@ -29,20 +29,24 @@ std::string replay_hint(const sim_options& o) {
   return "replay: PEREGRINE_RAFT_SIM_SEED=" + std::to_string(o.seed) +
          " PEREGRINE_RAFT_SIM_SERVERS=" + std::to_string(o.servers) +
          (o.membership ? " PEREGRINE_RAFT_SIM_MEMBERSHIP=1" : "") +
+         (o.snapshot_every ? " PEREGRINE_RAFT_SIM_SNAPSHOT=" + std::to_string(o.snapshot_every) : "") +
          " setarch -R tests/unit/repl/test_repl_raft_sim --gtest_filter='*single_seed*'";
 }
 
-std::string replay_cmd(std::uint64_t seed, unsigned servers, bool membership = false) {
+std::string replay_cmd(std::uint64_t seed, unsigned servers, bool membership = false,
+                       unsigned snapshot_every = 0) {
   sim_options o;
   o.seed = seed;
   o.servers = servers;
   o.membership = membership;
+  o.snapshot_every = snapshot_every;
   return replay_hint(o);
 }
 
-void run_seeds(unsigned servers, std::uint64_t default_count, bool membership = false) {
+void run_seeds(unsigned servers, std::uint64_t default_count, bool membership = false,
+               unsigned snapshot_every = 0) {
   const auto range = sim_seeds::seeds_from_env("PEREGRINE_RAFT_SIM", default_count);
-  std::uint64_t events = 0, acked = 0, crashes = 0, worst_recovery = 0;
+  std::uint64_t events = 0, acked = 0, crashes = 0, worst_recovery = 0, snapshots = 0, installs = 0;
   sim_seeds::run_range(
       range,
       [&](std::uint64_t seed) -> std::string {
@@ -50,8 +54,11 @@ void run_seeds(unsigned servers, std::uint64_t default_count, bool membership = 
         o.seed = seed;
         o.servers = servers;
         o.membership = membership;
+        o.snapshot_every = snapshot_every;
         const sim_report r = run_simulation(o);
         events += r.events;
+        snapshots += r.snapshots;
+        installs += r.installs;
         acked += r.proposals_acked;
         crashes += r.crashes;
         worst_recovery = std::max(worst_recovery, r.recovery_ms);
@@ -63,17 +70,28 @@ void run_seeds(unsigned servers, std::uint64_t default_count, bool membership = 
         if (r.ok) return {};
         return "(" + std::to_string(servers) + " servers) " + r.failure + "\n" + replay_hint(o);
       },
-      [&](std::uint64_t seed) { return replay_cmd(seed, servers, membership); });
+      [&](std::uint64_t seed) { return replay_cmd(seed, servers, membership, snapshot_every); });
   std::printf("%u servers: %llu seeds from %llu, %llu events, %llu entries committed, %llu "
               "crashes, slowest recovery %llu ms simulated\n",
               servers, (unsigned long long)range.count, (unsigned long long)range.first,
               (unsigned long long)events, (unsigned long long)acked,
               (unsigned long long)crashes, (unsigned long long)worst_recovery);
+  if (snapshot_every > 0) {
+    std::printf("  %llu snapshots taken, %llu restored\n", (unsigned long long)snapshots,
+                (unsigned long long)installs);
+    EXPECT_GT(snapshots, 0u);
+    EXPECT_GT(installs, 0u);
+  }
 }
 
 TEST(raft_sim, three_servers_many_seeds) { run_seeds(3, kSanitized ? 50 : 300); }
 
 TEST(raft_sim, five_servers_many_seeds) { run_seeds(5, kSanitized ? 30 : 200); }
+
+// Snapshots every few entries with a short trailing log: restarted and partitioned servers
+// come back through InstallSnapshot or their own snapshot, and the checkers see the same.
+TEST(raft_sim, snapshots_many_seeds) { run_seeds(3, kSanitized ? 40 : 200, false, 7); }
+TEST(raft_sim, snapshots_with_membership_many_seeds) { run_seeds(3, kSanitized ? 10 : 60, true, 5); }
 
 // A server joins the formed group (standby, then voter once caught up) and server 1 is
 // removed, under the same faults; the joiner must end a voter applying new entries.
@@ -87,7 +105,8 @@ TEST(raft_sim, single_seed) {
   o.servers = unsigned(env_or("PEREGRINE_RAFT_SIM_SERVERS", 3));
   o.trace_from_ms = env_or("PEREGRINE_RAFT_SIM_TRACE_FROM_MS", ~0ull);
   o.membership = env_or("PEREGRINE_RAFT_SIM_MEMBERSHIP", 0) != 0;
-  sim_seeds::on_abort_say(replay_cmd(seed, o.servers, o.membership));
+  o.snapshot_every = unsigned(env_or("PEREGRINE_RAFT_SIM_SNAPSHOT", 0));
+  sim_seeds::on_abort_say(replay_cmd(seed, o.servers, o.membership, o.snapshot_every));
   const sim_report r = run_simulation(o);
   EXPECT_TRUE(r.ok) << r.failure;
   std::printf("seed %llu: %llu events, %llu committed, %llu crashes, %llu leaders, recovery "
