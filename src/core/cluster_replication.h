@@ -8,6 +8,7 @@
 // thread-safe and returns at once.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,15 @@ class cluster_replication {
   virtual group_progress progress(std::uint64_t group) {
     (void)group;
     return {};
+  }
+  // The owner's state machine state after applying every entry of `group` up to `index`:
+  // the group saves it as its snapshot and compacts its log (raft_group::take_snapshot).
+  // Without waiting; nothing happens when the group has a newer snapshot or is gone.
+  virtual void snapshot_taken(std::uint64_t group, std::uint64_t index,
+                              std::shared_ptr<const std::vector<std::uint8_t>> data) {
+    (void)group;
+    (void)index;
+    (void)data;
   }
   // Hands the group's leadership to its most caught-up member (forwarded from a follower).
   virtual bool group_stepdown(std::uint64_t group) {

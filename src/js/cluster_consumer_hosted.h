@@ -17,6 +17,7 @@
 #include "src/js/consumer_config.h"
 #include "src/js/consumer_replica.h"
 #include "src/js/group_log.h"
+#include "src/js/snapshot_policy.h"
 #include "src/repl/replicated_log.h"
 
 namespace js {
@@ -36,6 +37,7 @@ struct cluster_consumers::hosted final : message_source {
   };
 
   repl_entries::consumer_assign assignment;
+  snapshot_policy snapshots;
   consumer_config cfg;
   stream_config scfg;
   storage::stream_store* store = nullptr;

@@ -100,4 +100,22 @@ void cluster_consumers::drop_unneeded(const std::string& stream) {
   for (const auto& [seq, subject] : drop) remove_retained(stream, s, seq, subject);
 }
 
+void cluster_consumers::sweep_retained(const std::string& stream) {
+  const stream_ref s = _streams(stream);
+  if (!s.cfg || !s.store || s.cfg->retention == retention_policy::limits || !knows_every_consumer(stream)) return;
+  if (s.cfg->retention == retention_policy::interest) return drop_unneeded(stream);
+  // A work queue keeps what no consumer matches (it waits for one).
+  std::vector<std::pair<std::uint64_t, std::string>> drop;
+  for (std::uint64_t seq = s.store->first_seq();;) {
+    auto m = s.store->load_next("", seq);
+    if (!m.ok()) break;
+    bool matched = false;
+    for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
+      matched = matched || it->second->matches(m->subject);
+    if (matched && !needed(stream, m->seq, m->subject)) drop.emplace_back(m->seq, m->subject);
+    seq = m->seq + 1;
+  }
+  for (const auto& [seq, subject] : drop) remove_retained(stream, s, seq, subject);
+}
+
 }  // namespace js

@@ -183,9 +183,14 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
     e.value.term = ev.term;
     e.value.type = repl::entry_type(ev.type);
     e.value.data = std::move(ev.data);
+    const bool restored = e.value.type == repl::entry_type::snapshot;
+    h.snapshots.applied(restored ? 0 : e.value.data.size());
+    if (restored) h.snapshots.taken();
     std::vector<consumer_ack_confirm> confirmed;
     h.replica->apply(e, now_ns, confirmed);
     if (h.replica->failed()) PG_ERROR("replicated consumer {} stopped: {}", h.cfg.name, h.replica->error());
+    if (restored && !h.replica->failed()) sweep_retained(h.assignment.stream);
+    maybe_snapshot(h);
     release(h, h.replica->take_released());  // before the ack-sync reply: it sees the removal
     for (const auto& c : confirmed) {
       if (answer_reset(h, c.token, now_ns)) continue;
@@ -198,6 +203,16 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
   }
   after_event(h, now_ns);
   return true;
+}
+
+// Log compaction, as the stream's (cluster_streams::maybe_snapshot).
+void cluster_consumers::maybe_snapshot(hosted& h) {
+  if (h.replica->failed() || h.replica->applied_index() == 0) return;
+  const consumer_snapshot st = h.replica->state();
+  if (!h.snapshots.due(64 * (st.pending.size() + st.redelivered.size()))) return;
+  h.snapshots.taken();
+  auto data = std::make_shared<const std::vector<std::uint8_t>>(h.replica->snapshot());
+  _repl.snapshot_taken(h.assignment.group_id, h.replica->applied_index(), std::move(data));
 }
 
 void cluster_consumers::on_stream_applied(const std::string& stream, std::int64_t now_ns) {

@@ -79,6 +79,10 @@ class cluster_consumers {
   // The stream's config changed its retention to interest (at its entry in the stream's log,
   // on every replica): what no consumer needs goes, as on a standalone server.
   void retention_now_interest(const std::string& stream) { drop_unneeded(stream); }
+  // After a replica of the stream or of one of its consumers was restored from a snapshot:
+  // what no consumer here needs any more goes (interest and work-queue retention), as the
+  // acks that released it may have been applied before the restore brought it back.
+  void sweep_retained(const std::string& stream);
   // An interest stream's publish on `subject`: true when a consumer here matches it, or when
   // a consumer has no replica here (this server cannot tell).
   bool wants(const std::string& stream, std::string_view subject) const;
@@ -164,6 +168,7 @@ class cluster_consumers {
   void release_early(const std::string& stream);
   void drop_if_unneeded(const std::string& stream, const stream_ref& s, std::uint64_t seq);
   void drop_unneeded(const std::string& stream);
+  void maybe_snapshot(hosted& h);
   bool knows_every_consumer(const std::string& stream) const;
   bool needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const;
   void remove_retained(const std::string& stream, const stream_ref& s, std::uint64_t seq, std::string_view subject);

@@ -323,6 +323,18 @@ std::size_t cluster_streams::poll(std::int64_t) {
   return work;
 }
 
+// Log compaction: the replica's state goes to its group as a snapshot once the applied log
+// outweighs it (snapshot_policy).
+void cluster_streams::maybe_snapshot(hosted& h) {
+  if (h.replica->failed() || h.replica->applied_index() == 0) return;
+  const std::uint64_t last = h.store->last_seq(), first = h.store->first_seq();
+  const std::uint64_t state = h.store->stored_bytes() + 64 * (last >= first ? last - first + 1 : 0);
+  if (!h.snapshots.due(state)) return;
+  h.snapshots.taken();
+  auto data = std::make_shared<const std::vector<std::uint8_t>>(h.replica->snapshot());
+  _repl.snapshot_taken(h.assignment.group_id, h.replica->applied_index(), std::move(data));
+}
+
 void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
   if (ev.group == kMetaGroup) return apply_meta(ev, now_ns);
   auto it = _by_group.find(ev.group);
@@ -345,9 +357,18 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
     e.value.term = ev.term;
     e.value.type = repl::entry_type(ev.type);
     e.value.data = std::move(ev.data);
+    const bool restored = e.value.type == repl::entry_type::snapshot;
+    h.snapshots.applied(restored ? 0 : e.value.data.size());
+    if (restored) h.snapshots.taken();
     std::vector<replica_reply> out;
     h.replica->apply(e, out);
     if (h.replica->failed()) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
+    if (restored && !h.replica->failed()) {
+      PG_INFO("Replicated stream {}: restored from a snapshot at index {} (last sequence {})", h.cfg.name, e.index,
+              h.store->last_seq());
+      _consumers->sweep_retained(h.cfg.name);  // acks applied here before may release restored messages
+    }
+    maybe_snapshot(h);
     for (const auto& r : h.replica->take_republished()) _host.publish(r.subject, "", r.headers, r.payload);
     publish_replies(h, out);
     fast_applied(h);

@@ -211,6 +211,7 @@ class cluster_streams final : public core::internal_handler {
   bool place_r1_create(std::string_view name, const stream_config& cfg, const core::inbound_msg& m, int hops);
 
   void on_event(core::group_event& ev, std::int64_t now_ns);
+  void maybe_snapshot(hosted& h);
   void apply_meta(const core::group_event& ev, std::int64_t now_ns);
   // meta_index: the meta entry the assignment comes from (its config's version).
   void host_stream(const repl_entries::stream_assign& a, std::uint64_t meta_index, seed* from = nullptr);

@@ -16,6 +16,7 @@
 #include "src/js/fast_batch.h"
 #include "src/js/group_log.h"
 #include "src/js/publish_backlog.h"
+#include "src/js/snapshot_policy.h"
 #include "src/js/source_link.h"
 #include "src/js/stream_replica.h"
 #include "storage/memory_store.h"
@@ -64,6 +65,7 @@ struct cluster_streams::hosted {
   std::unique_ptr<fast_batch_table> fast;  // its open fast-ingest batches, while this server leads
   sub_handler handler;
   publish_backlog backlog;  // publishes waiting for room in the in-flight window
+  snapshot_policy snapshots;
   std::uint64_t next_token = 1;
   std::map<std::uint64_t, std::string> replies;  // token -> reply subject
   // token -> what kind of API reply it gets ("" = a PubAck)

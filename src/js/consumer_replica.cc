@@ -289,9 +289,34 @@ void consumer_replica::raise_floor() {
   _floor.consumer_seq = std::max(_floor.consumer_seq, next.consumer_seq);
 }
 
+std::vector<std::uint8_t> consumer_replica::snapshot() const {
+  re::consumer_snapshot s;
+  s.applied_index = _applied_index;
+  s.was_reset = _was_reset;
+  s.state.delivered_consumer = _delivered.consumer_seq;
+  s.state.delivered_stream = _delivered.stream_seq;
+  s.state.floor_consumer = _floor.consumer_seq;
+  s.state.floor_stream = _floor.stream_seq;
+  for (const auto& [sseq, p] : _pending) s.state.pending_acks.push_back({sseq, p.consumer_seq, p.delivered_at});
+  s.state.redelivered.assign(_redelivered.begin(), _redelivered.end());
+  return re::encode(s);
+}
+
+void consumer_replica::restore(const repl::committed_entry& e) {
+  auto s = re::decode_consumer_snapshot(e.value.data);
+  if (!s || s->applied_index != e.index) return fail(fmt::format("snapshot at index {} does not decode", e.index));
+  if (e.index < _applied_index)
+    return fail(fmt::format("snapshot at index {} is behind the applied {}", e.index, _applied_index));
+  lose_leadership();
+  seed(s->state);
+  _was_reset = s->was_reset;
+  _applied_index = e.index;
+}
+
 void consumer_replica::apply(const repl::committed_entry& e, base::nanos now,
                              std::vector<consumer_ack_confirm>& confirmed) {
   if (failed()) return;
+  if (e.value.type == repl::entry_type::snapshot) return restore(e);
   if (e.index != _applied_index + 1) {
     fail(fmt::format("applied index {} after {}", e.index, _applied_index));
     return;

@@ -107,9 +107,12 @@ class consumer_replica {
   // The state a scale carried into this new group (before any entry is applied).
   void seed(const repl_entries::consumer_seed& s);
 
-  // A committed entry of the group, in index order.
+  // A committed entry of the group, in index order; a snapshot entry restores one (log
+  // compaction: installed from the leader, or this server's own at a restart).
   void apply(const repl::committed_entry& e, base::nanos now,
              std::vector<consumer_ack_confirm>& confirmed);
+  // The replicated state at applied_index() (repl_entries::consumer_snapshot).
+  std::vector<std::uint8_t> snapshot() const;
 
   // Stream sequences the entries applied since the last call released (acknowledged, or
   // delivered under ack none): interest and work-queue retention may drop them. The caller
@@ -144,6 +147,7 @@ class consumer_replica {
   void raise_floor();  // from the pending deliveries (never back)
   void apply_reset(const repl_entries::consumer_reset& r);
   void lose_leadership();
+  void restore(const repl::committed_entry& e);
   void maybe_resume(base::nanos now);
   void fail(std::string what);
 

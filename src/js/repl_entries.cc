@@ -110,16 +110,7 @@ msg get_msg(reader& r) {
   return m;
 }
 
-void put_consumer(writer& w, const consumer_assign& v) {
-  w.s(v.account);
-  w.s(v.stream);
-  w.s(v.name);
-  w.s(v.config_json);
-  w.strings(v.peers);
-  w.i(v.created_ns);
-  w.u(v.group_id);
-  if (!v.state) return;
-  const consumer_seed& st = *v.state;
+void put_seed(writer& w, const consumer_seed& st) {
   w.u(st.delivered_consumer);
   w.u(st.delivered_stream);
   w.u(st.floor_consumer);
@@ -137,15 +128,7 @@ void put_consumer(writer& w, const consumer_assign& v) {
   }
 }
 
-void get_consumer(reader& r, consumer_assign& a) {
-  a.account = r.s();
-  a.stream = r.s();
-  a.name = r.s();
-  a.config_json = r.s();
-  a.peers = r.strings();
-  a.created_ns = r.i();
-  a.group_id = r.u();
-  if (r.at_end() || !r.ok()) return;
+consumer_seed get_seed(reader& r) {
   consumer_seed st;
   st.delivered_consumer = r.u();
   st.delivered_stream = r.u();
@@ -162,7 +145,30 @@ void get_consumer(reader& r, consumer_assign& a) {
     sseq = r.u();
     n = r.u();
   }
-  a.state = std::move(st);
+  return st;
+}
+
+void put_consumer(writer& w, const consumer_assign& v) {
+  w.s(v.account);
+  w.s(v.stream);
+  w.s(v.name);
+  w.s(v.config_json);
+  w.strings(v.peers);
+  w.i(v.created_ns);
+  w.u(v.group_id);
+  if (v.state) put_seed(w, *v.state);
+}
+
+void get_consumer(reader& r, consumer_assign& a) {
+  a.account = r.s();
+  a.stream = r.s();
+  a.name = r.s();
+  a.config_json = r.s();
+  a.peers = r.strings();
+  a.created_ns = r.i();
+  a.group_id = r.u();
+  if (r.at_end() || !r.ok()) return;
+  a.state = get_seed(r);
 }
 
 void put_assign(writer& w, const stream_assign& a) {
@@ -551,6 +557,68 @@ std::optional<consumer_op> decode_consumer(std::span<const std::uint8_t> data) {
     default:
       return std::nullopt;
   }
+}
+
+std::vector<std::uint8_t> encode(const stream_snapshot& v) {
+  writer w(op::stream_snapshot);
+  w.u(v.applied_index);
+  w.u(v.config_index);
+  w.s(v.config_json);
+  w.u(v.seeded ? 1 : 0);
+  w.s(v.seed_origin);
+  w.s(v.last_msg_id);
+  w.u(v.dedup.size());
+  for (const auto& d : v.dedup) {
+    w.s(d.id);
+    w.u(d.seq);
+    w.i(d.ts);
+  }
+  w.u(v.first_seq);
+  w.u(v.last_seq);
+  w.u(v.msgs.size());
+  for (const auto& m : v.msgs) put(w, m);
+  return w.take();
+}
+
+std::vector<std::uint8_t> encode(const consumer_snapshot& v) {
+  writer w(op::consumer_snapshot);
+  w.u(v.applied_index);
+  w.u(v.was_reset ? 1 : 0);
+  put_seed(w, v.state);
+  return w.take();
+}
+
+std::optional<stream_snapshot> decode_stream_snapshot(std::span<const std::uint8_t> data) {
+  if (header(data) != op::stream_snapshot) return std::nullopt;
+  reader r(data);
+  stream_snapshot v;
+  v.applied_index = r.u();
+  v.config_index = r.u();
+  v.config_json = r.s();
+  v.seeded = r.flag();
+  v.seed_origin = r.s();
+  v.last_msg_id = r.s();
+  v.dedup.resize(r.count(3));
+  for (auto& d : v.dedup) {
+    d.id = r.s();
+    d.seq = r.u();
+    d.ts = r.i();
+  }
+  v.first_seq = r.u();
+  v.last_seq = r.u();
+  v.msgs.resize(r.count(6));
+  for (auto& m : v.msgs) m = get_msg(r);
+  return finish(r, std::move(v));
+}
+
+std::optional<consumer_snapshot> decode_consumer_snapshot(std::span<const std::uint8_t> data) {
+  if (header(data) != op::consumer_snapshot) return std::nullopt;
+  reader r(data);
+  consumer_snapshot v;
+  v.applied_index = r.u();
+  v.was_reset = r.flag();
+  v.state = get_seed(r);
+  return finish(r, std::move(v));
 }
 
 }  // namespace js::repl_entries

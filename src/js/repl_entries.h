@@ -46,6 +46,9 @@ enum class op : std::uint8_t {
   consumer_leader_start = 34,
   consumer_reset = 35,
   consumer_updates = 36,
+  // Raft snapshots of a group's state (not entries: the data of a snapshot)
+  stream_snapshot = 48,
+  consumer_snapshot = 49,
 };
 
 // --- meta group
@@ -242,6 +245,36 @@ struct consumer_updates {
 };
 using consumer_op = std::variant<consumer_delivered, consumer_acked, consumer_leader_start, consumer_reset,
                                  consumer_updates>;
+
+// --- snapshots: a replica's whole replicated state at `applied_index` (log compaction)
+struct stream_snapshot {
+  std::uint64_t applied_index = 0;
+  std::uint64_t config_index = 0;
+  std::string config_json;
+  bool seeded = true;
+  std::string seed_origin;
+  std::string last_msg_id;
+  struct msg_id {
+    std::string id;
+    std::uint64_t seq = 0;
+    std::int64_t ts = 0;
+    bool operator==(const msg_id&) const = default;
+  };
+  std::vector<msg_id> dedup;  // the Nats-Msg-Id window, oldest first
+  std::uint64_t first_seq = 0, last_seq = 0;  // the store's (gaps: sequences not in msgs)
+  std::vector<msg> msgs;
+  bool operator==(const stream_snapshot&) const = default;
+};
+struct consumer_snapshot {
+  std::uint64_t applied_index = 0;
+  bool was_reset = false;
+  consumer_seed state;
+  bool operator==(const consumer_snapshot&) const = default;
+};
+std::vector<std::uint8_t> encode(const stream_snapshot& s);
+std::vector<std::uint8_t> encode(const consumer_snapshot& s);
+std::optional<stream_snapshot> decode_stream_snapshot(std::span<const std::uint8_t> data);
+std::optional<consumer_snapshot> decode_consumer_snapshot(std::span<const std::uint8_t> data);
 
 std::vector<std::uint8_t> encode(const meta_op& o);
 std::vector<std::uint8_t> encode(const stream_op& o);

@@ -618,6 +618,7 @@ bool stream_replica::apply_msg(const re::msg& m) {
 
 void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_reply>& out) {
   if (failed()) return;
+  if (e.value.type == repl::entry_type::snapshot) return restore(e);
   if (e.index != _applied_index + 1) {
     fail(fmt::format("applied index {} after {}", e.index, _applied_index));
     return;

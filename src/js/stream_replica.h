@@ -33,9 +33,10 @@
 //   subject's last value (its own pending proposals first), and every replica stores that
 //   total; the PubAck carries it as "val". A purge or delete still in flight is not seen by
 //   an increment proposed meanwhile (it counts on from the value before it).
-// - Catch-up is the Raft log: no group compacts it yet, so a lagging, restarted or new
-//   replica replays from index 1 into an empty store. With compaction, a snapshot will be the
-//   stream's state (storage::encode_state plus its messages) taken at an applied index.
+// - Catch-up is the Raft log, compacted by snapshots (snapshot(): the store's messages, the
+//   Msg-Id window and the applied config at the applied index; stream_replica_snapshot.cc):
+//   a replica behind the leader's compacted log, or restarting, restores the snapshot in
+//   place of the entries it covers, then applies the log after it.
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -142,8 +143,10 @@ class stream_replica {
                    std::uint64_t term);
 
   // A committed entry of the group, in index order (barrier and change entries included:
-  // they only advance the applied index).
+  // they only advance the applied index); a snapshot entry restores one.
   void apply(const repl::committed_entry& e, std::vector<replica_reply>& out);
+  // The replicated state at applied_index() (repl_entries::stream_snapshot).
+  std::vector<std::uint8_t> snapshot() const;
 
   // A group seeded by `origin` (a change of num_replicas, repl_entries::seed_done): no writes
   // until its seed_done is applied. The origin passes the messages it seeds with (sequence
@@ -218,6 +221,7 @@ class stream_replica {
                        replica_reply::kind what, std::uint64_t value,
                        std::optional<api_error> error);
   bool apply_msg(const repl_entries::msg& m);
+  void restore(const repl::committed_entry& e);
   void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
   void fail(std::string what);
   void resume_from_applied();

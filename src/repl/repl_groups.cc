@@ -218,6 +218,22 @@ core::group_progress repl_host::progress(std::uint64_t group) {
   });
 }
 
+void repl_host::snapshot_taken(std::uint64_t group, std::uint64_t index,
+                               std::shared_ptr<const std::vector<std::uint8_t>> data) {
+  post([this, group, index, data = std::move(data)]() mutable {
+    auto it = _groups.find(group);
+    if (it == _groups.end() || group == kMetaGroup) return;
+    group_slot& g = it->second;
+    const std::uint64_t now = now_ms();
+    const std::uint64_t before = g.store->first_index();
+    actions a;
+    if (!g.raft->take_snapshot(now, index, std::move(data), a)) return;
+    PG_DEBUG("Replication group {}: snapshot at {}, log {}..{} (was from {})", group, index, g.store->first_index(),
+             g.store->last_index(), before);
+    handle(g, a, now);
+  });
+}
+
 bool repl_host::group_stepdown(std::uint64_t group) {
   return call_sync([this, group] {
     if (!_groups.count(group)) return false;

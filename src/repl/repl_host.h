@@ -95,6 +95,8 @@ class repl_host final : public core::cluster_replication {
   void flush_proposals() override;
   core::group_progress progress(std::uint64_t group) override;
   bool group_stepdown(std::uint64_t group) override;
+  void snapshot_taken(std::uint64_t group, std::uint64_t index,
+                      std::shared_ptr<const std::vector<std::uint8_t>> data) override;
 
   std::uint64_t meta_applied() const { return _meta_applied.load(); }
 

@@ -1,0 +1,30 @@
+#pragma once
+// When the owner of a replicated stream or consumer snapshots its state (raft log compaction,
+// cluster_replication::snapshot_taken): once the entries applied since its last snapshot
+// outweigh both a floor and half the state's own size. The log kept in memory stays within
+// that bound, and snapshot writes stay within a small multiple of the log they replace (a
+// stream that only grows snapshots at sizes growing by half each time).
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+
+namespace js {
+
+struct snapshot_policy {
+  std::uint64_t since = 0;  // bytes of the entries applied since the last snapshot (+64 each)
+
+  void applied(std::size_t entry_bytes) { since += entry_bytes + 64; }
+  bool due(std::uint64_t state_bytes) const { return since >= std::max(min_bytes(), state_bytes / 2); }
+  void taken() { since = 0; }
+
+  // 32 MiB; PEREGRINE_SNAPSHOT_MIN_BYTES sets another floor (tests make it small).
+  static std::uint64_t min_bytes() {
+    static const std::uint64_t v = [] {
+      const char* e = std::getenv("PEREGRINE_SNAPSHOT_MIN_BYTES");
+      return e != nullptr && *e != '\0' ? std::strtoull(e, nullptr, 10) : std::uint64_t(32) << 20;
+    }();
+    return v;
+  }
+};
+
+}  // namespace js
