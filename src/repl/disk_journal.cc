@@ -96,13 +96,15 @@ base::result<std::unique_ptr<disk_journal>> disk_journal::open(const std::string
                                                                bool sync_writes) {
   auto fh = b->open(path, true);
   if (!fh) return fh.err();
-  std::unique_ptr<disk_journal> j(new disk_journal(std::move(b), *fh, sync_writes));
+  std::unique_ptr<disk_journal> j(new disk_journal(std::move(b), *fh, sync_writes, path));
   if (auto st = j->recover(); !st) return st.err();
   if (j->_end == 0) sync_parent_dir(path);
   return j;
 }
 
 disk_journal::~disk_journal() {
+  if (_writer.joinable()) _writer.join();
+  if (_rewriting) ::unlink((_path + ".new").c_str());  // never renamed: the old file stands
   while (_in_flight || _zero_in_flight) reap_one(true);
   if (_fh >= 0) _io->close(_fh);
 }
@@ -128,7 +130,8 @@ base::status disk_journal::recover() {
     if (group == 0) {
       group_definition d;
       if (!decode_group_definition(body, d)) break;
-      _recovered[d.group].def = d;
+      if (d.members.empty()) _recovered.erase(d.group);  // removed
+      else _recovered[d.group].def = d;
     } else {
       // A record for a group never defined is kept aside: it cannot happen unless the
       // definition record was lost, and then the group is not restarted.
@@ -158,6 +161,7 @@ base::status disk_journal::recover() {
 }
 
 std::uint64_t disk_journal::append(std::uint64_t group, std::span<const std::uint8_t> body) {
+  if (_rewriting) append_journal_record(_since, group, body);
   append_journal_record(_pending, group, body);
   _pending_seq = _next_seq++;
   return _pending_seq;
@@ -166,6 +170,101 @@ std::uint64_t disk_journal::append(std::uint64_t group, std::span<const std::uin
 std::uint64_t disk_journal::define_group(const group_definition& def) {
   const auto body = encode_group_definition(def);
   return append(0, body);
+}
+
+std::uint64_t disk_journal::remove_group(std::uint64_t group) {
+  return define_group({group, {}});
+}
+
+namespace {
+
+bool write_all(int fd, const std::uint8_t* p, std::size_t n, std::uint64_t off) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd, p, n, off_t(off));
+    if (w <= 0) return false;
+    p += w;
+    n -= std::size_t(w);
+    off += std::uint64_t(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool disk_journal::begin_rewrite(std::vector<std::uint8_t> image) {
+  if (_rewriting || _failed) return false;
+  _rewriting = true;
+  _since.clear();
+  _image_bytes = image.size();
+  _writer_state = 0;
+  _writer = std::thread([this, image = std::move(image)] {
+    const std::string tmp = _path + ".new";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const bool ok = fd >= 0 && write_all(fd, image.data(), image.size(), 0) && ::fdatasync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    _writer_state = ok ? 1 : -1;
+  });
+  return true;
+}
+
+bool disk_journal::poll_rewrite() {
+  if (!_rewriting || _writer_state.load() == 0) return false;
+  _writer.join();
+  const bool ok = _writer_state.load() == 1 && finish_rewrite();
+  _rewriting = false;
+  _since.clear();
+  _since.shrink_to_fit();
+  if (!ok) ::unlink((_path + ".new").c_str());
+  return ok;
+}
+
+bool disk_journal::finish_rewrite() {
+  // Everything appended meanwhile is durable in the old file first: its seqs are reported
+  // from there, and the new file gets the same records.
+  if (!sync()) return false;
+  while (_zero_in_flight) reap_one(true);
+  const std::string tmp = _path + ".new";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const std::uint64_t end = _image_bytes + _since.size();
+  std::vector<std::uint8_t> pad(io::align_up(end) - end, 0);
+  const bool ok = write_all(fd, _since.data(), _since.size(), _image_bytes) &&
+                  write_all(fd, pad.data(), pad.size(), end) && ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (!ok || ::rename(tmp.c_str(), _path.c_str()) != 0) return false;
+  sync_parent_dir(_path);
+  // The old file is gone from the directory: continue in the new one.
+  auto fh = _io->open(_path, false);
+  if (!fh) {
+    PG_ERROR("replication journal: cannot reopen {} after a rewrite ({}); replication stops", _path,
+             fh.err().sys_errno);
+    _failed = true;
+    return false;
+  }
+  _io->close(_fh);
+  _fh = *fh;
+  const std::uint64_t before = _end;
+  _end = end;
+  std::vector<std::uint8_t> tail;
+  const std::uint64_t from = io::align_down(end);
+  if (from < _image_bytes) {
+    // The last block starts in the image: read it back (it is durable now).
+    io::aligned_buf b;
+    b.resize(io::kDioAlign);
+    auto got = _io->read_at(_fh, from, b.data(), io::kDioAlign);
+    if (!got) {
+      _failed = true;
+      return false;
+    }
+    tail.assign(b.data(), b.data() + (end - from));
+  } else {
+    tail.assign(_since.end() - std::ptrdiff_t(end - from), _since.end());
+  }
+  _tail = std::move(tail);
+  _safe_to = io::align_up(end);  // written, padded and synced with its size
+  _zero_done_start = _zero_done_end = 0;
+  PG_INFO("Replication journal rewritten: {} bytes (was {})", _end, before);
+  return true;
 }
 
 void disk_journal::flush() {

@@ -15,12 +15,19 @@
 // a few MiB past its end written with zeroes and made durable (RWF_DSYNC) ahead of use, one
 // 1 MiB write at a time, so appends there survive a process and an OS crash as a stream's
 // `write` records do; a write that reaches past that region (the first after a start) is
-// submitted durable. The journal is never compacted yet:
-// nothing takes snapshots, and the meta group writes a few entries per change (see
-// src/REPLICATION.md).
+// submitted durable.
+// Compaction: groups snapshot their state and drop the log before it, but their old records
+// stay in the file, so the owner rewrites it now and then (begin_rewrite): a new file holding
+// only what the live groups need is written and synced by a helper thread while appends go on
+// to the old one; poll_rewrite() then syncs the old file, copies what was appended since the
+// image was taken to the new one, renames it over the journal and continues there. A crash at
+// any point leaves one whole journal. A removed group gets a tombstone (a definition without
+// members): recovery forgets it.
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <thread>
 #include <span>
 #include <string>
 #include <vector>
@@ -60,6 +67,17 @@ class disk_journal {
   // Buffers one record; it is written by the next flush(). Returns its write seq (> 0).
   std::uint64_t append(std::uint64_t group, std::span<const std::uint8_t> body);
   std::uint64_t define_group(const group_definition& def);
+  std::uint64_t remove_group(std::uint64_t group);  // the tombstone
+
+  // Rewrite: `image` is whole journal records (group definitions and each group's hard state,
+  // snapshot and entries) standing for everything written so far. False when a rewrite is
+  // already under way.
+  bool begin_rewrite(std::vector<std::uint8_t> image);
+  // Finishes a rewrite whose new file is written (waits for this journal's writes). True when
+  // the journal switched to the new file.
+  bool poll_rewrite();
+  bool rewriting() const { return _rewriting; }
+  std::uint64_t size() const { return _end + _pending.size(); }  // bytes, written or buffered
 
   // Starts one durable write of everything buffered, unless one is in flight (then the
   // buffered records wait for the next call). Call it at the end of every loop turn.
@@ -80,8 +98,9 @@ class disk_journal {
   std::string_view backend_name() const { return _io->name(); }
 
  private:
-  disk_journal(std::unique_ptr<io::backend> b, int fh, bool sync_writes)
-      : _io(std::move(b)), _fh(fh), _sync(sync_writes) {}
+  disk_journal(std::unique_ptr<io::backend> b, int fh, bool sync_writes, std::string path)
+      : _io(std::move(b)), _fh(fh), _sync(sync_writes), _path(std::move(path)) {}
+  bool finish_rewrite();
   base::status recover();
   void complete(std::int32_t res);
   bool reap_one(bool wait);  // dispatches one completion (a record write or a zero write)
@@ -110,6 +129,13 @@ class disk_journal {
   bool _zero_in_flight = false;
   std::uint64_t _zero_start = 0, _zero_end = 0;             // the zero write in flight
   std::uint64_t _zero_done_start = 0, _zero_done_end = 0;  // done, not yet joined to _safe_to
+  std::string _path;
+  // A rewrite under way: the helper writing <path>.new, the records appended since its image.
+  bool _rewriting = false;
+  std::thread _writer;
+  std::atomic<int> _writer_state{0};  // 0 writing, 1 written, -1 failed
+  std::uint64_t _image_bytes = 0;
+  std::vector<std::uint8_t> _since;
 };
 
 // Record helpers, shared with the tests.

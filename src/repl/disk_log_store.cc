@@ -6,6 +6,29 @@
 
 namespace repl {
 
+void append_group_image(std::vector<std::uint8_t>& out, std::uint64_t group, const loaded_log& log) {
+  std::vector<std::uint8_t> body;
+  append_hard_state_record(body, log.hard);
+  append_journal_record(out, group, body);
+  if (log.snapshot) {
+    body.clear();
+    append_snapshot_record(body, *log.snapshot, log.start_index);
+    append_journal_record(out, group, body);
+  }
+  constexpr std::size_t kRecordBytes = 4u << 20;
+  std::size_t i = 0;
+  while (i < log.entries.size()) {
+    std::size_t j = i, bytes = 0;
+    while (j < log.entries.size() && (j == i || bytes + log.entries[j].data.size() <= kRecordBytes))
+      bytes += log.entries[j++].data.size() + 16;
+    body.clear();
+    append_entries_record(body, log.start_index + i,
+                          std::span<const entry>(log.entries.data() + i, j - i));
+    append_journal_record(out, group, body);
+    i = j;
+  }
+}
+
 disk_log_store::disk_log_store(disk_journal& j, std::uint64_t group,
                                const recovered_group* recovered)
     : _journal(j), _group(group) {

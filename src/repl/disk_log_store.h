@@ -10,6 +10,10 @@
 
 namespace repl {
 
+// One group's journal records standing for `log`: hard state, snapshot, entries (in records of
+// at most a few MiB each).
+void append_group_image(std::vector<std::uint8_t>& out, std::uint64_t group, const loaded_log& log);
+
 class disk_log_store final : public log_store {
  public:
   // `recovered` is what the journal held for this group (nullptr for a new group).
@@ -26,6 +30,8 @@ class disk_log_store final : public log_store {
   std::uint64_t last_index() const override {
     return _view.start_index + _view.entries.size() - 1;
   }
+  // The group's records for a journal rewrite (disk_journal::begin_rewrite).
+  void write_image(std::vector<std::uint8_t>& out) const { append_group_image(out, _group, _view); }
   // A durable write failed: raft_group must stop (it cannot tell the store failed otherwise).
   bool failed() const { return _journal.failed(); }
 

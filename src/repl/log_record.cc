@@ -101,7 +101,10 @@ bool read_snapshot(reader& r, loaded_log& log) {
 
 void apply_snapshot(loaded_log& log, const stored_snapshot& s, std::uint64_t keep_from) {
   const std::uint64_t next = log.start_index + log.entries.size();
-  if (keep_from > s.meta.index || next <= s.meta.index) {
+  if (log.entries.empty() && keep_from <= s.meta.index && keep_from >= log.start_index) {
+    // A journal rewrite's image: the snapshot first, then the entries it kept from keep_from.
+    log.start_index = keep_from;
+  } else if (keep_from > s.meta.index || next <= s.meta.index) {
     // Installed (or the log does not reach the snapshot): nothing before it or after it stays.
     log.entries.clear();
     log.start_index = s.meta.index + 1;

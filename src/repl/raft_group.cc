@@ -218,6 +218,11 @@ bool raft_group::start(std::uint64_t now_ms, actions& out) {
   ev.start.voted_for = loaded.hard.voted_for;
   ev.start.metadata = nullptr;
   raft_snapshot_metadata snapshot{};
+  if (loaded.snapshot && loaded.start_index + loaded.entries.size() <= loaded.snapshot->meta.index) {
+    // The log does not reach the snapshot (a rewrite's image cut short): it starts after it.
+    loaded.entries.clear();
+    loaded.start_index = loaded.snapshot->meta.index + 1;
+  }
   if (loaded.snapshot) {
     // The owner restores the snapshot first; raft starts with it as applied and committed.
     const stored_snapshot& s = *loaded.snapshot;

@@ -84,7 +84,11 @@ void repl_host::create_group(std::uint64_t id, std::vector<std::string> members)
 void repl_host::remove_group(std::uint64_t id) {
   post([this, id] {
     if (id == kMetaGroup) return;
-    if (_groups.erase(id)) PG_INFO("Replication group {} removed", id);
+    _removed_groups.insert(id);
+    if (_groups.erase(id)) {
+      if (_journal && !_journal->failed()) _journal->remove_group(id);  // recovery forgets it
+      PG_INFO("Replication group {} removed", id);
+    }
   });
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <filesystem>
 #include <random>
@@ -414,17 +415,23 @@ void repl_host::stepdown(std::uint64_t group, std::uint64_t now) {
   if (it == _groups.end()) return;
   group_slot& g = it->second;
   if (g.raft->current_role() == role::leader) {
-    std::uint64_t best = 0, best_match = 0;
+    // The most caught-up voter; among equals, each stepdown takes the next one (always the
+    // first made two servers hand it back and forth, and a third never led).
+    std::vector<std::uint64_t> most;
+    std::uint64_t best_match = 0;
     for (std::uint64_t v : g.raft->voters()) {
       const std::string* vn = name_of(g, v);
       if (v == g.raft->id() || vn == nullptr || !_up.count(*vn)) continue;
       const std::uint64_t m = g.raft->match_index(v);
-      if (best == 0 || m > best_match) {
-        best = v;
+      if (most.empty() || m > best_match) {
+        most.assign(1, v);
         best_match = m;
+      } else if (m == best_match) {
+        most.push_back(v);
       }
     }
-    if (best == 0) return;
+    if (most.empty()) return;
+    const std::uint64_t best = most[_stepdowns++ % most.size()];
     actions a;
     if (g.raft->transfer_leadership(now, best, a))
       PG_INFO("Replication group {}: handing leadership to {}", group, *name_of(g, best));
@@ -537,6 +544,39 @@ int repl_host::poll_timeout_ms(std::uint64_t now) const {
   return int(wait);
 }
 
+void repl_host::maybe_rewrite_journal(std::uint64_t now) {
+  if (!_journal || _journal->failed()) return;
+  if (_journal->rewriting()) {
+    (void)_journal->poll_rewrite();
+    return;
+  }
+  if (now < _rewrite_checked_ms + 1000) return;
+  _rewrite_checked_ms = now;
+  static const std::uint64_t floor = [] {
+    const char* e = std::getenv("PEREGRINE_JOURNAL_MIN_BYTES");
+    return e != nullptr && *e != '\0' ? std::strtoull(e, nullptr, 10) : std::uint64_t(64) << 20;
+  }();
+  if (_journal->size() < std::max(floor, 2 * _last_image_bytes)) return;
+  std::vector<std::uint8_t> image;
+  auto define = [&](const group_definition& def) {
+    append_journal_record(image, 0, encode_group_definition(def));
+  };
+  for (const auto& [id, g] : _groups) {
+    define(g.def);
+    g.store->write_image(image);
+  }
+  // Groups recovered at the start that JetStream has not started (again) yet keep theirs.
+  for (const auto& [id, rec] : _journal->recovered()) {
+    if (_groups.count(id) || _removed_groups.count(id)) continue;
+    define(rec.def);
+    append_group_image(image, id, rec.log);
+  }
+  _last_image_bytes = image.size();
+  if (2 * image.size() > _journal->size()) return;  // not worth it yet
+  PG_INFO("Replication journal: rewriting {} bytes as {}", _journal->size(), image.size());
+  (void)_journal->begin_rewrite(std::move(image));
+}
+
 void repl_host::run() {
   open_journal();
   std::vector<pollfd> fds;
@@ -566,6 +606,7 @@ void repl_host::run() {
     try_bootstrap(now);
     notify_durable(now);  // a hard-state sync this turn made other groups' writes durable
     if (_journal) _journal->flush();
+    maybe_rewrite_journal(now);
     for (auto& l : _links) {
       if (l->fd() < 0) continue;
       if (!l->up() && now > l->opened_ms() + kLinkHelloTimeoutMs) {

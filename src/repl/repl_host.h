@@ -164,6 +164,9 @@ class repl_host final : public core::cluster_replication {
   void manage_membership(std::uint64_t now);
   const std::string* name_of(group_slot& g, std::uint64_t id);
   void publish_status(std::uint64_t now);
+  // Journal compaction (disk_journal::begin_rewrite): once the file is past twice what the
+  // groups still need (and 64 MiB; PEREGRINE_JOURNAL_MIN_BYTES sets another floor).
+  void maybe_rewrite_journal(std::uint64_t now);
   int poll_timeout_ms(std::uint64_t now) const;
   apply_fn group_apply_fn();  // a stream group's: its entries as events to _group_sink
   bool role_unreported(const group_slot& g) const;
@@ -201,6 +204,10 @@ class repl_host final : public core::cluster_replication {
   apply_fn _meta_apply;
   std::function<bool(core::group_event&)> _group_sink;
   std::atomic<std::uint64_t> _meta_applied{0};
+  std::uint64_t _rewrite_checked_ms = 0;
+  std::uint64_t _stepdowns = 0;  // rotates a stepdown's pick among equally caught-up voters
+  std::set<std::uint64_t> _removed_groups;  // removed since the start (not carried by a rewrite)
+  std::uint64_t _last_image_bytes = 0;
 };
 
 }  // namespace repl

@@ -392,3 +392,62 @@ TEST(disk_journal, a_raft_group_on_disk_restarts_with_its_log) {
 }
 
 }  // namespace
+
+namespace {
+
+// A rewrite keeps what the groups need (snapshot, trailing and later entries, hard state),
+// takes the records appended while the new file was written, forgets removed groups, and
+// the journal goes on appending to the new file; a restart recovers exactly that.
+TEST(disk_journal, a_rewrite_keeps_the_live_records_and_appends_go_on) {
+  for (bool sync_writes : {true, false}) {
+    storage_test::temp_dir d;
+    const std::string path = d.sub("journal");
+    std::uint64_t rewritten_size = 0, before_size = 0;
+    {
+      auto j = open_journal(path, nullptr, sync_writes);
+      j->define_group({1, {"a", "b", "c"}});
+      j->define_group({2, {"a", "b"}});
+      disk_log_store s1(*j, 1, nullptr), s2(*j, 2, nullptr);
+      s1.save_hard_state({4, 2, 1});
+      for (std::uint64_t i = 1; i <= 200; ++i) {
+        const entry e[] = {command(4, std::string(1000, char('a' + i % 26)) + std::to_string(i))};
+        s1.append(i, e);
+        s2.append(i, e);
+      }
+      settle(*j);
+      stored_snapshot snap;
+      snap.meta = {190, 4, 1, {1, 2}};
+      snap.data = std::make_shared<const std::vector<std::uint8_t>>(std::vector<std::uint8_t>(500, 7));
+      s1.save_snapshot(snap, 181);  // keeps 181..200
+      j->remove_group(2);
+      before_size = j->size();
+      std::vector<std::uint8_t> image;
+      append_journal_record(image, 0, encode_group_definition({1, {"a", "b", "c"}}));
+      s1.write_image(image);
+      ASSERT_TRUE(j->begin_rewrite(std::move(image)));
+      const entry late[] = {command(5, "written meanwhile")};
+      s1.append(201, late);
+      settle(*j);
+      while (j->rewriting()) j->poll_rewrite();
+      rewritten_size = j->size();
+      EXPECT_LT(rewritten_size * 10, before_size);
+      const entry after[] = {command(5, "after the switch")};
+      s1.append(202, after);
+      ASSERT_TRUE(j->sync().ok());
+    }
+    auto j = open_journal(path, nullptr, sync_writes);
+    ASSERT_EQ(j->dropped_tail_bytes(), 0u);
+    ASSERT_EQ(j->recovered().size(), 1u);
+    const recovered_group& g = j->recovered().at(1);
+    EXPECT_EQ(g.log.hard, (hard_state{4, 2, 1}));
+    ASSERT_TRUE(g.log.snapshot);
+    EXPECT_EQ(g.log.snapshot->meta.index, 190u);
+    EXPECT_EQ(g.log.snapshot->data->size(), 500u);
+    EXPECT_EQ(g.log.start_index, 181u);
+    ASSERT_EQ(g.log.entries.size(), 22u);
+    EXPECT_EQ(std::string(g.log.entries[20].data.begin(), g.log.entries[20].data.end()), "written meanwhile");
+    EXPECT_EQ(std::string(g.log.entries[21].data.begin(), g.log.entries[21].data.end()), "after the switch");
+  }
+}
+
+}  // namespace
