@@ -208,8 +208,7 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
 // Log compaction, as the stream's (cluster_streams::maybe_snapshot).
 void cluster_consumers::maybe_snapshot(hosted& h) {
   if (h.replica->failed() || h.replica->applied_index() == 0) return;
-  const consumer_snapshot st = h.replica->state();
-  if (!h.snapshots.due(64 * (st.pending.size() + st.redelivered.size()))) return;
+  if (!h.snapshots.due(64 * h.replica->tracked())) return;
   h.snapshots.taken();
   auto data = std::make_shared<const std::vector<std::uint8_t>>(h.replica->snapshot());
   _repl.snapshot_taken(h.assignment.group_id, h.replica->applied_index(), std::move(data));

@@ -111,8 +111,10 @@ class consumer_replica {
   // compaction: installed from the leader, or this server's own at a restart).
   void apply(const repl::committed_entry& e, base::nanos now,
              std::vector<consumer_ack_confirm>& confirmed);
-  // The replicated state at applied_index() (repl_entries::consumer_snapshot).
+  // The replicated state at applied_index() (repl_entries::consumer_snapshot), and about how
+  // many items it holds (pending deliveries and redelivery counts).
   std::vector<std::uint8_t> snapshot() const;
+  std::size_t tracked() const { return _pending.size() + _redelivered.size(); }
 
   // Stream sequences the entries applied since the last call released (acknowledged, or
   // delivered under ack none): interest and work-queue retention may drop them. The caller

@@ -1,5 +1,6 @@
 // libFuzzer target for js::repl_entries (the meta, stream and consumer entries of the
-// replicated groups: bytes a peer's log hands every replica). Invariants: decoding never
+// replicated groups, and their snapshots: bytes a peer's log or InstallSnapshot hands every
+// replica). Invariants: decoding never
 // crashes or over-allocates, and whatever decodes re-encodes to bytes that decode to the
 // same op.
 #include <cstdint>
@@ -24,5 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   roundtrip(in, [](std::span<const std::uint8_t> b) { return re::decode_meta(b); });
   roundtrip(in, [](std::span<const std::uint8_t> b) { return re::decode_stream(b); });
   roundtrip(in, [](std::span<const std::uint8_t> b) { return re::decode_consumer(b); });
+  roundtrip(in, [](std::span<const std::uint8_t> b) { return re::decode_stream_snapshot(b); });
+  roundtrip(in, [](std::span<const std::uint8_t> b) { return re::decode_consumer_snapshot(b); });
   return 0;
 }
