@@ -136,13 +136,16 @@ void raft_group::learn_members() {
   for (unsigned i = 0; i < c.n; ++i) {
     const std::uint64_t id = c.servers[i].id;
     if (c.servers[i].role == RAFT_VOTER) _voters.push_back(id);
-    if (peer_index(id) >= 0) continue;
-    _known.push_back(id);
-    _addresses.push_back(std::to_string(id));
-    _sent.push_back(0);
-    _received.push_back({});
-    _pieces.push_back({});
+    if (peer_index(id) < 0) add_known(id);
   }
+}
+
+void raft_group::add_known(std::uint64_t id) {
+  _known.push_back(id);
+  _addresses.push_back(std::to_string(id));
+  _sent.push_back(0);
+  _received.push_back({});
+  _pieces.push_back({});
 }
 
 std::vector<raft_group::member> raft_group::members() const {
@@ -268,13 +271,17 @@ void raft_group::on_frame(std::uint64_t now_ms, std::span<const std::uint8_t> fr
                           actions& out) {
   if (failed() || !_started) return;
   auto decoded = decode_frame(frame);
-  const int peer = decoded ? peer_index(decoded->route.from) : -1;
-  if (!decoded || decoded->route.group != _config.group_id ||
-      decoded->route.to != _config.self || decoded->route.from == _config.self || peer < 0) {
+  if (!decoded || decoded->route.group != _config.group_id || decoded->route.to != _config.self ||
+      decoded->route.from == _config.self || decoded->route.from == 0) {
     if (decoded) drop_decoded(decoded->msg);
     ++_dropped;
     return;
   }
+  // A sender this server has not met: a member added while it was away (found by the
+  // membership simulation: a voter that missed the configuration adding the new leader
+  // dropped its every frame and stayed a candidate forever). Raft takes it from there.
+  if (peer_index(decoded->route.from) < 0) add_known(decoded->route.from);
+  const int peer = peer_index(decoded->route.from);
   // Per peer, only frames newer than the last one taken (raft wants them in order).
   peer_seq& last = _received[std::size_t(peer)];
   const frame_route& route = decoded->route;

@@ -88,8 +88,8 @@ class raft_group {
   // as follower. False when the stored state cannot be used; error() says why.
   bool start(std::uint64_t now_ms, actions& out);
 
-  // A frame from a peer. Frames for another group or server, or malformed ones, are dropped
-  // and counted.
+  // A frame from a peer (one not met yet becomes known: a member added while this server was
+  // away). Frames for another group or server, or malformed ones, are dropped and counted.
   void on_frame(std::uint64_t now_ms, std::span<const std::uint8_t> frame, actions& out);
   void on_timeout(std::uint64_t now_ms, actions& out);
   // The log_store made every write up to `seq` durable.
@@ -164,6 +164,7 @@ class raft_group {
   void fail(const char* what, int rv);
   int peer_index(std::uint64_t id) const;  // -1 when not a known peer
   void learn_members();  // known peers and voters from raft's configuration
+  void add_known(std::uint64_t id);
   void fix_uncommitted_configuration_index();
   // A chunk of an InstallSnapshot from `peer`; or the InstallSnapshot itself, whose data is
   // completed from the chunks (false: pieces are missing, drop it).
