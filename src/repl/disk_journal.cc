@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <set>
 #include <cstring>
 #include <string>
 
 #include "src/base/log.h"
 #include "src/repl/log_record.h"
+#include "src/repl/snapshot_files.h"
 
 namespace repl {
 namespace {
@@ -97,6 +100,8 @@ base::result<std::unique_ptr<disk_journal>> disk_journal::open(const std::string
   auto fh = b->open(path, true);
   if (!fh) return fh.err();
   std::unique_ptr<disk_journal> j(new disk_journal(std::move(b), *fh, sync_writes, path));
+  const auto slash = path.find_last_of('/');
+  j->_snapshot_dir = (slash == std::string::npos ? std::string(".") : path.substr(0, slash)) + "/snapshots";
   if (auto st = j->recover(); !st) return st.err();
   if (j->_end == 0) sync_parent_dir(path);
   return j;
@@ -140,6 +145,7 @@ base::status disk_journal::recover() {
     at += kHeader + len;
   }
   std::erase_if(_recovered, [](const auto& kv) { return kv.second.def.group == 0; });
+  load_snapshot_files();
   _end = at;
   // Every write is zero-padded to a block: only non-zero bytes past the end are a torn tail.
   std::uint64_t last = *size;
@@ -158,6 +164,31 @@ base::status disk_journal::recover() {
   // again (zero_range above leaves unwritten extents).
   _safe_to = std::min(io::align_up(at), io::align_down(*size));
   return {};
+}
+
+// Each group's newest snapshot data from its file; files no group names any more go.
+void disk_journal::load_snapshot_files() {
+  std::error_code ec;
+  std::filesystem::create_directories(_snapshot_dir, ec);
+  std::set<std::string> named;
+  for (auto& [id, rec] : _recovered) {
+    auto& snap = rec.log.snapshot;
+    if (!snap || snap->data || snap->file.empty()) continue;
+    auto data = read_snapshot_file(_snapshot_dir, snap->file, snap->size, snap->crc);
+    if (data) {
+      snap->data = std::move(*data);
+      named.insert(snap->file);
+      continue;
+    }
+    // The state before the log is gone: the group starts empty and the leader sends it all.
+    PG_ERROR("replication journal: group {}'s snapshot {} is missing or corrupt; it restarts empty", id,
+             snap->file);
+    rec.log.snapshot.reset();
+    rec.log.entries.clear();
+    rec.log.start_index = 1;
+  }
+  for (const std::string& f : list_snapshot_files(_snapshot_dir))
+    if (!named.count(f)) remove_snapshot_file(_snapshot_dir, f);
 }
 
 std::uint64_t disk_journal::append(std::uint64_t group, std::span<const std::uint8_t> body) {

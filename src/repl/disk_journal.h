@@ -18,7 +18,8 @@
 // submitted durable.
 // Compaction: groups snapshot their state and drop the log before it, but their old records
 // stay in the file, so the owner rewrites it now and then (begin_rewrite): a new file holding
-// only what the live groups need is written and synced by a helper thread while appends go on
+// only what the live groups need (snapshots stay in their own files, snapshot_files.h) is
+// written and synced by a helper thread while appends go on
 // to the old one; poll_rewrite() then syncs the old file, copies what was appended since the
 // image was taken to the new one, renames it over the journal and continues there. A crash at
 // any point leaves one whole journal. A removed group gets a tombstone (a definition without
@@ -77,6 +78,10 @@ class disk_journal {
   // the journal switched to the new file.
   bool poll_rewrite();
   bool rewriting() const { return _rewriting; }
+  // Where snapshot data files live (snapshot_files.h): <journal's directory>/snapshots.
+  const std::string& snapshot_dir() const { return _snapshot_dir; }
+  // A write outside the journal failed (a snapshot file): as a failed journal write.
+  void mark_failed() { _failed = true; }
   std::uint64_t size() const { return _end + _pending.size(); }  // bytes, written or buffered
 
   // Starts one durable write of everything buffered, unless one is in flight (then the
@@ -101,6 +106,7 @@ class disk_journal {
   disk_journal(std::unique_ptr<io::backend> b, int fh, bool sync_writes, std::string path)
       : _io(std::move(b)), _fh(fh), _sync(sync_writes), _path(std::move(path)) {}
   bool finish_rewrite();
+  void load_snapshot_files();
   base::status recover();
   void complete(std::int32_t res);
   bool reap_one(bool wait);  // dispatches one completion (a record write or a zero write)
@@ -130,6 +136,7 @@ class disk_journal {
   std::uint64_t _zero_start = 0, _zero_end = 0;             // the zero write in flight
   std::uint64_t _zero_done_start = 0, _zero_done_end = 0;  // done, not yet joined to _safe_to
   std::string _path;
+  std::string _snapshot_dir;
   // A rewrite under way: the helper writing <path>.new, the records appended since its image.
   bool _rewriting = false;
   std::thread _writer;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "src/base/log.h"
 #include "src/repl/log_record.h"
+#include "src/repl/snapshot_files.h"
 
 namespace repl {
 
@@ -12,7 +14,8 @@ void append_group_image(std::vector<std::uint8_t>& out, std::uint64_t group, con
   append_journal_record(out, group, body);
   if (log.snapshot) {
     body.clear();
-    append_snapshot_record(body, *log.snapshot, log.start_index);
+    if (log.snapshot->file.empty()) append_snapshot_record(body, *log.snapshot, log.start_index);
+    else append_snapshot_file_record(body, *log.snapshot, log.start_index);
     append_journal_record(out, group, body);
   }
   constexpr std::size_t kRecordBytes = 4u << 20;
@@ -68,11 +71,29 @@ std::uint64_t disk_log_store::append(std::uint64_t first_index, std::span<const 
 }
 
 void disk_log_store::save_snapshot(const stored_snapshot& s, std::uint64_t keep_from) {
+  stored_snapshot st = s;
+  static const std::vector<std::uint8_t> none;
+  const std::vector<std::uint8_t>& data = st.data ? *st.data : none;
+  if (st.file.empty()) {
+    // Installed from the leader: written here, on this thread (a taken one was written by
+    // repl_host's snapshot writer, which fills in file and crc).
+    st.file = snapshot_file_name(_group, st.meta.index);
+    st.crc = snapshot_crc(data);
+    if (auto w = write_snapshot_file(_journal.snapshot_dir(), st.file, data); !w) {
+      PG_ERROR("replication group {}: snapshot file {} cannot be written ({}); replication stops", _group, st.file,
+               w.err().sys_errno);
+      _journal.mark_failed();
+      return;
+    }
+  }
+  st.size = data.size();
   std::vector<std::uint8_t> body;
-  append_snapshot_record(body, s, keep_from);
+  append_snapshot_file_record(body, st, keep_from);
   _journal.append(_group, body);
-  apply_snapshot(_view, s, keep_from);
-  (void)_journal.sync();
+  const std::string previous = _view.snapshot ? _view.snapshot->file : std::string();
+  apply_snapshot(_view, st, keep_from);
+  if (_journal.sync() && !previous.empty() && previous != st.file)
+    remove_snapshot_file(_journal.snapshot_dir(), previous);  // the journal names the new one now
 }
 
 const entry* disk_log_store::entry_at(std::uint64_t index) const {

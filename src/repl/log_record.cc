@@ -6,7 +6,7 @@
 namespace repl {
 namespace {
 
-enum record_kind : std::uint8_t { kind_hard_state = 1, kind_entries = 2, kind_snapshot = 3 };
+enum record_kind : std::uint8_t { kind_hard_state = 1, kind_entries = 2, kind_snapshot = 3, kind_snapshot_file = 4 };
 constexpr std::size_t kHeader = 9;                   // crc, length, kind
 constexpr std::uint32_t kMaxBody = 64u << 20;        // a corrupt length must not allocate GBs
 constexpr std::uint32_t kMaxSnapshotBody = 1u << 30;  // a stream's state: larger, still bounded
@@ -80,7 +80,7 @@ bool apply_entries(reader& r, loaded_log& log) {
   return true;
 }
 
-bool read_snapshot(reader& r, loaded_log& log) {
+bool read_snapshot(reader& r, loaded_log& log, bool in_file) {
   stored_snapshot s;
   s.meta.index = r.uint(8);
   s.meta.term = r.uint(8);
@@ -90,6 +90,16 @@ bool read_snapshot(reader& r, loaded_log& log) {
   if (r.bad || s.meta.index == 0 || s.meta.term == 0 || !r.need(conf_len)) return false;
   s.meta.conf.assign(r.b.begin() + std::ptrdiff_t(r.at), r.b.begin() + std::ptrdiff_t(r.at + conf_len));
   r.at += conf_len;
+  if (in_file) {
+    s.size = r.uint(8);
+    s.crc = std::uint32_t(r.uint(4));
+    const std::uint64_t name_len = r.uint(2);
+    if (r.bad || name_len == 0 || !r.need(name_len) || r.at + name_len != r.b.size()) return false;
+    s.file.assign(reinterpret_cast<const char*>(r.b.data() + r.at), std::size_t(name_len));
+    if (s.file.find('/') != std::string::npos || s.file.starts_with(".")) return false;
+    apply_snapshot(log, s, keep_from);
+    return true;
+  }
   const std::uint64_t data_len = r.uint(8);
   if (r.bad || !r.need(data_len) || r.at + data_len != r.b.size()) return false;
   s.data = std::make_shared<const std::vector<std::uint8_t>>(r.b.begin() + std::ptrdiff_t(r.at), r.b.end());
@@ -129,6 +139,25 @@ void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapsho
   const std::size_t n = s.data ? s.data->size() : 0;
   put_u64(out, n);
   if (n > 0) out.insert(out.end(), s.data->begin(), s.data->end());
+  finish_record(out, start);
+}
+
+void append_snapshot_file_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
+                                 std::uint64_t keep_from) {
+  const std::size_t start = out.size();
+  out.resize(start + 8);
+  put_u8(out, kind_snapshot_file);
+  put_u64(out, s.meta.index);
+  put_u64(out, s.meta.term);
+  put_u64(out, s.meta.conf_index);
+  put_u64(out, keep_from);
+  put_u32(out, std::uint32_t(s.meta.conf.size()));
+  out.insert(out.end(), s.meta.conf.begin(), s.meta.conf.end());
+  put_u64(out, s.size);
+  put_u32(out, s.crc);
+  out.push_back(std::uint8_t(s.file.size()));
+  out.push_back(std::uint8_t(s.file.size() >> 8));
+  out.insert(out.end(), s.file.begin(), s.file.end());
   finish_record(out, start);
 }
 
@@ -179,8 +208,8 @@ std::size_t replay_records(std::span<const std::uint8_t> bytes, loaded_log& log)
       hard_state hs{r.uint(8), r.uint(8), r.uint(8)};
       if (r.bad || r.at != body) break;
       log.hard = hs;
-    } else if (kind == kind_snapshot) {
-      if (!read_snapshot(r, log)) break;
+    } else if (kind == kind_snapshot || kind == kind_snapshot_file) {
+      if (!read_snapshot(r, log, kind == kind_snapshot_file)) break;
     } else if (kind != kind_entries || !apply_entries(r, log)) {
       break;
     }

@@ -612,7 +612,8 @@ int raft_group::step(raft_event& ev, actions& out) {
 }
 
 bool raft_group::take_snapshot(std::uint64_t now_ms, std::uint64_t index,
-                               std::shared_ptr<const std::vector<std::uint8_t>> data, actions& out) {
+                               std::shared_ptr<const std::vector<std::uint8_t>> data, actions& out,
+                               std::string file, std::uint32_t crc) {
   if (failed() || !_started || index == 0 || index > _last_applied || index <= snapshot_index()) return false;
   const entry* at = _log.entry_at(index);
   if (at == nullptr) return false;
@@ -642,6 +643,8 @@ bool raft_group::take_snapshot(std::uint64_t now_ms, std::uint64_t index,
   meta.term = s.meta.term;
   meta.configuration_index = s.meta.conf_index;
   s.data = std::move(data);
+  s.file = std::move(file);
+  s.crc = crc;
   const unsigned trailing = _config.snapshot_trailing;
   // raft keeps the entries after index - trailing; the store keeps at least those.
   const std::uint64_t keep_from = index > trailing ? index - trailing + 1 : 1;

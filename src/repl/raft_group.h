@@ -107,8 +107,11 @@ class raft_group {
   // saved durably, then raft forgets the log before it (snapshot_trailing entries kept) and
   // sends it to a follower that needs what is gone. False (nothing done) when `index` is not
   // newer than the last snapshot or not in the log.
+  // `file`/`crc`: the data is already in that snapshot file (snapshot_files.h), written off
+  // this thread; empty: the store writes it.
   bool take_snapshot(std::uint64_t now_ms, std::uint64_t index,
-                     std::shared_ptr<const std::vector<std::uint8_t>> data, actions& out);
+                     std::shared_ptr<const std::vector<std::uint8_t>> data, actions& out,
+                     std::string file = {}, std::uint32_t crc = 0);
   std::uint64_t snapshot_index() const;  // 0 when none
 
   // Membership (leader only, one change at a time; false when this server does not lead, a

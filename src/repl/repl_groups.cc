@@ -11,6 +11,7 @@
 #include "src/base/clock.h"
 #include "src/base/log.h"
 #include "src/repl/repl_host.h"
+#include "src/repl/snapshot_files.h"
 
 namespace repl {
 namespace {
@@ -225,16 +226,50 @@ core::group_progress repl_host::progress(std::uint64_t group) {
 void repl_host::snapshot_taken(std::uint64_t group, std::uint64_t index,
                                std::shared_ptr<const std::vector<std::uint8_t>> data) {
   post([this, group, index, data = std::move(data)]() mutable {
-    auto it = _groups.find(group);
-    if (it == _groups.end() || group == kMetaGroup) return;
-    group_slot& g = it->second;
-    const std::uint64_t now = now_ms();
-    const std::uint64_t before = g.store->first_index();
-    actions a;
-    if (!g.raft->take_snapshot(now, index, std::move(data), a)) return;
-    PG_DEBUG("Replication group {}: snapshot at {}, log {}..{} (was from {})", group, index, g.store->first_index(),
-             g.store->last_index(), before);
-    handle(g, a, now);
+    if (!_groups.count(group) || group == kMetaGroup) return;
+    // A newer one of the same group replaces one still waiting.
+    std::erase_if(_snapshot_jobs, [&](const snapshot_job& j) { return j.group == group; });
+    _snapshot_jobs.push_back({group, index, std::move(data), {}, 0});
+    poll_snapshot_writer(now_ms());
+  });
+}
+
+void repl_host::poll_snapshot_writer(std::uint64_t now) {
+  if (_snapshot_writing) {
+    const int state = _snapshot_written.load();
+    if (state == 0) return;
+    _snapshot_writer.join();
+    snapshot_job job = std::move(*_snapshot_writing);
+    _snapshot_writing.reset();
+    auto it = _groups.find(job.group);
+    if (state < 0 || it == _groups.end() || !_journal) {
+      if (state < 0) PG_WARN("Replication group {}: snapshot file {} could not be written", job.group, job.file);
+      if (_journal) remove_snapshot_file(_journal->snapshot_dir(), job.file);
+    } else {
+      group_slot& g = it->second;
+      const std::uint64_t before = g.store->first_index();
+      actions a;
+      if (g.raft->take_snapshot(now, job.index, job.data, a, job.file, job.crc)) {
+        PG_DEBUG("Replication group {}: snapshot at {}, log {}..{} (was from {})", job.group, job.index,
+                 g.store->first_index(), g.store->last_index(), before);
+      } else {
+        remove_snapshot_file(_journal->snapshot_dir(), job.file);  // older than the group's own
+      }
+      handle(g, a, now);
+    }
+  }
+  if (_snapshot_jobs.empty() || !_journal || _journal->failed()) return;
+  _snapshot_writing = std::move(_snapshot_jobs.front());
+  _snapshot_jobs.pop_front();
+  snapshot_job& job = *_snapshot_writing;
+  job.file = snapshot_file_name(job.group, job.index);
+  _snapshot_written = 0;
+  _snapshot_writer = std::thread([this, dir = _journal->snapshot_dir(), &job] {
+    job.crc = snapshot_crc(*job.data);
+    const bool ok = write_snapshot_file(dir, job.file, *job.data).ok();
+    _snapshot_written = ok ? 1 : -1;
+    const std::uint64_t one = 1;
+    (void)!::write(_wake_fd, &one, sizeof one);  // the loop takes it at once
   });
 }
 

@@ -44,6 +44,7 @@ repl_host::repl_host(repl_host_options o) : _o(std::move(o)) {
 
 repl_host::~repl_host() {
   stop();
+  if (_snapshot_writer.joinable()) _snapshot_writer.join();
   _groups.clear();  // before the journal they write to
   _journal.reset();
   if (_wake_fd >= 0) ::close(_wake_fd);
@@ -607,6 +608,7 @@ void repl_host::run() {
     notify_durable(now);  // a hard-state sync this turn made other groups' writes durable
     if (_journal) _journal->flush();
     maybe_rewrite_journal(now);
+    poll_snapshot_writer(now);
     for (auto& l : _links) {
       if (l->fd() < 0) continue;
       if (!l->up() && now > l->opened_ms() + kLinkHelloTimeoutMs) {

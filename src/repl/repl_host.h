@@ -167,6 +167,9 @@ class repl_host final : public core::cluster_replication {
   // Journal compaction (disk_journal::begin_rewrite): once the file is past twice what the
   // groups still need (and 64 MiB; PEREGRINE_JOURNAL_MIN_BYTES sets another floor).
   void maybe_rewrite_journal(std::uint64_t now);
+  // Snapshots taken by the owners: their data files are written by a helper thread, one at a
+  // time, then the group saves and compacts (raft_group::take_snapshot with the file).
+  void poll_snapshot_writer(std::uint64_t now);
   int poll_timeout_ms(std::uint64_t now) const;
   apply_fn group_apply_fn();  // a stream group's: its entries as events to _group_sink
   bool role_unreported(const group_slot& g) const;
@@ -206,7 +209,17 @@ class repl_host final : public core::cluster_replication {
   std::atomic<std::uint64_t> _meta_applied{0};
   std::uint64_t _rewrite_checked_ms = 0;
   std::uint64_t _stepdowns = 0;  // rotates a stepdown's pick among equally caught-up voters
-  std::set<std::uint64_t> _removed_groups;  // removed since the start (not carried by a rewrite)
+  std::set<std::uint64_t> _removed_groups;
+  struct snapshot_job {
+    std::uint64_t group = 0, index = 0;
+    std::shared_ptr<const std::vector<std::uint8_t>> data;
+    std::string file;
+    std::uint32_t crc = 0;
+  };
+  std::deque<snapshot_job> _snapshot_jobs;  // waiting for the writer
+  std::optional<snapshot_job> _snapshot_writing;
+  std::thread _snapshot_writer;
+  std::atomic<int> _snapshot_written{0};  // 0 writing, 1 done, -1 failed  // removed since the start (not carried by a rewrite)
   std::uint64_t _last_image_bytes = 0;
 };
 
