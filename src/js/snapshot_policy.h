@@ -17,11 +17,14 @@ struct snapshot_policy {
   bool due(std::uint64_t state_bytes) const { return since >= std::max(min_bytes(), state_bytes / 2); }
   void taken() { since = 0; }
 
-  // 32 MiB; PEREGRINE_SNAPSHOT_MIN_BYTES sets another floor (tests make it small).
+  // 256 MiB; PEREGRINE_SNAPSHOT_MIN_BYTES sets another floor (tests make it small). The owner
+  // encodes a stream's whole state on its own thread, pausing its other work meanwhile (about
+  // 10 ms per MB on the 2-vCPU VM: an 8 MB stream's snapshot every MiB of log made async
+  // publishers hit libnats' 200 ms stall wait), so snapshots stay rare; see src/REPLICATION.md.
   static std::uint64_t min_bytes() {
     static const std::uint64_t v = [] {
       const char* e = std::getenv("PEREGRINE_SNAPSHOT_MIN_BYTES");
-      return e != nullptr && *e != '\0' ? std::strtoull(e, nullptr, 10) : std::uint64_t(32) << 20;
+      return e != nullptr && *e != '\0' ? std::strtoull(e, nullptr, 10) : std::uint64_t(256) << 20;
     }();
     return v;
   }
