@@ -125,17 +125,28 @@ void apply_snapshot(loaded_log& log, const stored_snapshot& s, std::uint64_t kee
   log.snapshot = s;
 }
 
-void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
-                            std::uint64_t keep_from) {
+namespace {
+
+// What both snapshot records start with; returns the record's start for finish_record.
+std::size_t put_snapshot_head(std::vector<std::uint8_t>& out, record_kind kind, const stored_snapshot& s,
+                              std::uint64_t keep_from) {
   const std::size_t start = out.size();
   out.resize(start + 8);
-  put_u8(out, kind_snapshot);
+  put_u8(out, kind);
   put_u64(out, s.meta.index);
   put_u64(out, s.meta.term);
   put_u64(out, s.meta.conf_index);
   put_u64(out, keep_from);
   put_u32(out, std::uint32_t(s.meta.conf.size()));
   out.insert(out.end(), s.meta.conf.begin(), s.meta.conf.end());
+  return start;
+}
+
+}  // namespace
+
+void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
+                            std::uint64_t keep_from) {
+  const std::size_t start = put_snapshot_head(out, kind_snapshot, s, keep_from);
   const std::size_t n = s.data ? s.data->size() : 0;
   put_u64(out, n);
   if (n > 0) out.insert(out.end(), s.data->begin(), s.data->end());
@@ -144,15 +155,7 @@ void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapsho
 
 void append_snapshot_file_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
                                  std::uint64_t keep_from) {
-  const std::size_t start = out.size();
-  out.resize(start + 8);
-  put_u8(out, kind_snapshot_file);
-  put_u64(out, s.meta.index);
-  put_u64(out, s.meta.term);
-  put_u64(out, s.meta.conf_index);
-  put_u64(out, keep_from);
-  put_u32(out, std::uint32_t(s.meta.conf.size()));
-  out.insert(out.end(), s.meta.conf.begin(), s.meta.conf.end());
+  const std::size_t start = put_snapshot_head(out, kind_snapshot_file, s, keep_from);
   put_u64(out, s.size);
   put_u32(out, s.crc);
   out.push_back(std::uint8_t(s.file.size()));

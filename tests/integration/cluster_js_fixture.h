@@ -214,6 +214,30 @@ class cluster_js_fixture : public ::testing::Test {
     }
   }
 
+  // One publish with a Nats-Msg-Id as a request: its PubAck (an empty object on timeout).
+  json publish_with_id(natsConnection* nc, const std::string& subject, const std::string& data,
+                       const std::string& msg_id) {
+    natsMsg* m = nullptr;
+    natsMsg* reply = nullptr;
+    natsMsg_Create(&m, subject.c_str(), nullptr, data.data(), int(data.size()));
+    natsMsgHeader_Set(m, "Nats-Msg-Id", msg_id.c_str());
+    const natsStatus st = natsConnection_RequestMsg(&reply, nc, m, 3000);
+    natsMsg_Destroy(m);
+    if (st != NATS_OK) return json::object();
+    json ack = json::parse(data_of(reply), nullptr, false);
+    natsMsg_Destroy(reply);
+    return ack.is_object() ? ack : json::object();
+  }
+
+  // The state of `name` in server i's own /jsz (its replica's, for a replicated stream).
+  json replica_state(int i, const std::string& name) {
+    const json j = json::parse(http_get(http_[i], "/jsz?streams=true"), nullptr, false);
+    if (!j.is_object() || !j.contains("account_details")) return json::object();
+    for (const auto& sd : j["account_details"][0].value("stream_detail", json::array()))
+      if (sd.value("name", "") == name) return sd.value("state", json::object());
+    return json::object();
+  }
+
   int index_of(const std::string& server) const { return server.empty() ? -1 : server[0] - 'A'; }
 
   // Servers in the cluster (A, B, C...); three unless a suite says otherwise.

@@ -31,15 +31,6 @@ class cluster_snapshots : public cluster_js_fixture {
     ::unsetenv("PEREGRINE_JOURNAL_MIN_BYTES");
   }
 
-  // The state of `name` in server i's own /jsz (its replica's).
-  json replica_state(int i, const std::string& name) {
-    const json j = json::parse(http_get(http_[i], "/jsz?streams=true"), nullptr, false);
-    if (!j.is_object() || !j.contains("account_details")) return json::object();
-    for (const auto& sd : j["account_details"][0].value("stream_detail", json::array()))
-      if (sd.value("name", "") == name) return sd.value("state", json::object());
-    return json::object();
-  }
-
   bool wait_replica(int i, const std::string& name, std::uint64_t last_seq, std::chrono::milliseconds limit) {
     const auto deadline = clock_type::now() + limit;
     while (clock_type::now() < deadline) {
@@ -103,14 +94,7 @@ TEST_F(cluster_snapshots, a_follower_behind_the_compacted_log_catches_up_from_a_
   expect_all(down, "SNAP", acked);
   auto nc = connect(servers_[down]->url());
   ASSERT_TRUE(nc);
-  natsMsg* m = nullptr;
-  natsMsg* reply = nullptr;
-  natsMsg_Create(&m, "snap.orders", nullptr, "again", 5);
-  natsMsgHeader_Set(m, "Nats-Msg-Id", "id-7");
-  ASSERT_EQ(natsConnection_RequestMsg(&reply, nc.get(), m, 3000), NATS_OK);
-  natsMsg_Destroy(m);
-  const json ack = json::parse(data_of(reply), nullptr, false);
-  natsMsg_Destroy(reply);
+  const json ack = publish_with_id(nc.get(), "snap.orders", "again", "id-7");
   EXPECT_EQ(ack.value("duplicate", false), true) << ack.dump();
   EXPECT_EQ(ack.value("seq", 0u), 8u) << ack.dump();
   // New writes go on from there on every replica.

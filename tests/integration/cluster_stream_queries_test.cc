@@ -55,15 +55,6 @@ class cluster_stream_queries : public cluster_js_clients {
           << subject << " #" << k;
   }
 
-  // The state of `name` in server i's own /jsz (its replica's, for a replicated stream).
-  json replica_state(int i, const std::string& name) {
-    const json j = json::parse(http_get(http_[i], "/jsz?streams=true"), nullptr, false);
-    if (!j.is_object() || !j.contains("account_details")) return json::object();
-    for (const auto& sd : j["account_details"][0].value("stream_detail", json::array()))
-      if (sd.value("name", "") == name) return sd.value("state", json::object());
-    return json::object();
-  }
-
   // Waits until server i's replica of `name` holds `messages` messages.
   bool wait_replica(int i, const std::string& name, std::uint64_t messages) {
     const auto deadline = clock_type::now() + scaled(10000);

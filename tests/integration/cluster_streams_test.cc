@@ -40,14 +40,7 @@ TEST_F(cluster_streams, r3_created_published_on_every_server_and_stepped_down) {
   // A retried Msg-Id is a duplicate with its first sequence.
   {
     auto nc = connect(servers_[1]->url());
-    natsMsg* m = nullptr;
-    natsMsg* reply = nullptr;
-    natsMsg_Create(&m, "orders.new", nullptr, "x", 1);
-    natsMsgHeader_Set(m, "Nats-Msg-Id", "id-3");
-    ASSERT_EQ(natsConnection_RequestMsg(&reply, nc.get(), m, 3000), NATS_OK);
-    natsMsg_Destroy(m);
-    const json ack = json::parse(data_of(reply), nullptr, false);
-    natsMsg_Destroy(reply);
+    const json ack = publish_with_id(nc.get(), "orders.new", "x", "id-3");
     EXPECT_EQ(ack.value("seq", 0u), 4u) << ack.dump();
     EXPECT_TRUE(ack.value("duplicate", false)) << ack.dump();
   }
