@@ -25,7 +25,7 @@ void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapsho
                             std::uint64_t keep_from);
 // kind snapshot_file: the same, with the data in a file (stored_snapshot::file, size, crc)
 // instead of the record: u64 index, u64 term, u64 conf_index, u64 keep_from, u32 conf length,
-// conf, u64 size, u32 crc, u16 name length, name. Replay leaves the data to be read (null).
+// conf, u64 size, u32 crc32, u16 name length, name. Replay leaves the data to be read (null).
 void append_snapshot_file_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
                                  std::uint64_t keep_from);
 // save_snapshot's effect on a log view (shared by the stores and the replay).

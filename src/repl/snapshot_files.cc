@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "storage/crc32c.h"
+#include "src/repl/log_record.h"
 
 namespace repl {
 namespace {
@@ -22,7 +22,7 @@ std::string snapshot_file_name(std::uint64_t group, std::uint64_t index) {
   return name;
 }
 
-std::uint32_t snapshot_crc(std::span<const std::uint8_t> data) { return storage::crc32c(data.data(), data.size()); }
+std::uint32_t snapshot_crc(std::span<const std::uint8_t> data) { return crc32(data); }
 
 base::status write_snapshot_file(const std::string& dir, const std::string& name,
                                  std::span<const std::uint8_t> data) {
@@ -82,7 +82,7 @@ std::vector<std::string> list_snapshot_files(const std::string& dir) {
   if (d == nullptr) return out;
   while (const dirent* e = ::readdir(d)) {
     const std::string n = e->d_name;
-    if (n.size() > 5 && n.ends_with(".snap")) out.push_back(n);
+    if ((n.size() > 5 && n.ends_with(".snap")) || n.ends_with(".snap.tmp")) out.push_back(n);
   }
   ::closedir(d);
   return out;

@@ -17,11 +17,11 @@ std::string snapshot_file_name(std::uint64_t group, std::uint64_t index);
 std::uint32_t snapshot_crc(std::span<const std::uint8_t> data);
 base::status write_snapshot_file(const std::string& dir, const std::string& name,
                                  std::span<const std::uint8_t> data);
-// The file's data if it has `size` bytes with crc32c `crc`.
+// The file's data if it has `size` bytes with crc32 `crc` (snapshot_crc).
 base::result<std::shared_ptr<const std::vector<std::uint8_t>>> read_snapshot_file(
     const std::string& dir, const std::string& name, std::uint64_t size, std::uint32_t crc);
 void remove_snapshot_file(const std::string& dir, const std::string& name);
-// Every *.snap file in dir.
+// Every *.snap file in dir, and every *.snap.tmp (a write a crash cut short).
 std::vector<std::string> list_snapshot_files(const std::string& dir);
 
 }  // namespace repl
