@@ -50,8 +50,9 @@ TEST(raft_codec, append_entries_round_trip_copies_entries_from_the_log) {
     EXPECT_EQ(a.entries[i].term, more[i].term);
     EXPECT_EQ(a.entries[i].type, RAFT_COMMAND);
     ASSERT_EQ(a.entries[i].buf.len, more[i].data.size());
-    if (!more[i].data.empty())  // an empty entry's data pointer may be null (UBSan)
+    if (!more[i].data.empty()) {  // an empty entry's data pointer may be null (UBSan)
       EXPECT_EQ(0, std::memcmp(a.entries[i].buf.base, more[i].data.data(), more[i].data.size()));
+    }
     EXPECT_EQ(a.entries[i].batch, a.entries[0].batch);  // one batch, as raft frees it
   }
   drop_decoded(d->msg);
