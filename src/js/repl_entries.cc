@@ -28,6 +28,7 @@ class writer {
     u(v.size());
     for (const auto& x : v) s(x);
   }
+  void reserve(std::size_t n) { _b.reserve(n); }
   std::vector<std::uint8_t> take() { return std::move(_b); }
 
  private:
@@ -561,6 +562,9 @@ std::optional<consumer_op> decode_consumer(std::span<const std::uint8_t> data) {
 
 std::vector<std::uint8_t> encode(const stream_snapshot& v) {
   writer w(op::stream_snapshot);
+  std::size_t size = 256 + v.config_json.size() + 32 * v.dedup.size();
+  for (const auto& m : v.msgs) size += 48 + m.subject.size() + m.headers.size() + m.payload.size();
+  w.reserve(size);  // one allocation: a large stream's snapshot holds its thread (snapshot_policy.h)
   w.u(v.applied_index);
   w.u(v.config_index);
   w.s(v.config_json);

@@ -23,6 +23,7 @@ std::vector<std::uint8_t> stream_replica::snapshot() const {
   }
   s.first_seq = _store.first_seq();
   s.last_seq = _store.last_seq();
+  s.msgs.reserve(_store.state(false).msgs);
   for (std::uint64_t seq = s.first_seq;;) {
     auto m = _store.load_next("", seq);
     if (!m.ok()) break;
