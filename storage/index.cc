@@ -145,6 +145,15 @@ void indexed_store::replay_remove(std::uint64_t seq) {
   if (find(seq)) remove_live(seq, false, false);
 }
 
+void indexed_store::rewind_empty() {
+  PG_ASSERT(_msgs == 0);
+  _idx.clear();
+  _ttl.clear();
+  _base = 1;
+  _last = 0;
+  _last_ts = 0;
+}
+
 void indexed_store::replay_purge(std::uint64_t first_keep, std::int64_t ts) {
   purge_below(first_keep, false);
   if (ts) _last_ts = std::max(_last_ts, ts);

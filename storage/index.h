@@ -69,6 +69,9 @@ class indexed_store : public stream_store {
   virtual void dropped(std::uint64_t seq, const msg_entry& e) { (void)seq, (void)e; }
   virtual base::status check_writable() const { return {}; }
 
+  // With every message purged: the sequences start over at 1 (reset()).
+  void rewind_empty();
+
   // Replay helpers for recovery: apply without persisting.
   void replay_msg(std::uint64_t seq, const msg_entry& e, std::string_view subject);
   void replay_remove(std::uint64_t seq);

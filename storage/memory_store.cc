@@ -11,6 +11,13 @@ constexpr std::uint32_t loc_off(std::uint64_t loc) { return std::uint32_t(loc); 
 
 }  // namespace
 
+base::status memory_store::reset() {
+  auto purged = purge({"", 0, 0});
+  if (!purged.ok()) return purged.err();
+  rewind_empty();
+  return {};
+}
+
 int memory_store::poll() {
   if (_reported == last_seq()) return 0;
   _reported = last_seq();

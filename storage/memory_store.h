@@ -28,6 +28,7 @@ class memory_store final : public indexed_store {
     return {};
   }
   base::status close() override { return {}; }
+  base::status reset() override;
 
   // Bytes held in chunks (live, dead and unused), for tests and monitoring.
   std::uint64_t chunk_bytes() const { return _chunk_bytes; }

@@ -104,6 +104,10 @@ class stream_store {
   virtual base::result<std::uint64_t> purge(const purge_request& req) = 0;
   // Assigns n sequences without storing messages (interest retention, no match).
   virtual base::status skip(std::uint64_t n) = 0;
+  // Empties the store and starts its sequences over at 1, as if new: a replica replacing its
+  // whole state with a snapshot, whose messages may lie below the store's last sequence.
+  // Only a store that is not itself the durable copy supports it (the memory store).
+  virtual base::status reset() { return base::errc::unsupported; }
 
   // --- reads
   virtual base::result<stored_msg> load(std::uint64_t seq) = 0;

@@ -86,33 +86,38 @@ void cluster_consumers::drop_if_unneeded(const std::string& stream, const stream
 }
 
 // A consumer of an interest stream went: what only it needed goes too (nats-server does the
-// same on each replica). A work queue keeps what no consumer matches: it waits for one.
+// same on each replica).
 void cluster_consumers::drop_unneeded(const std::string& stream) {
   const stream_ref s = _streams(stream);
-  if (!s.cfg || !s.store || s.cfg->retention != retention_policy::interest || !knows_every_consumer(stream)) return;
-  std::vector<std::pair<std::uint64_t, std::string>> drop;
-  for (std::uint64_t seq = s.store->first_seq();;) {
-    auto m = s.store->load_next("", seq);
-    if (!m.ok()) break;
-    if (!needed(stream, m->seq, m->subject)) drop.emplace_back(m->seq, m->subject);
-    seq = m->seq + 1;
-  }
-  for (const auto& [seq, subject] : drop) remove_retained(stream, s, seq, subject);
+  if (!s.cfg || !s.store || s.cfg->retention != retention_policy::interest) return;
+  drop_every_unneeded(stream, s);
 }
 
 void cluster_consumers::sweep_retained(const std::string& stream) {
   const stream_ref s = _streams(stream);
-  if (!s.cfg || !s.store || s.cfg->retention == retention_policy::limits || !knows_every_consumer(stream)) return;
-  if (s.cfg->retention == retention_policy::interest) return drop_unneeded(stream);
-  // A work queue keeps what no consumer matches (it waits for one).
+  if (!s.cfg || !s.store || s.cfg->retention == retention_policy::limits) return;
+  drop_every_unneeded(stream, s);
+}
+
+// One walk over this replica of the stream: a message no consumer here still needs goes,
+// except that a work queue keeps one no consumer matches (it waits for one).
+void cluster_consumers::drop_every_unneeded(const std::string& stream, const stream_ref& s) {
+  if (!knows_every_consumer(stream)) return;
+  const bool keep_unmatched = s.cfg->retention == retention_policy::workqueue;
   std::vector<std::pair<std::uint64_t, std::string>> drop;
   for (std::uint64_t seq = s.store->first_seq();;) {
     auto m = s.store->load_next("", seq);
     if (!m.ok()) break;
-    bool matched = false;
-    for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it)
-      matched = matched || it->second->matches(m->subject);
-    if (matched && !needed(stream, m->seq, m->subject)) drop.emplace_back(m->seq, m->subject);
+    bool matched = false, needs = false;
+    for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it) {
+      if (!it->second->matches(m->subject)) continue;
+      matched = true;
+      if (it->second->replica->needs(m->seq)) {
+        needs = true;
+        break;
+      }
+    }
+    if (!needs && (matched || !keep_unmatched)) drop.emplace_back(m->seq, m->subject);
     seq = m->seq + 1;
   }
   for (const auto& [seq, subject] : drop) remove_retained(stream, s, seq, subject);

@@ -47,12 +47,14 @@ const re::consumer_assign* cluster_consumers::assigned(const key& k) const {
 
 // ---- meta entries
 
-void cluster_consumers::on_meta(const std::vector<meta_change>& mine, const re::meta_op& op, std::int64_t now_ns) {
+void cluster_consumers::on_meta(const std::vector<meta_change>& mine, const re::meta_op* applied, std::int64_t now_ns) {
   for (const auto& c : mine) {
     if (c.what == meta_change::kind::create_consumer) host_consumer(c.consumer, now_ns);
     if (c.what == meta_change::kind::remove_consumer) drop_consumer({c.consumer.stream, c.consumer.name});
     if (c.what == meta_change::kind::update_consumer) update_hosted(c.consumer, now_ns);
   }
+  if (!applied) return;
+  const re::meta_op& op = *applied;
   if (const auto* u = std::get_if<re::consumer_update>(&op)) return on_update_applied(*u);
   if (const auto* a = std::get_if<re::consumer_assign>(&op)) {
     auto p = _creating.find({a->stream, a->name});
@@ -187,8 +189,9 @@ bool cluster_consumers::on_event(core::group_event& ev, std::int64_t now_ns) {
     h.snapshots.applied(restored ? 0 : e.value.data.size());
     if (restored) h.snapshots.taken();
     std::vector<consumer_ack_confirm> confirmed;
+    const bool was_failed = h.replica->failed();
     h.replica->apply(e, now_ns, confirmed);
-    if (h.replica->failed()) PG_ERROR("replicated consumer {} stopped: {}", h.cfg.name, h.replica->error());
+    if (h.replica->failed() && !was_failed) PG_ERROR("replicated consumer {} stopped: {}", h.cfg.name, h.replica->error());
     if (restored && !h.replica->failed()) sweep_retained(h.assignment.stream);
     maybe_snapshot(h);
     release(h, h.replica->take_released());  // before the ack-sync reply: it sees the removal

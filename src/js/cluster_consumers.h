@@ -71,7 +71,8 @@ class cluster_consumers {
   void on_created_notice(const core::inbound_msg& m);
 
   // A committed meta entry: `mine` are its changes for this server, `op` the entry.
-  void on_meta(const std::vector<meta_change>& mine, const repl_entries::meta_op& op, std::int64_t now_ns);
+  // `op`: the entry applied; null for a restored meta snapshot (changes only).
+  void on_meta(const std::vector<meta_change>& mine, const repl_entries::meta_op* op, std::int64_t now_ns);
   // A consumer group's event; false when `ev.group` is none of ours.
   bool on_event(core::group_event& ev, std::int64_t now_ns);
   // The stream's replica here applied entries (new messages to deliver).
@@ -168,6 +169,7 @@ class cluster_consumers {
   void release_early(const std::string& stream);
   void drop_if_unneeded(const std::string& stream, const stream_ref& s, std::uint64_t seq);
   void drop_unneeded(const std::string& stream);
+  void drop_every_unneeded(const std::string& stream, const stream_ref& s);
   void maybe_snapshot(hosted& h);
   bool knows_every_consumer(const std::string& stream) const;
   bool needed(const std::string& stream, std::uint64_t seq, std::string_view subject) const;

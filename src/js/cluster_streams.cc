@@ -365,8 +365,9 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
     h.snapshots.applied(restored ? 0 : e.value.data.size());
     if (restored) h.snapshots.taken();
     std::vector<replica_reply> out;
+    const bool was_failed = h.replica->failed();
     h.replica->apply(e, out);
-    if (h.replica->failed()) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
+    if (h.replica->failed() && !was_failed) PG_ERROR("replicated stream {} stopped: {}", h.cfg.name, h.replica->error());
     if (restored && !h.replica->failed()) {
       PG_INFO("Replicated stream {}: restored from a snapshot at index {} (last sequence {})", h.cfg.name, e.index,
               h.store->last_seq());
@@ -384,22 +385,22 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
 }
 
 void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_ns) {
-  if (ev.what != core::group_event::kind::apply || ev.type != std::uint8_t(repl::entry_type::command)) return;
+  if (ev.what != core::group_event::kind::apply) return;
+  if (ev.type == std::uint8_t(repl::entry_type::snapshot)) return restore_meta(ev, now_ns);
+  if (ev.type != std::uint8_t(repl::entry_type::command)) return;
   std::vector<meta_change> mine;
   const auto op = re::decode_meta(ev.data);
   if (!_meta.apply(ev.data, mine)) {
     PG_ERROR("meta entry {} does not decode: ignored", ev.index);
     return;
   }
+  _meta_snapshots.applied(ev.data.size());
   // A server left out by a scale: its consumers' replicas go with the stream's, silently
   // (the new groups take over their state).
   const bool scaled = op && std::holds_alternative<re::stream_update>(*op);
-  for (const auto& c : mine) {
-    if (c.what == meta_change::kind::create_stream) host_stream(c.stream, ev.index);
-    if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name, scaled);
-    if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, ev.index, now_ns);
-  }
-  if (op) _consumers->on_meta(mine, *op, now_ns);
+  apply_meta_changes(mine, ev.index, scaled, now_ns);
+  if (op) _consumers->on_meta(mine, &*op, now_ns);
+  maybe_snapshot_meta(ev.index);
   if (!op) return;
   if (const auto* gone = std::get_if<re::server_remove>(&*op)) return on_server_removed(gone->name, now_ns);
   if (const auto* r1 = std::get_if<re::r1_streams>(&*op)) {
@@ -450,6 +451,46 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
     _deleting.erase(p);
   }
   (void)now_ns;
+}
+
+void cluster_streams::apply_meta_changes(const std::vector<meta_change>& mine, std::uint64_t meta_index, bool scaled,
+                                         std::int64_t now_ns) {
+  for (const auto& c : mine) {
+    if (c.what == meta_change::kind::create_stream) host_stream(c.stream, meta_index);
+    if (c.what == meta_change::kind::remove_stream) drop_stream(c.stream.name, scaled);
+    if (c.what == meta_change::kind::update_stream) update_hosted(c.stream, meta_index, now_ns);
+  }
+}
+
+// The meta group's snapshot (a restart from it, or InstallSnapshot after this server fell
+// behind the leader's compacted log): the whole table at once, and this server's replicas
+// brought in line with it.
+void cluster_streams::restore_meta(const core::group_event& ev, std::int64_t now_ns) {
+  std::vector<meta_change> mine;
+  const std::set<std::string> removed_before = _meta.removed();
+  if (!_meta.restore(ev.data, mine)) {
+    PG_ERROR("meta snapshot at index {} does not decode: ignored", ev.index);
+    return;
+  }
+  _meta_snapshots.taken();
+  _meta_snapshot_bytes = ev.data.size();
+  PG_INFO("JetStream cluster: meta state restored from a snapshot at index {} ({} streams, {} changes here)",
+          ev.index, _meta.streams().size(), mine.size());
+  apply_meta_changes(mine, ev.index, false, now_ns);
+  _consumers->on_meta(mine, nullptr, now_ns);
+  for (const auto& name : _meta.removed())
+    if (!removed_before.count(name)) on_server_removed(name, now_ns);
+  _r1_dirty = true;  // compare this server's R1 streams with what the table says
+  _r1_synced = false;
+}
+
+void cluster_streams::maybe_snapshot_meta(std::uint64_t index) {
+  if (!_meta_snapshots.due(_meta_snapshot_bytes)) return;
+  _meta_snapshots.taken();
+  auto data = std::make_shared<const std::vector<std::uint8_t>>(_meta.snapshot());
+  _meta_snapshot_bytes = data->size();
+  PG_INFO("JetStream cluster: meta snapshot at index {}, {} bytes", index, data->size());
+  _repl.snapshot_taken(kMetaGroup, index, std::move(data));
 }
 
 void cluster_streams::host_stream(const re::stream_assign& a, std::uint64_t meta_index, seed* from) {

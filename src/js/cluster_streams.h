@@ -31,6 +31,7 @@
 #include "src/core/service.h"
 #include "src/js/meta_state.h"
 #include "src/js/placement.h"
+#include "src/js/snapshot_policy.h"
 #include "src/js/api_errors.h"
 #include "src/js/stream_config.h"
 
@@ -213,6 +214,10 @@ class cluster_streams final : public core::internal_handler {
   void on_event(core::group_event& ev, std::int64_t now_ns);
   void maybe_snapshot(hosted& h);
   void apply_meta(const core::group_event& ev, std::int64_t now_ns);
+  void apply_meta_changes(const std::vector<meta_change>& mine, std::uint64_t meta_index, bool scaled,
+                          std::int64_t now_ns);
+  void restore_meta(const core::group_event& ev, std::int64_t now_ns);
+  void maybe_snapshot_meta(std::uint64_t index);
   // meta_index: the meta entry the assignment comes from (its config's version).
   void host_stream(const repl_entries::stream_assign& a, std::uint64_t meta_index, seed* from = nullptr);
   void drop_stream(const std::string& name, bool silent = false);
@@ -261,6 +266,8 @@ class cluster_streams final : public core::internal_handler {
   std::string _domain;
   std::string _self;
   meta_state _meta;
+  snapshot_policy _meta_snapshots;     // the meta log compacts like a stream's
+  std::size_t _meta_snapshot_bytes = 0;  // the last snapshot's size (the policy's state size)
   base::spsc_ring<core::group_event> _events;
   std::uint64_t _sub = 0;
   std::map<std::string, std::unique_ptr<hosted>, std::less<>> _hosted;  // streams with a replica here

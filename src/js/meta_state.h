@@ -34,6 +34,13 @@ class meta_state {
   // nothing changed) when the entry does not decode: the caller stops the group.
   bool apply(std::span<const std::uint8_t> data, std::vector<meta_change>& mine);
 
+  // The whole table as bytes (meta_state_snapshot.cc): the meta group's raft snapshot, so
+  // its log is compacted like a stream's. restore() replaces the table with a snapshot's and
+  // appends to `mine` what that means for this server against the table it had: replicas to
+  // create, drop or reconfigure. False (nothing changed) when the bytes do not decode.
+  std::vector<std::uint8_t> snapshot() const;
+  bool restore(std::span<const std::uint8_t> data, std::vector<meta_change>& mine);
+
   using key = std::pair<std::string, std::string>;  // account, stream
   struct stream_entry {
     repl_entries::stream_assign assignment;

@@ -42,6 +42,9 @@ void stream_replica::restore(const repl::committed_entry& e) {
   if (s->last_seq < _store.last_seq())
     return fail(fmt::format("snapshot at index {} ends at sequence {} before the store's {}", e.index,
                             s->last_seq, _store.last_seq()));
+  // The store starts over from sequence 1 (its own earlier snapshot or log may have left
+  // messages below the snapshot's, or taken away ones the snapshot still holds).
+  if (!_store.reset().ok()) return fail(fmt::format("snapshot at index {}: the store cannot be reset", e.index));
   // What this replica proposed is the leader's no more (a follower has nothing in flight):
   // lost, as a proposal lost with its leader.
   _lost += _pending.size();
@@ -62,7 +65,6 @@ void stream_replica::restore(const repl::committed_entry& e) {
     _config_json = std::move(s->config_json);
   }
   // The store becomes the snapshot's: sequences keep their numbers, gaps stay gaps.
-  (void)_store.purge({"", 0, 0});
   for (const auto& m : s->msgs) {
     const std::uint64_t last = _store.last_seq();
     if (m.seq <= last) return fail(fmt::format("snapshot at index {}: sequence {} out of order", e.index, m.seq));

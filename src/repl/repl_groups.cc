@@ -226,7 +226,7 @@ core::group_progress repl_host::progress(std::uint64_t group) {
 void repl_host::snapshot_taken(std::uint64_t group, std::uint64_t index,
                                std::shared_ptr<const std::vector<std::uint8_t>> data) {
   post([this, group, index, data = std::move(data)]() mutable {
-    if (!_groups.count(group) || group == kMetaGroup) return;
+    if (!_groups.count(group)) return;
     // A newer one of the same group replaces one still waiting.
     std::erase_if(_snapshot_jobs, [&](const snapshot_job& j) { return j.group == group; });
     _snapshot_jobs.push_back({group, index, std::move(data), {}, 0});

@@ -178,6 +178,13 @@ void repl_host::start_group(const group_definition& def, const recovered_group* 
   slot.names.emplace(cfg.self, _o.server_name);  // a joiner is not in its definition
   cfg.election_timeout_ms = _o.election_timeout_ms;
   cfg.heartbeat_timeout_ms = _o.heartbeat_timeout_ms;
+  // Entries a snapshot leaves in the log (512); PEREGRINE_SNAPSHOT_TRAILING sets fewer, so a
+  // test reaches InstallSnapshot with a few dozen entries.
+  static const unsigned trailing = [] {
+    const char* e = std::getenv("PEREGRINE_SNAPSHOT_TRAILING");
+    return e != nullptr && *e != '\0' ? unsigned(std::strtoul(e, nullptr, 10)) : group_config{}.snapshot_trailing;
+  }();
+  cfg.snapshot_trailing = trailing;
   cfg.seed = std::random_device{}();
   slot.apply = def.group == kMetaGroup ? _meta_apply : group_apply_fn();
   if (!rec) _journal->define_group(def);  // written (synced) with the group's first records

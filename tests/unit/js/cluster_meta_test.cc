@@ -272,3 +272,123 @@ TEST(MetaState, ServerTagsFollowTheLatestReport) {
   ASSERT_TRUE(s.apply(re::encode(re::meta_op{re::server_remove{"s3"}}), mine));
   EXPECT_TRUE(s.tags_of("s3").empty());
 }
+
+namespace {
+
+re::stream_assign named(const std::string& name, std::uint64_t group, std::vector<std::string> peers) {
+  re::stream_assign a = assign(std::move(peers));
+  a.name = name;
+  a.group_id = group;
+  return a;
+}
+
+void apply_all(js::meta_state& s, const std::vector<re::meta_op>& ops) {
+  std::vector<js::meta_change> ignored;
+  for (const auto& op : ops) ASSERT_TRUE(s.apply(re::encode(op), ignored));
+}
+
+// The changes for one server, as "kind name" strings in order.
+std::vector<std::string> described(const std::vector<js::meta_change>& mine) {
+  std::vector<std::string> out;
+  using k = js::meta_change::kind;
+  for (const auto& c : mine) {
+    switch (c.what) {
+      case k::create_stream: out.push_back("create_stream " + c.stream.name); break;
+      case k::update_stream: out.push_back("update_stream " + c.stream.name); break;
+      case k::remove_stream: out.push_back("remove_stream " + c.stream.name); break;
+      case k::create_consumer: out.push_back("create_consumer " + c.consumer.stream + "." + c.consumer.name); break;
+      case k::update_consumer: out.push_back("update_consumer " + c.consumer.stream + "." + c.consumer.name); break;
+      case k::remove_consumer: out.push_back("remove_consumer " + c.consumer.stream + "." + c.consumer.name); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+// A snapshot rebuilds the same table: streams with their consumers (a scale's seed kept),
+// removed servers, R1 reports and tags.
+TEST(MetaState, SnapshotRestoresTheWholeTable) {
+  js::meta_state s("s1");
+  re::stream_assign scaled = named("SCALED", 20, {"s1", "s2", "s3"});
+  scaled.seed_from = "s2";
+  re::consumer_assign c{"$G", "ORDERS", "C1", R"({"durable_name":"C1"})", {"s1", "s2", "s3"}, 5, 10};
+  c.state = re::consumer_seed{9, 8, 5, 5, {{6, 9, 123}}, {{6, 1}}};
+  apply_all(s, {named("ORDERS", 9, {"s1", "s2", "s3"}), c, scaled, re::server_remove{"s9"},
+                re::r1_streams{"s2", {{"R1A", {"a.>"}}, {"R1B", {"b"}}}, {"az:2"}}, re::r1_streams{"s3", {}, {"ssd"}}});
+  const auto bytes = s.snapshot();
+  js::meta_state fresh("s1");
+  std::vector<js::meta_change> mine;
+  ASSERT_TRUE(fresh.restore(bytes, mine));
+  EXPECT_EQ(fresh.snapshot(), bytes);
+  ASSERT_NE(fresh.find("$G", "ORDERS"), nullptr);
+  EXPECT_EQ(fresh.find("$G", "ORDERS")->assignment, s.find("$G", "ORDERS")->assignment);
+  EXPECT_EQ(fresh.find("$G", "ORDERS")->consumers.at("C1"), c);
+  EXPECT_EQ(fresh.find("$G", "SCALED")->assignment.seed_from, "s2");
+  EXPECT_EQ(fresh.removed(), std::set<std::string>{"s9"});
+  EXPECT_EQ(fresh.r1_streams().size(), 2u);
+  EXPECT_EQ(fresh.r1_streams().at("R1B").server, "s2");
+  EXPECT_EQ(fresh.tags_of("s3"), std::vector<std::string>{"ssd"});
+  EXPECT_EQ(fresh.tags_of("s2"), std::vector<std::string>{"az:2"});
+  // A fresh table (a restart): every replica of this server's is created.
+  EXPECT_EQ(described(mine), (std::vector<std::string>{"create_stream ORDERS", "create_stream SCALED",
+                                                       "create_consumer ORDERS.C1"}));
+  // Bad bytes change nothing.
+  std::vector<js::meta_change> none;
+  EXPECT_FALSE(fresh.restore(std::vector<std::uint8_t>{}, none));
+  EXPECT_FALSE(fresh.restore(std::vector<std::uint8_t>{1, 200, 0, 0, 0, 1}, none));
+  auto cut = bytes;
+  cut.resize(cut.size() - 3);
+  EXPECT_FALSE(fresh.restore(cut, none));
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(fresh.snapshot(), bytes);
+}
+
+// A server far behind (InstallSnapshot): what changed while it was away, for its replicas.
+TEST(MetaState, RestoreOverAnOldTableSaysWhatChangedHere) {
+  js::meta_state behind("s3"), leader("s1");
+  const std::vector<re::meta_op> common = {
+      named("KEEP", 9, {"s1", "s2", "s3"}),
+      named("GONE", 11, {"s1", "s2", "s3"}),
+      named("MOVED", 12, {"s1", "s2", "s3"}),
+      named("RECONF", 13, {"s1", "s2", "s3"}),
+      named("SCALE", 14, {"s1", "s2", "s3"}),
+      re::consumer_assign{"$G", "KEEP", "STAYS", "{}", {"s1", "s2", "s3"}, 1, 30},
+      re::consumer_assign{"$G", "KEEP", "DELETED", "{}", {"s1", "s2", "s3"}, 1, 31},
+      re::consumer_assign{"$G", "KEEP", "PAUSED", "{}", {"s1", "s2", "s3"}, 1, 32},
+      re::consumer_assign{"$G", "SCALE", "W", "{}", {"s1", "s2", "s3"}, 1, 33}};
+  apply_all(behind, common);
+  apply_all(leader, common);
+  // While s3 is away: a stream deleted, one moved off s3, one reconfigured, one scaled
+  // (new groups for it and its consumer), a new one on s3 and one elsewhere, a consumer
+  // deleted, one paused, one created.
+  re::stream_update moved;
+  static_cast<re::stream_assign&>(moved) = named("MOVED", 12, {"s1", "s2", "s4"});
+  re::stream_update reconf;
+  static_cast<re::stream_assign&>(reconf) = named("RECONF", 13, {"s1", "s2", "s3"});
+  reconf.config_json = R"({"max_msgs":5})";
+  re::stream_update scale;
+  static_cast<re::stream_assign&>(scale) = named("SCALE", 40, {"s1", "s3"});
+  scale.seed_from = "s1";
+  scale.consumers = {re::consumer_assign{"$G", "SCALE", "W", "{}", {"s1", "s3"}, 1, 41}};
+  apply_all(leader, {re::stream_remove{"$G", "GONE"}, moved, reconf, scale, named("NEW", 50, {"s2", "s3", "s4"}),
+                     named("ELSEWHERE", 51, {"s1", "s2", "s4"}), re::consumer_remove{"$G", "KEEP", "DELETED"},
+                     re::consumer_update{"$G", "KEEP", "PAUSED", R"({"pause_until":"x"})"},
+                     re::consumer_assign{"$G", "KEEP", "ADDED", "{}", {"s1", "s2", "s3"}, 1, 52}});
+  std::vector<js::meta_change> mine;
+  ASSERT_TRUE(behind.restore(leader.snapshot(), mine));
+  EXPECT_EQ(described(mine), (std::vector<std::string>{"remove_stream GONE", "remove_stream MOVED",
+                                                       "create_stream NEW", "update_stream RECONF",
+                                                       "update_stream SCALE", "remove_consumer KEEP.DELETED",
+                                                       "remove_consumer SCALE.W", "create_consumer KEEP.ADDED",
+                                                       "update_consumer KEEP.PAUSED", "create_consumer SCALE.W"}));
+  EXPECT_EQ(behind.snapshot(), leader.snapshot());
+  // The update carries the new assignment; the scaled consumer its new group.
+  EXPECT_EQ(mine[3].stream.config_json, R"({"max_msgs":5})");
+  EXPECT_EQ(mine[4].stream.group_id, 40u);
+  EXPECT_EQ(mine.back().consumer.group_id, 41u);
+  // Restoring the same table again changes nothing.
+  mine.clear();
+  ASSERT_TRUE(behind.restore(leader.snapshot(), mine));
+  EXPECT_TRUE(mine.empty());
+}

@@ -61,6 +61,36 @@ TEST(StreamReplicaSnapshot, ARestoredReplicaHoldsTheSameStateAndGoesOn) {
   EXPECT_EQ(acks[0].seq, 7u);
 }
 
+// A replica that already holds part of the stream (its own earlier snapshot, then entries;
+// one message gone here that the newer snapshot still has) takes the newer snapshot whole:
+// its store starts over (found by cluster_snapshots: a restarted follower's own snapshot, then
+// InstallSnapshot, stopped the replica with "sequence 1 out of order").
+TEST(StreamReplicaSnapshot, ANewerSnapshotReplacesWhatTheReplicaHeld) {
+  rig a;
+  a.become_ready();
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(a.pub("orders." + std::to_string(i)), submit_status::proposed);
+  a.commit_all();
+  const auto early = snapshot_entry(a.replica);
+  for (int i = 3; i < 8; ++i) ASSERT_EQ(a.pub("orders." + std::to_string(i)), submit_status::proposed);
+  a.commit_all();
+  ASSERT_TRUE(a.store.remove(5).ok());
+  const auto later = snapshot_entry(a.replica);
+
+  rig b;
+  b.log.leader = false;
+  std::vector<replica_reply> out;
+  b.replica.apply(early, out);
+  ASSERT_FALSE(b.replica.failed()) << b.replica.error();
+  ASSERT_EQ(b.store.last_seq(), 3u);
+  ASSERT_TRUE(b.store.remove(1).ok());  // released here (a work queue's ack applied first)
+  b.replica.apply(later, out);
+  ASSERT_FALSE(b.replica.failed()) << b.replica.error();
+  EXPECT_EQ(b.store.state(true), a.store.state(true));
+  EXPECT_TRUE(b.store.load(1).ok());
+  EXPECT_FALSE(b.store.load(5).ok());
+  EXPECT_EQ(b.replica.snapshot(), a.replica.snapshot());
+}
+
 TEST(StreamReplicaSnapshot, AnOlderSnapshotOrGarbageStopsTheReplica) {
   rig a;
   a.become_ready();
