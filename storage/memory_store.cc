@@ -11,6 +11,30 @@ constexpr std::uint32_t loc_off(std::uint64_t loc) { return std::uint32_t(loc); 
 
 }  // namespace
 
+memory_store::memory_store(const memory_store& o)
+    : indexed_store(o),
+      _free_ids(o._free_ids),
+      _cur(o._cur),
+      _next_cap(o._next_cap),
+      _chunk_bytes(o._chunk_bytes),
+      _reported(o._reported) {
+  _chunks.resize(o._chunks.size());
+  for (std::size_t i = 0; i < o._chunks.size(); ++i) {
+    const chunk& from = o._chunks[i];
+    chunk& to = _chunks[i];
+    to.cap = from.cap;
+    to.used = from.used;
+    to.live = from.live;
+    if (!from.bytes) continue;
+    to.bytes = std::make_unique_for_overwrite<char[]>(from.cap);
+    std::memcpy(to.bytes.get(), from.bytes.get(), from.used);
+  }
+}
+
+std::unique_ptr<stream_store> memory_store::clone() const {
+  return std::unique_ptr<stream_store>(new memory_store(*this));
+}
+
 base::status memory_store::reset() {
   auto purged = purge({"", 0, 0});
   if (!purged.ok()) return purged.err();

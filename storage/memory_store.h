@@ -29,6 +29,7 @@ class memory_store final : public indexed_store {
   }
   base::status close() override { return {}; }
   base::status reset() override;
+  std::unique_ptr<stream_store> clone() const override;
 
   // Bytes held in chunks (live, dead and unused), for tests and monitoring.
   std::uint64_t chunk_bytes() const { return _chunk_bytes; }
@@ -43,6 +44,8 @@ class memory_store final : public indexed_store {
   void dropped(std::uint64_t seq, const msg_entry& e) override;
 
  private:
+  memory_store(const memory_store& other);  // clone(): chunks copied, callbacks not
+
   struct chunk {
     std::unique_ptr<char[]> bytes;
     std::uint32_t cap = 0;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -108,6 +109,10 @@ class stream_store {
   // whole state with a snapshot, whose messages may lie below the store's last sequence.
   // Only a store that is not itself the durable copy supports it (the memory store).
   virtual base::status reset() { return base::errc::unsupported; }
+  // A copy of what is stored (messages, index, limits; no callbacks) that another thread may
+  // read while this store goes on: a replica's snapshot is encoded from it off the owner's
+  // thread. Null when the store cannot copy itself (the file store).
+  virtual std::unique_ptr<stream_store> clone() const { return nullptr; }
 
   // --- reads
   virtual base::result<stored_msg> load(std::uint64_t seq) = 0;

@@ -16,6 +16,7 @@
 // - A stream's leader (once its leader_start is applied) subscribes the stream's subjects,
 //   announced to the routes, so publishes from clients on any server reach it; followers do
 //   not subscribe (they take no writes), so nothing is forwarded twice.
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -23,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -266,6 +268,12 @@ class cluster_streams final : public core::internal_handler {
   std::string _domain;
   std::string _self;
   meta_state _meta;
+  // The helper thread encoding a stream's snapshot from a clone of its store (maybe_snapshot).
+  struct snapshot_encoder {
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  std::unique_ptr<snapshot_encoder> _encoder;
   snapshot_policy _meta_snapshots;     // the meta log compacts like a stream's
   std::size_t _meta_snapshot_bytes = 0;  // the last snapshot's size (the policy's state size)
   base::spsc_ring<core::group_event> _events;

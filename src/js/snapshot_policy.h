@@ -18,9 +18,9 @@ struct snapshot_policy {
   void taken() { since = 0; }
 
   // 256 MiB; PEREGRINE_SNAPSHOT_MIN_BYTES sets another floor (tests make it small). The owner
-  // encodes a stream's whole state on its own thread, pausing its other work meanwhile: a 7 MB
-  // snapshot took 115-215 ms on the loaded 2-vCPU VM, and with one every MiB of log async
-  // publishers hit libnats' 200 ms stall wait. So snapshots stay rare; see src/REPLICATION.md.
+  // copies a stream's whole store on its own thread (a helper encodes the copy), and every
+  // snapshot's bytes stay in memory until the next: so snapshots stay rare; see
+  // src/REPLICATION.md.
   static std::uint64_t min_bytes() {
     static const std::uint64_t v = [] {
       const char* e = std::getenv("PEREGRINE_SNAPSHOT_MIN_BYTES");

@@ -147,6 +147,21 @@ class stream_replica {
   void apply(const repl::committed_entry& e, std::vector<replica_reply>& out);
   // The replicated state at applied_index() (repl_entries::stream_snapshot).
   std::vector<std::uint8_t> snapshot() const;
+  // The same in two steps, so the owner's thread only copies: snapshot_source() takes the
+  // small fields and a clone of the store (cheap: chunk copies, no per-message work), and
+  // encode_snapshot() reads the messages from the clone and encodes, on any thread. A store
+  // that cannot clone itself leaves `store` null: encode with snapshot() instead.
+  struct snapshot_parts {
+    repl_entries::stream_snapshot head;  // everything but the messages
+    std::unique_ptr<storage::stream_store> store;
+  };
+  snapshot_parts snapshot_source() const;
+  static std::vector<std::uint8_t> encode_snapshot(repl_entries::stream_snapshot head, storage::stream_store& store);
+
+ private:
+  repl_entries::stream_snapshot snapshot_head() const;
+
+ public:
 
   // A group seeded by `origin` (a change of num_replicas, repl_entries::seed_done): no writes
   // until its seed_done is applied. The origin passes the messages it seeds with (sequence

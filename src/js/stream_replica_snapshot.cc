@@ -9,7 +9,7 @@ namespace js {
 
 namespace re = repl_entries;
 
-std::vector<std::uint8_t> stream_replica::snapshot() const {
+re::stream_snapshot stream_replica::snapshot_head() const {
   re::stream_snapshot s;
   s.applied_index = _applied_index;
   s.config_index = _config_index;
@@ -21,16 +21,26 @@ std::vector<std::uint8_t> stream_replica::snapshot() const {
     auto it = _dedup.find(id);
     if (it != _dedup.end() && it->second.ts == ts) s.dedup.push_back({id, it->second.seq, ts});
   }
-  s.first_seq = _store.first_seq();
-  s.last_seq = _store.last_seq();
-  s.msgs.reserve(_store.state(false).msgs);
+  return s;
+}
+
+stream_replica::snapshot_parts stream_replica::snapshot_source() const { return {snapshot_head(), _store.clone()}; }
+
+std::vector<std::uint8_t> stream_replica::encode_snapshot(re::stream_snapshot s, storage::stream_store& store) {
+  s.first_seq = store.first_seq();
+  s.last_seq = store.last_seq();
+  s.msgs.reserve(store.state(false).msgs);
   for (std::uint64_t seq = s.first_seq;;) {
-    auto m = _store.load_next("", seq);
+    auto m = store.load_next("", seq);
     if (!m.ok()) break;
     s.msgs.push_back({m->seq, m->ts, m->ttl, std::move(m->subject), std::move(m->headers), std::move(m->payload)});
     seq = s.msgs.back().seq + 1;
   }
   return re::encode(s);
+}
+
+std::vector<std::uint8_t> stream_replica::snapshot() const {
+  return encode_snapshot(snapshot_head(), _store);  // read in place: this thread owns the store
 }
 
 void stream_replica::restore(const repl::committed_entry& e) {

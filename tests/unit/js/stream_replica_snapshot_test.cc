@@ -91,6 +91,29 @@ TEST(StreamReplicaSnapshot, ANewerSnapshotReplacesWhatTheReplicaHeld) {
   EXPECT_EQ(b.replica.snapshot(), a.replica.snapshot());
 }
 
+// The owner clones the store and another thread encodes from the clone: the same bytes as
+// encoding in place, whatever the store does after the clone.
+TEST(StreamReplicaSnapshot, EncodingFromACloneGivesTheSameBytes) {
+  rig a;
+  a.become_ready();
+  for (int i = 0; i < 40; ++i)
+    ASSERT_EQ(a.pub("orders." + std::to_string(i % 7), "NATS/1.0\r\nNats-Msg-Id: c" + std::to_string(i) + "\r\n\r\n"),
+              submit_status::proposed);
+  a.commit_all();
+  ASSERT_TRUE(a.store.remove(9).ok());
+  const std::vector<std::uint8_t> in_place = a.replica.snapshot();
+  js::stream_replica::snapshot_parts parts = a.replica.snapshot_source();
+  ASSERT_NE(parts.store, nullptr);
+  // The original changes on: the clone does not.
+  ASSERT_TRUE(a.store.remove(1).ok());
+  ASSERT_TRUE(a.store.purge({"orders.3", 0, 0}).ok());
+  ASSERT_EQ(a.pub("orders.x"), submit_status::proposed);
+  a.commit_all();
+  EXPECT_EQ(js::stream_replica::encode_snapshot(std::move(parts.head), *parts.store), in_place);
+  EXPECT_EQ(parts.store->state(true).msgs, 39u);
+  EXPECT_NE(a.replica.snapshot(), in_place);
+}
+
 TEST(StreamReplicaSnapshot, AnOlderSnapshotOrGarbageStopsTheReplica) {
   rig a;
   a.become_ready();
