@@ -18,6 +18,10 @@ class cluster_stream_sources : public cluster_js_fixture {
  protected:
   bool runs_on_reference() const override { return true; }
 
+  // Waits on elections and mirror/source resumption: nats-server's election timeouts are
+  // 4-9 s (a split vote after a SIGKILL costs another), so it gets twice Peregrine's bounds.
+  static std::chrono::milliseconds election_wait(int ms) { return scaled(reference_server() ? 2 * ms : ms); }
+
   json create(int i, const json& cfg) {
     return api_retry(i, "$JS.API.STREAM.CREATE." + cfg.value("name", ""), cfg.dump());
   }
@@ -26,7 +30,7 @@ class cluster_stream_sources : public cluster_js_fixture {
   // `last`; the last state seen.
   json wait_state(int i, const std::string& stream, std::uint64_t msgs, std::uint64_t last) {
     json st;
-    const auto deadline = clock_type::now() + scaled(15000);
+    const auto deadline = clock_type::now() + election_wait(15000);
     while (clock_type::now() < deadline) {
       st = info(i, stream).value("state", json::object());
       if (st.value("messages", 0ull) == msgs && st.value("last_seq", 0ull) == last) break;
@@ -102,11 +106,11 @@ TEST_F(cluster_stream_sources, r3_mirror_keeps_origin_sequences_across_leader_ch
   EXPECT_EQ(mi.value("cluster", json::object()).value("replicas", json::array()).size(), 2u) << mi.dump();
 
   // A stepdown: the next leader copies on from where the replicas are.
-  const std::string first = stream_leader("M3", scaled(10000));
+  const std::string first = stream_leader("M3", election_wait(10000));
   ASSERT_FALSE(first.empty());
   const json sd = api_retry(index_of(first) >= 0 ? index_of(first) : 0, "$JS.API.STREAM.LEADER.STEPDOWN.M3", "");
   EXPECT_TRUE(sd.value("success", false)) << sd.dump();
-  const std::string second = stream_leader("M3", scaled(15000), first);
+  const std::string second = stream_leader("M3", election_wait(15000), first);
   ASSERT_FALSE(second.empty());
   publish_n(home, "origin.shipped", "o", 6, 8);
   st = wait_state(0, "M3", 8 - missing, 8);
@@ -118,7 +122,7 @@ TEST_F(cluster_stream_sources, r3_mirror_keeps_origin_sequences_across_leader_ch
   if (victim >= 0 && victim != home) {
     ::kill(servers_[victim]->pid(), SIGKILL);
     const int via = other_than(victim);
-    ASSERT_FALSE(stream_leader("M3", scaled(20000), second).empty());
+    ASSERT_FALSE(stream_leader("M3", election_wait(20000), second).empty());
     publish_n(home, "origin.canceled", "o", 9, 10);
     st = wait_state(via, "M3", 10 - missing, 10);
     EXPECT_EQ(st.value("messages", 0ull), 10 - missing) << st.dump();
@@ -147,11 +151,11 @@ TEST_F(cluster_stream_sources, r3_sources_store_each_message_once_across_a_leade
   ASSERT_TRUE(ai.contains("sources")) << ai.dump();
   EXPECT_EQ(ai["sources"].size(), 2u) << ai.dump();
 
-  const std::string first = stream_leader("ALL", scaled(10000));
+  const std::string first = stream_leader("ALL", election_wait(10000));
   ASSERT_FALSE(first.empty());
   const json sd = api_retry(index_of(first) >= 0 ? index_of(first) : 1, "$JS.API.STREAM.LEADER.STEPDOWN.ALL", "");
   EXPECT_TRUE(sd.value("success", false)) << sd.dump();
-  ASSERT_FALSE(stream_leader("ALL", scaled(15000), first).empty());
+  ASSERT_FALSE(stream_leader("ALL", election_wait(15000), first).empty());
   publish_n(0, "us.orders.shipped", "us", 3, 4);
   publish_n(2, "eu.orders.shipped", "eu", 3, 4);
   st = wait_state(2, "ALL", 8, 8);
@@ -177,7 +181,7 @@ TEST_F(cluster_stream_sources, r1_stream_with_sources_scaled_to_three_keeps_sour
   const json r = api_retry(1, "$JS.API.STREAM.UPDATE.AGG", up.dump());
   ASSERT_TRUE(r.contains("config")) << r.dump();
   EXPECT_EQ(r["config"].value("num_replicas", 0), 3);
-  ASSERT_FALSE(stream_leader("AGG", scaled(15000)).empty());
+  ASSERT_FALSE(stream_leader("AGG", election_wait(15000)).empty());
   publish_n(0, "feed.b", "f", 4, 5);
   const json st = wait_state(2, "AGG", 5, 5);
   EXPECT_EQ(st.value("messages", 0ull), 5u) << st.dump();
