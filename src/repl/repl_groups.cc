@@ -34,16 +34,21 @@ auto repl_host::call_sync(F fn) -> decltype(fn()) {
   return f.get();
 }
 
+// The sink returns false when it cannot take the event now (its queue is full) and then
+// leaves it as it was (cluster_streams' try_push moves only on success): each entry's data is
+// moved into its event, not copied, and moved back when the owner is behind.
 void repl_host::set_group_events(std::function<bool(core::group_event&)> sink) {
   _group_sink = sink;
-  _meta_apply = [sink](std::uint64_t group, const committed_entry& e) {
+  _meta_apply = [sink](std::uint64_t group, committed_entry& e) {
     core::group_event ev;
     ev.group = group;
     ev.index = e.index;
     ev.term = e.value.term;
     ev.type = std::uint8_t(e.value.type);
-    ev.data = e.value.data;
-    return sink(ev);
+    ev.data = std::move(e.value.data);
+    if (sink(ev)) return true;
+    e.value.data = std::move(ev.data);  // the owner's queue is full: offered again later
+    return false;
   };
 }
 

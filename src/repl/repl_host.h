@@ -65,8 +65,9 @@ struct repl_host_options {
 
 class repl_host final : public core::cluster_replication {
  public:
-  // False: the owner's queue is full, offer this entry again later.
-  using apply_fn = std::function<bool(std::uint64_t group, const committed_entry& e)>;
+  // False: the owner's queue is full, offer this entry again later (`e` as it was). True: the
+  // entry is taken; its data may have been moved out (no copy of each message on the way).
+  using apply_fn = std::function<bool(std::uint64_t group, committed_entry& e)>;
 
   explicit repl_host(repl_host_options o);
   ~repl_host() override;
