@@ -274,7 +274,7 @@ class cluster_streams final : public core::internal_handler {
     std::atomic<bool> done{false};
   };
   std::unique_ptr<snapshot_encoder> _encoder;
-  snapshot_policy _meta_snapshots;     // the meta log compacts like a stream's
+  snapshot_policy _meta_snapshots{0, snapshot_policy::meta_floor()};  // the meta log compacts too
   std::size_t _meta_snapshot_bytes = 0;  // the last snapshot's size (the policy's state size)
   base::spsc_ring<core::group_event> _events;
   std::uint64_t _sub = 0;

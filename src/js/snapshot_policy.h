@@ -12,9 +12,12 @@ namespace js {
 
 struct snapshot_policy {
   std::uint64_t since = 0;  // bytes of the entries applied since the last snapshot (+64 each)
+  std::uint64_t floor = 0;  // 0: min_bytes()
 
   void applied(std::size_t entry_bytes) { since += entry_bytes + 64; }
-  bool due(std::uint64_t state_bytes) const { return since >= std::max(min_bytes(), state_bytes / 2); }
+  bool due(std::uint64_t state_bytes) const {
+    return since >= std::max(floor ? floor : min_bytes(), state_bytes / 2);
+  }
   void taken() { since = 0; }
 
   // 256 MiB; PEREGRINE_SNAPSHOT_MIN_BYTES sets another floor (tests make it small). The owner
@@ -28,6 +31,9 @@ struct snapshot_policy {
     }();
     return v;
   }
+  // The meta group's: its table is small and cheap to encode, so its log stays within 16 MiB
+  // (or the test floor when that is lower).
+  static std::uint64_t meta_floor() { return std::min<std::uint64_t>(min_bytes(), std::uint64_t(16) << 20); }
 };
 
 }  // namespace js
