@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "src/base/assert.h"
 #include "src/base/go_text.h"
 #include "src/base/log.h"
 #include "src/js/api_json.h"
@@ -328,7 +329,7 @@ std::size_t cluster_streams::poll(std::int64_t) {
 
 // Log compaction: the replica's state goes to its group as a snapshot once the applied log
 // outweighs it (snapshot_policy). This thread only clones the store (chunk copies); a helper
-// thread reads the messages from the clone and encodes them (115-215 ms for 7 MB when done
+// thread reads the messages from the clone and encodes them (85-215 ms for 7 MB when done
 // here, holding every stream and consumer of this thread). One snapshot encodes at a time:
 // another stream that is due waits for a later apply.
 void cluster_streams::maybe_snapshot(hosted& h) {
@@ -345,14 +346,8 @@ void cluster_streams::maybe_snapshot(hosted& h) {
   const std::int64_t t0 = _host.clk().monotonic_ns();
   const std::uint64_t group = h.assignment.group_id, index = h.replica->applied_index();
   stream_replica::snapshot_parts parts = h.replica->snapshot_source();
+  PG_ASSERT(parts.store != nullptr);  // a replica's store is a memory_store, which clones
   const std::int64_t copy_ms = (_host.clk().monotonic_ns() - t0) / 1'000'000;
-  if (!parts.store) {  // a store that cannot copy itself: encoded here
-    auto data = std::make_shared<const std::vector<std::uint8_t>>(h.replica->snapshot());
-    PG_INFO("Replicated stream {}: snapshot at index {}, {} bytes encoded in {} ms", h.cfg.name, index, data->size(),
-            (_host.clk().monotonic_ns() - t0) / 1'000'000);
-    _repl.snapshot_taken(group, index, std::move(data));
-    return;
-  }
   _encoder = std::make_unique<snapshot_encoder>();
   _encoder->thread = std::thread([this, enc = _encoder.get(), parts = std::move(parts), name = h.cfg.name, group, index,
                                   copy_ms]() mutable {

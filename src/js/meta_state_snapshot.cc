@@ -3,8 +3,6 @@
 // server, an r1_streams per reporting server), each length-prefixed, after a version byte.
 // Restoring replays them into a fresh table, then compares it with the old one for this
 // server's replicas.
-#include <algorithm>
-
 #include "src/js/meta_state.h"
 
 namespace js {
@@ -68,29 +66,25 @@ bool meta_state::restore(std::span<const std::uint8_t> data, std::vector<meta_ch
     if (!old || !member(old->assignment.peers)) mine.push_back({kind::create_stream, now.assignment, {}});
     else if (!(old->assignment == now.assignment)) mine.push_back({kind::update_stream, now.assignment, {}});
   }
-  auto old_consumer = [&](const key& k, const std::string& name) -> const re::consumer_assign* {
-    const stream_entry* s = find(k.first, k.second);
+  auto consumer_in = [](const meta_state& table, const key& k, const std::string& name) -> const re::consumer_assign* {
+    const stream_entry* s = table.find(k.first, k.second);
     if (!s) return nullptr;
     auto it = s->consumers.find(name);
     return it == s->consumers.end() ? nullptr : &it->second;
   };
-  for (const auto& [k, old] : _streams) {
-    const stream_entry* now = next.find(k.first, k.second);
+  for (const auto& [k, old] : _streams)
     for (const auto& [name, c] : old.consumers) {
-      if (!member(c.peers)) continue;
-      const auto it = now ? now->consumers.find(name) : std::map<std::string, re::consumer_assign>::const_iterator{};
-      if (!now || it == now->consumers.end() || !member(it->second.peers) || it->second.group_id != c.group_id)
+      const re::consumer_assign* now = consumer_in(next, k, name);
+      if (member(c.peers) && (!now || !member(now->peers) || now->group_id != c.group_id))
         mine.push_back({kind::remove_consumer, {}, c});
     }
-  }
-  for (const auto& [k, now] : next._streams) {
+  for (const auto& [k, now] : next._streams)
     for (const auto& [name, c] : now.consumers) {
       if (!member(c.peers)) continue;
-      const re::consumer_assign* old = old_consumer(k, name);
+      const re::consumer_assign* old = consumer_in(*this, k, name);
       if (!old || !member(old->peers) || old->group_id != c.group_id) mine.push_back({kind::create_consumer, {}, c});
       else if (old->config_json != c.config_json) mine.push_back({kind::update_consumer, {}, c});
     }
-  }
   *this = std::move(next);
   return true;
 }
