@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "io/sync_backend.h"
-#include "storage/crc32c.h"
+#include "src/base/crc32c.h"
 
 namespace storage {
 namespace {
@@ -45,7 +45,7 @@ std::string encode_consumer_state(const consumer_state& s) {
     put(o, sseq);
     put(o, n);
   }
-  put(o, crc32c(o.data(), o.size()));
+  put(o, base::crc32c(o.data(), o.size()));
   return o;
 }
 
@@ -53,7 +53,7 @@ base::result<consumer_state> decode_consumer_state(std::string_view in) {
   if (in.size() < 16) return base::errc::corrupt;
   std::uint64_t crc;
   std::memcpy(&crc, in.data() + in.size() - 8, 8);
-  if (crc != crc32c(in.data(), in.size() - 8)) return base::errc::corrupt;
+  if (crc != base::crc32c(in.data(), in.size() - 8)) return base::errc::corrupt;
   in.remove_suffix(8);
   consumer_state s;
   std::uint64_t magic, n, a, b, c;

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "src/base/assert.h"
-#include "storage/crc32c.h"
+#include "src/base/crc32c.h"
 #include "storage/subject_match.h"
 
 namespace storage {
@@ -503,7 +503,7 @@ std::string encode_state(const stream_state& s) {
   for (auto d : s.deleted) put64(o, d);
   put64(o, s.lost.size());
   for (auto d : s.lost) put64(o, d);
-  put64(o, crc32c(o.data(), o.size()));
+  put64(o, base::crc32c(o.data(), o.size()));
   return o;
 }
 
@@ -511,7 +511,7 @@ base::result<stream_state> decode_state(std::string_view in) {
   if (in.size() < 16) return base::errc::corrupt;
   std::uint64_t crc;
   std::memcpy(&crc, in.data() + in.size() - 8, 8);
-  if (crc != crc32c(in.data(), in.size() - 8)) return base::errc::corrupt;
+  if (crc != base::crc32c(in.data(), in.size() - 8)) return base::errc::corrupt;
   in.remove_suffix(8);
   stream_state s;
   std::uint64_t magic, ft, lt, n;

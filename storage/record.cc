@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "storage/crc32c.h"
+#include "src/base/crc32c.h"
 
 namespace storage {
 namespace {
@@ -19,8 +19,8 @@ T get(const std::uint8_t* p) {
 }
 
 std::uint32_t record_crc(const std::uint8_t* p, std::uint32_t len) {
-  std::uint32_t c = crc32c(p, 4);
-  return crc32c(c, p + 8, len - 8);
+  std::uint32_t c = base::crc32c(p, 4);
+  return base::crc32c(c, p + 8, len - 8);
 }
 
 }  // namespace

@@ -88,7 +88,12 @@ class cluster_replication {
  public:
   virtual ~cluster_replication() = default;
   // Every group's events, the meta group's applies included (set once, before the host runs).
-  virtual void set_group_events(std::function<bool(group_event&)> sink) { (void)sink; }
+  // `turn_end` runs on the replication thread after each turn that delivered events, so the
+  // owner is woken once per turn, not once per event.
+  virtual void set_group_events(std::function<bool(group_event&)> sink, std::function<void()> turn_end = {}) {
+    (void)sink;
+    (void)turn_end;
+  }
   // Starts (or, after a restart, resumes from the journal) group `id` with these members.
   virtual void create_group(std::uint64_t id, std::vector<std::string> members) {
     (void)id;

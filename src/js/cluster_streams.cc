@@ -70,14 +70,12 @@ cluster_streams::~cluster_streams() {
 
 void cluster_streams::start() {
   const int wake = _host.wake_eventfd();
-  _repl.set_group_events([this, wake](core::group_event& ev) {
-    if (!_events.try_push(std::move(ev))) return false;
-    if (wake >= 0) {
-      const std::uint64_t one = 1;
-      (void)!::write(wake, &one, sizeof one);
-    }
-    return true;
-  });
+  _repl.set_group_events([this](core::group_event& ev) { return _events.try_push(std::move(ev)); },
+                         [wake] {
+                           if (wake < 0) return;  // the hub's poll finds the events on its own
+                           const std::uint64_t one = 1;
+                           (void)!::write(wake, &one, sizeof one);
+                         });
   _sub = _host.subscribe_cluster(prefix_of(_self) + ">", this);
 }
 

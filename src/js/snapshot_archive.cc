@@ -1,28 +1,13 @@
 #include "src/js/snapshot_archive.h"
 
-#include <array>
+#include "src/base/crc32c.h"
 
 namespace js {
 
 namespace {
 constexpr std::string_view kMagic = "PGSNAP1\n";
 
-// CRC-32C (Castagnoli), table-driven; src/js may not use the storage layer's own.
-constexpr std::array<std::uint32_t, 256> kCrcTable = [] {
-  std::array<std::uint32_t, 256> t{};
-  for (std::uint32_t i = 0; i < 256; ++i) {
-    std::uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-    t[i] = c;
-  }
-  return t;
-}();
-
-std::uint32_t crc32c(const char* data, std::size_t len) {
-  std::uint32_t c = 0xFFFFFFFFu;
-  for (std::size_t i = 0; i < len; ++i) c = kCrcTable[(c ^ static_cast<unsigned char>(data[i])) & 0xff] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
+std::uint32_t crc32c(const char* data, std::size_t len) { return base::crc32c(data, len); }
 
 template <typename T>
 void put(std::string& out, T v) {

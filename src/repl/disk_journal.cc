@@ -79,7 +79,7 @@ void append_journal_record(std::vector<std::uint8_t>& out, std::uint64_t group,
   put_le(out, body.size(), 4);
   put_le(out, group, 8);
   out.insert(out.end(), body.begin(), body.end());
-  const std::uint32_t c = crc32({out.data() + start + 4, out.size() - start - 4});
+  const std::uint32_t c = record_crc({out.data() + start + 4, out.size() - start - 4});
   for (int i = 0; i < 4; ++i) out[start + std::size_t(i)] = std::uint8_t(c >> (8 * i));
 }
 
@@ -130,7 +130,7 @@ base::status disk_journal::recover() {
     const std::uint64_t len = get_le(p + at + 4, 4);
     const std::uint64_t group = get_le(p + at + 8, 8);
     if (len > kMaxBody || *size - at - kHeader < len) break;
-    if (crc32({p + at + 4, std::size_t(kHeader - 4 + len)}) != crc) break;
+    if (!record_crc_matches({p + at + 4, std::size_t(kHeader - 4 + len)}, crc)) break;
     std::span<const std::uint8_t> body(p + at + kHeader, std::size_t(len));
     if (group == 0) {
       group_definition d;

@@ -3,6 +3,8 @@
 #include <array>
 #include <cstring>
 
+#include "src/base/crc32c.h"
+
 namespace repl {
 namespace {
 
@@ -50,7 +52,7 @@ struct reader {
 void finish_record(std::vector<std::uint8_t>& out, std::size_t start) {
   const std::uint32_t body = std::uint32_t(out.size() - start - kHeader);
   for (int i = 0; i < 4; ++i) out[start + 4 + std::size_t(i)] = std::uint8_t(body >> (8 * i));
-  const std::uint32_t c = crc32({out.data() + start + 4, out.size() - start - 4});
+  const std::uint32_t c = record_crc({out.data() + start + 4, out.size() - start - 4});
   for (int i = 0; i < 4; ++i) out[start + std::size_t(i)] = std::uint8_t(c >> (8 * i));
 }
 
@@ -164,7 +166,13 @@ void append_snapshot_file_record(std::vector<std::uint8_t>& out, const stored_sn
   finish_record(out, start);
 }
 
-std::uint32_t crc32(std::span<const std::uint8_t> bytes) {
+std::uint32_t record_crc(std::span<const std::uint8_t> bytes) { return base::crc32c(bytes.data(), bytes.size()); }
+
+bool record_crc_matches(std::span<const std::uint8_t> bytes, std::uint32_t crc) {
+  return record_crc(bytes) == crc || legacy_crc32(bytes) == crc;
+}
+
+std::uint32_t legacy_crc32(std::span<const std::uint8_t> bytes) {
   static const auto table = make_crc_table();
   std::uint32_t c = 0xFFFFFFFFu;
   for (std::uint8_t byte : bytes) c = table[(c ^ byte) & 0xFF] ^ (c >> 8);
@@ -205,7 +213,7 @@ std::size_t replay_records(std::span<const std::uint8_t> bytes, loaded_log& log)
     const std::uint32_t body = std::uint32_t(h.uint(4));
     const std::uint8_t kind = std::uint8_t(h.uint(1));
     if (body > (kind == kind_snapshot ? kMaxSnapshotBody : kMaxBody) || bytes.size() - at - kHeader < body) break;
-    if (crc32(bytes.subspan(at + 4, kHeader - 4 + body)) != crc) break;
+    if (!record_crc_matches(bytes.subspan(at + 4, kHeader - 4 + body), crc)) break;
     reader r{bytes.subspan(at + kHeader, body)};
     if (kind == kind_hard_state) {
       hard_state hs{r.uint(8), r.uint(8), r.uint(8)};

@@ -14,7 +14,12 @@
 
 namespace repl {
 
-std::uint32_t crc32(std::span<const std::uint8_t> bytes);
+// Record and snapshot checksums: CRC-32C (the CPU's crc32 instruction, base/crc32c.h).
+// Journals and snapshot files written before 2026-12-07 carry the table-driven CRC-32 (IEEE)
+// instead; reading accepts either, so an upgraded server recovers what an older one wrote.
+std::uint32_t record_crc(std::span<const std::uint8_t> bytes);
+bool record_crc_matches(std::span<const std::uint8_t> bytes, std::uint32_t crc);
+std::uint32_t legacy_crc32(std::span<const std::uint8_t> bytes);  // CRC-32 (IEEE), for reading
 
 void append_hard_state_record(std::vector<std::uint8_t>& out, const hard_state& hs);
 void append_entries_record(std::vector<std::uint8_t>& out, std::uint64_t first_index,

@@ -37,16 +37,21 @@ auto repl_host::call_sync(F fn) -> decltype(fn()) {
 // The sink returns false when it cannot take the event now (its queue is full) and then
 // leaves it as it was (cluster_streams' try_push moves only on success): each entry's data is
 // moved into its event, not copied, and moved back when the owner is behind.
-void repl_host::set_group_events(std::function<bool(core::group_event&)> sink) {
-  _group_sink = sink;
-  _meta_apply = [sink](std::uint64_t group, committed_entry& e) {
+void repl_host::set_group_events(std::function<bool(core::group_event&)> sink, std::function<void()> turn_end) {
+  _group_turn_end = std::move(turn_end);
+  _group_sink = [this, deliver = std::move(sink)](core::group_event& ev) {
+    if (!deliver(ev)) return false;
+    _events_taken = true;
+    return true;
+  };
+  _meta_apply = [this](std::uint64_t group, committed_entry& e) {
     core::group_event ev;
     ev.group = group;
     ev.index = e.index;
     ev.term = e.value.term;
     ev.type = std::uint8_t(e.value.type);
     ev.data = std::move(e.value.data);
-    if (sink(ev)) return true;
+    if (_group_sink(ev)) return true;
     e.value.data = std::move(ev.data);  // the owner's queue is full: offered again later
     return false;
   };

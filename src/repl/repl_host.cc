@@ -609,6 +609,7 @@ void repl_host::run() {
     fire_timers(now);
     manage_membership(now);
     for (auto& [id, g] : _groups) offer_applies(g);
+    end_event_batch();  // the owner takes this turn's applies while the sends below go out
     dial_due(now);
     refresh_view(now);
     try_bootstrap(now);
@@ -628,7 +629,13 @@ void repl_host::run() {
     }
     reap_closed();
     publish_status(now);
+    end_event_batch();
   }
+}
+
+void repl_host::end_event_batch() {
+  if (_events_taken && _group_turn_end) _group_turn_end();
+  _events_taken = false;
 }
 
 }  // namespace repl

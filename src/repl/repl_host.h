@@ -87,7 +87,7 @@ class repl_host final : public core::cluster_replication {
   void forget_server(const std::string& name) override;
   void adopt_connection(int fd) override;
   // Stream groups (repl_groups.cc).
-  void set_group_events(std::function<bool(core::group_event&)> sink) override;
+  void set_group_events(std::function<bool(core::group_event&)> sink, std::function<void()> turn_end = {}) override;
   void create_group(std::uint64_t id, std::vector<std::string> members) override;
   void remove_group(std::uint64_t id) override;
   core::group_propose_result propose(std::uint64_t group, std::uint64_t term,
@@ -172,7 +172,8 @@ class repl_host final : public core::cluster_replication {
   // time, then the group saves and compacts (raft_group::take_snapshot with the file).
   void poll_snapshot_writer(std::uint64_t now);
   int poll_timeout_ms(std::uint64_t now) const;
-  apply_fn group_apply_fn();  // a stream group's: its entries as events to _group_sink
+  apply_fn group_apply_fn();
+  void end_event_batch();  // wakes the owner once for the events given since the last call  // a stream group's: its entries as events to _group_sink
   bool role_unreported(const group_slot& g) const;
 
   const repl_host_options _o;
@@ -206,7 +207,9 @@ class repl_host final : public core::cluster_replication {
   std::map<std::uint64_t, group_slot> _groups;
   std::priority_queue<timer, std::vector<timer>, std::greater<timer>> _timers;
   apply_fn _meta_apply;
-  std::function<bool(core::group_event&)> _group_sink;
+  std::function<bool(core::group_event&)> _group_sink;  // counts what it takes in _events_taken
+  std::function<void()> _group_turn_end;
+  bool _events_taken = false;  // this turn gave the sink an event
   std::atomic<std::uint64_t> _meta_applied{0};
   std::uint64_t _rewrite_checked_ms = 0;
   std::uint64_t _stepdowns = 0;  // rotates a stepdown's pick among equally caught-up voters

@@ -22,7 +22,7 @@ std::string snapshot_file_name(std::uint64_t group, std::uint64_t index) {
   return name;
 }
 
-std::uint32_t snapshot_crc(std::span<const std::uint8_t> data) { return crc32(data); }
+std::uint32_t snapshot_crc(std::span<const std::uint8_t> data) { return record_crc(data); }
 
 base::status write_snapshot_file(const std::string& dir, const std::string& name,
                                  std::span<const std::uint8_t> data) {
@@ -70,7 +70,7 @@ base::result<std::shared_ptr<const std::vector<std::uint8_t>>> read_snapshot_fil
   std::uint8_t extra = 0;
   const bool longer = ::pread(fd, &extra, 1, off_t(at)) == 1;
   ::close(fd);
-  if (at != data->size() || longer || snapshot_crc(*data) != crc) return base::error{base::errc::corrupt, 0};
+  if (at != data->size() || longer || !record_crc_matches(*data, crc)) return base::error{base::errc::corrupt, 0};
   return std::shared_ptr<const std::vector<std::uint8_t>>(std::move(data));
 }
 

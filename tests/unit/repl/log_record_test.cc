@@ -14,10 +14,28 @@ entry command(std::uint64_t term, const std::string& s) {
   return {term, entry_type::command, {s.begin(), s.end()}};
 }
 
-TEST(log_record, crc32_matches_the_standard_check_value) {
+TEST(log_record, checksums_match_the_standard_check_values) {
   const std::string check = "123456789";
-  EXPECT_EQ(crc32({reinterpret_cast<const std::uint8_t*>(check.data()), check.size()}),
-            0xCBF43926u);
+  const std::span<const std::uint8_t> bytes{reinterpret_cast<const std::uint8_t*>(check.data()), check.size()};
+  EXPECT_EQ(record_crc(bytes), 0xE3069283u);    // CRC-32C
+  EXPECT_EQ(legacy_crc32(bytes), 0xCBF43926u);  // CRC-32 (IEEE), what older journals carry
+  EXPECT_TRUE(record_crc_matches(bytes, 0xE3069283u));
+  EXPECT_TRUE(record_crc_matches(bytes, 0xCBF43926u));
+  EXPECT_FALSE(record_crc_matches(bytes, 0xE3069284u));
+}
+
+TEST(log_record, records_written_with_the_older_checksum_still_replay) {
+  std::vector<std::uint8_t> j;
+  append_hard_state_record(j, {7, 2});
+  // Rewrite the record's checksum as an older server wrote it (CRC-32 IEEE of the rest).
+  const std::uint32_t old = legacy_crc32({j.data() + 4, j.size() - 4});
+  for (int i = 0; i < 4; ++i) j[std::size_t(i)] = std::uint8_t(old >> (8 * i));
+  loaded_log log;
+  EXPECT_EQ(replay_records(j, log), j.size());
+  EXPECT_EQ(log.hard.term, 7u);
+  j[j.size() - 1] ^= 1;  // and a torn one is still refused
+  loaded_log torn;
+  EXPECT_EQ(replay_records(j, torn), 0u);
 }
 
 TEST(log_record, replay_truncates_and_keeps_the_newest_hard_state) {

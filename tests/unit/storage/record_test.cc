@@ -3,11 +3,12 @@
 #include <string>
 #include <vector>
 
-#include "storage/crc32c.h"
+#include "src/base/crc32c.h"
 #include "storage/record.h"
 #include "storage/subject_match.h"
 
 namespace storage {
+using base::crc32c;
 namespace {
 
 TEST(crc32c, known_vectors) {

@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace storage {
+namespace base {
 
 std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t len);
 inline std::uint32_t crc32c(const void* data, std::size_t len) { return crc32c(0, data, len); }
 
-}  // namespace storage
+}  // namespace base

@@ -1,11 +1,11 @@
-#include "storage/crc32c.h"
+#include "src/base/crc32c.h"
 
 #include <nmmintrin.h>
 
 #include <array>
 #include <cstring>
 
-namespace storage {
+namespace base {
 namespace {
 
 constexpr std::uint32_t kPoly = 0x82f63b78u;  // reflected Castagnoli
@@ -52,4 +52,4 @@ std::uint32_t crc32c(std::uint32_t crc, const void* data, std::size_t len) {
   return ~crc;
 }
 
-}  // namespace storage
+}  // namespace base
