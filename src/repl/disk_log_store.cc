@@ -32,10 +32,29 @@ void append_group_image(std::vector<std::uint8_t>& out, std::uint64_t group, con
   }
 }
 
+std::uint64_t entry_data_bytes(std::span<const entry> entries) {
+  std::uint64_t n = 0;
+  for (const auto& e : entries) n += e.data.size();
+  return n;
+}
+
+std::uint64_t group_image_bytes(const loaded_log& log, std::uint64_t entry_bytes) {
+  constexpr std::uint64_t kRecord = 16 + 9 + 12;  // journal and log record headers, first/count
+  constexpr std::uint64_t kPerEntry = 13;          // term, type, length
+  std::uint64_t n = kRecord + 24 + entry_bytes + kPerEntry * log.entries.size();
+  n += kRecord * (1 + (entry_bytes + kPerEntry * log.entries.size()) / (4u << 20));
+  if (log.snapshot) {
+    n += kRecord + 64 + log.snapshot->file.size() + log.snapshot->meta.conf.size();
+    if (log.snapshot->file.empty() && log.snapshot->data) n += log.snapshot->data->size();
+  }
+  return n;
+}
+
 disk_log_store::disk_log_store(disk_journal& j, std::uint64_t group,
                                const recovered_group* recovered)
     : _journal(j), _group(group) {
   if (recovered) _view = recovered->log;
+  _entry_bytes = entry_data_bytes(_view.entries);
 }
 
 loaded_log disk_log_store::load() { return _view; }
@@ -56,6 +75,7 @@ void disk_log_store::bootstrap(const hard_state& hs, const entry& configuration)
   _view.hard = hs;
   _view.start_index = 1;
   _view.entries.assign(1, configuration);
+  _entry_bytes = configuration.data.size();
   (void)_journal.sync();
 }
 
@@ -65,8 +85,11 @@ std::uint64_t disk_log_store::append(std::uint64_t first_index, std::span<const 
   const std::uint64_t seq = _journal.append(_group, body);
   first_index = std::clamp(first_index, _view.start_index,
                            _view.start_index + _view.entries.size());
-  _view.entries.resize(first_index - _view.start_index);
+  const std::size_t keep = first_index - _view.start_index;
+  _entry_bytes -= entry_data_bytes(std::span<const entry>(_view.entries).subspan(keep));
+  _view.entries.resize(keep);
   _view.entries.insert(_view.entries.end(), entries.begin(), entries.end());
+  _entry_bytes += entry_data_bytes(entries);
   return seq;
 }
 
@@ -92,6 +115,7 @@ void disk_log_store::save_snapshot(const stored_snapshot& s, std::uint64_t keep_
   _journal.append(_group, body);
   const std::string previous = _view.snapshot ? _view.snapshot->file : std::string();
   apply_snapshot(_view, st, keep_from);
+  _entry_bytes = entry_data_bytes(_view.entries);
   if (_journal.sync() && !previous.empty() && previous != st.file)
     remove_snapshot_file(_journal.snapshot_dir(), previous);  // the journal names the new one now
 }

@@ -13,6 +13,10 @@ namespace repl {
 // One group's journal records standing for `log`: hard state, snapshot, entries (in records of
 // at most a few MiB each).
 void append_group_image(std::vector<std::uint8_t>& out, std::uint64_t group, const loaded_log& log);
+// About how many bytes append_group_image writes for a log whose entries' data take
+// `entry_bytes` (within a few hundred bytes: record headers are estimated, data is exact).
+std::uint64_t group_image_bytes(const loaded_log& log, std::uint64_t entry_bytes);
+std::uint64_t entry_data_bytes(std::span<const entry> entries);
 
 class disk_log_store final : public log_store {
  public:
@@ -32,6 +36,8 @@ class disk_log_store final : public log_store {
   }
   // The group's records for a journal rewrite (disk_journal::begin_rewrite).
   void write_image(std::vector<std::uint8_t>& out) const { append_group_image(out, _group, _view); }
+  // What write_image would write, without writing it (kept as entries come and go).
+  std::uint64_t image_bytes() const { return group_image_bytes(_view, _entry_bytes); }
   // A durable write failed: raft_group must stop (it cannot tell the store failed otherwise).
   bool failed() const { return _journal.failed(); }
 
@@ -39,6 +45,7 @@ class disk_log_store final : public log_store {
   disk_journal& _journal;
   std::uint64_t _group;
   loaded_log _view;
+  std::uint64_t _entry_bytes = 0;  // the data of _view.entries
 };
 
 }  // namespace repl

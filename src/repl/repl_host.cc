@@ -565,6 +565,17 @@ void repl_host::maybe_rewrite_journal(std::uint64_t now) {
     return e != nullptr && *e != '\0' ? std::strtoull(e, nullptr, 10) : std::uint64_t(64) << 20;
   }();
   if (_journal->size() < std::max(floor, 2 * _last_image_bytes)) return;
+  // Estimated first: building an image as big as the journal only to drop it held this
+  // thread (and every PubAck) for a copy of the whole log each second.
+  std::uint64_t estimate = 0;
+  for (const auto& [id, g] : _groups) estimate += g.store->image_bytes();
+  for (const auto& [id, rec] : _journal->recovered())
+    if (!_groups.count(id) && !_removed_groups.count(id))
+      estimate += group_image_bytes(rec.log, entry_data_bytes(rec.log.entries));
+  if (2 * estimate > _journal->size()) {
+    _last_image_bytes = estimate;
+    return;  // not worth it yet
+  }
   std::vector<std::uint8_t> image;
   auto define = [&](const group_definition& def) {
     append_journal_record(image, 0, encode_group_definition(def));

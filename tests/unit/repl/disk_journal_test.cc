@@ -398,6 +398,40 @@ namespace {
 // A rewrite keeps what the groups need (snapshot, trailing and later entries, hard state),
 // takes the records appended while the new file was written, forgets removed groups, and
 // the journal goes on appending to the new file; a restart recovers exactly that.
+// The rewrite check estimates a group's image instead of building it (building one as big as
+// the journal each second stalled the replication thread): the estimate must follow appends,
+// overwrites and snapshots, within a few hundred bytes of what write_image writes.
+TEST(disk_journal, a_group_image_is_estimated_without_building_it) {
+  storage_test::temp_dir d;
+  auto j = open_journal(d.sub("journal"));
+  j->define_group({1, {"a", "b", "c"}});
+  disk_log_store s(*j, 1, nullptr);
+  auto close_to_built = [&] {
+    std::vector<std::uint8_t> image;
+    s.write_image(image);
+    const auto est = s.image_bytes();
+    EXPECT_LE(est, image.size() + 512) << "built " << image.size();
+    EXPECT_GE(est + 512, image.size()) << "estimated " << est;
+  };
+  s.save_hard_state({2, 1, 1});
+  close_to_built();
+  for (std::uint64_t i = 1; i <= 3000; ++i) {
+    const entry e[] = {command(2, std::string(100 + i % 900, 'x'))};
+    s.append(i, e);
+  }
+  close_to_built();  // more than one 4 MiB entries record
+  const entry shorter[] = {command(3, "overwrites 2001..3000")};
+  s.append(2001, shorter);
+  EXPECT_EQ(s.last_index(), 2001u);
+  close_to_built();
+  stored_snapshot snap;
+  snap.meta = {1500, 2, 1, {1, 2, 3}};
+  snap.data = std::make_shared<const std::vector<std::uint8_t>>(std::vector<std::uint8_t>(4096, 1));
+  s.save_snapshot(snap, 1401);
+  close_to_built();
+  settle(*j);
+}
+
 TEST(disk_journal, a_rewrite_keeps_the_live_records_and_appends_go_on) {
   for (bool sync_writes : {true, false}) {
     storage_test::temp_dir d;
