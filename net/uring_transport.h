@@ -41,6 +41,7 @@ class uring_transport final : public transport {
   std::size_t poll(base::nanos now) override;
   void wait(base::nanos timeout, int doorbell_fd) override;
   bool watch_fd(int fd) override;
+  bool drains_doorbell() const override { return true; }  // an armed read takes the count
 
  private:
   struct conn;
@@ -63,6 +64,7 @@ class uring_transport final : public transport {
 
   io_uring _ring{};
   bool _ring_ok = false;
+  bool _taskrun_flag = false;  // the SQ ring flags pending completions (poll may skip the enter)
   io_uring_buf_ring* _bufs = nullptr;
   char* _buf_mem = nullptr;
   std::size_t _buf_ring_bytes = 0;

@@ -196,6 +196,7 @@ base::status server::start() {
   shard::loop_config lcfg;
   lcfg.mode = o.poll_mode == "busy" ? shard::poll_mode::busy : shard::poll_mode::adaptive;
   lcfg.spin_ns = o.spin_us * base::kMicro;
+  lcfg.govern_spin = true;  // no spinning while the host is oversubscribed (spin_governor.h)
   auto transports = _transports->client_transports(_shared.shard_count);
   if (!transports) return transports.err();
   _shared.shard_count = std::uint32_t(transports->size());

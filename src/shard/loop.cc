@@ -1,8 +1,12 @@
 #include "src/shard/loop.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <memory>
 
 #include <immintrin.h>
 
@@ -14,6 +18,30 @@ namespace {
 void poll_doorbell(base::nanos timeout, int fd) {
   pollfd p{fd, POLLIN, 0};
   ::poll(&p, 1, int(timeout / base::kMilli) + 1);
+}
+
+// The calling thread's schedstat: "<run ns> <run-queue wait ns> <slices>". Opened by the
+// thread itself (thread-self), kept open, read with pread. Empty when the kernel has none.
+loop::sched_reader thread_schedstat_reader() {
+  const int fd = ::open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  struct closer {
+    int fd;
+    ~closer() { ::close(fd); }
+  };
+  auto file = std::make_shared<closer>();
+  file->fd = fd;
+  return [file](base::nanos& run, base::nanos& wait) {
+    char buf[96];
+    const ssize_t n = ::pread(file->fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    unsigned long long r = 0, w = 0;
+    if (std::sscanf(buf, "%llu %llu", &r, &w) != 2) return false;
+    run = base::nanos(r);
+    wait = base::nanos(w);
+    return true;
+  };
 }
 }  // namespace
 
@@ -55,17 +83,35 @@ void loop::run() {
     window_end = 0;
     last_work = _clk.monotonic_ns();
   };
+  const bool govern = _cfg.mode == poll_mode::adaptive && _cfg.govern_spin;
+  if (govern && !_sched_reader) _sched_reader = thread_schedstat_reader();
+  bool idle = false;   // an idle episode (turns without work since the last work) is under way
+  bool spin_it = true;  // and the governor let it spin
   while (!stopping()) {
     if (const base::nanos t = _clk.monotonic_ns(); run_once() > 0) {
+      if (idle && spin_it && govern) _governor.on_spin_end(true);
+      idle = false;
       found_work(t);
       continue;
     }
     woke_early_at = -1;
     const base::nanos now = _clk.monotonic_ns();
-    if (_cfg.mode == poll_mode::busy || now - last_work < _cfg.spin_ns || now < window_end) {
+    if (govern && _sched_reader && _governor.due(now)) {
+      base::nanos run = 0, wait = 0;
+      if (_sched_reader(run, wait)) _governor.on_sample(now, run, wait);
+      else _sched_reader = {};  // no readings here: spin as configured
+    }
+    if (!idle) {
+      idle = true;
+      spin_it = !govern || _governor.spin_now();
+    }
+    if (_cfg.mode == poll_mode::busy || (spin_it && (now - last_work < _cfg.spin_ns || now < window_end))) {
       _mm_pause();
       continue;
     }
+    if (spin_it && govern) _governor.on_spin_end(false);
+    idle = false;
+    const bool may_spin = _governor.spin_allowed();
     if (window_end) {  // the predicted arrival did not come
       _predictor.on_miss();
       window_end = 0;
@@ -82,7 +128,7 @@ void loop::run() {
     for (poller* p : _pollers)
       if (const base::nanos l = p->idle_limit(now); l > 0 && l < block) block = l;
     // A predicted arrival: wake up in time to be spinning when it lands.
-    const wake_predictor::window w = predict ? _predictor.next() : wake_predictor::window{};
+    const wake_predictor::window w = predict && may_spin ? _predictor.next() : wake_predictor::window{};
     bool planned = false;
     if (w.valid() && w.spin_until > now) {
       if (w.wake_at <= now) {
@@ -102,7 +148,7 @@ void loop::run() {
       poll_doorbell(block, _doorbell);
     }
     _sleeping.store(false, std::memory_order_seq_cst);
-    clear_doorbell();
+    if (!_waiter || !_waiter->drains_doorbell()) clear_doorbell();
     const base::nanos woke = _clk.monotonic_ns();
     if (woke < now + block) {
       woke_early_at = woke;

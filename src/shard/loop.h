@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "src/base/clock.h"
+#include "src/shard/spin_governor.h"
 #include "src/shard/wake_predictor.h"
 
 namespace shard {
@@ -35,6 +36,9 @@ class waiter {
   // Also ends a block when `fd` (an eventfd, e.g. a storage ring's completion signal) turns
   // readable; the waiter drains it. False if this waiter cannot watch fds.
   virtual bool watch_fd(int /*fd*/) { return false; }
+  // True if the wait consumes the doorbell's count itself (an armed read), so the loop need
+  // not drain it after every block.
+  virtual bool drains_doorbell() const { return false; }
 };
 
 enum class poll_mode { adaptive, busy };
@@ -46,6 +50,10 @@ struct loop_config {
   // Adaptive mode: learn periodic arrivals and wake up just before the next one (see
   // wake_predictor.h); no effect on a loop without traffic.
   bool predict_arrivals = true;
+  // Adaptive mode: no spinning while this thread waits about as long for a core as it runs
+  // (an oversubscribed host, see spin_governor.h). Reads /proc/thread-self/schedstat unless
+  // set_sched_reader gave another source.
+  bool govern_spin = false;
 };
 
 class loop {
@@ -59,6 +67,9 @@ class loop {
   void set_waiter(waiter* w) { _waiter = w; }
   // Called once per turn after the pollers (e.g. to flush batched sends).
   void set_end_of_turn(std::function<std::size_t(base::nanos)> fn) { _end_of_turn = std::move(fn); }
+  // The thread's cumulative run time and run-queue wait (ns) for govern_spin; false: no reading.
+  using sched_reader = std::function<bool(base::nanos& run, base::nanos& wait)>;
+  void set_sched_reader(sched_reader r) { _sched_reader = std::move(r); }
 
   // One turn over every poller; returns the work done.
   std::size_t run_once();
@@ -81,6 +92,9 @@ class loop {
   // saw the arrival inside the spin window.
   std::uint64_t planned_wakes() const { return _planned_wakes; }
   std::uint64_t predicted_hits() const { return _predicted_hits; }
+  // Whether the governor lets the loop spin now, and how often it stopped it.
+  bool spin_allowed() const { return _governor.spin_allowed(); }
+  std::uint64_t spin_stops() const { return _governor.turned_off(); }
 
  private:
   loop_config _cfg;
@@ -95,6 +109,8 @@ class loop {
   std::uint64_t _planned_wakes = 0;
   std::uint64_t _predicted_hits = 0;
   wake_predictor _predictor;
+  spin_governor _governor;
+  sched_reader _sched_reader;
 };
 
 }  // namespace shard

@@ -181,6 +181,52 @@ TEST(loop, adaptive_mode_spins_for_spin_ns_then_blocks) {
   }
 }
 
+// govern_spin: once the thread's readings say it waits for a core as long as it runs and its
+// spins keep ending without work, an idle loop blocks at once (but for a probe spin every
+// eighth time); when the readings turn quiet it spins again.
+TEST(loop, a_governed_loop_stops_spinning_while_the_host_is_oversubscribed) {
+  base::manual_clock clk(1'000'000);
+  shard::loop_config cfg{.mode = shard::poll_mode::adaptive, .spin_ns = 10 * base::kMicro,
+                         .max_block_ns = 7 * base::kMilli, .predict_arrivals = false};
+  cfg.govern_spin = true;
+  shard::loop l(cfg, clk);
+  bool oversubscribed = true;
+  nanos run = 0, wait = 0;
+  l.set_sched_reader([&](nanos& r, nanos& w) {
+    run += 5 * base::kMilli;
+    wait += oversubscribed ? 5 * base::kMilli : 0;
+    r = run;
+    w = wait;
+    return true;
+  });
+  fake_waiter fw;
+  l.set_waiter(&fw);
+  fn_poller p;
+  p.fn = [&](nanos) {
+    clk.advance(100);
+    return std::size_t(0);
+  };
+  l.add_poller(&p);
+  std::vector<std::size_t> polls_at;
+  fw.on_wait = [&](nanos, int) {
+    polls_at.push_back(p.calls);
+    clk.advance(10 * base::kMilli);  // ten blocks a governor window
+    if (fw.calls.size() == 60) oversubscribed = false;
+    if (fw.calls.size() == 100) l.stop();
+  };
+  l.run();
+  ASSERT_EQ(polls_at.size(), 100u);
+  auto spun = [&](std::size_t i) { return polls_at[i] - polls_at[i - 1] >= 50; };  // 10 us of 100 ns polls
+  EXPECT_TRUE(spun(5)) << "spins until the governor has a verdict";
+  int spun_while_stopped = 0;
+  for (std::size_t i = 31; i < 60; ++i) spun_while_stopped += spun(i);
+  EXPECT_GE(spun_while_stopped, 2) << "probes";
+  EXPECT_LE(spun_while_stopped, 6) << "blocked right after an idle turn, but for the probes";
+  EXPECT_EQ(l.spin_stops(), 1u);
+  EXPECT_TRUE(l.spin_allowed()) << "quiet readings turn spinning back on";
+  for (std::size_t i = 90; i < 100; ++i) EXPECT_TRUE(spun(i)) << i;
+}
+
 TEST(loop, adaptive_mode_does_not_block_while_there_is_work) {
   base::manual_clock clk;
   shard::loop l({.mode = shard::poll_mode::adaptive, .spin_ns = 1000}, clk);
