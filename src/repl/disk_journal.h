@@ -3,7 +3,7 @@
 // group's view of it). Records of all groups that arrive within one loop turn go out in one
 // write with one fdatasync (group commit: the write is submitted durable, RWF_DSYNC or
 // fdatasync, through io::backend, which is io_uring + O_DIRECT where the filesystem allows).
-//   record: u32 crc32 (of the rest) | u32 body length | u64 group | body
+//   record: u32 crc32c (of the rest, record_crc) | u32 body length | u64 group | body
 // The body is a log_record (hard state or entries) for group > 0, or, for group 0, a group
 // definition (u64 group, then the member names: u16 count, u8 length + bytes each), written
 // once when a group is created so a restart knows which groups exist and who their members are.

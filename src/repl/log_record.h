@@ -1,7 +1,7 @@
 #pragma once
 // The journal record format of a Raft log store: what memory_log_store keeps as bytes and
 // the O_DIRECT store will write. A record is
-//   u32 crc32 (of everything after it) | u32 body length | u8 kind | body
+//   u32 crc32c (of everything after it, record_crc) | u32 body length | u8 kind | body
 // little-endian. Kinds: snapshot (see append_snapshot_record), hard_state (u64 term, u64 voted_for, u64 incarnation) and entries (u64 first_index,
 // u32 count, then per entry u64 term, u8 type, u32 length, data). Replaying entries at
 // first_index drops everything from first_index on first (Raft's log truncation).
@@ -30,7 +30,7 @@ void append_snapshot_record(std::vector<std::uint8_t>& out, const stored_snapsho
                             std::uint64_t keep_from);
 // kind snapshot_file: the same, with the data in a file (stored_snapshot::file, size, crc)
 // instead of the record: u64 index, u64 term, u64 conf_index, u64 keep_from, u32 conf length,
-// conf, u64 size, u32 crc32, u16 name length, name. Replay leaves the data to be read (null).
+// conf, u64 size, u32 crc32c, u16 name length, name. Replay leaves the data to be read (null).
 void append_snapshot_file_record(std::vector<std::uint8_t>& out, const stored_snapshot& s,
                                  std::uint64_t keep_from);
 // save_snapshot's effect on a log view (shared by the stores and the replay).

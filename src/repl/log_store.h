@@ -58,7 +58,7 @@ struct snapshot_meta {
 struct stored_snapshot {
   snapshot_meta meta;
   // The on-disk store keeps the data in a file of its own (disk_log_store): its name in the
-  // journal's snapshot directory, with the data's size and crc32 to check it on recovery.
+  // journal's snapshot directory, with the data's size and CRC-32C to check it on recovery.
   std::string file;
   std::uint64_t size = 0;
   std::uint32_t crc = 0;

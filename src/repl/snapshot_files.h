@@ -17,7 +17,7 @@ std::string snapshot_file_name(std::uint64_t group, std::uint64_t index);
 std::uint32_t snapshot_crc(std::span<const std::uint8_t> data);
 base::status write_snapshot_file(const std::string& dir, const std::string& name,
                                  std::span<const std::uint8_t> data);
-// The file's data if it has `size` bytes with crc32 `crc` (snapshot_crc).
+// The file's data if it has `size` bytes with checksum `crc` (snapshot_crc, or the older CRC-32).
 base::result<std::shared_ptr<const std::vector<std::uint8_t>>> read_snapshot_file(
     const std::string& dir, const std::string& name, std::uint64_t size, std::uint32_t crc);
 void remove_snapshot_file(const std::string& dir, const std::string& name);
