@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <random>
+#include <string_view>
 
 #include "peregrine_config.h"
 #include "src/base/log.h"
@@ -196,7 +198,10 @@ base::status server::start() {
   shard::loop_config lcfg;
   lcfg.mode = o.poll_mode == "busy" ? shard::poll_mode::busy : shard::poll_mode::adaptive;
   lcfg.spin_ns = o.spin_us * base::kMicro;
-  lcfg.govern_spin = true;  // no spinning while the host is oversubscribed (spin_governor.h)
+  // No spinning while the host is oversubscribed (spin_governor.h); PEREGRINE_SPIN_GOVERNOR=off
+  // keeps the plain spin, for comparisons.
+  const char* governor = std::getenv("PEREGRINE_SPIN_GOVERNOR");
+  lcfg.govern_spin = governor == nullptr || std::string_view(governor) != "off";
   auto transports = _transports->client_transports(_shared.shard_count);
   if (!transports) return transports.err();
   _shared.shard_count = std::uint32_t(transports->size());
