@@ -10,9 +10,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "src/base/tcp_listen.h"
 
@@ -116,6 +119,64 @@ TEST(repl_host, two_servers_form_the_meta_group_elect_and_hand_over_leadership) 
     const auto ma = a.meta(), mb = b.meta();
     return !ma.leader.empty() && ma.leader == mb.leader && ma.leader != leader;
   })) << "leadership stayed with " << leader;
+}
+
+// The owner's sink may refuse an event (its ring is full): the entry stays with pg-repl,
+// its data moved back whole, and is offered again later, in order. The owner is woken
+// (turn_end) once per turn that delivered events, not once per event.
+TEST(repl_host, a_refused_event_is_offered_again_whole_and_the_owner_is_woken_per_turn) {
+  storage_test::temp_dir d;
+  repl_host a(options("a", "c1", d.sub("a"))), b(options("b", "c1", d.sub("b")));
+  cluster_port ap(a), bp(b);
+  ASSERT_GT(ap.port(), 0);
+  ASSERT_GT(bp.port(), 0);
+  struct offer {
+    std::uint64_t index;
+    std::vector<std::uint8_t> data;
+  };
+  std::mutex mu;
+  std::vector<offer> refused, taken;
+  int refuse_next = 2;  // the first applies offered are refused twice each
+  std::atomic<int> turn_ends{0}, events{0}, accepted{0};
+  a.set_group_events(
+      [&](core::group_event& ev) {
+        std::lock_guard lk(mu);
+        if (ev.what != core::group_event::kind::apply) {
+          ++accepted;
+          return true;
+        }
+        if (refuse_next > 0 && taken.size() < 2) {
+          --refuse_next;
+          refused.push_back({ev.index, ev.data});
+          return false;
+        }
+        refuse_next = 2;
+        taken.push_back({ev.index, std::move(ev.data)});
+        ++events;
+        ++accepted;
+        return true;
+      },
+      [&] { ++turn_ends; });
+  a.start();
+  b.start();
+  link(a, "a", ap, b, "b", bp);
+  ASSERT_TRUE(eventually([&] {
+    const auto ma = a.meta(), mb = b.meta();
+    return ma.running && mb.running && !ma.leader.empty() && ma.leader == mb.leader && events.load() >= 1;
+  }));
+  std::lock_guard lk(mu);
+  ASSERT_GE(refused.size(), 2u);
+  ASSERT_FALSE(taken.empty());
+  // Each refused offer came back with the same index and the same bytes (moved back, not lost).
+  for (const auto& r : refused) {
+    const auto t = std::find_if(taken.begin(), taken.end(), [&](const offer& o) { return o.index == r.index; });
+    ASSERT_NE(t, taken.end()) << "index " << r.index << " was never taken";
+    EXPECT_EQ(t->data, r.data) << "index " << r.index;
+  }
+  for (std::size_t i = 1; i < taken.size(); ++i) EXPECT_EQ(taken[i].index, taken[i - 1].index + 1) << i;
+  EXPECT_GE(turn_ends.load(), 1);
+  // Never more wake-ups than events taken (each waking turn took at least one).
+  EXPECT_LE(turn_ends.load(), accepted.load());
 }
 
 TEST(repl_host, a_server_of_another_cluster_is_refused_and_a_late_one_joins) {
