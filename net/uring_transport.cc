@@ -56,9 +56,10 @@ bool uring_transport::init(std::string& why) {
   io_uring_params p{};
   // The ring is created disabled: SINGLE_ISSUER binds it to the thread that enables it,
   // which must be the shard's thread (see ensure_enabled), not the one constructing it.
-  // TASKRUN_FLAG: the kernel flags the SQ ring when deferred completions wait, so a poll
-  // with nothing to submit and nothing flagged needs no io_uring_enter (a spinning shard
-  // entered the kernel every turn: tens of thousands of syscalls a second, each costly on a VM).
+  // TASKRUN_FLAG: the kernel flags the SQ ring when deferred completions wait (liburing's
+  // peek then enters to run them), so a poll with nothing to submit needs no io_uring_enter
+  // of its own (a spinning shard entered the kernel every turn: tens of thousands of
+  // syscalls a second, each costly on a VM).
   p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
             IORING_SETUP_R_DISABLED;
   int r = io_uring_queue_init_params(kEntries, &_ring, &p);
@@ -473,9 +474,9 @@ void uring_transport::ensure_enabled() {
 
 std::size_t uring_transport::poll(base::nanos) {
   ensure_enabled();
-  const bool flagged = !_taskrun_flag || io_uring_sq_ready(&_ring) > 0 ||
-                       (IO_URING_READ_ONCE(*_ring.sq.kflags) & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW)) != 0;
-  if (flagged) io_uring_submit_and_get_events(&_ring);
+  // With TASKRUN_FLAG, io_uring_peek_cqe below enters the kernel itself when deferred
+  // completions are flagged; an enter is needed here only to submit.
+  if (!_taskrun_flag || io_uring_sq_ready(&_ring) > 0) io_uring_submit_and_get_events(&_ring);
   std::size_t n = 0;
   io_uring_cqe* cqe = nullptr;
   // Handlers may queue new SQEs; reap in batches so the CQ drains before we submit again.

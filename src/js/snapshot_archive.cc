@@ -7,8 +7,6 @@ namespace js {
 namespace {
 constexpr std::string_view kMagic = "PGSNAP1\n";
 
-std::uint32_t crc32c(const char* data, std::size_t len) { return base::crc32c(data, len); }
-
 template <typename T>
 void put(std::string& out, T v) {
   char b[sizeof(T)];
@@ -59,7 +57,7 @@ void snapshot_writer::message(const storage::stored_msg& m) {
 }
 
 std::string snapshot_writer::finish() {
-  const std::uint32_t crc = crc32c(_out.data(), _out.size());
+  const std::uint32_t crc = base::crc32c(_out.data(), _out.size());
   std::string end;
   put<std::uint32_t>(end, _count);
   put<std::uint32_t>(end, crc);
@@ -99,7 +97,7 @@ std::optional<snapshot_contents> read_snapshot(std::string_view bytes, std::stri
         error = "snapshot corrupt: bad end record";
         return std::nullopt;
       }
-      if (crc != crc32c(bytes.data(), at) || n != count) {
+      if (crc != base::crc32c(bytes.data(), at) || n != count) {
         error = "snapshot corrupt: checksum mismatch";
         return std::nullopt;
       }

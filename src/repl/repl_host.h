@@ -172,8 +172,8 @@ class repl_host final : public core::cluster_replication {
   // time, then the group saves and compacts (raft_group::take_snapshot with the file).
   void poll_snapshot_writer(std::uint64_t now);
   int poll_timeout_ms(std::uint64_t now) const;
-  apply_fn group_apply_fn();
-  void end_event_batch();  // wakes the owner once for the events given since the last call  // a stream group's: its entries as events to _group_sink
+  apply_fn group_apply_fn();  // a stream group's: its entries as events to _group_sink
+  void end_event_batch();     // wakes the owner once for the events given since the last call
   bool role_unreported(const group_slot& g) const;
 
   const repl_host_options _o;

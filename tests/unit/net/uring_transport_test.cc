@@ -1,6 +1,7 @@
 // The io_uring socket transport against a real loopback connection: pausing and resuming a
 // connection's reads within one loop turn (what publisher back-pressure does when the full
-// subscriber drains at once) must not lose the connection or its bytes.
+// subscriber drains at once) must not lose the connection or its bytes. The tests only ever
+// poll, never wait.
 #include "net/uring_transport.h"
 
 #include <arpa/inet.h>
@@ -73,6 +74,20 @@ class uring_transport_test : public ::testing::Test {
   recorder rec;
   int port = 0, fd = -1;
 };
+
+// Bytes that arrive while the recv is already armed complete as deferred task work: poll()
+// skips io_uring_enter when it has nothing to submit, so it must still enter when the kernel
+// flags that work (IORING_SQ_TASKRUN), or the bytes would wait for the next blocking wait.
+TEST_F(uring_transport_test, bytes_arriving_on_an_armed_recv_are_taken_by_poll_alone) {
+  for (int i = 0; i < 5; ++i) t->poll(0);  // the recv is armed, nothing to read, nothing queued
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const std::string more = "late" + std::to_string(round);
+    ASSERT_EQ(::send(fd, more.data(), more.size(), 0), static_cast<ssize_t>(more.size()));
+    const std::string want = rec.data + more;
+    EXPECT_TRUE(poll_until(*t, [&] { return rec.data == want; })) << rec.data;
+  }
+}
 
 TEST_F(uring_transport_test, pause_then_resume_in_one_turn_keeps_reading) {
   ASSERT_EQ(::send(fd, "one", 3, 0), 3);

@@ -83,12 +83,18 @@ void link(repl_host& a, const std::string& a_name, const cluster_port& ap, repl_
   b.route_peer(a_name, "127.0.0.1", ap.port(), true);
 }
 
-TEST(repl_host, two_servers_form_the_meta_group_elect_and_hand_over_leadership) {
+// Two hosts of cluster c1 with their cluster ports, not started.
+struct two_hosts {
   storage_test::temp_dir d;
-  repl_host a(options("a", "c1", d.sub("a"))), b(options("b", "c1", d.sub("b")));
-  cluster_port ap(a), bp(b);
-  ASSERT_GT(ap.port(), 0);
-  ASSERT_GT(bp.port(), 0);
+  repl_host a{options("a", "c1", d.sub("a"))}, b{options("b", "c1", d.sub("b"))};
+  cluster_port ap{a}, bp{b};
+  bool listening() const { return ap.port() > 0 && bp.port() > 0; }
+};
+
+TEST(repl_host, two_servers_form_the_meta_group_elect_and_hand_over_leadership) {
+  two_hosts h;
+  ASSERT_TRUE(h.listening());
+  auto& [d, a, b, ap, bp] = h;
   std::atomic<int> applied{0};
   a.set_meta_apply([&](std::uint64_t, const committed_entry&) {
     ++applied;
@@ -125,11 +131,9 @@ TEST(repl_host, two_servers_form_the_meta_group_elect_and_hand_over_leadership) 
 // its data moved back whole, and is offered again later, in order. The owner is woken
 // (turn_end) once per turn that delivered events, not once per event.
 TEST(repl_host, a_refused_event_is_offered_again_whole_and_the_owner_is_woken_per_turn) {
-  storage_test::temp_dir d;
-  repl_host a(options("a", "c1", d.sub("a"))), b(options("b", "c1", d.sub("b")));
-  cluster_port ap(a), bp(b);
-  ASSERT_GT(ap.port(), 0);
-  ASSERT_GT(bp.port(), 0);
+  two_hosts h;
+  ASSERT_TRUE(h.listening());
+  auto& [d, a, b, ap, bp] = h;
   struct offer {
     std::uint64_t index;
     std::vector<std::uint8_t> data;

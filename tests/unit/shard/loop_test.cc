@@ -368,6 +368,35 @@ TEST(loop, stop_rings_the_doorbell_and_clear_drains_it) {
   EXPECT_FALSE(readable(l.doorbell_fd()));
 }
 
+// A waiter whose wait consumes the doorbell's count itself (the uring transport's armed read)
+// is trusted to: the loop leaves the doorbell alone after the block. Any other waiter's
+// doorbell is drained by the loop.
+TEST(loop, the_doorbell_is_drained_by_the_loop_unless_the_waiter_does) {
+  for (const bool drains : {false, true}) {
+    base::manual_clock clk(1'000'000);
+    shard::loop l({.mode = shard::poll_mode::adaptive, .spin_ns = 0, .max_block_ns = base::kMilli}, clk);
+    struct draining_waiter : fake_waiter {
+      bool drains = false;
+      bool drains_doorbell() const override { return drains; }
+    } fw;
+    fw.drains = drains;
+    l.set_waiter(&fw);
+    std::vector<bool> readable_at_wait;
+    fw.on_wait = [&](nanos, int fd) {
+      readable_at_wait.push_back(readable(fd));
+      if (fw.calls.size() == 1) {  // rung during the block; this fake does not consume it
+        const std::uint64_t one = 1;
+        ASSERT_EQ(::write(fd, &one, sizeof one), ssize_t(sizeof one));
+      }
+      if (fw.calls.size() == 2) l.stop();
+    };
+    l.run();
+    ASSERT_EQ(readable_at_wait.size(), 2u) << drains;
+    EXPECT_FALSE(readable_at_wait[0]) << drains;
+    EXPECT_EQ(readable_at_wait[1], drains) << "the count is left only for a waiter that drains it";
+  }
+}
+
 TEST(loop, wake_ends_a_block_on_the_doorbell) {
   // A waiter that really blocks on the doorbell fd with the loop's (long) timeout.
   const shard::loop_config cfg{.mode = shard::poll_mode::adaptive, .spin_ns = 0,
