@@ -328,6 +328,7 @@ int main(int argc, char** argv) {
     std::vector<js::account_limits> enabled;
     std::vector<std::string> disabled;
     js_accounts(opts, enabled, disabled);
+    if (!enabled.empty()) srv.set_operator_js_account(enabled.front().account);
     for (auto& a : js::make_jetstream_accounts(std::size_t(std::max(1, core::js_owner_threads(opts))), enabled, disabled,
                                                std::size_t(opts.consumer_threads)))
       srv.add_service(std::move(a.svc), a.account, a.owner);

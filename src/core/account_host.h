@@ -12,6 +12,11 @@ class account_host final : public service_host {
   std::uint64_t subscribe(std::string_view subject, std::string_view queue, internal_handler* h) override {
     return _d.subscribe_in(_account, subject, queue, h);
   }
+  // Announced to the routes in this account (RS+ <account> ...): the account's replicated
+  // streams' subjects and the cluster's JetStream requests reach it from other servers.
+  std::uint64_t subscribe_cluster(std::string_view subject, internal_handler* h) override {
+    return _d.subscribe_in(_account, subject, {}, h, true);
+  }
   void unsubscribe(std::uint64_t id) override { _d.unsubscribe(id); }
   void publish(std::string_view subject, std::string_view reply, std::string_view headers,
                std::string_view payload) override {

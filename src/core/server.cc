@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -224,13 +225,16 @@ base::status server::start() {
   for (auto& s : _shards) all.push_back(s.get());
   for (auto& s : _shards) s->connect(all);
   const auto& accounts = _shared.live()->auth->accounts;
+  auto account_id = [&](const std::string& name) -> std::optional<std::uint32_t> {
+    if (name.empty() || name == "$G") return kGlobalAccount;
+    auto it = std::find_if(accounts.begin(), accounts.end(), [&](const account_rules& a) { return a.name == name; });
+    if (it == accounts.end()) return std::nullopt;
+    return std::uint32_t(it - accounts.begin());
+  };
   for (auto& p : _pending_services) {
-    std::uint32_t account = kGlobalAccount;
-    if (!p.account.empty() && p.account != "$G") {
-      auto it = std::find_if(accounts.begin(), accounts.end(), [&](const account_rules& a) { return a.name == p.account; });
-      if (it == accounts.end()) return base::error{base::errc::internal, EINVAL};
-      account = std::uint32_t(it - accounts.begin());
-    }
+    const auto found = account_id(p.account);
+    if (!found) return base::error{base::errc::internal, EINVAL};
+    const std::uint32_t account = *found;
     if (consumers && p.owner >= owner_slots)
       _shards[client_shards + owners + (p.owner - owner_slots) % consumers]->add_service(std::move(p.svc), account);
     else
@@ -241,7 +245,8 @@ base::status server::start() {
   // requesters without the JetStream thread).
   if (auto sys = make_system_service(*this, _shared.live()->auth->system_account)) _shards[0]->add_service(std::move(sys));
   // The cluster operator's JetStream requests come from the system account (sys_js_relay.h).
-  if (auto relay = make_sys_js_relay(*this, _shared.live()->auth->system_account))
+  if (auto relay = make_sys_js_relay(*this, _shared.live()->auth->system_account,
+                                     account_id(_operator_js_account).value_or(kGlobalAccount)))
     _shards[0]->add_service(std::move(relay));
   // -1 asks for a random port, as in nats-server.
   auto st = _shards[0]->transport().listen(o.host, o.port < 0 ? 0 : o.port);

@@ -28,6 +28,9 @@ class server {
     if (owner == SIZE_MAX) owner = _pending_services.size();
     _pending_services.push_back({std::move(s), std::move(account), owner});
   }
+  // The account whose JetStream takes the cluster operator's requests from the system account
+  // (sys_js_relay.h; default the global account); call before start().
+  void set_operator_js_account(std::string account) { _operator_js_account = std::move(account); }
   // The replication thread (src/repl); call before start(). Its connections arrive on the
   // cluster port.
   void set_replication(cluster_replication* r) { _shared.replication = r; }
@@ -77,6 +80,7 @@ class server {
     std::size_t owner = 0;
   };
   std::vector<pending_service> _pending_services;
+  std::string _operator_js_account = "$G";
   bool _started = false;
 };
 

@@ -20,7 +20,8 @@ constexpr std::size_t kMaxPending = 1024;  // a flood: what does not fit is not 
 
 class sys_js_relay final : public service {
  public:
-  sys_js_relay(server& srv, std::uint32_t account) : _srv(srv), _sys(account) {}
+  sys_js_relay(server& srv, std::uint32_t account, std::uint32_t js_account)
+      : _srv(srv), _sys(account), _js(js_account) {}
 
   bool start(service_host& host, std::string& error) override {
     (void)error;
@@ -31,7 +32,7 @@ class sys_js_relay final : public service {
     for (const char* s : {"$JS.API.META.LEADER.STEPDOWN", "$JS.API.SERVER.REMOVE"})
       _d->subscribe_in(_sys, s, {}, &_requests);
     _reply_prefix = "$PG.SYSR." + _name + ".";
-    _d->subscribe_in(kGlobalAccount, _reply_prefix + "*", {}, &_answers, true);
+    _d->subscribe_in(_js, _reply_prefix + "*", {}, &_answers, true);
     return true;
   }
   void stop() override {}
@@ -61,7 +62,7 @@ class sys_js_relay final : public service {
     _pending[id] = pending{std::string(m.reply), now + kAnswerWindow};
     const std::string_view rest = m.subject.substr(8);  // after "$JS.API."
     const std::string subject = "$PG.JSC." + _name + ".0.SYS." + std::string(rest);
-    _d->publish_in(kGlobalAccount, subject, _reply_prefix + std::to_string(id), m.headers, m.payload);
+    _d->publish_in(_js, subject, _reply_prefix + std::to_string(id), m.headers, m.payload);
   }
 
   void on_answer(const inbound_msg& m) {
@@ -78,6 +79,7 @@ class sys_js_relay final : public service {
 
   server& _srv;
   std::uint32_t _sys;
+  std::uint32_t _js;  // the account whose JetStream takes the cluster's operator requests
   dispatcher* _d = nullptr;
   const base::clock* _clk = nullptr;
   std::string _name, _reply_prefix;
@@ -89,9 +91,9 @@ class sys_js_relay final : public service {
 
 }  // namespace
 
-std::unique_ptr<service> make_sys_js_relay(server& srv, std::uint32_t system_account) {
+std::unique_ptr<service> make_sys_js_relay(server& srv, std::uint32_t system_account, std::uint32_t js_account) {
   if (system_account == kGlobalAccount) return nullptr;
-  return std::make_unique<sys_js_relay>(srv, system_account);
+  return std::make_unique<sys_js_relay>(srv, system_account, js_account);
 }
 
 }  // namespace core

@@ -15,7 +15,6 @@
 namespace js {
 
 using cluster::kMetaGroup;
-using cluster::kAccount;
 using cluster::kAnswerWindowNs;
 using cluster::kMaxHops;
 
@@ -80,7 +79,7 @@ bool cluster_consumers::on_api(std::string_view rest, const core::inbound_msg& m
                         (op == "DURABLE" && toks[1] == "CREATE");
   if (two_word && toks.size() < 3) return false;
   const std::string stream(two_word ? toks[2] : toks[1]);
-  if (!_meta.find(kAccount, stream)) return false;  // not a replicated stream: the hub's
+  if (!_meta.find(_account, stream)) return false;  // not a replicated stream: the hub's
   if (op == "CREATE") {
     std::string filter;
     for (std::size_t i = 3; i < toks.size(); ++i) filter += (i > 3 ? "." : "") + std::string(toks[i]);
@@ -141,7 +140,7 @@ void cluster_consumers::api_create(std::string_view stream, std::string_view nam
   if (auto e = check_create_subject(req, stream, name, filter, durable_api, subject_has_name))
     return respond_error(m.reply, type, *e);
   consumer_config& cfg = req.config;
-  const auto* s = _meta.find(kAccount, std::string(stream));
+  const auto* s = _meta.find(_account, std::string(stream));
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
   stream_config scfg;
   if (parse_stream_config(s->assignment.config_json, scfg) || normalise(scfg))
@@ -194,13 +193,13 @@ void cluster_consumers::api_create(std::string_view stream, std::string_view nam
   // The consumer's peers: the first num_replicas of its stream's (each holds the stream).
   const std::size_t r = cfg.num_replicas > 0 ? std::size_t(cfg.num_replicas) : s->assignment.peers.size();
   re::consumer_assign a;
-  a.account = kAccount;
+  a.account = _account;
   a.stream = k.first;
   a.name = k.second;
   a.config_json = to_json(cfg, false).dump();
   a.peers.assign(s->assignment.peers.begin(), s->assignment.peers.begin() + std::min(r, s->assignment.peers.size()));
   a.created_ns = _host.clk().wall_ns();
-  a.group_id = group_id_for(a.stream, a.name, a.created_ns);
+  a.group_id = group_id_for(cluster::group_key(_account, a.stream), a.name, a.created_ns);
   const auto pr = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{a}));
   if (pr.st != core::group_propose_result::status::ok)
     return respond_error(m.reply, type, make_error(err::cluster_unavailable));
@@ -215,7 +214,7 @@ void cluster_consumers::api_delete(const key& k, const core::inbound_msg& m, int
     return forward(leader, "CONSUMER.DELETE." + k.first + "." + k.second, m, hops);
   }
   if (!assigned(k)) return respond_error(m.reply, type, make_error(err::consumer_not_found));
-  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::consumer_remove{kAccount, k.first, k.second}}));
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::consumer_remove{_account, k.first, k.second}}));
   if (r.st != core::group_propose_result::status::ok)
     return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   if (!m.reply.empty()) _deleting[k] = {std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs};
@@ -230,7 +229,7 @@ void cluster_consumers::api_names(const std::string& stream, const core::inbound
     if (auto it = req.find("offset"); it != req.end() && it->is_number_integer()) offset = it->get<std::int64_t>();
   }
   offset = std::max<std::int64_t>(offset, 0);
-  const auto* s = _meta.find(kAccount, stream);
+  const auto* s = _meta.find(_account, stream);
   const std::size_t limit = list ? kListLimit : kNamesLimit;
   const std::int64_t now = _host.clk().wall_ns();
   ojson page = ojson::array();

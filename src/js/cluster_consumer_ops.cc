@@ -23,7 +23,6 @@
 namespace js {
 
 using cluster::kMetaGroup;
-using cluster::kAccount;
 using cluster::kAnswerWindowNs;
 using cluster::kMaxHops;
 
@@ -48,7 +47,7 @@ const std::string& cluster_consumers::current_config(const key& k, const re::con
 }
 
 bool cluster_consumers::propose_update(const key& k, std::string config_json, meta_wait w) {
-  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::consumer_update{kAccount, k.first, k.second,
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::consumer_update{_account, k.first, k.second,
                                                                                           config_json}}));
   if (r.st != core::group_propose_result::status::ok) return false;
   w.config_json = std::move(config_json);
@@ -239,7 +238,7 @@ void cluster_consumers::poll_ops(std::int64_t now_ns) {
 // ---- the leader's advisories, as the standalone consumer's
 
 void cluster_consumers::send_advisory(const hosted& h, const advisory& a) {
-  const consumer_event e = consumer_advisory_event(a, kAccount, h.assignment.stream, h.assignment.name);
+  const consumer_event e = consumer_advisory_event(a, _account, h.assignment.stream, h.assignment.name);
   if (!_host.has_interest(e.subject)) return;
   _host.publish(e.subject, "", "", event_json(e.type, e.body, _domain, _host.clk().wall_ns()));
 }

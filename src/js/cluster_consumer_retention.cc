@@ -48,7 +48,7 @@ void cluster_consumers::release_early(const std::string& stream) {
 bool cluster_consumers::knows_every_consumer(const std::string& stream) const {
   std::size_t here = 0;
   for (auto it = _hosted.lower_bound({stream, ""}); it != _hosted.end() && it->first.first == stream; ++it) ++here;
-  const auto* s = _meta.find("$G", stream);
+  const auto* s = _meta.find(_account, stream);
   return !s || s->consumers.size() <= here;
 }
 

@@ -78,7 +78,7 @@ re::consumer_seed to_seed(const storage::consumer_state& s) {
 
 void cluster_consumers::begin_scale(const std::string& stream, std::int64_t now_ns) {
   _scales[stream] = {{}, now_ns + kAskAgainNs, now_ns + kGiveUpAskingNs};
-  if (const auto* s = _meta.find("$G", stream))
+  if (const auto* s = _meta.find(_account, stream))
     for (const auto& [name, a] : s->consumers) ask_state(stream, name);
 }
 
@@ -97,7 +97,7 @@ void cluster_consumers::ask_state(const std::string& stream, const std::string& 
 
 std::optional<ojson> cluster_consumers::scale_states(const std::string& stream, std::int64_t now_ns) {
   auto sc = _scales.find(stream);
-  const auto* s = _meta.find("$G", stream);
+  const auto* s = _meta.find(_account, stream);
   if (sc == _scales.end() || !s) return std::nullopt;
   ojson out = ojson::array();
   bool complete = true;

@@ -29,9 +29,9 @@ constexpr std::int64_t kSettleNs = 1'000'000'000;       // acks in flight: wait 
 }  // namespace
 
 cluster_consumers::cluster_consumers(core::service_host& host, core::cluster_replication& repl, const meta_state& meta,
-                                     std::string domain, stream_lookup streams)
+                                     std::string domain, std::string account, stream_lookup streams)
     : _host(host), _repl(repl), _meta(meta), _domain(std::move(domain)), _self(host.server_name()),
-      _streams(std::move(streams)) {}
+      _account(std::move(account)), _streams(std::move(streams)) {}
 
 cluster_consumers::~cluster_consumers() {
   for (auto& [k, h] : _hosted)
@@ -39,7 +39,7 @@ cluster_consumers::~cluster_consumers() {
 }
 
 const re::consumer_assign* cluster_consumers::assigned(const key& k) const {
-  const auto* s = _meta.find("$G", k.first);
+  const auto* s = _meta.find(_account, k.first);
   if (!s) return nullptr;
   auto it = s->consumers.find(k.second);
   return it == s->consumers.end() ? nullptr : &it->second;

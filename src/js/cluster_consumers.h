@@ -58,8 +58,9 @@ class cluster_consumers {
   };
   using stream_lookup = std::function<stream_ref(const std::string& stream)>;
 
+  // `account`: the account served (cluster_streams.h); the meta table is every account's.
   cluster_consumers(core::service_host& host, core::cluster_replication& repl, const meta_state& meta,
-                    std::string domain, stream_lookup streams);
+                    std::string domain, std::string account, stream_lookup streams);
   ~cluster_consumers();
   cluster_consumers(const cluster_consumers&) = delete;
   cluster_consumers& operator=(const cluster_consumers&) = delete;
@@ -75,6 +76,7 @@ class cluster_consumers {
   void on_meta(const std::vector<meta_change>& mine, const repl_entries::meta_op* op, std::int64_t now_ns);
   // A consumer group's event; false when `ev.group` is none of ours.
   bool on_event(core::group_event& ev, std::int64_t now_ns);
+  bool holds_group(std::uint64_t group) const { return _by_group.count(group) != 0; }
   // The stream's replica here applied entries (new messages to deliver).
   void on_stream_applied(const std::string& stream, std::int64_t now_ns);
   // The stream's config changed its retention to interest (at its entry in the stream's log,
@@ -186,6 +188,7 @@ class cluster_consumers {
   const meta_state& _meta;
   std::string _domain;
   std::string _self;
+  std::string _account;
   stream_lookup _streams;
   std::map<key, std::unique_ptr<hosted>> _hosted;  // consumers with a replica here
   std::map<std::uint64_t, hosted*> _by_group;

@@ -14,7 +14,6 @@
 
 namespace js {
 
-using cluster::kAccount;
 
 namespace {
 
@@ -22,7 +21,7 @@ namespace {
 }  // namespace
 
 bool cluster_streams::direct_allowed(std::string_view name) {
-  const auto* s = _meta.find(kAccount, std::string(name));
+  const auto* s = _meta.find(_account, std::string(name));
   if (!s) return false;
   auto it = _direct_flags.find(name);
   if (it == _direct_flags.end()) it = _direct_flags.emplace(std::string(name), direct_flag{}).first;
@@ -90,7 +89,7 @@ std::size_t cluster_streams::sync_direct(std::int64_t now_ns) {
     }
   }
   if (_direct_flags.size() > _meta.streams().size())  // streams removed since they were asked for
-    std::erase_if(_direct_flags, [&](const auto& kv) { return !_meta.find(kAccount, kv.first); });
+    std::erase_if(_direct_flags, [&](const auto& kv) { return !_meta.find(_account, kv.first); });
   return work;
 }
 

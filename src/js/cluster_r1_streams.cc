@@ -14,12 +14,15 @@
 #include "src/js/big_request.h"
 #include "src/js/cluster_constants.h"
 #include "src/js/cluster_streams.h"
+#include "src/js/cluster_event_router.h"
 
 namespace js {
 
 namespace re = repl_entries;
 using cluster::kMaxHops;
 using cluster::prefix_of;
+using cluster::r1_key;
+using cluster::r1_name_in;
 using cluster::kMetaGroup;
 
 namespace {
@@ -52,11 +55,14 @@ bool cluster_streams::overlaps_cluster_streams(const stream_config& cfg, bool wi
     return core::sets_overlap(mine, std::vector<std::string_view>(subjects.begin(), subjects.end()));
   };
   for (const auto& [k, s] : _meta.streams()) {
+    if (k.first != _account) continue;  // accounts' subjects do not meet
     stream_config other;
     if (!parse_stream_config(s.assignment.config_json, other) && overlaps(k.second, other.subjects)) return true;
   }
-  for (const auto& [name, home] : _meta.r1_streams())  // this server's own: its hub's registry
-    if (home.server != _self && overlaps(name, home.subjects)) return true;
+  for (const auto& [key, home] : _meta.r1_streams()) {  // this server's own: its hub's registry
+    const std::string_view name = r1_name_in(_account, key);
+    if (!name.empty() && home.server != _self && overlaps(std::string(name), home.subjects)) return true;
+  }
   if (with_hub && _hub.list)
     for (const auto& st : _hub.list())
       if (overlaps(st.name, st.subjects)) return true;
@@ -70,7 +76,7 @@ void cluster_streams::set_hub_view(hub_view v) {
 
 std::string cluster_streams::r1_home(std::string_view name) const {
   const auto& r1 = _meta.r1_streams();
-  auto it = r1.find(name);
+  auto it = r1.find(r1_key(_account, name));
   if (it == r1.end() || it->second.server == _self || is_replicated(name)) return {};
   if (_hub.holds && _hub.holds(name)) return {};  // a create that raced: this server's own
   return it->second.server;
@@ -106,8 +112,15 @@ bool cluster_streams::serve_r1_here(std::string_view rest, const core::inbound_m
   return true;
 }
 
+// The primary account's instance reports for every account's hub on this server (one report
+// per server replaces the last); the others' changes mark it dirty through the router.
 void cluster_streams::sync_r1(std::int64_t now_ns) {
-  if (!_hub.list) return;
+  if (!_primary) return;
+  for (cluster_streams* m : _router->members())
+    if (m != this && m->_r1_dirty) {
+      m->_r1_dirty = false;
+      _r1_dirty = true;
+    }
   if (_host.options().server_tags != _r1_reported_tags) _r1_dirty = true;  // a reload changed them
   // Compared when the hub's table changed or this server's report applied (dirty), when a
   // report is overdue, and each second while the log may differ (after any server's report,
@@ -130,10 +143,16 @@ void cluster_streams::sync_r1(std::int64_t now_ns) {
   // servers): reporting it would take it back and forth.
   re::r1_streams report{_self, {}, _host.options().server_tags};
   const auto& known = _meta.r1_streams();
-  for (auto& st : _hub.list()) {
-    auto it = known.find(st.name);
-    if (it == known.end() || it->second.server == _self) report.streams.push_back(std::move(st));
+  for (cluster_streams* m : _router->members()) {
+    if (!m->_hub.list) continue;
+    for (auto& st : m->_hub.list()) {
+      st.name = r1_key(m->_account, st.name);
+      auto it = known.find(st.name);
+      if (it == known.end() || it->second.server == _self) report.streams.push_back(std::move(st));
+    }
   }
+  std::sort(report.streams.begin(), report.streams.end(),
+            [](const re::r1_stream& a, const re::r1_stream& b) { return a.name < b.name; });
   _r1_reported_tags = report.tags;
   if (report.streams == _meta.r1_of(_self) && report.tags == _meta.tags_of(_self)) {
     _r1_synced = true;

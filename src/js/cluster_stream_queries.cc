@@ -21,9 +21,10 @@
 
 namespace js {
 
-using cluster::kAccount;
 using cluster::kMaxHops;
 using cluster::prefix_of;
+using cluster::r1_key;
+using cluster::r1_name_in;
 
 namespace {
 
@@ -43,17 +44,20 @@ std::optional<std::uint64_t> to_u64(std::string_view s) {
 std::vector<std::pair<std::string, std::vector<std::string>>> cluster_streams::names() const {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const auto& [k, s] : _meta.streams()) {
+    if (k.first != _account) continue;
     stream_config cfg;
     (void)parse_stream_config(s.assignment.config_json, cfg);
     out.emplace_back(k.second, std::move(cfg.subjects));
   }
-  for (const auto& [name, home] : _meta.r1_streams())  // other servers' R1 streams
-    if (!r1_home(name).empty()) out.emplace_back(name, home.subjects);
+  for (const auto& [key, home] : _meta.r1_streams()) {  // other servers' R1 streams
+    const std::string_view name = r1_name_in(_account, key);
+    if (!name.empty() && !r1_home(name).empty()) out.emplace_back(std::string(name), home.subjects);
+  }
   return out;
 }
 
 bool cluster_streams::is_replicated(std::string_view name) const {
-  return _meta.find(kAccount, std::string(name)) != nullptr;
+  return _meta.find(_account, std::string(name)) != nullptr;
 }
 
 // ---- served by the stream's leader
@@ -64,7 +68,7 @@ std::string cluster_streams::leader_target(std::string_view name) {
   if (it != _hosted.end()) target = it->second->leader_name;
   if ((target.empty() || target == _self) && it == _hosted.end()) {
     // Not hosted here: one of its peers knows the leader.
-    const auto* s = _meta.find(kAccount, std::string(name));
+    const auto* s = _meta.find(_account, std::string(name));
     if (s && !s->assignment.peers.empty()) target = s->assignment.peers.front();
     if (!s) target = r1_home(name);  // another server's R1 stream: that server answers
   }
@@ -187,7 +191,7 @@ ojson cluster_streams::cluster_json_of(hosted& h, std::int64_t now_ns) {
 
 ojson cluster_streams::stream_info(hosted& h, std::int64_t now_ns, bool paged, const stream_info_request& req) {
   // Its consumers as the meta log assigns them (each replicated consumer has its own group).
-  const auto* s = _meta.find(kAccount, h.cfg.name);
+  const auto* s = _meta.find(_account, h.cfg.name);
   // subjects_filter: one page of the matching subjects' counts, as the hub pages them
   // (no match gives total, offset and limit 0; an offset past the end is the end).
   std::map<std::string, std::uint64_t> subjects;
@@ -324,6 +328,7 @@ void cluster_streams::usage(std::function<void(const account_usage&)> done) {
   account_usage u;
   std::vector<std::string> ask;  // streams without a replica here: their leaders tell
   for (const auto& [k, s] : _meta.streams()) {
+    if (k.first != _account) continue;
     ++u.streams;
     u.consumers += s.consumers.size();
     auto it = _hosted.find(k.second);
@@ -335,12 +340,14 @@ void cluster_streams::usage(std::function<void(const account_usage&)> done) {
   }
   // Other servers' R1 streams: their servers tell their bytes and consumers.
   std::set<std::string> r1;
-  for (const auto& [name, home] : _meta.r1_streams())
-    if (!r1_home(name).empty()) {
+  for (const auto& [key, home] : _meta.r1_streams()) {
+    const std::string name(r1_name_in(_account, key));
+    if (!name.empty() && !r1_home(name).empty()) {
       ++u.streams;
       ask.push_back(name);
       r1.insert(name);
     }
+  }
   if (ask.empty()) return done(u);
   stream_infos(ask, [u, r1 = std::move(r1), done = std::move(done)](std::map<std::string, ojson>& infos,
                                                                     std::vector<std::string>&) mutable {

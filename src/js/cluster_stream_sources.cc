@@ -114,7 +114,7 @@ std::optional<api_error> cluster_streams::check_cluster_origins(const stream_con
   std::map<std::string, stream_config, std::less<>> seen;  // parsed on demand, kept for the walk
   return check_source_origins(cfg, [&](std::string_view name) -> const stream_config* {
     if (auto it = seen.find(name); it != seen.end()) return &it->second;
-    const auto* s = _meta.find(cluster::kAccount, std::string(name));
+    const auto* s = _meta.find(_account, std::string(name));
     if (!s) return nullptr;
     stream_config c;
     if (parse_stream_config(s->assignment.config_json, c) || normalise(c)) return nullptr;

@@ -25,7 +25,6 @@
 namespace js {
 
 using cluster::kMetaGroup;
-using cluster::kAccount;
 using cluster::kAnswerWindowNs;
 using cluster::kMaxHops;
 
@@ -100,14 +99,14 @@ std::vector<re::consumer_assign> scaled_consumers(const nlohmann::json& req, con
     const auto cc = j.is_object() ? consumer_config_from_json(j) : std::nullopt;
     if (!cc) return;
     re::consumer_assign c;
-    c.account = kAccount;
+    c.account = a.account;
     c.stream = a.name;
     c.name = name;
     c.config_json = config_json;
     c.created_ns = created;
     const std::size_t n = consumer_peers(*cc, cfg.retention, old_count, a.peers.size());
     c.peers.assign(a.peers.begin(), a.peers.begin() + std::ptrdiff_t(n));
-    c.group_id = next_group_id(a.name + "/" + name, now_ns, 0);
+    c.group_id = next_group_id(cluster::group_key(a.account, a.name) + "/" + name, now_ns, 0);
     c.state = std::move(state);
     out.push_back(std::move(c));
   };
@@ -235,14 +234,19 @@ void cluster_streams::api_server_remove(const core::inbound_msg& m, int hops) {
 
 void cluster_streams::on_server_removed(const std::string& name, std::int64_t now_ns) {
   _repl.forget_server(name);
-  if (name == _self) PG_WARN("JetStream cluster: this server was removed from the cluster; its replicas move elsewhere");
-  else PG_INFO("JetStream cluster: server {} removed from the cluster", name);
+  if (!_primary) {  // logged once, by the primary account's instance
+  } else if (name == _self) {
+    PG_WARN("JetStream cluster: this server was removed from the cluster; its replicas move elsewhere");
+  } else {
+    PG_INFO("JetStream cluster: server {} removed from the cluster", name);
+  }
   std::string leader;
   if (meta_leader(leader)) queue_remaps(name, now_ns);
 }
 
 void cluster_streams::queue_remaps(const std::string& server, std::int64_t now_ns) {
   for (const auto& [k, s] : _meta.streams()) {
+    if (k.first != _account) continue;  // each account's instance moves its own
     const auto& peers = s.assignment.peers;
     if (std::find(peers.begin(), peers.end(), server) != peers.end())
       _remaps[k.second] = {server, now_ns, now_ns + 6 * kAnswerWindowNs};
@@ -267,7 +271,7 @@ void cluster_streams::poll_remaps(std::int64_t now_ns) {
   for (auto it = _remaps.begin(); it != _remaps.end();) {
     const std::string& stream = it->first;
     remap& r = it->second;
-    const auto* s = _meta.find(kAccount, stream);
+    const auto* s = _meta.find(_account, stream);
     const bool held = s && std::find(s->assignment.peers.begin(), s->assignment.peers.end(), r.server) !=
                                s->assignment.peers.end();
     if (held && now_ns >= r.deadline_ns)
@@ -301,7 +305,7 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
   const bool removal = req.contains("remove");
   const std::string_view type = removal ? "stream_remove_peer_response" : "stream_update_response";
   re::stream_assign a;
-  a.account = kAccount;
+  a.account = _account;
   a.config_json = req.value("config", "");
   a.seed_from = req.value("origin", "");
   // A refused scale gives the origin its stream back at once (an R1 stream stopped taking
@@ -341,8 +345,8 @@ void cluster_streams::on_scale(std::string_view request, std::string_view reply)
     if (placed.error) return refuse(*placed.error);
     a.peers.insert(a.peers.end(), placed.peers.begin(), placed.peers.end());
   }
-  const auto* current = _meta.find(kAccount, a.name);
-  a.group_id = next_group_id(a.name, _host.clk().wall_ns(), current ? current->assignment.group_id : 0);
+  const auto* current = _meta.find(_account, a.name);
+  a.group_id = next_group_id(cluster::group_key(_account, a.name), _host.clk().wall_ns(), current ? current->assignment.group_id : 0);
   a.consumers = scaled_consumers(req, a, cfg, current, _host.clk().wall_ns());
   std::vector<std::uint8_t> entry;
   if (current) {
@@ -416,7 +420,7 @@ void jetstream::r1_scaled(const std::string& name, bool drop) {
 
 void cluster_streams::api_update(std::string_view name, const core::inbound_msg& m, int hops) {
   constexpr std::string_view type = "stream_update_response";
-  const auto* s = _meta.find(kAccount, std::string(name));
+  const auto* s = _meta.find(_account, std::string(name));
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
   auto plan = plan_stream_update(s->assignment, name, m.payload);
   if (plan.error) return respond_error(m.reply, type, *plan.error);
@@ -442,7 +446,7 @@ void cluster_streams::api_scale(std::string_view name, const ojson& cfg_json, co
   if (it == _hosted.end() || !it->second->log->leader || !it->second->replica->ready()) {
     // Its leader holds every acknowledged message: it seeds the new group.
     std::string target = it != _hosted.end() ? it->second->leader_name : std::string();
-    if (const auto* s = _meta.find(kAccount, std::string(name)); target.empty() && it == _hosted.end() && s)
+    if (const auto* s = _meta.find(_account, std::string(name)); target.empty() && it == _hosted.end() && s)
       target = s->assignment.peers.front();
     if (target.empty() || target == _self || hops >= kMaxHops)
       return respond_error(m.reply, type, make_error(err::cluster_unavailable));

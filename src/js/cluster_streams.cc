@@ -11,6 +11,7 @@
 #include "src/base/log.h"
 #include "src/js/api_json.h"
 #include "src/js/cluster_consumers.h"
+#include "src/js/cluster_event_router.h"
 #include "src/js/cluster_info.h"
 #include "src/js/event_json.h"
 #include "src/js/cluster_stream_update.h"
@@ -23,7 +24,6 @@
 namespace js {
 
 using cluster::kMetaGroup;
-using cluster::kAccount;
 using cluster::kAnswerWindowNs;
 using cluster::kMaxHops;
 using cluster::prefix_of;
@@ -53,10 +53,13 @@ std::uint64_t group_id_for(const std::string& name, std::int64_t created_ns) {
 
 }  // namespace
 
-cluster_streams::cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain)
+cluster_streams::cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain,
+                                 std::string account, std::shared_ptr<cluster_event_router> router)
     : _host(host), _repl(repl), _domain(std::move(domain)), _self(host.server_name()), _meta(_self),
-      _events(16384) {
-  _consumers = std::make_unique<cluster_consumers>(_host, _repl, _meta, _domain, [this](const std::string& name) {
+      _account(std::move(account)),
+      _router(router ? std::move(router) : std::make_shared<cluster_event_router>(_account)) {
+  _primary = _router->primary() == _account;
+  _consumers = std::make_unique<cluster_consumers>(_host, _repl, _meta, _domain, _account, [this](const std::string& name) {
     auto it = _hosted.find(name);
     if (it == _hosted.end()) return cluster_consumers::stream_ref{};
     return cluster_consumers::stream_ref{&it->second->cfg, it->second->store.get()};
@@ -65,18 +68,17 @@ cluster_streams::cluster_streams(core::service_host& host, core::cluster_replica
 
 // The replication thread stops before the services are destroyed (src/main.cc).
 cluster_streams::~cluster_streams() {
+  _router->detach(*this);
   if (_encoder) _encoder->thread.join();
 }
 
 void cluster_streams::start() {
-  const int wake = _host.wake_eventfd();
-  _repl.set_group_events([this](core::group_event& ev) { return _events.try_push(std::move(ev)); },
-                         [wake] {
-                           if (wake < 0) return;  // the hub's poll finds the events on its own
-                           const std::uint64_t one = 1;
-                           (void)!::write(wake, &one, sizeof one);
-                         });
+  _router->attach(*this, _repl, _host.wake_eventfd());
   _sub = _host.subscribe_cluster(prefix_of(_self) + ">", this);
+}
+
+bool cluster_streams::holds_group(std::uint64_t group) const {
+  return _by_group.count(group) || _consumers->holds_group(group);
 }
 
 bool cluster_streams::meta_leader(std::string& leader) const {
@@ -174,7 +176,7 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   if (auto e = check_cluster_origins(cfg)) return respond_error(m.reply, type, *e);
   const std::int64_t now = _host.clk().wall_ns();
   if (overlaps_cluster_streams(cfg, true)) return respond_error(m.reply, type, make_error(err::subjects_overlap));
-  if (const auto* s = _meta.find(kAccount, cfg.name)) {
+  if (const auto* s = _meta.find(_account, cfg.name)) {
     stream_config old;
     const bool parsed = !parse_stream_config(s->assignment.config_json, old) && !normalise(old);
     if (!parsed || !same_config(old, cfg)) return respond_error(m.reply, type, make_error(err::name_in_use));
@@ -191,12 +193,12 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   const auto placed = place_replicas(placement_of(cfg, unsigned(cfg.num_replicas)), placement_candidates());
   if (placed.error) return respond_error(m.reply, type, *placed.error);
   re::stream_assign a;
-  a.account = kAccount;
+  a.account = _account;
   a.name = cfg.name;
   a.config_json = to_json(cfg, false).dump();
   a.peers = placed.peers;
   a.created_ns = now;
-  a.group_id = group_id_for(cfg.name, now);
+  a.group_id = group_id_for(cluster::group_key(_account, cfg.name), now);
   const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{a}));
   if (r.st != core::group_propose_result::status::ok)
     return respond_error(m.reply, type, make_error(err::cluster_unavailable));
@@ -222,7 +224,7 @@ void cluster_streams::api_delete(std::string_view name, const core::inbound_msg&
     if (leader.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
     return forward(leader, "STREAM.DELETE." + std::string(name), m, hops);
   }
-  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::stream_remove{kAccount, std::string(name)}}));
+  const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{re::stream_remove{_account, std::string(name)}}));
   if (r.st != core::group_propose_result::status::ok)
     return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   _deleting[std::string(name)] = {std::string(m.reply), _host.clk().wall_ns() + kAnswerWindowNs};
@@ -281,7 +283,7 @@ void cluster_streams::on_msg(const core::inbound_msg& m) {
 
 std::size_t cluster_streams::poll(std::int64_t) {
   const std::int64_t now = _host.clk().wall_ns();
-  std::size_t work = _events.drain([&](core::group_event&& ev) { on_event(ev, now); }, 4096);
+  std::size_t work = _router->drain(now);  // every account's events (the first to poll takes them)
   for (auto& [name, h] : _hosted) {
     if (h->log->leader && !h->replica->ready()) h->replica->on_role(now);  // a busy leader_start
     if (!h->backlog.empty()) work += drain_backlog(*h);
@@ -413,10 +415,15 @@ void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_n
   std::vector<meta_change> mine;
   const auto op = re::decode_meta(ev.data);
   if (!_meta.apply(ev.data, mine)) {
-    PG_ERROR("meta entry {} does not decode: ignored", ev.index);
+    if (_primary) PG_ERROR("meta entry {} does not decode: ignored", ev.index);
     return;
   }
+  keep_own_account(mine);
   _meta_snapshots.applied(ev.data.size());
+  if (op && !is_own_account(*op)) {  // another account's stream or consumer: its instance acts
+    maybe_snapshot_meta(ev.index);
+    return;
+  }
   // A server left out by a scale: its consumers' replicas go with the stream's, silently
   // (the new groups take over their state).
   const bool scaled = op && std::holds_alternative<re::stream_update>(*op);
@@ -491,12 +498,13 @@ void cluster_streams::restore_meta(const core::group_event& ev, std::int64_t now
   std::vector<meta_change> mine;
   const std::set<std::string> removed_before = _meta.removed();
   if (!_meta.restore(ev.data, mine)) {
-    PG_ERROR("meta snapshot at index {} does not decode: ignored", ev.index);
+    if (_primary) PG_ERROR("meta snapshot at index {} does not decode: ignored", ev.index);
     return;
   }
+  keep_own_account(mine);
   _meta_snapshots.taken();
   _meta_snapshot_bytes = ev.data.size();
-  PG_INFO("JetStream cluster: meta state restored from a snapshot at index {} ({} streams, {} changes here)",
+  if (_primary || !mine.empty()) PG_INFO("JetStream cluster: meta state restored from a snapshot at index {} ({} streams, {} changes here)",
           ev.index, _meta.streams().size(), mine.size());
   apply_meta_changes(mine, ev.index, false, now_ns);
   _consumers->on_meta(mine, nullptr, now_ns);
@@ -506,8 +514,28 @@ void cluster_streams::restore_meta(const core::group_event& ev, std::int64_t now
   _r1_synced = false;
 }
 
+void cluster_streams::keep_own_account(std::vector<meta_change>& mine) const {
+  std::erase_if(mine, [&](const meta_change& c) {
+    const bool consumer = c.what == meta_change::kind::create_consumer ||
+                          c.what == meta_change::kind::remove_consumer ||
+                          c.what == meta_change::kind::update_consumer;
+    return (consumer ? c.consumer.account : c.stream.account) != _account;
+  });
+}
+
+bool cluster_streams::is_own_account(const re::meta_op& op) const {
+  return std::visit(
+      [&](const auto& v) {
+        if constexpr (requires { v.account; }) return v.account == _account;
+        else return true;  // server_remove, r1_streams: the cluster's, every account's
+      },
+      op);
+}
+
+// Only the primary account's instance snapshots the meta log (every instance holds the whole
+// table; one snapshot serves them all).
 void cluster_streams::maybe_snapshot_meta(std::uint64_t index) {
-  if (!_meta_snapshots.due(_meta_snapshot_bytes)) return;
+  if (!_primary || !_meta_snapshots.due(_meta_snapshot_bytes)) return;
   _meta_snapshots.taken();
   auto data = std::make_shared<const std::vector<std::uint8_t>>(_meta.snapshot());
   _meta_snapshot_bytes = data->size();

@@ -43,6 +43,7 @@ namespace js {
 struct replica_reply;
 enum class submit_status : std::uint8_t;
 class cluster_consumers;
+class cluster_event_router;
 struct waiting_publish;
 
 // A STREAM.INFO request's deleted_details, subjects_filter and offset (as the hub reads them).
@@ -54,13 +55,23 @@ struct stream_info_request {
 
 class cluster_streams final : public core::internal_handler {
  public:
-  cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain);
+  // `account`: the account served (its host's sublists); `router` is shared by every
+  // account's instance on this server (cluster_event_router.h).
+  cluster_streams(core::service_host& host, core::cluster_replication& repl, std::string domain, std::string account,
+                  std::shared_ptr<cluster_event_router> router);
   ~cluster_streams() override;
   cluster_streams(const cluster_streams&) = delete;
   cluster_streams& operator=(const cluster_streams&) = delete;
 
-  // Sets the replication thread's event sink and subscribes this server's request subject.
+  // Joins the event router (the first account sets the replication thread's event sink) and
+  // subscribes this server's request subject in the account.
   void start();
+  const std::string& account() const { return _account; }
+  // From the router: a meta group event (every account sees each), or an event of a group
+  // this account holds (holds_group).
+  void on_meta_event(const core::group_event& ev, std::int64_t now_ns) { apply_meta(ev, now_ns); }
+  void on_group_event(core::group_event& ev, std::int64_t now_ns) { on_event(ev, now_ns); }
+  bool holds_group(std::uint64_t group) const;
   // `rest` = the API subject after "$JS.API."; true when it concerns a replicated stream
   // (or a create with num_replicas > 1) and was handled here.
   bool on_api(std::string_view rest, const core::inbound_msg& m) { return on_api(rest, m, 0); }
@@ -220,6 +231,9 @@ class cluster_streams final : public core::internal_handler {
                           std::int64_t now_ns);
   void restore_meta(const core::group_event& ev, std::int64_t now_ns);
   void maybe_snapshot_meta(std::uint64_t index);
+  // Every instance applies the whole meta log; these keep what concerns this account.
+  void keep_own_account(std::vector<meta_change>& mine) const;
+  bool is_own_account(const repl_entries::meta_op& op) const;
   // meta_index: the meta entry the assignment comes from (its config's version).
   void host_stream(const repl_entries::stream_assign& a, std::uint64_t meta_index, seed* from = nullptr);
   void drop_stream(const std::string& name, bool silent = false);
@@ -276,7 +290,9 @@ class cluster_streams final : public core::internal_handler {
   std::unique_ptr<snapshot_encoder> _encoder;
   snapshot_policy _meta_snapshots{0, snapshot_policy::meta_floor()};  // the meta log compacts too
   std::size_t _meta_snapshot_bytes = 0;  // the last snapshot's size (the policy's state size)
-  base::spsc_ring<core::group_event> _events;
+  std::string _account;
+  bool _primary = false;  // the router's primary account: takes the meta snapshots
+  std::shared_ptr<cluster_event_router> _router;
   std::uint64_t _sub = 0;
   std::map<std::string, std::unique_ptr<hosted>, std::less<>> _hosted;  // streams with a replica here
   std::size_t _fast_open = 0;  // fast-ingest batches open on the replicated streams led here

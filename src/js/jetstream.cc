@@ -13,6 +13,7 @@
 #include "src/core/subject_overlap.h"
 #include "src/js/api_worker.h"
 #include "src/js/big_request.h"
+#include "src/js/cluster_event_router.h"
 #include "src/js/cluster_streams.h"
 #include "src/js/consumer_thread.h"
 #include "src/js/json_util.h"
@@ -40,9 +41,11 @@ std::vector<account_service> make_jetstream_accounts(std::size_t n, const std::v
                                                      std::size_t consumer_threads) {
   n = std::max<std::size_t>(n, 1);
   auto usage = std::make_shared<server_usage>();
+  auto router = enabled.empty() ? nullptr : std::make_shared<cluster_event_router>(enabled.front().account);
   std::vector<account_service> out;
   for (const auto& acc : enabled) {
     auto owners = std::make_shared<owner_set>(n, acc, usage, enabled.size());
+    owners->cluster_router = router;
     for (std::size_t i = 0; i < n; ++i) out.push_back({std::make_unique<jetstream>(owners, i), acc.account, i});
     for (std::size_t i = 0; i < consumer_threads; ++i) {
       auto ct = std::make_unique<consumer_thread>(acc.account);
@@ -99,9 +102,11 @@ bool jetstream::start(core::service_host& host, std::string& error) {
       }
   }
   host.add_poller(this);
-  // Replicated streams are $G's only (one event sink per server; accounts are not clustered).
-  if (is_hub() && host.replication() && account() == "$G") {
-    _cluster = std::make_unique<cluster_streams>(host, *host.replication(), _domain);
+  // Every account's replicated streams: its own cluster_streams, their events routed by the
+  // router the accounts share.
+  if (is_hub() && host.replication()) {
+    _cluster = std::make_unique<cluster_streams>(host, *host.replication(), _domain, account(),
+                                                 _owners->cluster_router);
     _cluster->on_r1_scaled = [this](const std::string& name, bool drop) { r1_scaled(name, drop); };
     _cluster->set_hub_view({[this] {
                               std::vector<repl_entries::r1_stream> out;

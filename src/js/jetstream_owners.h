@@ -24,6 +24,7 @@ namespace js {
 
 class jetstream;
 class consumer_thread;
+class cluster_event_router;
 
 // FNV-1a (64 bit) of the stream name: the placement hash. Fixed by definition (no seed, no
 // library hash), so a stream lands on the same owner across restarts and versions as long
@@ -121,6 +122,9 @@ struct owner_set {
   account_limits limits;  // the account served and its limits
   std::shared_ptr<server_usage> server;
   std::size_t accounts = 1;  // accounts with JetStream on this server (/jsz)
+  // In a cluster: the replication events' router every account's hub shares (all hubs run on
+  // owner thread 0); null for a lone instance, whose cluster_streams makes its own.
+  std::shared_ptr<cluster_event_router> cluster_router;
   // --consumer_threads: the account's consumer thread services (set before the server starts).
   std::vector<consumer_thread*> consumer_threads;
 };

@@ -1,0 +1,229 @@
+// JetStream per account in a cluster: three servers with the same accounts, two of them with
+// JetStream (ACME, GLOBEX). Each account has its own replicated streams and consumers (the
+// meta log is one for the cluster; an ORDERS in each account, same subjects, is two streams),
+// its R1 streams are served from every server in that account only, a replicated stream of an
+// account survives the loss of its leader, and the cluster operator's requests from the
+// system account reach JetStream although the global account has none. Runs against
+// nats-server 2.9.10 as a cluster too (cluster_js_accounts_nats_server).
+#include <set>
+#include <string>
+
+#include "tests/integration/cluster_js_fixture.h"
+
+namespace peregrine::test {
+namespace {
+
+class cluster_js_accounts : public cluster_js_fixture {
+ protected:
+  std::string extra_conf() const override {
+    return R"(
+accounts {
+  ACME: { jetstream: enabled, users: [ { user: acme, password: pa } ] }
+  GLOBEX: { jetstream: enabled, users: [ { user: globex, password: pg } ] }
+  ADMIN: { users: [ { user: admin, password: px } ] }
+}
+system_account: ADMIN
+)";
+  }
+  bool runs_on_reference() const override { return true; }
+
+  nc_ptr as(int i, const char* user, const char* pass) {
+    auto o = make_opts(servers_[i]->url());
+    natsOptions_SetUserInfo(o.get(), user, pass);
+    std::string err;
+    auto nc = connect(o.get(), &err);
+    EXPECT_TRUE(nc) << user << "@" << i << ": " << err;
+    return nc;
+  }
+  nc_ptr acme(int i) { return as(i, "acme", "pa"); }
+  nc_ptr globex(int i) { return as(i, "globex", "pg"); }
+
+  // A request retried while the cluster answers 10008 (electing), 10005 (nats-server's meta
+  // leader before it heard every peer) or nothing.
+  json api_until(natsConnection* nc, const std::string& subject, const std::string& body) {
+    json r;
+    const auto deadline = clock_type::now() + scaled(15000);
+    while (clock_type::now() < deadline) {
+      r = api(nc, subject, body);
+      const int code = r.value("error", json::object()).value("err_code", 0);
+      if (!r.empty() && code != 10008 && code != 10005) break;
+      std::this_thread::sleep_for(200ms);
+    }
+    return r;
+  }
+  json create(natsConnection* nc, const json& cfg) {
+    return api_until(nc, "$JS.API.STREAM.CREATE." + cfg.value("name", ""), cfg.dump());
+  }
+  // The stream's info once it has a leader (an empty object when it has none in time).
+  json led_info(natsConnection* nc, const std::string& name) {
+    const auto deadline = clock_type::now() + scaled(10000);
+    json j;
+    while (clock_type::now() < deadline) {
+      j = api(nc, "$JS.API.STREAM.INFO." + name, "");
+      if (!j.value("cluster", json::object()).value("leader", "").empty()) return j;
+      std::this_thread::sleep_for(50ms);
+    }
+    return j;
+  }
+  static int err_code(const json& j) { return j.value("error", json::object()).value("err_code", 0); }
+  static std::uint64_t msgs(const json& info) {
+    return info.value("state", json::object()).value("messages", std::uint64_t(0));
+  }
+};
+
+TEST_F(cluster_js_accounts, each_account_has_its_own_replicated_orders) {
+  auto a0 = acme(0), g2 = globex(2), a1 = acme(1), g1 = globex(1);
+  ASSERT_TRUE(a0 && g2 && a1 && g1);
+  const json orders{{"name", "ORDERS"}, {"subjects", {"orders.>"}}, {"num_replicas", 3}};
+  const json ca = create(a0.get(), orders);
+  ASSERT_TRUE(ca.contains("config")) << ca.dump() << logs();
+  EXPECT_EQ(ca["config"].value("num_replicas", 0), 3);
+  // The same name and subjects in another account: not in use, no overlap.
+  const json cg = create(g2.get(), orders);
+  ASSERT_TRUE(cg.contains("config")) << cg.dump() << logs();
+  ASSERT_FALSE(led_info(a1.get(), "ORDERS").empty());
+  ASSERT_FALSE(led_info(g1.get(), "ORDERS").empty());
+  // Publishes from the middle server reach each account's own stream.
+  EXPECT_EQ(publish(a1.get(), "orders.created", "acme-1", "a1", scaled(10000)), 1u);
+  EXPECT_EQ(publish(g1.get(), "orders.created", "globex-1", "g1", scaled(10000)), 1u);
+  EXPECT_EQ(publish(g1.get(), "orders.shipped", "globex-2", "g2", scaled(10000)), 2u);
+  for (int i = 0; i < 3; ++i) {
+    auto a = acme(i), g = globex(i);
+    ASSERT_TRUE(a && g);
+    const json ia = led_info(a.get(), "ORDERS"), ig = led_info(g.get(), "ORDERS");
+    EXPECT_EQ(msgs(ia), 1u) << i << ": " << ia.dump();
+    EXPECT_EQ(msgs(ig), 2u) << i << ": " << ig.dump();
+    EXPECT_EQ(ia.value("cluster", json::object()).value("replicas", json::array()).size(), 2u) << ia.dump();
+    // The message is the account's own.
+    const json m = api(a.get(), "$JS.API.STREAM.MSG.GET.ORDERS", R"({"seq":1})");
+    EXPECT_EQ(m.value("message", json::object()).value("subject", ""), "orders.created") << m.dump();
+    const json none = api(a.get(), "$JS.API.STREAM.MSG.GET.ORDERS", R"({"seq":2})");
+    EXPECT_EQ(err_code(none), 10037) << none.dump();
+  }
+  // Deleting one account's ORDERS leaves the other's.
+  const json del = api_until(g2.get(), "$JS.API.STREAM.DELETE.ORDERS", "");
+  EXPECT_TRUE(del.value("success", false)) << del.dump();
+  EXPECT_EQ(err_code(api(g1.get(), "$JS.API.STREAM.INFO.ORDERS", "")), 10059);
+  EXPECT_EQ(msgs(led_info(a0.get(), "ORDERS")), 1u);
+}
+
+TEST_F(cluster_js_accounts, an_accounts_replicated_consumer_delivers_and_acks_from_any_server) {
+  auto g0 = globex(0), g2 = globex(2);
+  ASSERT_TRUE(g0 && g2);
+  ASSERT_TRUE(create(g0.get(), {{"name", "WORK"}, {"subjects", {"work.>"}}, {"num_replicas", 3}}).contains("config"));
+  ASSERT_FALSE(led_info(g2.get(), "WORK").empty());
+  for (int k = 1; k <= 3; ++k)
+    ASSERT_EQ(publish(g2.get(), "work.item", "w" + std::to_string(k), "w" + std::to_string(k), scaled(10000)),
+              std::uint64_t(k));
+  const json cc = api_until(g0.get(), "$JS.API.CONSUMER.CREATE.WORK.PROC",
+                            R"({"stream_name":"WORK","config":{"durable_name":"PROC","ack_policy":"explicit"}})");
+  ASSERT_TRUE(cc.contains("config")) << cc.dump() << logs();
+  EXPECT_EQ(cc.value("cluster", json::object()).value("replicas", json::array()).size(), 2u) << cc.dump();
+  // Fetch on another server, ack each.
+  const std::string sub_inbox = "_INBOX.proc";
+  natsSubscription* sub = nullptr;
+  ASSERT_EQ(natsConnection_SubscribeSync(&sub, g2.get(), sub_inbox.c_str()), NATS_OK);
+  ASSERT_EQ(natsConnection_PublishRequestString(g2.get(), "$JS.API.CONSUMER.MSG.NEXT.WORK.PROC", sub_inbox.c_str(),
+                                                R"({"batch":3,"expires":5000000000})"),
+            NATS_OK);
+  std::set<std::string> got;
+  for (int k = 0; k < 3; ++k) {
+    natsMsg* m = nullptr;
+    ASSERT_EQ(natsSubscription_NextMsg(&m, sub, int(scaled(5000).count())), NATS_OK) << logs();
+    got.insert(data_of(m));
+    ASSERT_NE(natsMsg_GetReply(m), nullptr);
+    ASSERT_EQ(natsConnection_PublishString(g2.get(), natsMsg_GetReply(m), "+ACK"), NATS_OK);
+    natsMsg_Destroy(m);
+  }
+  natsSubscription_Destroy(sub);
+  EXPECT_EQ(got, (std::set<std::string>{"w1", "w2", "w3"}));
+  ASSERT_EQ(natsConnection_Flush(g2.get()), NATS_OK);
+  // Every server sees the acks (through the consumer's leader).
+  const auto deadline = clock_type::now() + scaled(5000);
+  json ci;
+  while (clock_type::now() < deadline) {
+    ci = api(g0.get(), "$JS.API.CONSUMER.INFO.WORK.PROC", "");
+    if (ci.value("ack_floor", json::object()).value("stream_seq", 0) == 3) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_EQ(ci.value("ack_floor", json::object()).value("stream_seq", 0), 3) << ci.dump();
+  EXPECT_EQ(ci.value("num_ack_pending", -1), 0) << ci.dump();
+  // ACME has no such stream or consumer.
+  auto a0 = acme(0);
+  ASSERT_TRUE(a0);
+  EXPECT_EQ(err_code(api(a0.get(), "$JS.API.CONSUMER.INFO.WORK.PROC", "")), 10059);
+}
+
+TEST_F(cluster_js_accounts, an_accounts_r1_stream_is_served_from_every_server_in_that_account) {
+  auto a0 = acme(0);
+  ASSERT_TRUE(a0);
+  const json c = create(a0.get(), {{"name", "LOCAL"}, {"subjects", {"local.>"}}});
+  ASSERT_TRUE(c.contains("config")) << c.dump();
+  ASSERT_TRUE(create(a0.get(), {{"name", "SHARED"}, {"subjects", {"shared.>"}}, {"num_replicas", 3}}).contains("config"));
+  auto a2 = acme(2), g2 = globex(2);
+  ASSERT_TRUE(a2 && g2);
+  // Once the cluster knows it, another server answers for it in ACME only.
+  json info;
+  const auto deadline = clock_type::now() + scaled(10000);
+  while (clock_type::now() < deadline) {
+    info = api(a2.get(), "$JS.API.STREAM.INFO.LOCAL", "");
+    if (info.contains("config")) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(info.contains("config")) << info.dump() << logs();
+  EXPECT_EQ(publish(a2.get(), "local.x", "x", "x1", scaled(5000)), 1u);
+  EXPECT_EQ(err_code(api(g2.get(), "$JS.API.STREAM.INFO.LOCAL", "")), 10059);
+  const json names = api(a2.get(), "$JS.API.STREAM.NAMES", "");
+  std::set<std::string> listed;
+  for (const auto& n : names.value("streams", json::array())) listed.insert(n.get<std::string>());
+  EXPECT_EQ(listed, (std::set<std::string>{"LOCAL", "SHARED"})) << names.dump();
+  const json gnames = api(g2.get(), "$JS.API.STREAM.NAMES", "");
+  EXPECT_EQ(gnames.value("total", -1), 0) << gnames.dump();
+  // The account's usage counts its own streams only.
+  const json ai = api(a2.get(), "$JS.API.INFO", "");
+  EXPECT_EQ(ai.value("streams", -1), 2) << ai.dump();
+  const json gi = api(g2.get(), "$JS.API.INFO", "");
+  EXPECT_EQ(gi.value("streams", -1), 0) << gi.dump();
+}
+
+TEST_F(cluster_js_accounts, an_accounts_stream_loses_nothing_when_its_leader_is_killed) {
+  auto a0 = acme(0);
+  ASSERT_TRUE(a0);
+  ASSERT_TRUE(create(a0.get(), {{"name", "ORDERS"}, {"subjects", {"orders.>"}}, {"num_replicas", 3}}).contains("config"));
+  const std::string leader = led_info(a0.get(), "ORDERS").value("cluster", json::object()).value("leader", "");
+  ASSERT_FALSE(leader.empty());
+  const int li = leader[0] - 'A';
+  const int other = (li + 1) % 3;
+  auto pub = acme(other);
+  ASSERT_TRUE(pub);
+  for (int k = 1; k <= 20; ++k)
+    ASSERT_EQ(publish(pub.get(), "orders.created", "o" + std::to_string(k), "o" + std::to_string(k), scaled(5000)),
+              std::uint64_t(k));
+  ::kill(servers_[li]->pid(), SIGKILL);
+  // A new leader takes publishes; the 20 acknowledged are all there.
+  EXPECT_EQ(publish(pub.get(), "orders.created", "o21", "o21", scaled(15000)), 21u) << logs();
+  const json i = led_info(pub.get(), "ORDERS");
+  EXPECT_NE(i.value("cluster", json::object()).value("leader", ""), leader) << i.dump();
+  EXPECT_EQ(msgs(i), 21u) << i.dump();
+}
+
+TEST_F(cluster_js_accounts, the_operators_meta_stepdown_reaches_jetstream_without_a_global_one) {
+  auto admin = as(0, "admin", "px");
+  ASSERT_TRUE(admin);
+  json r;
+  const auto deadline = clock_type::now() + scaled(10000);
+  while (clock_type::now() < deadline) {
+    r = api(admin.get(), "$JS.API.META.LEADER.STEPDOWN", "");
+    if (r.value("success", false)) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_TRUE(r.value("success", false)) << r.dump() << logs();
+  EXPECT_TRUE(wait_meta_leader(scaled(15000))) << logs();
+  // JetStream keeps working in the accounts afterwards.
+  auto g1 = globex(1);
+  ASSERT_TRUE(g1);
+  EXPECT_TRUE(create(g1.get(), {{"name", "AFTER"}, {"subjects", {"after.>"}}, {"num_replicas", 3}}).contains("config"));
+}
+
+}  // namespace
+}  // namespace peregrine::test
