@@ -145,8 +145,8 @@ void cluster_consumers::api_create(std::string_view stream, std::string_view nam
   stream_config scfg;
   if (parse_stream_config(s->assignment.config_json, scfg) || normalise(scfg))
     return respond_error(m.reply, type, make_error(err::stream_not_found));
-  if (auto e = normalise(cfg, scfg, req.pedantic)) return respond_error(m.reply, type, *e);
-  if (auto e = validate(cfg, scfg)) return respond_error(m.reply, type, *e);
+  if (auto e = normalise(cfg, scfg, req.pedantic, _acc_max_ack_pending)) return respond_error(m.reply, type, *e);
+  if (auto e = validate(cfg, scfg, _acc_max_ack_pending)) return respond_error(m.reply, type, *e);
   const std::int64_t stream_r = std::int64_t(s->assignment.peers.size());
   if (scfg.retention != retention_policy::limits && cfg.num_replicas != 0 && cfg.num_replicas != stream_r)
     return respond_error(m.reply, type, make_error(err::consumer_replicas_match_stream));
@@ -187,7 +187,10 @@ void cluster_consumers::api_create(std::string_view stream, std::string_view nam
     return;
   }
   if (req.action == create_action::update) return respond_error(m.reply, type, make_error(err::consumer_does_not_exist));
-  if (scfg.max_consumers > 0 && s->consumers.size() >= std::size_t(scfg.max_consumers))
+  std::int64_t max_consumers = scfg.max_consumers;  // the stream's, capped by the account's
+  if (max_consumers <= 0 || (_acc_max_consumers > 0 && _acc_max_consumers < max_consumers))
+    max_consumers = _acc_max_consumers;
+  if (max_consumers > 0 && s->consumers.size() >= std::size_t(max_consumers))
     return respond_error(m.reply, type, make_error(err::max_consumers));
   if (_creating.count(k)) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   // The consumer's peers: the first num_replicas of its stream's (each holds the stream).

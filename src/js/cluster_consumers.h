@@ -77,6 +77,12 @@ class cluster_consumers {
   // A consumer group's event; false when `ev.group` is none of ours.
   bool on_event(core::group_event& ev, std::int64_t now_ns);
   bool holds_group(std::uint64_t group) const { return _by_group.count(group) != 0; }
+  // The account's consumer limits: max_ack_pending (default cap and ceiling, 10121) and
+  // max_consumers per stream (10026), as a standalone server applies them.
+  void set_account_limits(std::int64_t max_ack_pending, std::int64_t max_consumers) {
+    _acc_max_ack_pending = max_ack_pending;
+    _acc_max_consumers = max_consumers;
+  }
   // The stream's replica here applied entries (new messages to deliver).
   void on_stream_applied(const std::string& stream, std::int64_t now_ns);
   // The stream's config changed its retention to interest (at its entry in the stream's log,
@@ -189,6 +195,7 @@ class cluster_consumers {
   std::string _domain;
   std::string _self;
   std::string _account;
+  std::int64_t _acc_max_ack_pending = -1, _acc_max_consumers = -1;
   stream_lookup _streams;
   std::map<key, std::unique_ptr<hosted>> _hosted;  // consumers with a replica here
   std::map<std::uint64_t, hosted*> _by_group;

@@ -14,6 +14,7 @@
 #include "src/js/big_request.h"
 #include "src/js/cluster_constants.h"
 #include "src/js/cluster_streams.h"
+#include "src/js/cluster_consumers.h"
 #include "src/js/cluster_event_router.h"
 
 namespace js {
@@ -71,6 +72,7 @@ bool cluster_streams::overlaps_cluster_streams(const stream_config& cfg, bool wi
 
 void cluster_streams::set_hub_view(hub_view v) {
   _hub = std::move(v);
+  _consumers->set_account_limits(_hub.max_ack_pending, _hub.max_consumers);
   _r1_dirty = true;
 }
 

@@ -322,7 +322,23 @@ std::size_t cluster_streams::poll_queries(std::int64_t now_ns) {
   return due.size() + sync_direct(now_ns);
 }
 
-// ---- $JS.API.INFO
+// ---- the account's limits and usage
+
+cluster_streams::limit_usage cluster_streams::limit_usage_of(storage_type t, std::string_view except) const {
+  limit_usage u;
+  for (const auto& [k, s] : _meta.streams()) {
+    if (k.first != _account || k.second == except) continue;
+    ++u.streams;
+    stream_config cfg;
+    if (parse_stream_config(s.assignment.config_json, cfg) || cfg.storage != t) continue;
+    u.reserved += (cfg.max_bytes > 0 ? cfg.max_bytes : 0) * std::int64_t(s.assignment.peers.size());
+  }
+  for (const auto& [key, home] : _meta.r1_streams()) {
+    const std::string_view name = r1_name_in(_account, key);
+    if (!name.empty() && name != except && home.server != _self) ++u.streams;
+  }
+  return u;
+}
 
 void cluster_streams::usage(std::function<void(const account_usage&)> done) {
   account_usage u;

@@ -424,6 +424,8 @@ void cluster_streams::api_update(std::string_view name, const core::inbound_msg&
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
   auto plan = plan_stream_update(s->assignment, name, m.payload);
   if (plan.error) return respond_error(m.reply, type, *plan.error);
+  if (_hub.check_limits)
+    if (auto e = _hub.check_limits(plan.cfg, name, false, plan.cfg.num_replicas)) return respond_error(m.reply, type, *e);
   if (plan.what == stream_update_plan::kind::scale) return api_scale(name, to_json(plan.cfg, false), m, hops);
   std::string leader;
   if (!meta_leader(leader)) {

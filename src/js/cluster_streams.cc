@@ -174,6 +174,8 @@ void cluster_streams::api_create(std::string_view name, const core::inbound_msg&
   if (auto e = validate(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_replicated_features(cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_cluster_origins(cfg)) return respond_error(m.reply, type, *e);
+  if (_hub.check_limits && !is_replicated(cfg.name))
+    if (auto e = _hub.check_limits(cfg, {}, true, cfg.num_replicas)) return respond_error(m.reply, type, *e);
   const std::int64_t now = _host.clk().wall_ns();
   if (overlaps_cluster_streams(cfg, true)) return respond_error(m.reply, type, make_error(err::subjects_overlap));
   if (const auto* s = _meta.find(_account, cfg.name)) {

@@ -133,7 +133,22 @@ class cluster_streams final : public core::internal_handler {
   struct hub_view {
     std::function<std::vector<repl_entries::r1_stream>()> list;  // in name order
     std::function<bool(std::string_view)> holds;
+    // The account's limits (jetstream::check_limits) for a stream of `replicas`: the meta
+    // leader's check of a replicated create or update.
+    std::function<std::optional<api_error>(const stream_config&, std::string_view except, bool create,
+                                           std::int64_t replicas)>
+        check_limits;
+    std::int64_t max_ack_pending = -1;  // the account's (consumers' default cap and ceiling)
+    std::int64_t max_consumers = -1;    // the account's, per stream
   };
+  // What the account's limits count beyond the hub's own table: the replicated streams (each
+  // reserving max_bytes on every replica) and other servers' R1 streams (counted; their
+  // reservations are their servers'). `except`: a stream being updated.
+  struct limit_usage {
+    std::size_t streams = 0;
+    std::int64_t reserved = 0;
+  };
+  limit_usage limit_usage_of(storage_type t, std::string_view except) const;
   void set_hub_view(hub_view v);
   // A create's subjects against the cluster's other streams (nats-server's 10065): the
   // replicated ones and the other servers' R1 ones; with_hub: this server's R1 ones too

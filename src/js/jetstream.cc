@@ -114,7 +114,11 @@ bool jetstream::start(core::service_host& host, std::string& error) {
                               for (const auto& [name, p] : table()) out.push_back({name, p.cfg.subjects});
                               return out;
                             },
-                            [this](std::string_view name) { return table().find(name) != table().end(); }});
+                            [this](std::string_view name) { return table().find(name) != table().end(); },
+                            [this](const stream_config& cfg, std::string_view except, bool create, std::int64_t r) {
+                              return check_limits(cfg, except, create, r);
+                            },
+                            _owners->limits.max_ack_pending, _owners->limits.max_consumers});
     _cluster->start();
   }
   load_streams();

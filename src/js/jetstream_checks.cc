@@ -70,7 +70,7 @@ storage_usage jetstream::usage(storage_type t, std::string_view except_stream) c
 }
 
 std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::string_view except_stream,
-                                                 bool create) const {
+                                                 bool create, std::int64_t replicas) const {
   const auto& acc = _owners->limits;
   // The account's max_bytes rules (nats-server's checkStreamCfg): required, and at most the
   // account's per-stream ceiling of the stream's storage type.
@@ -80,8 +80,12 @@ std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::
   if (stream_bytes > 0 && cfg.max_bytes > stream_bytes) return make_error(err::max_stream_bytes_exceeded);
   if (acc.max_consumers > 0 && cfg.max_consumers > acc.max_consumers) return make_error(err::max_consumers);
   const storage_type t = cfg.storage;
-  const storage_usage mine = usage(t, except_stream);
-  if (auto e = check_reservation(t == storage_type::memory ? acc.max_memory : acc.max_file, mine, cfg)) return e;
+  storage_usage mine = usage(t, except_stream);
+  const cluster_streams::limit_usage elsewhere =
+      _cluster ? _cluster->limit_usage_of(t, except_stream) : cluster_streams::limit_usage{};
+  mine.reserved += elsewhere.reserved;
+  if (auto e = check_reservation(t == storage_type::memory ? acc.max_memory : acc.max_file, mine, cfg, replicas))
+    return e;
   if (storage_limit(t) >= 0) {  // the server's, over every account
     storage_usage all;
     all.reserved = _owners->server->reserved[storage_index(t)].load(std::memory_order_relaxed);
@@ -89,7 +93,7 @@ std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::
       all.reserved -= reservation(it->second.cfg);
     if (auto e = check_reservation(storage_limit(t), all, cfg)) return e;
   }
-  if (create && acc.max_streams > 0 && std::int64_t(table().size()) >= acc.max_streams)
+  if (create && acc.max_streams > 0 && std::int64_t(table().size() + elsewhere.streams) >= acc.max_streams)
     return make_error(err::max_streams);
   return std::nullopt;
 }

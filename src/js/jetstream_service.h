@@ -86,7 +86,10 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // The account's and the server's limits for a stream create (or update of
   // `except_stream`): max_streams (10027), max_consumers (10026), the account's and the
   // server's memory/file reservations (10028/10047).
-  std::optional<api_error> check_limits(const stream_config& cfg, std::string_view except_stream, bool create) const;
+  // In a cluster the account's replicated streams and other servers' R1 ones count too; a
+  // stream of `replicas` reserves its max_bytes on each.
+  std::optional<api_error> check_limits(const stream_config& cfg, std::string_view except_stream, bool create,
+                                        std::int64_t replicas = 1) const;
   // The account's consumers-per-stream cap with the stream's own (nats-server 2.9: the
   // smaller of the two that are set; <= 0: none).
   std::int64_t max_consumers_of(const stream_config& cfg) const;

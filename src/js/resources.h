@@ -17,8 +17,10 @@ struct storage_usage {
 };
 
 // limit < 0: unlimited (the default).
+// `replicas`: a replicated stream reserves its max_bytes on each replica (nats-server's
+// accounting of a clustered account).
 std::optional<api_error> check_reservation(std::int64_t limit, const storage_usage& others,
-                                           const stream_config& cfg);
+                                           const stream_config& cfg, std::int64_t replicas = 1);
 inline bool storage_exhausted(std::int64_t limit, const storage_usage& u) {
   return limit >= 0 && u.used > limit;
 }

@@ -21,6 +21,8 @@ accounts {
   ACME: { jetstream: enabled, users: [ { user: acme, password: pa } ] }
   GLOBEX: { jetstream: enabled, users: [ { user: globex, password: pg } ] }
   ADMIN: { users: [ { user: admin, password: px } ] }
+  LIMITED: { jetstream: { max_streams: 2, max_consumers: 1, max_file: 10000 },
+             users: [ { user: limited, password: pl } ] }
 }
 system_account: ADMIN
 )";
@@ -103,7 +105,12 @@ TEST_F(cluster_js_accounts, each_account_has_its_own_replicated_orders) {
   // Deleting one account's ORDERS leaves the other's.
   const json del = api_until(g2.get(), "$JS.API.STREAM.DELETE.ORDERS", "");
   EXPECT_TRUE(del.value("success", false)) << del.dump();
-  EXPECT_EQ(err_code(api(g1.get(), "$JS.API.STREAM.INFO.ORDERS", "")), 10059);
+  // (every server once it applied the delete)
+  int gone = 0;
+  const auto deadline = clock_type::now() + scaled(5000);
+  while (clock_type::now() < deadline && (gone = err_code(api(g1.get(), "$JS.API.STREAM.INFO.ORDERS", ""))) != 10059)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(gone, 10059);
   EXPECT_EQ(msgs(led_info(a0.get(), "ORDERS")), 1u);
 }
 
@@ -205,6 +212,87 @@ TEST_F(cluster_js_accounts, an_accounts_stream_loses_nothing_when_its_leader_is_
   const json i = led_info(pub.get(), "ORDERS");
   EXPECT_NE(i.value("cluster", json::object()).value("leader", ""), leader) << i.dump();
   EXPECT_EQ(msgs(i), 21u) << i.dump();
+}
+
+// What server i's own replica of an account's stream holds (/jsz, per account).
+json replica_in(int http_port, const std::string& account, const std::string& name) {
+  const json j = json::parse(http_get(http_port, "/jsz?accounts=true&streams=true"), nullptr, false);
+  if (!j.is_object()) return json::object();
+  for (const auto& ad : j.value("account_details", json::array())) {
+    if (ad.value("name", "") != account) continue;
+    for (const auto& sd : ad.value("stream_detail", json::array()))
+      if (sd.value("name", "") == name) return sd.value("state", json::object());
+  }
+  return json::object();
+}
+
+// A server killed and started again replays the one meta log into both accounts and brings
+// back each account's replica, which catches up with what was published while it was down.
+TEST_F(cluster_js_accounts, a_restarted_server_brings_back_every_accounts_replicas) {
+  if (reference_server()) GTEST_SKIP() << "reads replica states from Peregrine's /jsz stream_detail per server";
+  auto a0 = acme(0), g0 = globex(0);
+  ASSERT_TRUE(a0 && g0);
+  const json orders{{"name", "ORDERS"}, {"subjects", {"orders.>"}}, {"num_replicas", 3}};
+  ASSERT_TRUE(create(a0.get(), orders).contains("config"));
+  ASSERT_TRUE(create(g0.get(), orders).contains("config"));
+  for (int k = 1; k <= 5; ++k) ASSERT_GT(publish(a0.get(), "orders.a", "a", "a" + std::to_string(k), scaled(10000)), 0u);
+  for (int k = 1; k <= 7; ++k) ASSERT_GT(publish(g0.get(), "orders.g", "g", "g" + std::to_string(k), scaled(10000)), 0u);
+  ::kill(servers_[2]->pid(), SIGKILL);
+  for (int k = 6; k <= 8; ++k) ASSERT_GT(publish(a0.get(), "orders.a", "a", "a" + std::to_string(k), scaled(15000)), 0u);
+  for (int k = 8; k <= 10; ++k) ASSERT_GT(publish(g0.get(), "orders.g", "g", "g" + std::to_string(k), scaled(15000)), 0u);
+  ASSERT_TRUE(servers_[2]->start()) << servers_[2]->error();
+  const auto deadline = clock_type::now() + scaled(20000);
+  json ra, rg;
+  while (clock_type::now() < deadline) {
+    ra = replica_in(http_[2], "ACME", "ORDERS");
+    rg = replica_in(http_[2], "GLOBEX", "ORDERS");
+    if (ra.value("messages", 0) == 8 && rg.value("messages", 0) == 10) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(ra.value("messages", 0), 8) << ra.dump() << logs();
+  EXPECT_EQ(rg.value("messages", 0), 10) << rg.dump();
+  EXPECT_EQ(rg.value("last_seq", 0), 10) << rg.dump();
+}
+
+// An account's limits hold across the cluster as nats-server applies them: a replicated
+// stream reserves max_bytes on each replica (10047 past max_file), max_streams counts the
+// account's streams on every server (10027), max_consumers caps each stream's (10026).
+TEST_F(cluster_js_accounts, an_accounts_limits_count_replicas_and_every_servers_streams) {
+  auto l0 = as(0, "limited", "pl"), l2 = as(2, "limited", "pl");
+  ASSERT_TRUE(l0 && l2);
+  const json s1 = create(l0.get(), {{"name", "S1"}, {"subjects", {"s1"}}, {"num_replicas", 3}, {"max_bytes", 3000}});
+  ASSERT_TRUE(s1.contains("config")) << s1.dump();
+  // 3 x 3000 reserved: another 3 x 1000 does not fit in 10000.
+  const json s2 = create(l2.get(), {{"name", "S2"}, {"subjects", {"s2"}}, {"num_replicas", 3}, {"max_bytes", 1000}});
+  EXPECT_EQ(err_code(s2), 10047) << s2.dump();
+  // One replica of 1000 does.
+  const json r1 = create(l2.get(), {{"name", "S2"}, {"subjects", {"s2"}}, {"max_bytes", 1000}});
+  ASSERT_TRUE(r1.contains("config")) << r1.dump();
+  // Two streams in the account, on different servers: a third is refused anywhere.
+  json s3;
+  const auto deadline = clock_type::now() + scaled(10000);
+  while (clock_type::now() < deadline) {  // once the cluster knows server C's R1 stream
+    s3 = create(l0.get(), {{"name", "S3"}, {"subjects", {"s3"}}});
+    if (err_code(s3) == 10027) break;
+    if (s3.contains("config")) api(l0.get(), "$JS.API.STREAM.DELETE.S3", "");
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_EQ(err_code(s3), 10027) << s3.dump();
+  EXPECT_EQ(s3.value("error", json::object()).value("description", ""), "maximum number of streams reached");
+  const json s4 = create(l2.get(), {{"name", "S4"}, {"subjects", {"s4"}}, {"num_replicas", 3}});
+  EXPECT_EQ(err_code(s4), 10027) << s4.dump();
+  const char* c1 = R"({"stream_name":"S1","config":{"durable_name":"C1","ack_policy":"explicit"}})";
+  const char* c2 = R"({"stream_name":"S1","config":{"durable_name":"C2","ack_policy":"explicit"}})";
+  EXPECT_TRUE(api_until(l0.get(), "$JS.API.CONSUMER.CREATE.S1.C1", c1).contains("config"));
+  const json second = api_until(l2.get(), "$JS.API.CONSUMER.CREATE.S1.C2", c2);
+  EXPECT_EQ(err_code(second), 10026) << second.dump();
+  // The other accounts are not limited by it.
+  auto a0 = acme(0);
+  ASSERT_TRUE(a0);
+  for (const char* n : {"X1", "X2", "X3"})
+    EXPECT_TRUE(create(a0.get(), {{"name", n}, {"subjects", {std::string(n) + ".>"}}, {"num_replicas", 3},
+                                  {"max_bytes", 100000}})
+                    .contains("config"));
 }
 
 TEST_F(cluster_js_accounts, the_operators_meta_stepdown_reaches_jetstream_without_a_global_one) {
