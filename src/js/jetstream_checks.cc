@@ -78,14 +78,19 @@ std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::
       cfg.storage == storage_type::memory ? acc.memory_max_stream_bytes : acc.store_max_stream_bytes;
   if (acc.max_bytes_required && cfg.max_bytes <= 0) return make_error(err::max_bytes_required);
   if (stream_bytes > 0 && cfg.max_bytes > stream_bytes) return make_error(err::max_stream_bytes_exceeded);
-  if (acc.max_consumers > 0 && cfg.max_consumers > acc.max_consumers) return make_error(err::max_consumers);
   const storage_type t = cfg.storage;
+  const std::int64_t acc_bytes = t == storage_type::memory ? acc.max_memory : acc.max_file;
+  // (the replicated streams' configs are parsed only when a limit needs them)
+  const cluster_streams::limit_usage elsewhere = _cluster && (acc.max_streams > 0 || acc_bytes >= 0)
+                                                     ? _cluster->limit_usage_of(t, except_stream)
+                                                     : cluster_streams::limit_usage{};
+  // nats-server's order (jsAccount.checkLimits): streams, consumers, then bytes.
+  if (create && acc.max_streams > 0 && std::int64_t(table().size() + elsewhere.streams) >= acc.max_streams)
+    return make_error(err::max_streams);
+  if (acc.max_consumers > 0 && cfg.max_consumers > acc.max_consumers) return make_error(err::max_consumers);
   storage_usage mine = usage(t, except_stream);
-  const cluster_streams::limit_usage elsewhere =
-      _cluster ? _cluster->limit_usage_of(t, except_stream) : cluster_streams::limit_usage{};
   mine.reserved += elsewhere.reserved;
-  if (auto e = check_reservation(t == storage_type::memory ? acc.max_memory : acc.max_file, mine, cfg, replicas))
-    return e;
+  if (auto e = check_reservation(acc_bytes, mine, cfg, replicas)) return e;
   if (storage_limit(t) >= 0) {  // the server's, over every account
     storage_usage all;
     all.reserved = _owners->server->reserved[storage_index(t)].load(std::memory_order_relaxed);
@@ -93,8 +98,6 @@ std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::
       all.reserved -= reservation(it->second.cfg);
     if (auto e = check_reservation(storage_limit(t), all, cfg)) return e;
   }
-  if (create && acc.max_streams > 0 && std::int64_t(table().size() + elsewhere.streams) >= acc.max_streams)
-    return make_error(err::max_streams);
   return std::nullopt;
 }
 
