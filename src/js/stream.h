@@ -19,6 +19,7 @@
 #include "src/js/msg_schedule.h"
 #include "src/js/republish.h"
 #include "src/js/source_link.h"
+#include "src/js/delete_markers.h"
 #include "src/js/stream_config.h"
 #include "storage/store.h"
 
@@ -42,14 +43,6 @@ class stream_events {
   virtual std::size_t consumer_count() const = 0;
 };
 
-// Subject delete markers (stream_markers.cc): whether a stored message counts as one (it has
-// Nats-Marker-Reason, or KV-Operation: PURGE), and the header block of a new one.
-bool is_delete_marker(std::string_view headers);
-std::string delete_marker_headers(std::int64_t marker_ttl_ns);
-// With markers on and max_msgs_per_subject != 1, a Nats-TTL below the marker TTL is raised to
-// it: ttl updated, and the header block with `Nats-TTL: <seconds>` moved to its end returned.
-std::optional<std::string> raise_ttl_to_marker_ttl(const stream_config& c, std::int64_t& ttl,
-                                                   std::string_view headers);
 
 // For each subject of `next`, its index in `prev` (-1: new), so an update can keep the
 // subscriptions of the subjects both hold (pure; the API worker runs it for a big update).

@@ -262,9 +262,7 @@ void apply_seal(stream_config& c) {
 
 std::optional<api_error> check_replicated_features(const stream_config& c) {
   if (c.num_replicas <= 1) return std::nullopt;
-  const char* what = c.subject_delete_marker_ttl   ? "subject delete markers"
-                     : c.allow_msg_schedules         ? "message schedules"
-                                                     : nullptr;
+  const char* what = c.allow_msg_schedules ? "message schedules" : nullptr;
   if (!what) return std::nullopt;
   return invalid(std::string("replicated streams do not support ") + what + " yet, use num_replicas 1");
 }

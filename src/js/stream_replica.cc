@@ -9,6 +9,7 @@
 #include "src/js/js_headers.h"
 #include "src/js/json_util.h"
 #include "src/js/msg_ttl.h"
+#include "src/js/delete_markers.h"
 #include "src/js/stream_counter.h"
 
 namespace js {
@@ -256,6 +257,7 @@ std::optional<api_error> stream_replica::check_msg(std::int64_t, std::string_vie
 
 submit_status stream_replica::propose(re::stream_op op, pending_entry p,
                                       std::vector<replica_reply>&, std::uint64_t) {
+  if (p.msgs > 0 && markers_pending()) return submit_status::busy;  // offered again once it applied
   const auto bytes = re::encode(op);
   const auto r = _log.propose_async(bytes);
   if (r.status == repl::propose_status::not_leader) {
@@ -349,6 +351,11 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view publ
   std::uint64_t size = 0;
   std::int64_t ttl = storage::ttl_none;
   if (auto e = check_msg(now_ns, subject, headers, payload, 0, 0, size, ttl)) return answer(*e);
+  std::string raised;  // a Nats-TTL below the marker TTL, raised to it (as the standalone stream)
+  if (auto r = raise_ttl_to_marker_ttl(_cfg, ttl, headers)) {
+    raised = std::move(*r);
+    headers = raised;
+  }
   _last_ts = std::max(_last_ts, now_ns);
   const std::uint64_t seq = _next_seq;
   if (_cfg.retention == retention_policy::interest && _interest && !_interest(subject)) {
@@ -430,7 +437,9 @@ submit_status stream_replica::publish_batch(std::int64_t now_ns, const std::vect
       return answer(*e);
     }
     std::string id = h.msg_id ? std::string(*h.msg_id) : std::string();
-    b.msgs.push_back({_next_seq + p.msgs, _last_ts, ttl, bm.subject, std::string(hdr), std::string(body)});
+    std::string stored_hdr(hdr);
+    if (auto r = raise_ttl_to_marker_ttl(_cfg, ttl, hdr)) stored_hdr = std::move(*r);
+    b.msgs.push_back({_next_seq + p.msgs, _last_ts, ttl, bm.subject, std::move(stored_hdr), std::string(body)});
     p.subjects.push_back(bm.subject);
     p.msg_ids.push_back(id);
     _shadow_last_msg_id = id;  // the next message's Expected-Last-Msg-Id sees this one
@@ -661,7 +670,7 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
                           : make_error(err::msg_delete_failed, base::errc_name(st.err().code));
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::deleted, v.seq, failure);
         } else if constexpr (std::is_same_v<T, re::expire>) {
-          (void)_store.expire(v.now);
+          apply_expire(v.now);
           resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, {});
         } else if constexpr (std::is_same_v<T, re::seed_done>) {
           const std::uint64_t last = _store.last_seq();

@@ -236,6 +236,12 @@ class stream_replica {
                        replica_reply::kind what, std::uint64_t value,
                        std::optional<api_error> error);
   bool apply_msg(const repl_entries::msg& m);
+  // An expire entry at the leader's `now` (stream_replica_expire.cc), with subject delete
+  // markers when the config has them.
+  void apply_expire(std::int64_t now);
+  // Markers: while an expiry is in flight the leader proposes no message (the markers take
+  // the next sequences when it applies).
+  bool markers_pending() const { return _cfg.subject_delete_marker_ttl > 0 && _expire_index != 0; }
   void restore(const repl::committed_entry& e);
   void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
   void fail(std::string what);

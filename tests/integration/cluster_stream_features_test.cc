@@ -2,7 +2,7 @@
 // on an R3 stream is stored whole on every replica with one PubAck carrying "batch" and
 // "count" (a batch breaking a batch rule stores nothing); what replicated streams do not
 // carry yet (message schedules) is refused with a 10052 naming it, on create and on a
-// scale-up; counters keep their totals on an R3 stream across leaders and a scale-up; a refused scale leaves the R1 stream taking publishes; a mirror of an R3 origin
+// scale-up; subject delete markers replace expired messages at the same sequences everywhere; counters keep their totals on an R3 stream across leaders and a scale-up; a refused scale leaves the R1 stream taking publishes; a mirror of an R3 origin
 // gets the origin's messages whichever server it lives on; STREAM.INFO of an R3 stream takes
 // subjects_filter and deleted_details as a standalone one does; an R3 stream updated with
 // RePublish sends one copy of each stored message (from its leader), and one with a
@@ -208,6 +208,53 @@ TEST_F(cluster_stream_features, r3_refuses_what_it_does_not_carry_by_name) {
       json{{"name", "SCH"}, {"subjects", {"sch.>"}}, {"allow_msg_schedules", true}, {"num_replicas", 3}}.dump());
   EXPECT_EQ(err_code(up), 10052) << up.dump();
   EXPECT_EQ(info(0, "SCH").value("config", json::object()).value("num_replicas", 0), 1);
+}
+
+// Subject delete markers on an R3 stream: max_age takes each subject's last message and
+// leaves a marker (Nats-Marker-Reason: MaxAge, Nats-TTL) in its place, at the same sequence
+// on every replica; publishing goes on after the markers; the markers expire by their TTL.
+TEST_F(cluster_stream_features, r3_subject_delete_markers_replace_expired_messages_everywhere) {
+  ASSERT_TRUE(wait_meta_leader(scaled(10000)));
+  const json c = create(1, {{"name", "MK"}, {"subjects", {"mk.>"}}, {"num_replicas", 3},
+                            {"max_age", 1'000'000'000}, {"subject_delete_marker_ttl", 2'000'000'000}});
+  ASSERT_TRUE(c.contains("config")) << c.dump();
+  EXPECT_TRUE(c["config"].value("allow_rollup_hdrs", false)) << c.dump();
+  ASSERT_FALSE(stream_leader("MK", scaled(10000)).empty());
+  auto nc = connect(servers_[2]->url());
+  ASSERT_TRUE(nc);
+  ASSERT_EQ(publish(nc.get(), "mk.a", "a", "a1", scaled(5000)), 1u);
+  ASSERT_EQ(publish(nc.get(), "mk.b", "b", "b1", scaled(5000)), 2u);
+  // Both expire after a second: two markers, sequences 3 and 4, on every server.
+  for (int i = 0; i < 3; ++i) {
+    json st;
+    const auto deadline = clock_type::now() + scaled(10000);
+    while (clock_type::now() < deadline) {
+      st = replica_state(i, "MK");
+      if (st.value("first_seq", 0) == 3 && st.value("last_seq", 0) == 4) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(st.value("messages", 0), 2) << i << ": " << st.dump() << logs();
+    EXPECT_EQ(st.value("first_seq", 0), 3) << i << ": " << st.dump();
+    EXPECT_EQ(st.value("last_seq", 0), 4) << i << ": " << st.dump();
+  }
+  const json got = api(nc.get(), "$JS.API.STREAM.MSG.GET.MK", R"({"last_by_subj":"mk.a"})");
+  const auto& msg = got.value("message", json::object());
+  EXPECT_EQ(msg.value("seq", 0), 3) << got.dump();
+  const std::string hdrs = base64_decode(msg.value("hdrs", ""));
+  EXPECT_NE(hdrs.find("Nats-Marker-Reason: MaxAge"), std::string::npos) << hdrs;
+  EXPECT_NE(hdrs.find("Nats-TTL: 2s"), std::string::npos) << hdrs;
+  // Publishing goes on after the markers.
+  EXPECT_EQ(publish(nc.get(), "mk.c", "c", "c1", scaled(5000)), 5u);
+  // The markers expire by their own TTL; mk.c's message leaves a marker in turn.
+  const auto deadline = clock_type::now() + scaled(10000);
+  json st;
+  while (clock_type::now() < deadline) {
+    st = info(0, "MK").value("state", json::object());
+    if (st.value("first_seq", 0) >= 6) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_GE(st.value("first_seq", 0), 6) << st.dump();
+  EXPECT_EQ(st.value("last_seq", 0), 6) << st.dump();  // the markers left no marker of their own
 }
 
 // Message counters (allow_msg_counter) on an R3 stream: each Nats-Incr's PubAck carries the

@@ -10,6 +10,9 @@ stream_config make_config(const std::string& name, unsigned replicas, bool expir
   if (expiring) {
     c.max_age = kMaxAgeMs * 1'000'000;
     c.allow_msg_ttl = true;
+    // Subject delete markers: an expire entry stores markers at the next sequences.
+    c.subject_delete_marker_ttl = 1'000'000'000;
+    c.allow_rollup_hdrs = true;
   }
   c.name = name;
   c.subjects = {name + ".>"};

@@ -1,5 +1,6 @@
 // stream_replica over a fake replicated log: what the leader checks against proposed state,
 // when PubAcks leave, what followers and deposed leaders do.
+#include "src/js/delete_markers.h"
 #include "tests/unit/js/stream_replica_rig.h"
 
 namespace {
@@ -294,6 +295,64 @@ TEST(StreamReplica, MaxAgeExpiryIsALeaderProposalAppliedEverywhere) {
   leader.commit_all();
   EXPECT_EQ(leader.store.state().msgs, 0u);
   EXPECT_EQ(leader.replica.next_expiry(), 0);
+}
+
+// Subject delete markers: the expire entry replaces a subject's last message with a marker at
+// the next sequence, stamped with the entry's time, on every replica alike; the leader takes
+// no publish while its expiry is in flight, then goes on after the markers.
+TEST(StreamReplica, DeleteMarkersTakeTheNextSequencesOnEveryReplica) {
+  auto c = config();
+  c.max_age = 2'000'000'000;
+  c.subject_delete_marker_ttl = 5'000'000'000;
+  c.allow_rollup_hdrs = true;
+  rig leader(c), follower(c);
+  follower.log.leader = false;
+  leader.become_ready();
+  leader.pub("orders.1");
+  leader.pub("orders.2", "", 2);
+  leader.pub("orders.2", "", 3);
+  leader.commit_all();
+  const std::int64_t at = kNow + 2'500'000'000;
+  ASSERT_TRUE(leader.replica.tick(at));
+  EXPECT_EQ(leader.pub("orders.3", "", 4), submit_status::busy);  // the markers' sequences are not known yet
+  leader.commit_all();
+  EXPECT_EQ(leader.store.state().msgs, 2u);  // a marker for each subject
+  EXPECT_EQ(leader.store.first_seq(), 4u);
+  EXPECT_EQ(leader.store.last_seq(), 5u);
+  for (std::uint64_t seq : {4u, 5u}) {
+    auto m = leader.store.load(seq);
+    ASSERT_TRUE(m.ok());
+    EXPECT_TRUE(js::is_delete_marker(m->headers));
+    EXPECT_NE(m->headers.find("Nats-Marker-Reason: MaxAge"), std::string::npos);
+    EXPECT_NE(m->headers.find("Nats-TTL: 5s"), std::string::npos);
+    EXPECT_EQ(m->ts, at);
+    EXPECT_TRUE(m->payload.empty());
+  }
+  EXPECT_EQ(leader.store.load(4)->subject, "orders.1");
+  EXPECT_EQ(leader.store.load(5)->subject, "orders.2");
+  // Publishing goes on after them.
+  EXPECT_EQ(leader.pub("orders.3", "", 5), submit_status::proposed);
+  leader.commit_all();
+  EXPECT_EQ(leader.store.last_seq(), 6u);
+  // A follower applying the same entries holds the same bytes.
+  std::vector<replica_reply> ignored;
+  for (auto& e : leader.log.history) follower.replica.apply(e, ignored);
+  EXPECT_FALSE(follower.replica.failed()) << follower.replica.error();
+  EXPECT_EQ(leader.store.state(), follower.store.state());
+  for (std::uint64_t seq = 4; seq <= 6; ++seq) {
+    auto a = leader.store.load(seq), b = follower.store.load(seq);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->headers, b->headers);
+    EXPECT_EQ(a->ts, b->ts);
+  }
+  // The markers expire by their own TTL with no marker of their own; orders.3's message
+  // (stamped `at`, past max_age too) becomes the one marker left.
+  ASSERT_TRUE(leader.replica.tick(at + 5'000'000'000));
+  leader.commit_all();
+  EXPECT_EQ(leader.store.state().msgs, 1u);
+  EXPECT_EQ(leader.store.first_seq(), 7u);
+  EXPECT_EQ(leader.store.load(7)->subject, "orders.3");
+  EXPECT_TRUE(js::is_delete_marker(leader.store.load(7)->headers));
 }
 
 TEST(StreamReplica, LostExpiryProposalIsProposedAgain) {
