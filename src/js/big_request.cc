@@ -221,7 +221,8 @@ bool jetstream::start_applying_big_request() {
     answer_big_request(true);
     return false;
   }
-  if (auto e = check_limits(cfg, job.update ? std::string_view(cfg.name) : std::string_view(), !job.update))
+  if (auto e = check_limits(cfg, job.update ? std::string_view(cfg.name) : std::string_view(), !job.update,
+                            cfg.num_replicas))
     return respond_error(job.reply, type, *e), false;
   // The config moves into the stream from here on (job.token is its name).
   if (job.update) {

@@ -424,14 +424,19 @@ void cluster_streams::api_update(std::string_view name, const core::inbound_msg&
   if (!s) return respond_error(m.reply, type, make_error(err::stream_not_found));
   auto plan = plan_stream_update(s->assignment, name, m.payload);
   if (plan.error) return respond_error(m.reply, type, *plan.error);
-  if (_hub.check_limits)
-    if (auto e = _hub.check_limits(plan.cfg, name, false, plan.cfg.num_replicas)) return respond_error(m.reply, type, *e);
-  if (plan.what == stream_update_plan::kind::scale) return api_scale(name, to_json(plan.cfg, false), m, hops);
+  auto limits = [&] {
+    return _hub.check_limits ? _hub.check_limits(plan.cfg, name, false, plan.cfg.num_replicas) : std::nullopt;
+  };
+  if (plan.what == stream_update_plan::kind::scale) {
+    if (auto e = limits()) return respond_error(m.reply, type, *e);
+    return api_scale(name, to_json(plan.cfg, false), m, hops);
+  }
   std::string leader;
   if (!meta_leader(leader)) {
     if (leader.empty() || hops >= kMaxHops) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
     return forward(leader, "STREAM.UPDATE." + std::string(name), m, hops);
   }
+  if (auto e = limits()) return respond_error(m.reply, type, *e);  // at the meta leader, as a create
   if (_updating.count(name)) return respond_error(m.reply, type, make_error(err::cluster_unavailable));
   const auto r = _repl.propose(kMetaGroup, 0, re::encode(re::meta_op{plan.next}));
   if (r.st != core::group_propose_result::status::ok)

@@ -412,6 +412,7 @@ void cluster_streams::on_event(core::group_event& ev, std::int64_t now_ns) {
 
 void cluster_streams::apply_meta(const core::group_event& ev, std::int64_t now_ns) {
   if (ev.what != core::group_event::kind::apply) return;
+  ++_meta_version;
   if (ev.type == std::uint8_t(repl::entry_type::snapshot)) return restore_meta(ev, now_ns);
   if (ev.type != std::uint8_t(repl::entry_type::command)) return;
   std::vector<meta_change> mine;

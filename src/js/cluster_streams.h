@@ -149,6 +149,9 @@ class cluster_streams final : public core::internal_handler {
     std::int64_t reserved = 0;
   };
   limit_usage limit_usage_of(storage_type t, std::string_view except) const;
+  // Counts applied meta entries (and restores): what was counted from the table is stale
+  // when it moved.
+  std::uint64_t meta_version() const { return _meta_version; }
   void set_hub_view(hub_view v);
   // A create's subjects against the cluster's other streams (nats-server's 10065): the
   // replicated ones and the other servers' R1 ones; with_hub: this server's R1 ones too
@@ -306,6 +309,7 @@ class cluster_streams final : public core::internal_handler {
   snapshot_policy _meta_snapshots{0, snapshot_policy::meta_floor()};  // the meta log compacts too
   std::size_t _meta_snapshot_bytes = 0;  // the last snapshot's size (the policy's state size)
   std::string _account;
+  std::uint64_t _meta_version = 1;
   bool _primary = false;  // the router's primary account: takes the meta snapshots
   std::shared_ptr<cluster_event_router> _router;
   std::uint64_t _sub = 0;

@@ -165,7 +165,10 @@ std::size_t jetstream::poll(base::nanos) {
   std::size_t work = _tasks.size();
   for (auto& task : std::exchange(_tasks, {})) task();
   work += poll_groups(now());
-  if (_cluster) work += _cluster->poll(now());
+  if (_cluster) {
+    work += _cluster->poll(now());
+    publish_cluster_usage();
+  }
   if (!_all_loaded && is_hub() && all_loaded()) ++work;  // what waited for the owners goes now
   work += poll_big_info();
   work += poll_big();

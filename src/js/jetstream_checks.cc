@@ -81,9 +81,13 @@ std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::
   const storage_type t = cfg.storage;
   const std::int64_t acc_bytes = t == storage_type::memory ? acc.max_memory : acc.max_file;
   // (the replicated streams' configs are parsed only when a limit needs them)
-  const cluster_streams::limit_usage elsewhere = _cluster && (acc.max_streams > 0 || acc_bytes >= 0)
-                                                     ? _cluster->limit_usage_of(t, except_stream)
-                                                     : cluster_streams::limit_usage{};
+  cluster_streams::limit_usage elsewhere;
+  if (_cluster && (acc.max_streams > 0 || acc_bytes >= 0)) {
+    elsewhere = _cluster->limit_usage_of(t, except_stream);
+  } else if (!_cluster) {  // another owner: the hub's last count (an R1 stream's except is not in it)
+    elsewhere.streams = _owners->cluster_stream_count.load(std::memory_order_relaxed);
+    elsewhere.reserved = _owners->cluster_reserved[storage_index(t)].load(std::memory_order_relaxed);
+  }
   // nats-server's order (jsAccount.checkLimits): streams, consumers, then bytes.
   if (create && acc.max_streams > 0 && std::int64_t(table().size() + elsewhere.streams) >= acc.max_streams)
     return make_error(err::max_streams);
@@ -99,6 +103,18 @@ std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::
     if (auto e = check_reservation(storage_limit(t), all, cfg)) return e;
   }
   return std::nullopt;
+}
+
+void jetstream::publish_cluster_usage() {
+  const auto& acc = _owners->limits;
+  if (_owners->size() == 1 || _cluster->meta_version() == _cluster_usage_version) return;
+  if (acc.max_streams <= 0 && acc.max_memory < 0 && acc.max_file < 0) return;
+  _cluster_usage_version = _cluster->meta_version();
+  for (storage_type t : {storage_type::memory, storage_type::file}) {
+    const auto u = _cluster->limit_usage_of(t, {});
+    _owners->cluster_stream_count.store(u.streams, std::memory_order_relaxed);
+    _owners->cluster_reserved[storage_index(t)].store(u.reserved, std::memory_order_relaxed);
+  }
 }
 
 std::int64_t jetstream::max_consumers_of(const stream_config& cfg) const {

@@ -125,6 +125,11 @@ struct owner_set {
   // In a cluster: the replication events' router every account's hub shares (all hubs run on
   // owner thread 0); null for a lone instance, whose cluster_streams makes its own.
   std::shared_ptr<cluster_event_router> cluster_router;
+  // In a cluster, for the other owners' limit checks (they have no cluster_streams): the
+  // account's streams elsewhere and their reservations per storage type, as the hub's
+  // cluster_streams counts them; refreshed by the hub when the meta table changed.
+  std::atomic<std::uint64_t> cluster_stream_count{0};
+  std::atomic<std::int64_t> cluster_reserved[2] = {0, 0};
   // --consumer_threads: the account's consumer thread services (set before the server starts).
   std::vector<consumer_thread*> consumer_threads;
 };

@@ -90,6 +90,8 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // stream of `replicas` reserves its max_bytes on each.
   std::optional<api_error> check_limits(const stream_config& cfg, std::string_view except_stream, bool create,
                                         std::int64_t replicas = 1) const;
+  // The hub, in a cluster with other owners: the account's counts elsewhere for their checks.
+  void publish_cluster_usage();
   // The account's consumers-per-stream cap with the stream's own (nats-server 2.9: the
   // smaller of the two that are set; <= 0: none).
   std::int64_t max_consumers_of(const stream_config& cfg) const;
@@ -313,6 +315,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
   std::unique_ptr<snapshot_sessions> _snapshots;  // created by the first snapshot or restore
   // Hub in a cluster with a meta group: the replicated streams (cluster_streams.h).
   std::unique_ptr<cluster_streams> _cluster;
+  std::uint64_t _cluster_usage_version = 0;  // the meta version publish_cluster_usage counted
 };
 
 }  // namespace js

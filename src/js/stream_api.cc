@@ -182,7 +182,7 @@ void jetstream::api_update(std::string_view token, const core::inbound_msg& m) {
   if (cfg.num_replicas > 1 && !_cluster) return respond_error(m.reply, type, make_error(err::replicas_not_supported));
   if (auto e = check_update(s->config(), cfg)) return respond_error(m.reply, type, *e);
   if (auto e = check_overlap(cfg)) return respond_error(m.reply, type, *e);
-  if (auto e = check_limits(cfg, cfg.name, false))
+  if (auto e = check_limits(cfg, cfg.name, false, cfg.num_replicas))  // a scale up reserves on each replica
     return respond_error(m.reply, type, *e);
   if (auto e = check_replicated_features(cfg)) return respond_error(m.reply, type, *e);
   if (cfg.num_replicas > 1) return scale_up_r1(*s, cfg, m.reply);  // a clustered hub

@@ -136,6 +136,7 @@ void stream_replica::on_role(std::int64_t) {
     _leading = true;
     _lead_term = term;
     _ready = false;
+    _expire_index = _expire_ticket = 0;  // an old term's expiry applies before this leader_start
     const auto bytes = re::encode(re::stream_op{re::leader_start{term, _self}});
     const auto st = _log.propose_async(bytes).status;
     if (st != repl::propose_status::ok && st != repl::propose_status::queued) _leading = false;  // next event
@@ -305,6 +306,8 @@ submit_status stream_replica::publish(std::int64_t now_ns, std::string_view publ
                                       std::uint64_t token, std::vector<replica_reply>& out, bool sourced) {
   if (failed() || !_log.is_leader()) return submit_status::not_leader;
   if (!_ready) return submit_status::not_ready;
+  // Before anything is taken (an atomic batch's commit leaves the batch table when taken).
+  if (markers_pending()) return submit_status::busy;
   std::string transformed;  // the config's subject_transform, applied before any check
   const std::string_view subject = _rewrites.ingest(published_subject, transformed);
   auto answer = [&](api_error e) {
@@ -635,7 +638,10 @@ void stream_replica::apply(const repl::committed_entry& e, std::vector<replica_r
   _applied_index = e.index;
   if (_expire_index != 0 && e.index >= _expire_index) _expire_index = 0;  // applied or lost
   const std::uint64_t term = e.value.term;
-  if (term > _lead_term && _leading) _leading = _ready = false;  // someone else led since
+  if (term > _lead_term && _leading) {  // someone else led since
+    _leading = _ready = false;
+    _expire_index = _expire_ticket = 0;
+  }
   if (e.value.type != repl::entry_type::command) {
     resolve_pending(e.index, term, 0, 0, out, replica_reply::kind::pub_ack, 0, std::nullopt);
     return;

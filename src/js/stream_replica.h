@@ -241,7 +241,10 @@ class stream_replica {
   void apply_expire(std::int64_t now);
   // Markers: while an expiry is in flight the leader proposes no message (the markers take
   // the next sequences when it applies).
-  bool markers_pending() const { return _cfg.subject_delete_marker_ttl > 0 && _expire_index != 0; }
+  // A config change not applied yet may turn markers on before the expiry applies: held too.
+  bool markers_pending() const {
+    return _expire_index != 0 && (_cfg.subject_delete_marker_ttl > 0 || _want_index > _config_index);
+  }
   void restore(const repl::committed_entry& e);
   void record_msg_id(std::string_view id, std::uint64_t seq, std::int64_t ts);
   void fail(std::string what);

@@ -34,7 +34,10 @@ void stream_replica::apply_expire(std::int64_t now) {
     (void)_store.remove(seq);  // gone already unless the roll-up was refused
   }
   _last_ts = std::max(_last_ts, now);
-  if (_leading) _next_seq = std::max(_next_seq, _store.last_seq() + 1);
+  if (_leading) {
+    _next_seq = std::max(_next_seq, _store.last_seq() + 1);
+    _shadow_last_msg_id = _last_msg_id;  // nothing proposed after the expiry: the markers are last
+  }
 }
 
 }  // namespace js

@@ -355,6 +355,32 @@ TEST(StreamReplica, DeleteMarkersTakeTheNextSequencesOnEveryReplica) {
   EXPECT_TRUE(js::is_delete_marker(leader.store.load(7)->headers));
 }
 
+// An update turning markers on, proposed but not applied when an expiry is proposed: the
+// markers take the next sequences once both apply, so the leader holds publishes meanwhile
+// (else a message proposed behind them would meet its sequence taken and stop every replica).
+TEST(StreamReplica, MarkersTurnedOnByAnUpdateInFlightHoldPublishesToo) {
+  auto c = config();
+  c.max_age = 2'000'000'000;
+  rig leader(c);
+  leader.become_ready();
+  leader.pub("orders.1");
+  leader.commit_all();
+  auto on = c;
+  on.subject_delete_marker_ttl = 5'000'000'000;
+  on.allow_msg_ttl = on.allow_rollup_hdrs = true;
+  leader.replica.want_config(js::to_json(on, false).dump(), 7);
+  ASSERT_TRUE(leader.replica.tick(kNow + 2'500'000'000));
+  EXPECT_EQ(leader.pub("orders.2", "", 2), submit_status::busy);
+  leader.commit_all();
+  EXPECT_FALSE(leader.replica.failed()) << leader.replica.error();
+  EXPECT_EQ(leader.store.state().msgs, 1u);  // the marker
+  EXPECT_TRUE(js::is_delete_marker(leader.store.load(2)->headers));
+  EXPECT_EQ(leader.pub("orders.2", "", 2), submit_status::proposed);
+  leader.commit_all();
+  EXPECT_FALSE(leader.replica.failed()) << leader.replica.error();
+  EXPECT_EQ(leader.store.last_seq(), 3u);
+}
+
 TEST(StreamReplica, LostExpiryProposalIsProposedAgain) {
   auto c = config();
   c.max_age = 1'000'000'000;
