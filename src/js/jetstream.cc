@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "src/base/log.h"
 #include "src/base/rng.h"
@@ -168,6 +169,7 @@ std::size_t jetstream::poll(base::nanos) {
   if (_cluster) {
     work += _cluster->poll(now());
     publish_cluster_usage();
+    sync_cluster_pulls();
   }
   if (!_all_loaded && is_hub() && all_loaded()) ++work;  // what waited for the owners goes now
   work += poll_big_info();
@@ -235,6 +237,34 @@ void jetstream::place(std::unique_ptr<stream_group> g) {
   _streams.emplace(name, std::move(g));
 }
 
+// With owner or consumer threads the hub subscribes neither CONSUMER.MSG.NEXT.<stream>.<consumer>
+// nor DIRECT.GET (hub_api_patterns); owners subscribe their own streams'. The cluster's
+// streams (replicated ones and other servers' R1 ones) have no owner here: the hub subscribes
+// their pulls and direct gets, so cluster_streams sends each where it is served.
+void jetstream::sync_cluster_pulls() {
+  if (_owners->size() == 1 && _owners->consumer_threads.empty()) return;  // the hub's `.>` takes them
+  if (_cluster->meta_version() == _pulls_version) return;
+  _pulls_version = _cluster->meta_version();
+  std::set<std::string, std::less<>> want;
+  for (auto& [name, subjects] : _cluster->names())
+    if (table().find(name) == table().end()) want.insert(name);
+  std::erase_if(_cluster_pull_subs, [&](auto& kv) {
+    if (want.count(kv.first)) return false;
+    for (auto id : kv.second) _host->unsubscribe(id);
+    return true;
+  });
+  for (const auto& name : want) {
+    if (_cluster_pull_subs.count(name)) continue;
+    auto& ids = _cluster_pull_subs[name];
+    // Direct gets too: another server's R1 stream's go there (a replicated stream's replicas
+    // answer their own; the hub stays silent, as with one owner).
+    for (const std::string& api : api_prefixes())
+      for (const std::string& s : {api + ".CONSUMER.MSG.NEXT." + name + ".*", api + ".DIRECT.GET." + name,
+                                   api + ".DIRECT.GET." + name + ".>"})
+        if (auto id = _host->subscribe(s, "", this); id != 0) ids.push_back(id);
+  }
+}
+
 void jetstream::retire(const std::string& name) {
   if (auto subs = _next_subs.find(name); subs != _next_subs.end()) {
     for (auto id : subs->second) _host->unsubscribe(id);
@@ -282,6 +312,15 @@ bool jetstream::forward(std::string_view rest, const core::inbound_msg& m) {
   if (to == _index) {
     if (changes) report_later(name);
     return false;
+  }
+  // The other owner cannot see the cluster's streams: their subjects are checked here.
+  if (_cluster && (rest.starts_with("STREAM.CREATE.") || rest.starts_with("STREAM.UPDATE."))) {
+    stream_config cfg;
+    if (!parse_stream_config(m.payload, cfg) && !normalise(cfg) && _cluster->overlaps_cluster_streams(cfg, false)) {
+      respond_error(m.reply, rest.starts_with("STREAM.CREATE.") ? "stream_create_response" : "stream_update_response",
+                    make_error(err::subjects_overlap));
+      return true;
+    }
   }
   // Counted here, where INFO is answered (as dispatch counts it).
   _api_total.fetch_add(1, std::memory_order_relaxed);

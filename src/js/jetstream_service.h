@@ -92,6 +92,7 @@ class jetstream final : public core::service, public core::internal_handler, pub
                                         std::int64_t replicas = 1) const;
   // The hub, in a cluster with other owners: the account's counts elsewhere for their checks.
   void publish_cluster_usage();
+  void sync_cluster_pulls();
   // The account's consumers-per-stream cap with the stream's own (nats-server 2.9: the
   // smaller of the two that are set; <= 0: none).
   std::int64_t max_consumers_of(const stream_config& cfg) const;
@@ -316,6 +317,9 @@ class jetstream final : public core::service, public core::internal_handler, pub
   // Hub in a cluster with a meta group: the replicated streams (cluster_streams.h).
   std::unique_ptr<cluster_streams> _cluster;
   std::uint64_t _cluster_usage_version = 0;  // the meta version publish_cluster_usage counted
+  // The hub's pull subscriptions for the cluster's streams (sync_cluster_pulls).
+  std::map<std::string, std::vector<std::uint64_t>, std::less<>> _cluster_pull_subs;
+  std::uint64_t _pulls_version = 0;
 };
 
 }  // namespace js
