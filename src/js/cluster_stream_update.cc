@@ -412,6 +412,7 @@ void jetstream::r1_scaled(const std::string& name, bool drop) {
   const std::string dir = g->get_stream().dir();
   g->get_stream().close();
   retire(name);
+  report_later(name);  // gone from the placement table too (else NAMES and INFO count it twice)
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
 }

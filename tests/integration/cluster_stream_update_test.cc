@@ -242,6 +242,19 @@ TEST_F(cluster_stream_update, r1_scaled_to_r3_survives_leader_kill9_and_back_to_
   ASSERT_EQ(si["cluster"]["replicas"].size(), 2u) << si.dump();
   for (const auto& r : si["cluster"]["replicas"]) EXPECT_TRUE(r.value("current", false)) << si.dump();
   EXPECT_EQ(si["state"].value("messages", 0), 100);
+  // One stream, on A too (its R1 entry left the placement table with the R1 stream).
+  for (int i = 0; i < 3; ++i) {
+    json names, info;
+    const auto until = clock_type::now() + scaled(5000);
+    while (clock_type::now() < until) {
+      names = api(i, "$JS.API.STREAM.NAMES", "");
+      info = api(i, "$JS.API.INFO", "");
+      if (names.value("total", 0) == 1 && info.value("streams", 0) == 1) break;
+      std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(names.value("total", 0), 1) << char('A' + i) << ": " << names.dump();
+    EXPECT_EQ(info.value("streams", 0), 1) << char('A' + i) << ": " << info.dump();
+  }
   // Publishes from another server continue the sequence; a retried Msg-Id is still a duplicate.
   const json next = publish(1, "orders.new", "order-100", "id-100", scaled(5000));
   ASSERT_EQ(next.value("seq", 0), 101) << next.dump();
