@@ -28,17 +28,13 @@ std::size_t cluster_event_router::drain(std::int64_t now_ns, std::size_t budget)
 }
 
 void cluster_event_router::route(core::group_event& ev, std::int64_t now_ns) {
-  if (_members.empty()) return;
   if (ev.group == cluster::kMetaGroup) {
     for (cluster_streams* m : _members) m->on_meta_event(ev, now_ns);  // none moves the data out
     return;
   }
   for (cluster_streams* m : _members)
     if (m->holds_group(ev.group)) return m->on_group_event(ev, now_ns);
-  cluster_streams* fallback = _members.front();
-  for (cluster_streams* m : _members)
-    if (m->account() == _primary) fallback = m;
-  fallback->on_group_event(ev, now_ns);
+  // Nobody holds it (dropped meanwhile): as one account's instance did, it is dropped.
 }
 
 }  // namespace js

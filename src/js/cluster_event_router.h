@@ -6,8 +6,8 @@
 // SPSC ring; the first account to poll in a turn drains it for all:
 // - a meta group event goes to every account: each keeps the whole cluster-wide table (the
 //   meta log is one for all accounts, as nats-server's) and acts on its own streams only;
-// - a stream's or consumer's group event goes to the account holding that group, else to
-//   the primary account (which logs and drops what nobody holds).
+// - a stream's or consumer's group event goes to the account holding that group (one that
+//   nobody holds any more is dropped).
 // The primary account (the first with JetStream) also takes the meta group's snapshots.
 #include <cstdint>
 #include <string>

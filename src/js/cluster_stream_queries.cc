@@ -13,6 +13,7 @@
 #include "src/js/big_request.h"
 #include "src/js/cluster_info.h"
 #include "src/js/cluster_streams.h"
+#include "src/js/jetstream_owners.h"
 #include "src/js/cluster_streams_hosted.h"
 #include "src/js/json_decode.h"
 #include "src/js/json_util.h"
@@ -41,17 +42,18 @@ std::optional<std::uint64_t> to_u64(std::string_view s) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::vector<std::string>>> cluster_streams::names() const {
+std::vector<std::pair<std::string, std::vector<std::string>>> cluster_streams::names(bool with_subjects) const {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   for (const auto& [k, s] : _meta.streams()) {
     if (k.first != _account) continue;
     stream_config cfg;
-    (void)parse_stream_config(s.assignment.config_json, cfg);
+    if (with_subjects) (void)parse_stream_config(s.assignment.config_json, cfg);
     out.emplace_back(k.second, std::move(cfg.subjects));
   }
   for (const auto& [key, home] : _meta.r1_streams()) {  // other servers' R1 streams
     const std::string_view name = r1_name_in(_account, key);
-    if (!name.empty() && !r1_home(name).empty()) out.emplace_back(std::string(name), home.subjects);
+    if (!name.empty() && !r1_home(name).empty())
+      out.emplace_back(std::string(name), with_subjects ? home.subjects : std::vector<std::string>{});
   }
   return out;
 }
@@ -324,14 +326,14 @@ std::size_t cluster_streams::poll_queries(std::int64_t now_ns) {
 
 // ---- the account's limits and usage
 
-cluster_streams::limit_usage cluster_streams::limit_usage_of(storage_type t, std::string_view except) const {
+cluster_streams::limit_usage cluster_streams::limit_usage_of(std::string_view except) const {
   limit_usage u;
   for (const auto& [k, s] : _meta.streams()) {
     if (k.first != _account || k.second == except) continue;
     ++u.streams;
     stream_config cfg;
-    if (parse_stream_config(s.assignment.config_json, cfg) || cfg.storage != t) continue;
-    u.reserved += (cfg.max_bytes > 0 ? cfg.max_bytes : 0) * std::int64_t(s.assignment.peers.size());
+    if (parse_stream_config(s.assignment.config_json, cfg)) continue;
+    u.reserved[storage_index(cfg.storage)] += reservation(cfg) * std::int64_t(s.assignment.peers.size());
   }
   for (const auto& [key, home] : _meta.r1_streams()) {
     const std::string_view name = r1_name_in(_account, key);

@@ -79,7 +79,8 @@ class cluster_streams final : public core::internal_handler {
   // Requests of the cluster to this server ($PG.JSC.<server>.<hops>.<what>).
   void on_msg(const core::inbound_msg& m) override;
   // Replicated streams' names and subjects (every server knows them from the meta log).
-  std::vector<std::pair<std::string, std::vector<std::string>>> names() const;
+  // with_subjects false: the names alone (no config is parsed).
+  std::vector<std::pair<std::string, std::vector<std::string>>> names(bool with_subjects = true) const;
   bool is_replicated(std::string_view name) const;
   // STREAM.LIST's entries for these replicated streams (cluster_stream_queries.cc): each
   // stream's leader is asked for its StreamInfo, as nats-server's meta leader asks; `done`
@@ -146,9 +147,9 @@ class cluster_streams final : public core::internal_handler {
   // reservations are their servers'). `except`: a stream being updated.
   struct limit_usage {
     std::size_t streams = 0;
-    std::int64_t reserved = 0;
+    std::int64_t reserved[2] = {0, 0};  // by storage_index (memory, file)
   };
-  limit_usage limit_usage_of(storage_type t, std::string_view except) const;
+  limit_usage limit_usage_of(std::string_view except) const;
   // Counts applied meta entries (and restores): what was counted from the table is stale
   // when it moved.
   std::uint64_t meta_version() const { return _meta_version; }

@@ -246,7 +246,7 @@ void jetstream::sync_cluster_pulls() {
   if (_cluster->meta_version() == _pulls_version) return;
   _pulls_version = _cluster->meta_version();
   std::set<std::string, std::less<>> want;
-  for (auto& [name, subjects] : _cluster->names())
+  for (auto& [name, subjects] : _cluster->names(false))
     if (table().find(name) == table().end()) want.insert(name);
   std::erase_if(_cluster_pull_subs, [&](auto& kv) {
     if (want.count(kv.first)) return false;

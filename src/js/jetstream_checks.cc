@@ -83,17 +83,17 @@ std::optional<api_error> jetstream::check_limits(const stream_config& cfg, std::
   // (the replicated streams' configs are parsed only when a limit needs them)
   cluster_streams::limit_usage elsewhere;
   if (_cluster && (acc.max_streams > 0 || acc_bytes >= 0)) {
-    elsewhere = _cluster->limit_usage_of(t, except_stream);
+    elsewhere = _cluster->limit_usage_of(except_stream);
   } else if (!_cluster) {  // another owner: the hub's last count (an R1 stream's except is not in it)
     elsewhere.streams = _owners->cluster_stream_count.load(std::memory_order_relaxed);
-    elsewhere.reserved = _owners->cluster_reserved[storage_index(t)].load(std::memory_order_relaxed);
+    for (int i : {0, 1}) elsewhere.reserved[i] = _owners->cluster_reserved[i].load(std::memory_order_relaxed);
   }
   // nats-server's order (jsAccount.checkLimits): streams, consumers, then bytes.
   if (create && acc.max_streams > 0 && std::int64_t(table().size() + elsewhere.streams) >= acc.max_streams)
     return make_error(err::max_streams);
   if (acc.max_consumers > 0 && cfg.max_consumers > acc.max_consumers) return make_error(err::max_consumers);
   storage_usage mine = usage(t, except_stream);
-  mine.reserved += elsewhere.reserved;
+  mine.reserved += elsewhere.reserved[storage_index(t)];
   if (auto e = check_reservation(acc_bytes, mine, cfg, replicas)) return e;
   if (storage_limit(t) >= 0) {  // the server's, over every account
     storage_usage all;
@@ -110,11 +110,9 @@ void jetstream::publish_cluster_usage() {
   if (_owners->size() == 1 || _cluster->meta_version() == _cluster_usage_version) return;
   if (acc.max_streams <= 0 && acc.max_memory < 0 && acc.max_file < 0) return;
   _cluster_usage_version = _cluster->meta_version();
-  for (storage_type t : {storage_type::memory, storage_type::file}) {
-    const auto u = _cluster->limit_usage_of(t, {});
-    _owners->cluster_stream_count.store(u.streams, std::memory_order_relaxed);
-    _owners->cluster_reserved[storage_index(t)].store(u.reserved, std::memory_order_relaxed);
-  }
+  const auto u = _cluster->limit_usage_of({});
+  _owners->cluster_stream_count.store(u.streams, std::memory_order_relaxed);
+  for (int i : {0, 1}) _owners->cluster_reserved[i].store(u.reserved[i], std::memory_order_relaxed);
 }
 
 std::int64_t jetstream::max_consumers_of(const stream_config& cfg) const {

@@ -21,7 +21,7 @@ bool is_delete_marker(std::string_view headers) {
 
 std::string delete_marker_headers(std::int64_t marker_ttl_ns) {
   // Whole seconds, as nats-server formats time.Duration(seconds) * time.Second.
-  const std::int64_t ttl = marker_ttl_ns / base::kSecond * base::kSecond;
+  const std::int64_t ttl = delete_marker_ttl(marker_ttl_ns);
   return "NATS/1.0\r\nNats-Marker-Reason: MaxAge\r\nNats-TTL: " + base::go_duration(ttl) +
          "\r\nNats-Rollup: sub\r\n\r\n";
 }
@@ -35,20 +35,27 @@ std::optional<std::string> raise_ttl_to_marker_ttl(const stream_config& c, std::
   return append_header(remove_header(headers, "Nats-TTL"), "Nats-TTL", std::to_string(secs));
 }
 
-std::uint64_t stream::expire_msgs(std::int64_t now, std::vector<std::uint64_t>& removed) {
-  if (_cfg.subject_delete_marker_ttl <= 0) return _store->expire(now, &removed);
-  std::vector<std::pair<std::uint64_t, std::string>> last;  // (seq, subject) to replace
+marker_expiry expire_sparing_last(storage::stream_store& store, std::int64_t now,
+                                  std::vector<std::uint64_t>* removed) {
+  marker_expiry out;
   auto spare = [&](std::uint64_t seq, std::string_view subject) {
-    auto m = _store->load(seq);
+    auto m = store.load(seq);
     if (!m.ok() || is_delete_marker(m->headers)) return false;  // a marker just goes
-    last.emplace_back(seq, std::string(subject));
+    out.to_mark.emplace_back(seq, std::string(subject));
     return true;
   };
-  std::uint64_t n = _store->expire(now, &removed, spare);
-  if (last.empty()) return n;
+  out.removed = store.expire(now, removed, spare);
+  return out;
+}
+
+std::uint64_t stream::expire_msgs(std::int64_t now, std::vector<std::uint64_t>& removed) {
+  if (_cfg.subject_delete_marker_ttl <= 0) return _store->expire(now, &removed);
+  const marker_expiry x = expire_sparing_last(*_store, now, &removed);
+  std::uint64_t n = x.removed;
+  if (x.to_mark.empty()) return n;
   const std::string hdr = delete_marker_headers(_cfg.subject_delete_marker_ttl);
   const js_headers h = parse_js_headers(hdr);
-  for (const auto& [seq, subject] : last) {
+  for (const auto& [seq, subject] : x.to_mark) {
     store_msg(subject, hdr, h, "");
     // The marker's roll-up removed the message; when no marker was stored (a limit refused
     // it, interest retention without interest) the message still goes.

@@ -6,7 +6,6 @@
 // with `now` as its time: the same bytes on every replica. The leader proposes no message
 // while its expiry is in flight (stream_replica::propose answers busy), so nothing proposed
 // holds the sequences the markers take, and its next sequence moves past them here.
-#include "src/base/clock.h"
 #include "src/js/delete_markers.h"
 #include "src/js/stream_replica.h"
 
@@ -17,18 +16,11 @@ void stream_replica::apply_expire(std::int64_t now) {
     (void)_store.expire(now);
     return;
   }
-  std::vector<std::pair<std::uint64_t, std::string>> last;  // (seq, subject) to replace
-  auto spare = [&](std::uint64_t seq, std::string_view subject) {
-    auto m = _store.load(seq);
-    if (!m.ok() || is_delete_marker(m->headers)) return false;  // a marker just goes
-    last.emplace_back(seq, std::string(subject));
-    return true;
-  };
-  (void)_store.expire(now, nullptr, spare);
-  if (last.empty()) return;
+  const marker_expiry x = expire_sparing_last(_store, now, nullptr);
+  if (x.to_mark.empty()) return;
   const std::string hdr = delete_marker_headers(_cfg.subject_delete_marker_ttl);
-  const std::int64_t ttl = _cfg.subject_delete_marker_ttl / base::kSecond * base::kSecond;
-  for (const auto& [seq, subject] : last) {
+  const std::int64_t ttl = delete_marker_ttl(_cfg.subject_delete_marker_ttl);
+  for (const auto& [seq, subject] : x.to_mark) {
     // Its roll-up removes the expired message (markers need allow_rollup_hdrs).
     if (!apply_msg(repl_entries::msg{_store.last_seq() + 1, now, ttl, subject, hdr, std::string()})) return;
     (void)_store.remove(seq);  // gone already unless the roll-up was refused
